@@ -1,0 +1,30 @@
+//! `ipcmark clean`: removes what killed runs left behind.
+
+use super::{Failure, print_stdout};
+use crate::engine::objects::clean_stale;
+use std::process::ExitCode;
+
+pub fn clean() -> Result<ExitCode, Failure> {
+    let report = clean_stale();
+    let mut out = String::new();
+    for r in &report.removed {
+        out.push_str(&format!("removed {r}\n"));
+    }
+    for l in &report.live {
+        out.push_str(&format!("kept {l} (its run is still going)\n"));
+    }
+    out.push_str(&format!(
+        "{} object(s) removed, {} kept for live runs\n",
+        report.removed.len(),
+        report.live.len()
+    ));
+    print_stdout(&out)?;
+    if report.failed.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        Err(Failure::run(format!(
+            "could not remove: {}",
+            report.failed.join("; ")
+        )))
+    }
+}

@@ -1,0 +1,173 @@
+//! The command line: arguments, validation, and the commands that tie the
+//! registry, the engine and the output together.
+
+mod clean;
+mod list;
+pub mod parse;
+mod run;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Measures what the operating system's IPC and synchronisation primitives cost.
+#[derive(Debug, Parser)]
+#[command(name = "ipcmark", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run benchmarks (all mechanisms by default) and print a table.
+    Run(RunArgs),
+    /// List every mechanism with what it measures and its limits.
+    List,
+    /// Remove OS objects left behind by ipcmark runs that were killed.
+    Clean,
+}
+
+/// How the echo server runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PeerArg {
+    /// A forked child process.
+    Process,
+    /// A thread of the measuring process.
+    Thread,
+}
+
+/// Faults for tests of the engine's checks (hidden).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FaultArg {
+    /// The server flips the last byte of every message.
+    Corrupt,
+    /// The server exits after 50 messages.
+    Die,
+    /// The server stops answering after 50 messages.
+    Hang,
+}
+
+/// Arguments of `ipcmark run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Mechanisms to run (default: all). See `ipcmark list`.
+    #[arg(value_name = "MECHANISM")]
+    mechanisms: Vec<String>,
+    /// Message sizes, comma-separated, with optional K or M suffix.
+    #[arg(long, value_name = "LIST", value_parser = parse::size_list_arg)]
+    sizes: Option<parse::SizeList>,
+    /// Every mechanism at 64 bytes, short samples: the whole matrix in seconds.
+    #[arg(long)]
+    quick: bool,
+    /// CPUs for client and server ("0,1"); one CPU puts both sides on it.
+    #[arg(long, value_name = "A,B", value_parser = parse::cpu_list_arg)]
+    cpus: Option<parse::CpuList>,
+    /// Pin client and server to the same CPU (the first of --cpus).
+    #[arg(long)]
+    same_cpu: bool,
+    /// Run both sides under SCHED_FIFO at this priority (1-99).
+    #[arg(long, value_name = "PRIO", value_parser = clap::value_parser!(i32).range(1..=99))]
+    rt: Option<i32>,
+    /// Run the echo server as a forked process or a thread.
+    #[arg(long, value_enum, default_value_t = PeerArg::Process)]
+    peer: PeerArg,
+    /// Write the results as JSON to this file (rewritten after every mechanism).
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+    /// Samples per figure.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    samples: Option<u32>,
+    /// Target duration of one sample.
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
+    sample_time: Option<Duration>,
+    /// How long a silent peer is waited for before the figure fails.
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration, default_value = "5s")]
+    timeout: Duration,
+    /// Inject a fault in the echo server (for testing ipcmark itself).
+    #[arg(long, value_enum, hide = true)]
+    fault: Option<FaultArg>,
+}
+
+/// A failure with its exit code: 2 for bad usage, 1 for a failed run.
+pub struct Failure {
+    /// Exit code.
+    pub code: u8,
+    /// One line for stderr.
+    pub message: String,
+}
+
+impl Failure {
+    /// Bad usage (exit 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        Failure {
+            code: 2,
+            message: message.into(),
+        }
+    }
+
+    /// The run could not be carried out (exit 1).
+    pub fn run(message: impl Into<String>) -> Self {
+        Failure {
+            code: 1,
+            message: message.into(),
+        }
+    }
+}
+
+/// Parses the command line and runs the command; returns the exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_error(e),
+    };
+    let outcome = match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::List => list::list(),
+        Command::Clean => clean::clean(),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(f) => {
+            eprintln!("ipcmark: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+/// Prints clap's help and version as usual, and any other error as one line.
+fn clap_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            ExitCode::SUCCESS
+        }
+        _ => {
+            let rendered = e.render().to_string();
+            let first = rendered
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments");
+            let first = first.trim().trim_start_matches("error: ");
+            eprintln!("ipcmark: {first} (see ipcmark --help)");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Writes to stdout; a closed pipe (`ipcmark list | head`) is not an error.
+pub fn print_stdout(text: &str) -> Result<(), Failure> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure::run(format!(
+            "cannot write to standard output: {e}"
+        ))),
+    }
+}

@@ -1,0 +1,144 @@
+//! Parsers for command-line values. Each error names the value and what is allowed.
+
+use std::time::Duration;
+
+/// Largest message size accepted by `--sizes`.
+pub const MAX_SIZE: usize = 16 << 20;
+
+/// Parses one size: a whole number of bytes with an optional K or M suffix (×1024).
+pub fn size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('K') | Some('k') => (&t[..t.len() - 1], 1024),
+        Some('M') | Some('m') => (&t[..t.len() - 1], 1 << 20),
+        _ => (t, 1),
+    };
+    let bad = || {
+        format!(
+            "invalid size '{s}': expected a whole number of bytes with an optional K or M suffix, from 1 to 16M"
+        )
+    };
+    let n: usize = num.parse().map_err(|_| bad())?;
+    let bytes = n.checked_mul(mult).ok_or_else(bad)?;
+    if bytes == 0 || bytes > MAX_SIZE {
+        return Err(format!(
+            "size '{s}' is out of range: sizes go from 1 byte to 16M"
+        ));
+    }
+    Ok(bytes)
+}
+
+/// A list of message sizes in bytes (one command-line value, comma-separated).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SizeList(pub Vec<usize>);
+
+/// A list of one or two CPUs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuList(pub Vec<usize>);
+
+/// `--sizes` value parser.
+pub fn size_list_arg(s: &str) -> Result<SizeList, String> {
+    size_list(s).map(SizeList)
+}
+
+/// `--cpus` value parser.
+pub fn cpu_list_arg(s: &str) -> Result<CpuList, String> {
+    cpu_list(s).map(CpuList)
+}
+
+/// Parses a comma-separated size list, keeping order and dropping repeats.
+pub fn size_list(s: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        if part.trim().is_empty() {
+            return Err(format!(
+                "invalid size list '{s}': empty entry (expected e.g. 1,64,4K)"
+            ));
+        }
+        let v = size(part)?;
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
+
+/// Parses a list of one or two CPU numbers ("0,1" or "1").
+pub fn cpu_list(s: &str) -> Result<Vec<usize>, String> {
+    let cpus: Vec<usize> = s
+        .split(',')
+        .map(|p| {
+            p.trim().parse::<usize>().map_err(|_| {
+                format!(
+                    "invalid CPU '{}' in '{s}': expected CPU numbers such as 0,1",
+                    p.trim()
+                )
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    match cpus.len() {
+        1 | 2 => Ok(cpus),
+        _ => Err(format!(
+            "invalid CPU list '{s}': give one CPU (both sides) or two (client,server)"
+        )),
+    }
+}
+
+/// Parses a duration such as 500us, 20ms, 1s, 1.5s or 2m.
+pub fn duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let bad = || {
+        format!("invalid duration '{s}': expected a number with a unit: us, ms, s or m (e.g. 20ms)")
+    };
+    let v: f64 = num.parse().map_err(|_| bad())?;
+    let secs = match unit {
+        "us" | "µs" => v * 1e-6,
+        "ms" => v * 1e-3,
+        "s" => v,
+        "m" | "min" => v * 60.0,
+        _ => return Err(bad()),
+    };
+    if !secs.is_finite() || secs <= 0.0 || secs > 3600.0 {
+        return Err(format!(
+            "duration '{s}' is out of range: from 1us to 1 hour"
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(size("1"), Ok(1));
+        assert_eq!(size("4K"), Ok(4096));
+        assert_eq!(size("1M"), Ok(1 << 20));
+        assert_eq!(size_list("1,64,1K,64").unwrap(), vec![1, 64, 1024]);
+        for bad in ["0", "12Q", "", "-1", "17M", "1.5K"] {
+            assert!(size(bad).is_err(), "{bad}");
+        }
+        assert!(size_list("1,,2").is_err());
+    }
+
+    #[test]
+    fn cpus() {
+        assert_eq!(cpu_list("0,1"), Ok(vec![0, 1]));
+        assert_eq!(cpu_list("3"), Ok(vec![3]));
+        assert!(cpu_list("0,1,2").is_err());
+        assert!(cpu_list("a").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration("20ms"), Ok(Duration::from_millis(20)));
+        assert_eq!(duration("1s"), Ok(Duration::from_secs(1)));
+        assert_eq!(duration("500us"), Ok(Duration::from_micros(500)));
+        for bad in ["20", "0s", "-1s", "1h", "ms"] {
+            assert!(duration(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! The contract between the engine and a mechanism.
+//!
+//! A mechanism knows how to build a two-ended channel; the engine knows how to
+//! put the ends in two processes (or threads), time round trips through it and
+//! tear it down. Neither knows the other's details.
+
+use super::objects::ObjectNamer;
+use std::io;
+
+/// What a mechanism's messages can carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Payload {
+    /// Any size from 1 byte up to the mechanism's [`SizeLimit`]; swept by `--sizes`.
+    Bytes,
+    /// Exactly this many bytes (0 = pure notification). Measured once per run,
+    /// whatever `--sizes` says.
+    Fixed(usize),
+}
+
+/// Who is at the other end of the channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Topology {
+    /// A second process (or thread) echoes every message.
+    Peer,
+    /// One process sends to itself and reads it back: no peer, no switch.
+    SelfLoop,
+}
+
+/// Static facts about a mechanism, shown by `ipcmark list` and recorded with results.
+#[derive(Debug, Clone, Copy)]
+pub struct MechanismInfo {
+    /// Stable id used on the command line and in JSON.
+    pub id: &'static str,
+    /// One line: what is measured.
+    pub summary: &'static str,
+    /// What a message carries.
+    pub payload: Payload,
+    /// Peer or self-loop.
+    pub topology: Topology,
+    /// Hand-off by busy-waiting: needs two CPUs and cannot share one.
+    pub spins: bool,
+}
+
+/// The largest message a mechanism can carry on this system, and why.
+#[derive(Debug, Clone)]
+pub struct SizeLimit {
+    /// Largest payload in bytes.
+    pub max_bytes: usize,
+    /// Where the limit comes from, e.g. "fs.mqueue.msgsize_max = 8192".
+    pub reason: String,
+}
+
+/// Everything a mechanism needs to build one channel.
+pub struct OpenContext<'a> {
+    /// Payload size of every message on this channel.
+    pub size: usize,
+    /// Whether the server end will live in another process or a thread.
+    pub peer_is_thread: bool,
+    /// Names and keys for OS objects, so that `ipcmark clean` can find them.
+    pub names: &'a ObjectNamer,
+}
+
+/// Identity of the other end, given to each end once both exist.
+#[derive(Debug, Clone, Copy)]
+pub struct PeerIdentity {
+    /// Process id.
+    pub pid: libc::pid_t,
+    /// Kernel thread id of the thread running the other end.
+    pub tid: libc::pid_t,
+}
+
+/// A channel as built by a mechanism.
+pub struct Channel {
+    /// The end the engine times (sends first, then waits for the echo).
+    pub client: Box<dyn Endpoint>,
+    /// The echo end; `None` for [`Topology::SelfLoop`].
+    pub server: Option<Box<dyn Endpoint>>,
+    /// A fact about this channel worth recording with the result
+    /// (e.g. the file system the FIFOs live on).
+    pub note: Option<String>,
+}
+
+/// One end of a channel.
+///
+/// `send` and `recv` each move one whole message. Blocking calls inside them
+/// must go through [`retry`] (or call [`super::interrupt::check`] on `EINTR`),
+/// so that a stop request, the watchdog or a dead peer ends the wait.
+pub trait Endpoint: Send {
+    /// Called once in the end's own process/thread after the peer exists.
+    fn attach(&mut self, _peer: PeerIdentity) -> Result<(), ChannelError> {
+        Ok(())
+    }
+    /// Sends `msg` (its length is the channel's size).
+    fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError>;
+    /// Receives one message into `buf` (its length is the channel's size).
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError>;
+}
+
+/// A mechanism: one way for two processes to exchange messages.
+pub trait Mechanism: Sync {
+    /// Static description.
+    fn info(&self) -> MechanismInfo;
+    /// The largest payload on this system; `None` if only the engine's cap applies.
+    fn size_limit(&self) -> Option<SizeLimit> {
+        None
+    }
+    /// Builds a channel for messages of `ctx.size` bytes. Any OS object it
+    /// creates must be released when the returned endpoints are dropped in the
+    /// creating process (see [`super::objects::Cleanup`]).
+    fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError>;
+}
+
+/// Why a channel operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ChannelError {
+    /// A system call failed.
+    #[error("{op}: {source}")]
+    Io {
+        /// The call or step.
+        op: &'static str,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// The peer closed its end (end of file, reset, removed object).
+    #[error("the peer closed the channel")]
+    Closed,
+    /// A message did not come back as sent.
+    #[error("message {seq} came back corrupted (first wrong byte at offset {offset})")]
+    Corrupt {
+        /// Sequence number of the message.
+        seq: u64,
+        /// First differing byte.
+        offset: usize,
+    },
+    /// A message of the wrong length arrived.
+    #[error("expected a {expected}-byte message, got {got} bytes")]
+    Length {
+        /// Bytes expected.
+        expected: usize,
+        /// Bytes received.
+        got: usize,
+    },
+    /// A notification arrived out of order (signals, counters).
+    #[error("notification out of sequence: expected {expected}, got {got}")]
+    Sequence {
+        /// Expected count or value.
+        expected: u64,
+        /// What arrived.
+        got: u64,
+    },
+    /// The watchdog fired: the peer stopped answering.
+    #[error("the peer did not answer in time")]
+    Timeout,
+    /// The peer process ended.
+    #[error("the peer process died")]
+    PeerDied,
+    /// SIGINT or SIGTERM arrived.
+    #[error("interrupted by {0}")]
+    Interrupted(&'static str),
+    /// The engine asked the server to stop (thread peers); not a failure.
+    #[error("stopped")]
+    Stopped,
+    /// The channel could not be set up in this configuration.
+    #[error("{0}")]
+    Setup(String),
+}
+
+impl ChannelError {
+    /// A closure that wraps an `io::Error` from step `op`.
+    pub fn io(op: &'static str) -> impl FnOnce(io::Error) -> ChannelError {
+        move |source| ChannelError::Io { op, source }
+    }
+}
+
+/// Runs `f` until it succeeds, retrying after `EINTR` unless the engine says
+/// to stop. Other errors are wrapped with `op`.
+#[inline]
+pub fn retry<T>(op: &'static str, mut f: impl FnMut() -> io::Result<T>) -> Result<T, ChannelError> {
+    loop {
+        match f() {
+            Ok(v) => return Ok(v),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => super::interrupt::check()?,
+            Err(e) => return Err(map_peer_gone(op, e)),
+        }
+    }
+}
+
+/// Errors that mean "the other end is gone" become [`ChannelError::Closed`].
+fn map_peer_gone(op: &'static str, e: io::Error) -> ChannelError {
+    match e.raw_os_error() {
+        Some(libc::EPIPE) | Some(libc::ECONNRESET) | Some(libc::EIDRM) => ChannelError::Closed,
+        _ => ChannelError::Io { op, source: e },
+    }
+}
+
+/// Reads exactly `buf.len()` bytes from a stream, however the kernel splits them.
+#[inline]
+pub fn read_full(r: &mut impl io::Read, buf: &mut [u8]) -> Result<(), ChannelError> {
+    let mut done = 0;
+    while done < buf.len() {
+        let n = retry("read", || r.read(&mut buf[done..]))?;
+        if n == 0 {
+            return Err(ChannelError::Closed);
+        }
+        done += n;
+    }
+    Ok(())
+}
+
+/// Writes all of `buf` to a stream.
+#[inline]
+pub fn write_full(w: &mut impl io::Write, buf: &[u8]) -> Result<(), ChannelError> {
+    let mut done = 0;
+    while done < buf.len() {
+        let n = retry("write", || w.write(&buf[done..]))?;
+        if n == 0 {
+            return Err(ChannelError::Closed);
+        }
+        done += n;
+    }
+    Ok(())
+}
+
+/// Checks that a datagram-style receive returned a whole message.
+#[inline]
+pub fn expect_len(expected: usize, got: usize) -> Result<(), ChannelError> {
+    if got == expected {
+        Ok(())
+    } else if got == 0 && expected != 0 {
+        Err(ChannelError::Closed)
+    } else {
+        Err(ChannelError::Length { expected, got })
+    }
+}

@@ -1,0 +1,126 @@
+//! Stop requests, the watchdog and peer death, seen by every blocking wait.
+//!
+//! Handlers only set atomics. They are installed without `SA_RESTART`, so a
+//! blocked system call returns `EINTR`, the endpoint calls [`check`], and the
+//! error unwinds to the engine, which releases everything it created.
+
+use super::channel::ChannelError;
+use crate::sys::signal as sig;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::Duration;
+
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+static WATCHDOG_FIRED: AtomicBool = AtomicBool::new(false);
+static CHILD_EXITED: AtomicBool = AtomicBool::new(false);
+static PEER_STOP: AtomicBool = AtomicBool::new(false);
+
+/// The signal the engine sends a server thread to interrupt its blocking wait
+/// when it must stop.
+pub fn wake_signal() -> i32 {
+    sig::sigrtmax()
+}
+
+extern "C" fn on_stop(signo: libc::c_int) {
+    STOP_SIGNAL.store(signo, Ordering::SeqCst);
+}
+
+extern "C" fn on_alarm(_: libc::c_int) {
+    WATCHDOG_FIRED.store(true, Ordering::SeqCst);
+}
+
+extern "C" fn on_child(_: libc::c_int) {
+    CHILD_EXITED.store(true, Ordering::SeqCst);
+}
+
+extern "C" fn on_wake(_: libc::c_int) {}
+
+/// Installs the handlers. Call once at start, before any peer exists.
+pub fn install() -> std::io::Result<()> {
+    sig::install_handler(libc::SIGINT, on_stop, 0)?;
+    sig::install_handler(libc::SIGTERM, on_stop, 0)?;
+    sig::install_handler(libc::SIGHUP, on_stop, 0)?;
+    sig::install_handler(libc::SIGALRM, on_alarm, 0)?;
+    sig::install_handler(libc::SIGCHLD, on_child, libc::SA_NOCLDSTOP)?;
+    sig::install_handler(wake_signal(), on_wake, 0)?;
+    Ok(())
+}
+
+/// Signals a server thread blocks, so that they reach the measuring thread.
+pub fn signals_for_measuring_thread() -> [i32; 5] {
+    [
+        libc::SIGINT,
+        libc::SIGTERM,
+        libc::SIGHUP,
+        libc::SIGALRM,
+        libc::SIGCHLD,
+    ]
+}
+
+/// Clears per-figure state before a peer is started.
+pub fn reset_for_figure() {
+    WATCHDOG_FIRED.store(false, Ordering::SeqCst);
+    CHILD_EXITED.store(false, Ordering::SeqCst);
+    PEER_STOP.store(false, Ordering::SeqCst);
+}
+
+/// Asks a server thread to stop at its next wake-up.
+pub fn request_peer_stop() {
+    PEER_STOP.store(true, Ordering::SeqCst);
+}
+
+/// The signal that asked the whole run to stop, if any.
+pub fn stop_requested() -> Option<i32> {
+    match STOP_SIGNAL.load(Ordering::Relaxed) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// Name of a stop signal, for messages.
+pub fn signal_name(signo: i32) -> &'static str {
+    match signo {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "a signal",
+    }
+}
+
+/// Whether the current wait must end, and why. Cheap enough for spin loops.
+#[inline]
+pub fn check() -> Result<(), ChannelError> {
+    if let Some(s) = stop_requested() {
+        return Err(ChannelError::Interrupted(signal_name(s)));
+    }
+    if PEER_STOP.load(Ordering::Relaxed) {
+        return Err(ChannelError::Stopped);
+    }
+    if WATCHDOG_FIRED.load(Ordering::Relaxed) {
+        return Err(ChannelError::Timeout);
+    }
+    if CHILD_EXITED.load(Ordering::Relaxed) {
+        return Err(ChannelError::PeerDied);
+    }
+    Ok(())
+}
+
+/// A one-shot deadline on the whole process: when it passes, `SIGALRM`
+/// interrupts whatever wait is in progress. Disarmed on drop.
+pub struct Watchdog(());
+
+impl Watchdog {
+    /// Arms the deadline `after` from now.
+    pub fn arm(after: Duration) -> Watchdog {
+        WATCHDOG_FIRED.store(false, Ordering::SeqCst);
+        // Cannot fail with a valid timer and value; if it did, the wait would
+        // only lose its deadline, not its correctness.
+        let _ = sig::set_alarm_ns(after.as_nanos().max(1_000) as u64);
+        Watchdog(())
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        let _ = sig::set_alarm_ns(0);
+    }
+}

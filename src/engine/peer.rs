@@ -1,0 +1,346 @@
+//! The echo server: started as a forked process (default) or a thread, placed,
+//! handed its end of the channel, and stopped.
+
+use super::channel::{ChannelError, Endpoint, PeerIdentity};
+use super::interrupt;
+use super::placement::SidePlacement;
+use crate::sys::mem::SharedMapping;
+use crate::sys::process::{self, ExitStatus, Fork};
+use crate::sys::{sched, signal};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How the server end runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PeerKind {
+    /// A child created by fork after the channel is set up.
+    Process,
+    /// A thread of the measuring process.
+    Thread,
+}
+
+/// Faults a server can be told to inject, so that tests can prove the engine
+/// catches them. Never used by a normal run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Flip the last byte of every echoed message.
+    Corrupt,
+    /// Exit after this many messages.
+    Die(u64),
+    /// Stop answering (but stay alive) after this many messages.
+    Hang(u64),
+}
+
+const ERROR_CAP: usize = 448;
+const OFF_READY: usize = 0;
+const OFF_TID: usize = 4;
+const OFF_CPU: usize = 8;
+const OFF_ERROR_LEN: usize = 12;
+const OFF_ERROR: usize = 64;
+
+const READY_PENDING: u32 = 0;
+const READY_OK: u32 = 1;
+const READY_FAILED: u32 = 2;
+
+/// Shared page through which the server reports readiness, its tid, its CPU
+/// and the error that ended it; shared by fork or by the thread alike.
+#[derive(Clone)]
+struct ControlPage(Arc<SharedMapping>);
+
+impl ControlPage {
+    fn new() -> std::io::Result<Self> {
+        Ok(ControlPage(Arc::new(SharedMapping::new(
+            OFF_ERROR + ERROR_CAP,
+        )?)))
+    }
+
+    fn ready(&self) -> &AtomicU32 {
+        self.0.atomic_u32(OFF_READY)
+    }
+
+    fn set_error(&self, msg: &str) {
+        let n = msg.len().min(ERROR_CAP);
+        self.0.write_bytes(OFF_ERROR, &msg.as_bytes()[..n]);
+        self.0
+            .atomic_u32(OFF_ERROR_LEN)
+            .store(n as u32, Ordering::Release);
+    }
+
+    fn error(&self) -> Option<String> {
+        let n = self.0.atomic_u32(OFF_ERROR_LEN).load(Ordering::Acquire) as usize;
+        (n > 0).then(|| {
+            let mut buf = vec![0u8; n.min(ERROR_CAP)];
+            self.0.read_bytes(OFF_ERROR, &mut buf);
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    }
+}
+
+/// A running server.
+pub struct Peer {
+    kind: PeerKind,
+    pid: libc::pid_t,
+    tid: libc::pid_t,
+    thread: Option<(JoinHandle<()>, libc::pthread_t)>,
+    ctl: ControlPage,
+    /// CPU the server reported running on once placed.
+    pub server_cpu: Option<usize>,
+    reaped: bool,
+}
+
+/// What to start.
+#[derive(Debug, Clone, Copy)]
+pub struct PeerSpec {
+    /// Process or thread.
+    pub kind: PeerKind,
+    /// Where the server runs.
+    pub placement: SidePlacement,
+    /// Message size (the server's buffer).
+    pub size: usize,
+    /// The measuring side, for the server's `attach`.
+    pub client: PeerIdentity,
+    /// How long to wait for the server to become ready.
+    pub timeout: Duration,
+    /// Test-only fault.
+    pub fault: Option<Fault>,
+}
+
+impl Peer {
+    /// Starts the server with its end of the channel and waits until it is ready.
+    pub fn spawn(server: Box<dyn Endpoint>, spec: &PeerSpec) -> Result<Peer, ChannelError> {
+        let ctl = ControlPage::new().map_err(ChannelError::io("mmap control page"))?;
+        interrupt::reset_for_figure();
+        let mut peer = match spec.kind {
+            PeerKind::Process => spawn_process(server, spec, ctl)?,
+            PeerKind::Thread => spawn_thread(server, spec, ctl)?,
+        };
+        peer.wait_ready(spec.timeout)?;
+        Ok(peer)
+    }
+
+    /// Identity of the server, for the client's `attach`.
+    pub fn identity(&self) -> PeerIdentity {
+        PeerIdentity {
+            pid: self.pid,
+            tid: self.tid,
+        }
+    }
+
+    fn wait_ready(&mut self, timeout: Duration) -> Result<(), ChannelError> {
+        let start = Instant::now();
+        loop {
+            match self.ctl.ready().load(Ordering::Acquire) {
+                READY_OK => {
+                    self.tid =
+                        self.ctl.0.atomic_u32(OFF_TID).load(Ordering::Relaxed) as libc::pid_t;
+                    let cpu = self.ctl.0.atomic_u32(OFF_CPU).load(Ordering::Relaxed) as i32;
+                    self.server_cpu = (cpu >= 0).then_some(cpu as usize);
+                    return Ok(());
+                }
+                READY_FAILED => {
+                    return Err(ChannelError::Setup(format!(
+                        "peer failed to start: {}",
+                        self.ctl.error().unwrap_or_default()
+                    )));
+                }
+                READY_PENDING => {}
+                _ => unreachable!("control page holds only known states"),
+            }
+            interrupt::check()?;
+            if start.elapsed() > timeout {
+                return Err(ChannelError::Timeout);
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    /// The error the server recorded before it ended, if any.
+    pub fn reported_error(&self) -> Option<String> {
+        self.ctl.error()
+    }
+
+    /// Stops the server and reaps it; returns a process peer's exit status.
+    pub fn stop(mut self) -> Option<ExitStatus> {
+        self.stop_inner()
+    }
+
+    fn stop_inner(&mut self) -> Option<ExitStatus> {
+        if self.reaped {
+            return None;
+        }
+        self.reaped = true;
+        match self.kind {
+            PeerKind::Process => {
+                let _ = process::kill(self.pid, libc::SIGKILL);
+                // SIGKILL cannot be ignored; the deadline only guards against a
+                // child stuck in uninterruptible sleep.
+                let deadline = Instant::now() + Duration::from_secs(5);
+                loop {
+                    match process::try_wait(self.pid) {
+                        Ok(Some(status)) => return Some(status),
+                        Ok(None) if Instant::now() < deadline => {
+                            std::thread::sleep(Duration::from_micros(100))
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            PeerKind::Thread => {
+                interrupt::request_peer_stop();
+                if let Some((handle, pthread)) = self.thread.take() {
+                    let deadline = Instant::now() + Duration::from_secs(5);
+                    while !handle.is_finished() && Instant::now() < deadline {
+                        let _ = signal::pthread_kill(pthread, interrupt::wake_signal());
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                    if handle.is_finished() {
+                        let _ = handle.join();
+                    }
+                    // A thread that ignores every wake-up for 5 s is left detached:
+                    // nothing else can end a thread, and the run must go on.
+                }
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        self.stop_inner();
+    }
+}
+
+fn spawn_process(
+    server: Box<dyn Endpoint>,
+    spec: &PeerSpec,
+    ctl: ControlPage,
+) -> Result<Peer, ChannelError> {
+    let parent = process::getpid();
+    match process::fork().map_err(ChannelError::io("fork"))? {
+        Fork::Child => {
+            // From here on only this code runs in the child; it never returns,
+            // so the child never releases the parent's objects.
+            let _ = process::set_parent_death_signal(libc::SIGKILL);
+            if process::getppid() != parent {
+                process::exit_now(1);
+            }
+            let code = run_server(server, spec, &ctl);
+            process::exit_now(code)
+        }
+        Fork::Parent(pid) => {
+            // The parent's copy of the server end (its descriptors) closes here,
+            // so the client sees end-of-file if the child dies.
+            drop(server);
+            Ok(Peer {
+                kind: PeerKind::Process,
+                pid,
+                tid: pid,
+                thread: None,
+                ctl,
+                server_cpu: None,
+                reaped: false,
+            })
+        }
+    }
+}
+
+fn spawn_thread(
+    server: Box<dyn Endpoint>,
+    spec: &PeerSpec,
+    ctl: ControlPage,
+) -> Result<Peer, ChannelError> {
+    let spec = *spec;
+    let thread_ctl = ctl.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let handle = std::thread::Builder::new()
+        .name("ipcmark-server".into())
+        .spawn(move || {
+            // Stop, watchdog and child signals must reach the measuring thread.
+            let _ = signal::block(&interrupt::signals_for_measuring_thread());
+            let _ = tx.send(signal::pthread_self());
+            run_server(server, &spec, &thread_ctl);
+        })
+        .map_err(ChannelError::io("spawn server thread"))?;
+    let pthread = rx
+        .recv()
+        .map_err(|_| ChannelError::Setup("server thread ended before starting".into()))?;
+    Ok(Peer {
+        kind: PeerKind::Thread,
+        pid: process::getpid(),
+        tid: 0,
+        thread: Some((handle, pthread)),
+        ctl,
+        server_cpu: None,
+        reaped: false,
+    })
+}
+
+/// Places the server, attaches it, reports ready and echoes until stopped.
+/// Returns the exit code a process peer ends with.
+fn run_server(mut server: Box<dyn Endpoint>, spec: &PeerSpec, ctl: &ControlPage) -> i32 {
+    let fail_start = |msg: String| {
+        ctl.set_error(&msg);
+        ctl.ready().store(READY_FAILED, Ordering::Release);
+        1
+    };
+    if let Err(e) = spec.placement.apply() {
+        return fail_start(e.to_string());
+    }
+    if let Err(e) = server.attach(spec.client) {
+        return fail_start(format!("attach: {e}"));
+    }
+    ctl.0
+        .atomic_u32(OFF_TID)
+        .store(process::gettid() as u32, Ordering::Relaxed);
+    let cpu = sched::current_cpu().map_or(-1, |c| c as i32);
+    ctl.0
+        .atomic_u32(OFF_CPU)
+        .store(cpu as u32, Ordering::Relaxed);
+    ctl.ready().store(READY_OK, Ordering::Release);
+    let mut buf = vec![0u8; spec.size];
+    match serve(server.as_mut(), &mut buf, spec.fault) {
+        Ok(()) | Err(ChannelError::Stopped) => 0,
+        Err(e) => {
+            ctl.set_error(&e.to_string());
+            1
+        }
+    }
+}
+
+/// The echo loop: receive a message, send it back, until told to stop.
+fn serve(ep: &mut dyn Endpoint, buf: &mut [u8], fault: Option<Fault>) -> Result<(), ChannelError> {
+    let mut count = 0u64;
+    loop {
+        ep.recv(buf)?;
+        if let Some(f) = fault {
+            count += 1;
+            inject(f, count, buf)?;
+        }
+        ep.send(buf)?;
+    }
+}
+
+fn inject(fault: Fault, count: u64, buf: &mut [u8]) -> Result<(), ChannelError> {
+    match fault {
+        Fault::Corrupt => {
+            if let Some(last) = buf.last_mut() {
+                *last ^= 0xA5;
+            }
+        }
+        Fault::Die(after) if count >= after => {
+            return Err(ChannelError::Setup(
+                "fault injection: the server exits".into(),
+            ));
+        }
+        Fault::Hang(after) if count >= after => loop {
+            interrupt::check()?;
+            std::thread::sleep(Duration::from_millis(5));
+        },
+        _ => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,381 @@
+//! The ping-pong timing model (the QNX study's echo method).
+//!
+//! One iteration is a round trip: the client stamps a sequence number into the
+//! message, sends it, waits for the echo and checks the number. Then
+//!
+//! ```text
+//! one-way = (batch time / iterations − loop overhead per round trip) / 2
+//! ```
+//!
+//! which is the study's `(time − 2 × loop overhead) / (2 × iterations)` with the
+//! client's and the server's loop overhead both counted. The loop overhead is
+//! the same loop run against an endpoint that does nothing. Nothing inside a
+//! timed batch allocates, logs, formats or locks.
+
+use super::channel::{ChannelError, Endpoint};
+use super::interrupt::Watchdog;
+use crate::stats::{LatencyHistogram, Percentiles, Summary};
+use crate::sys::clock::monotonic_ns;
+use std::hint::black_box;
+use std::time::Duration;
+
+/// How long each phase of one figure runs.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct Budget {
+    /// Warm-up, also used to calibrate the iteration count.
+    #[serde(serialize_with = "ser_ms")]
+    pub warmup: Duration,
+    /// Target duration of one sample.
+    #[serde(serialize_with = "ser_ms")]
+    pub sample_time: Duration,
+    /// Number of samples.
+    pub samples: usize,
+    /// Duration of the per-round-trip (histogram) pass.
+    #[serde(serialize_with = "ser_ms")]
+    pub histogram_time: Duration,
+    /// Round trips whose whole content is checked, before and after timing.
+    pub verify_rounds: u64,
+    /// How long the peer may take beyond a phase's expected duration.
+    #[serde(serialize_with = "ser_ms")]
+    pub timeout: Duration,
+}
+
+fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64() * 1e3)
+}
+
+/// Everything measured for one mechanism at one size.
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    /// Round trips per sample (calibrated).
+    pub iterations: u64,
+    /// One-way time of each sample, overhead subtracted, in ns.
+    pub samples_ns: Vec<f64>,
+    /// Summary of `samples_ns`.
+    pub summary: Summary,
+    /// Loop overhead subtracted from every one-way figure, in ns.
+    pub loop_overhead_ns: f64,
+    /// Cost of one clock read, subtracted from every individually timed round trip.
+    pub clock_overhead_ns: f64,
+    /// Distribution of individual one-way times.
+    pub latency: Percentiles,
+    /// Round trips whose whole content was compared.
+    pub verified_round_trips: u64,
+}
+
+/// An endpoint that does nothing: the loop overhead is timed against it.
+struct NullEndpoint;
+
+impl Endpoint for NullEndpoint {
+    fn send(&mut self, _msg: &[u8]) -> Result<(), ChannelError> {
+        Ok(())
+    }
+    fn recv(&mut self, _buf: &mut [u8]) -> Result<(), ChannelError> {
+        Ok(())
+    }
+}
+
+#[inline(always)]
+fn round_trip<const SELF_LOOP: bool>(
+    ep: &mut dyn Endpoint,
+    buf: &mut [u8],
+) -> Result<(), ChannelError> {
+    ep.send(buf)?;
+    ep.recv(buf)?;
+    if SELF_LOOP {
+        // The process plays the echo server itself: a second transfer back.
+        ep.send(buf)?;
+        ep.recv(buf)?;
+    }
+    Ok(())
+}
+
+/// Bytes of the sequence number carried at the start of each message.
+#[inline(always)]
+fn seq_len(buf: &[u8]) -> usize {
+    buf.len().min(8)
+}
+
+#[inline(always)]
+fn stamp(buf: &mut [u8], seq: u64, k: usize) {
+    buf[..k].copy_from_slice(&seq.to_le_bytes()[..k]);
+}
+
+#[inline(always)]
+fn check_seq(buf: &[u8], seq: u64, k: usize) -> Result<(), ChannelError> {
+    let want = seq.to_le_bytes();
+    if buf[..k] != want[..k] {
+        let offset = (0..k).find(|&i| buf[i] != want[i]).unwrap_or(0);
+        return Err(ChannelError::Corrupt { seq, offset });
+    }
+    Ok(())
+}
+
+/// Times `n` round trips; returns elapsed ns.
+#[inline(never)]
+fn batch<const SELF_LOOP: bool>(
+    ep: &mut dyn Endpoint,
+    buf: &mut [u8],
+    seq0: u64,
+    n: u64,
+) -> Result<u64, ChannelError> {
+    let k = seq_len(buf);
+    let start = monotonic_ns();
+    for seq in seq0..seq0 + n {
+        stamp(buf, seq, k);
+        round_trip::<SELF_LOOP>(ep, buf)?;
+        check_seq(buf, seq, k)?;
+    }
+    Ok(monotonic_ns() - start)
+}
+
+/// Times every round trip: `stamps[i]` is the clock after round trip `i`
+/// (`stamps[0]` before the first), so each round trip costs one clock read.
+#[inline(never)]
+fn timestamped<const SELF_LOOP: bool>(
+    ep: &mut dyn Endpoint,
+    buf: &mut [u8],
+    seq0: u64,
+    stamps: &mut [u64],
+) -> Result<(), ChannelError> {
+    let k = seq_len(buf);
+    stamps[0] = monotonic_ns();
+    for i in 1..stamps.len() {
+        let seq = seq0 + i as u64;
+        stamp(buf, seq, k);
+        round_trip::<SELF_LOOP>(ep, buf)?;
+        check_seq(buf, seq, k)?;
+        stamps[i] = monotonic_ns();
+    }
+    Ok(())
+}
+
+/// Fills a message with a pattern unique to `seq`, sequence number first.
+pub fn fill_pattern(buf: &mut [u8], seq: u64) {
+    let k = seq_len(buf);
+    let salt = seq.wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes();
+    for (i, b) in buf.iter_mut().enumerate().skip(k) {
+        *b = salt[i % 8] ^ (i as u8).wrapping_mul(31) ^ ((i >> 8) as u8);
+    }
+    stamp(buf, seq, k);
+}
+
+/// Round trips with every byte compared against what was sent.
+fn verify<const SELF_LOOP: bool>(
+    ep: &mut dyn Endpoint,
+    buf: &mut [u8],
+    expected: &mut [u8],
+    seq0: u64,
+    rounds: u64,
+) -> Result<(), ChannelError> {
+    for seq in seq0..seq0 + rounds {
+        fill_pattern(buf, seq);
+        expected.copy_from_slice(buf);
+        round_trip::<SELF_LOOP>(ep, buf)?;
+        if let Some(offset) = buf.iter().zip(expected.iter()).position(|(a, b)| a != b) {
+            return Err(ChannelError::Corrupt { seq, offset });
+        }
+    }
+    Ok(())
+}
+
+/// Cost of one clock read: median of back-to-back reads.
+fn clock_overhead_ns() -> f64 {
+    let mut deltas: Vec<f64> = (0..2001)
+        .map(|_| {
+            let a = monotonic_ns();
+            let b = monotonic_ns();
+            (b - a) as f64
+        })
+        .collect();
+    deltas.sort_by(f64::total_cmp);
+    deltas[deltas.len() / 2]
+}
+
+/// Overhead of one iteration of the timed loop with nothing to talk to: the
+/// minimum of several long runs (interference only ever adds time).
+fn null_iteration_ns<const SELF_LOOP: bool>(size: usize) -> Result<f64, ChannelError> {
+    let mut null = NullEndpoint;
+    let ep: &mut dyn Endpoint = black_box(&mut null);
+    let mut buf = vec![0u8; size];
+    const N: u64 = 100_000;
+    let mut best = u64::MAX;
+    for _ in 0..7 {
+        best = best.min(batch::<SELF_LOOP>(ep, &mut buf, 1, N)?);
+    }
+    Ok(best as f64 / N as f64)
+}
+
+/// Measures one figure through `ep`, the client end of a ready channel.
+pub fn measure(
+    ep: &mut dyn Endpoint,
+    size: usize,
+    self_loop: bool,
+    budget: &Budget,
+) -> Result<Measurement, ChannelError> {
+    if self_loop {
+        measure_with::<true>(ep, size, budget)
+    } else {
+        measure_with::<false>(ep, size, budget)
+    }
+}
+
+fn measure_with<const SELF_LOOP: bool>(
+    ep: &mut dyn Endpoint,
+    size: usize,
+    budget: &Budget,
+) -> Result<Measurement, ChannelError> {
+    let mut buf = vec![0u8; size];
+    let mut expected = vec![0u8; size];
+    let mut seq = 1u64;
+    let timeout = budget.timeout;
+
+    // Content check first: a broken channel never gets as far as a figure.
+    {
+        let _wd = Watchdog::arm(timeout);
+        verify::<SELF_LOOP>(ep, &mut buf, &mut expected, seq, budget.verify_rounds)?;
+        seq += budget.verify_rounds;
+    }
+
+    // Warm-up and calibration: double the batch until it is long enough to
+    // time, keep going until the warm-up time is spent.
+    let per_iter_ns = {
+        let _wd = Watchdog::arm(budget.warmup * 3 + timeout);
+        let warm_ns = budget.warmup.as_nanos() as u64;
+        let (mut n, mut spent) = (1u64, 0u64);
+        loop {
+            let t = batch::<SELF_LOOP>(ep, &mut buf, seq, n)?;
+            seq += n;
+            spent += t;
+            if spent >= warm_ns && t >= warm_ns / 8 {
+                break t as f64 / n as f64;
+            }
+            if t < warm_ns / 4 {
+                n *= 2;
+            }
+        }
+    };
+    let iterations =
+        ((budget.sample_time.as_nanos() as f64 / per_iter_ns.max(1.0)).ceil() as u64).max(1);
+
+    let null_ns = null_iteration_ns::<SELF_LOOP>(size)?;
+    // Per round trip: the client's loop and the server's (the same shape);
+    // a self-loop has one loop doing both halves.
+    let overhead_rt = if SELF_LOOP { null_ns } else { 2.0 * null_ns };
+    let clock_ns = clock_overhead_ns();
+
+    let mut samples_ns = Vec::with_capacity(budget.samples);
+    for _ in 0..budget.samples {
+        let _wd = Watchdog::arm(budget.sample_time * 4 + timeout);
+        let t = batch::<SELF_LOOP>(ep, &mut buf, seq, iterations)?;
+        seq += iterations;
+        samples_ns.push(((t as f64 / iterations as f64 - overhead_rt) / 2.0).max(0.0));
+    }
+
+    let hist_n = ((budget.histogram_time.as_nanos() as f64 / per_iter_ns.max(1.0)) as usize)
+        .clamp(1, 1_000_000);
+    let mut stamps = vec![0u64; hist_n + 1];
+    {
+        let _wd = Watchdog::arm(budget.histogram_time * 4 + timeout);
+        timestamped::<SELF_LOOP>(ep, &mut buf, seq, &mut stamps)?;
+        seq += hist_n as u64;
+    }
+    let mut hist = LatencyHistogram::new();
+    for w in stamps.windows(2) {
+        let one_way = ((w[1] - w[0]) as f64 - clock_ns - overhead_rt) / 2.0;
+        hist.record(one_way.max(0.0).round() as u64);
+    }
+
+    {
+        let _wd = Watchdog::arm(timeout);
+        verify::<SELF_LOOP>(ep, &mut buf, &mut expected, seq, budget.verify_rounds)?;
+    }
+
+    let summary = Summary::of(&samples_ns)
+        .ok_or_else(|| ChannelError::Setup("no samples were taken".into()))?;
+    let latency = hist
+        .percentiles()
+        .ok_or_else(|| ChannelError::Setup("no round trip was timed".into()))?;
+    Ok(Measurement {
+        iterations,
+        samples_ns,
+        summary,
+        loop_overhead_ns: overhead_rt / 2.0,
+        clock_overhead_ns: clock_ns,
+        latency,
+        verified_round_trips: 2 * budget.verify_rounds,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A loopback endpoint: what is sent is what is received.
+    struct Loopback(Vec<u8>);
+    impl Endpoint for Loopback {
+        fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
+            self.0.clear();
+            self.0.extend_from_slice(msg);
+            Ok(())
+        }
+        fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+            buf.copy_from_slice(&self.0);
+            Ok(())
+        }
+    }
+
+    /// Echoes a stale message: a channel that lost the latest one.
+    struct Stale(Vec<u8>);
+    impl Endpoint for Stale {
+        fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
+            if self.0.is_empty() {
+                self.0.extend_from_slice(msg);
+            }
+            Ok(())
+        }
+        fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+            buf.copy_from_slice(&self.0);
+            Ok(())
+        }
+    }
+
+    fn tiny_budget() -> Budget {
+        Budget {
+            warmup: Duration::from_millis(2),
+            sample_time: Duration::from_millis(1),
+            samples: 3,
+            histogram_time: Duration::from_millis(1),
+            verify_rounds: 4,
+            timeout: Duration::from_secs(5),
+        }
+    }
+
+    #[test]
+    fn measures_a_loopback_consistently() {
+        let m = measure(&mut Loopback(Vec::new()), 64, false, &tiny_budget()).unwrap();
+        assert_eq!(m.samples_ns.len(), 3);
+        assert!(m.iterations >= 1);
+        assert!(m.loop_overhead_ns >= 0.0 && m.clock_overhead_ns >= 0.0);
+        let l = m.latency;
+        assert!(l.min <= l.p50 && l.p50 <= l.p99 && l.p99 <= l.max);
+        assert_eq!(m.verified_round_trips, 8);
+    }
+
+    #[test]
+    fn stale_echo_is_caught() {
+        let err = measure(&mut Stale(Vec::new()), 64, false, &tiny_budget()).unwrap_err();
+        assert!(matches!(err, ChannelError::Corrupt { .. }), "{err}");
+        let err = measure(&mut Stale(Vec::new()), 1, true, &tiny_budget()).unwrap_err();
+        assert!(matches!(err, ChannelError::Corrupt { .. }), "{err}");
+    }
+
+    #[test]
+    fn pattern_differs_between_messages() {
+        let (mut a, mut b) = (vec![0u8; 300], vec![0u8; 300]);
+        fill_pattern(&mut a, 7);
+        fill_pattern(&mut b, 8);
+        assert_ne!(a[..8], b[..8]);
+        assert_ne!(a[8..], b[8..]);
+    }
+}

@@ -1,0 +1,63 @@
+//! Where each side runs: CPU pinning and the real-time policy.
+
+use crate::sys::sched;
+use std::io;
+
+/// Placement of one side of a measurement.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SidePlacement {
+    /// CPU to pin to; `None` leaves the scheduler free.
+    pub cpu: Option<usize>,
+    /// SCHED_FIFO priority; `None` keeps SCHED_OTHER.
+    pub rt_priority: Option<i32>,
+}
+
+impl SidePlacement {
+    /// Applies this placement to the calling thread.
+    pub fn apply(&self) -> io::Result<()> {
+        if let Some(cpu) = self.cpu {
+            sched::pin_to_cpu(cpu)
+                .map_err(|e| io::Error::new(e.kind(), format!("pin to CPU {cpu}: {e}")))?;
+        }
+        if let Some(prio) = self.rt_priority {
+            sched::set_fifo(prio).map_err(|e| {
+                io::Error::new(e.kind(), format!("SCHED_FIFO priority {prio}: {e}"))
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Restores the calling thread's CPU set and policy when dropped.
+pub struct PlacementGuard {
+    cpus: Vec<usize>,
+    was_rt: bool,
+}
+
+impl PlacementGuard {
+    /// Applies `p` to the calling thread and remembers how to undo it.
+    pub fn apply(p: &SidePlacement) -> io::Result<PlacementGuard> {
+        let guard = PlacementGuard {
+            cpus: sched::allowed_cpus()?,
+            was_rt: p.rt_priority.is_some(),
+        };
+        p.apply()?;
+        Ok(guard)
+    }
+}
+
+impl Drop for PlacementGuard {
+    fn drop(&mut self) {
+        if self.was_rt {
+            let _ = sched::set_normal();
+        }
+        let _ = sched::set_allowed_cpus(&self.cpus);
+    }
+}
+
+/// Checks that SCHED_FIFO at `priority` is permitted, by trying it on the
+/// calling thread and switching back at once.
+pub fn probe_rt(priority: i32) -> io::Result<()> {
+    sched::set_fifo(priority)?;
+    sched::set_normal()
+}

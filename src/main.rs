@@ -1,0 +1,12 @@
+//! ipcmark: what communication, synchronisation and scheduling cost on Linux.
+
+mod cli;
+mod engine;
+mod mechanisms;
+mod output;
+mod stats;
+mod sys;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
+}

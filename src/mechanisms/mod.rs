@@ -1,0 +1,65 @@
+//! The mechanisms: one file each, one line each in [`REGISTRY`].
+//!
+//! Everything user-facing about mechanisms (`ipcmark list`, argument
+//! validation, docs tables, conformance tests) is derived from the registry.
+
+mod common;
+mod pipe;
+mod pipe_self;
+mod unix_stream;
+
+use crate::engine::channel::Mechanism;
+
+/// Every mechanism, in the order runs and tables show them.
+pub static REGISTRY: &[&dyn Mechanism] = &[
+    &pipe::Pipe,
+    &pipe_self::PipeSelf,
+    &unix_stream::UnixStreamPair,
+];
+
+/// Finds a mechanism by id.
+pub fn find(id: &str) -> Option<&'static dyn Mechanism> {
+    REGISTRY.iter().copied().find(|m| m.info().id == id)
+}
+
+/// All ids, in registry order.
+pub fn ids() -> Vec<&'static str> {
+    REGISTRY.iter().map(|m| m.info().id).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn ids_are_unique_and_well_formed() {
+        let mut seen = HashSet::new();
+        for m in REGISTRY {
+            let info = m.info();
+            assert!(seen.insert(info.id), "duplicate id {}", info.id);
+            assert!(
+                !info.id.is_empty()
+                    && info
+                        .id
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                "bad id {:?}",
+                info.id
+            );
+            assert!(
+                !info.summary.is_empty() && !info.summary.ends_with('.'),
+                "summary of {}",
+                info.id
+            );
+        }
+    }
+
+    #[test]
+    fn find_matches_registry() {
+        for id in ids() {
+            assert_eq!(find(id).map(|m| m.info().id), Some(id));
+        }
+        assert!(find("no-such-mechanism").is_none());
+    }
+}

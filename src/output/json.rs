@@ -1,0 +1,220 @@
+//! The versioned JSON report (documented in docs/json-schema.md and
+//! docs/schema/run.schema.json).
+
+use crate::engine::environment::Environment;
+use crate::engine::pingpong::Budget;
+use crate::engine::runner::{FigureResult, Outcome};
+use serde::Serialize;
+use std::io::Write;
+use std::path::Path;
+
+/// Identifies the layout of the report; bumped on any incompatible change.
+pub const SCHEMA: &str = "ipcmark.run/1";
+
+/// A whole run.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    /// [`SCHEMA`].
+    pub schema: &'static str,
+    /// Version of ipcmark that wrote it.
+    pub ipcmark_version: &'static str,
+    /// RFC 3339 time the run started.
+    pub started_at: String,
+    /// RFC 3339 time the run ended; null while it is still going.
+    pub finished_at: Option<String>,
+    /// Whether every planned figure was attempted (false for a partial file).
+    pub complete: bool,
+    /// The arguments, program name first.
+    pub command_line: Vec<String>,
+    /// The machine.
+    pub environment: Environment,
+    /// The settings that applied to every result.
+    pub settings: Settings,
+    /// One object per mechanism × size.
+    pub results: Vec<ResultRecord>,
+}
+
+/// Run-wide settings.
+#[derive(Debug, Clone, Serialize)]
+pub struct Settings {
+    /// Requested payload sizes, bytes.
+    pub sizes: Vec<usize>,
+    /// Client CPU (null: not pinned).
+    pub client_cpu: Option<usize>,
+    /// Server CPU (null: not pinned).
+    pub server_cpu: Option<usize>,
+    /// SCHED_FIFO priority of both sides, null for SCHED_OTHER.
+    pub rt_priority: Option<i32>,
+    /// "process" or "thread".
+    pub peer: crate::engine::peer::PeerKind,
+    /// Whether --quick was given.
+    pub quick: bool,
+    /// Phase durations (ms) and counts.
+    pub budget: Budget,
+    /// A remark on the placement, e.g. a one-CPU machine.
+    pub placement_note: Option<String>,
+}
+
+/// One mechanism at one size.
+#[derive(Debug, Serialize)]
+pub struct ResultRecord {
+    /// Mechanism id.
+    pub benchmark: &'static str,
+    /// Measurement mode.
+    pub mode: &'static str,
+    /// Payload bytes per message.
+    pub size_bytes: usize,
+    /// "ok", "skipped" or "failed".
+    pub status: &'static str,
+    /// Why it was skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Why it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// CPUs the client and the server reported running on.
+    pub cpus: Vec<usize>,
+    /// A fact about the channel (e.g. the file system of a FIFO).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Round trips per sample.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<u64>,
+    /// One-way time of each sample, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples_ns: Option<Vec<f64>>,
+    /// One-way latency statistics, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_ns: Option<Latency>,
+    /// Loop overhead subtracted from every one-way figure, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loop_overhead_ns: Option<f64>,
+    /// Clock-read cost subtracted from each individually timed round trip, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_overhead_ns: Option<f64>,
+    /// Round trips individually timed for the percentiles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timed_round_trips: Option<u64>,
+    /// Round trips whose whole content was compared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verified_round_trips: Option<u64>,
+    /// size_bytes / median one-way time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throughput_bytes_per_s: Option<f64>,
+}
+
+/// One-way latency: median/mean/stddev over samples, the rest over
+/// individually timed round trips.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Latency {
+    /// Median of the samples.
+    pub median: f64,
+    /// Mean of the samples.
+    pub mean: f64,
+    /// Standard deviation of the samples.
+    pub stddev: f64,
+    /// Smallest individual one-way time.
+    pub min: f64,
+    /// Largest individual one-way time.
+    pub max: f64,
+    /// Percentiles of individual one-way times.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+}
+
+impl ResultRecord {
+    /// Converts an engine result.
+    pub fn from_figure(f: &FigureResult) -> ResultRecord {
+        let mut r = ResultRecord {
+            benchmark: f.mechanism,
+            mode: "pingpong",
+            size_bytes: f.size,
+            status: "ok",
+            reason: None,
+            error: None,
+            cpus: f.cpus.clone(),
+            note: f.note.clone(),
+            iterations: None,
+            samples_ns: None,
+            latency_ns: None,
+            loop_overhead_ns: None,
+            clock_overhead_ns: None,
+            timed_round_trips: None,
+            verified_round_trips: None,
+            throughput_bytes_per_s: None,
+        };
+        match &f.outcome {
+            Outcome::Skipped(why) => {
+                r.status = "skipped";
+                r.reason = Some(why.clone());
+            }
+            Outcome::Failed(why) => {
+                r.status = "failed";
+                r.error = Some(why.clone());
+            }
+            Outcome::Ok(m) => {
+                let s = m.summary;
+                let l = m.latency;
+                r.iterations = Some(m.iterations);
+                r.samples_ns = Some(m.samples_ns.clone());
+                r.latency_ns = Some(Latency {
+                    median: s.median,
+                    mean: s.mean,
+                    stddev: s.stddev,
+                    min: l.min as f64,
+                    max: l.max as f64,
+                    p50: l.p50 as f64,
+                    p90: l.p90 as f64,
+                    p99: l.p99 as f64,
+                    p999: l.p999 as f64,
+                });
+                r.loop_overhead_ns = Some(m.loop_overhead_ns);
+                r.clock_overhead_ns = Some(m.clock_overhead_ns);
+                r.timed_round_trips = Some(l.count);
+                r.verified_round_trips = Some(m.verified_round_trips);
+                r.throughput_bytes_per_s =
+                    (s.median > 0.0).then(|| f.size as f64 / (s.median * 1e-9));
+            }
+        }
+        r
+    }
+}
+
+/// Writes `report` to `path` atomically: a temporary file beside it, then rename,
+/// so a reader never sees half a file and an interrupted run keeps the last
+/// complete one.
+pub fn write_atomic(path: &Path, report: &Report) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile_in(dir, path)?;
+    let result = (|| {
+        serde_json::to_writer_pretty(&mut tmp.1, report)?;
+        tmp.1.write_all(b"\n")?;
+        tmp.1.sync_all()?;
+        std::fs::rename(&tmp.0, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp.0);
+    }
+    result
+}
+
+fn tempfile_in(dir: &Path, target: &Path) -> std::io::Result<(std::path::PathBuf, std::fs::File)> {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)?;
+    Ok((tmp, file))
+}

@@ -1,0 +1,6 @@
+//! Output: the JSON report, the terminal table and progress. Reads results,
+//! never measures.
+
+pub mod json;
+pub mod progress;
+pub mod table;

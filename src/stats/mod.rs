@@ -1,0 +1,184 @@
+//! Statistics over measured values. Pure functions: no I/O, no clocks, no
+//! knowledge of mechanisms or of how the values were obtained.
+
+use hdrhistogram::Histogram;
+
+/// Location and spread of a set of samples.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Summary {
+    /// Median (mean of the two middle values for an even count).
+    pub median: f64,
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Sample standard deviation (n − 1); 0 for a single value.
+    pub stddev: f64,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+}
+
+impl Summary {
+    /// Summarises `values`; `None` if there are none or any is not finite.
+    pub fn of(values: &[f64]) -> Option<Summary> {
+        if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len() as f64;
+        let mean = sorted.iter().sum::<f64>() / n;
+        let var = if sorted.len() > 1 {
+            sorted.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)
+        } else {
+            0.0
+        };
+        Some(Summary {
+            median: quantile_sorted(&sorted, 0.5),
+            mean,
+            stddev: var.sqrt(),
+            min: sorted[0],
+            max: sorted[sorted.len() - 1],
+        })
+    }
+
+    /// Spread relative to the median: (max − min) / median.
+    pub fn relative_range(&self) -> f64 {
+        if self.median > 0.0 {
+            (self.max - self.min) / self.median
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The `q`-quantile (0..=1) of sorted values, interpolating linearly.
+pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
+    assert!(!sorted.is_empty(), "quantile of no values");
+    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+/// Median of unsorted values.
+pub fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    quantile_sorted(&v, 0.5)
+}
+
+/// A distribution of individual latencies in nanoseconds (HDR histogram,
+/// 3 significant digits: every value is kept within 0.1%).
+pub struct LatencyHistogram(Histogram<u64>);
+
+/// Percentiles of a [`LatencyHistogram`].
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Percentiles {
+    /// Number of values recorded.
+    pub count: u64,
+    /// Smallest value.
+    pub min: u64,
+    /// 50th percentile.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Largest value.
+    pub max: u64,
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LatencyHistogram {
+    /// Largest value kept exactly: one hour in ns; longer values are clamped.
+    pub const MAX_NS: u64 = 3_600_000_000_000;
+
+    /// An empty histogram covering 1 ns to [`Self::MAX_NS`].
+    pub fn new() -> Self {
+        LatencyHistogram(
+            Histogram::new_with_bounds(1, Self::MAX_NS, 3).expect("static bounds are valid"),
+        )
+    }
+
+    /// Records one value (clamped to [`Self::MAX_NS`]).
+    pub fn record(&mut self, ns: u64) {
+        self.0.saturating_record(ns);
+    }
+
+    /// Percentiles, or `None` if nothing was recorded.
+    pub fn percentiles(&self) -> Option<Percentiles> {
+        let h = &self.0;
+        if h.is_empty() {
+            return None;
+        }
+        Some(Percentiles {
+            count: h.len(),
+            min: h.min(),
+            p50: h.value_at_quantile(0.50),
+            p90: h.value_at_quantile(0.90),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_of_known_values() {
+        let s = Summary::of(&[4.0, 1.0, 3.0, 2.0]).unwrap();
+        assert_eq!(s.median, 2.5);
+        assert_eq!(s.mean, 2.5);
+        assert_eq!(s.min, 1.0);
+        assert_eq!(s.max, 4.0);
+        assert!((s.stddev - 1.290_994_4).abs() < 1e-6);
+        assert!((s.relative_range() - 1.2).abs() < 1e-12);
+    }
+
+    #[test]
+    fn summary_rejects_empty_and_nan() {
+        assert!(Summary::of(&[]).is_none());
+        assert!(Summary::of(&[1.0, f64::NAN]).is_none());
+    }
+
+    #[test]
+    fn quantiles_interpolate() {
+        let v = [10.0, 20.0, 30.0, 40.0, 50.0];
+        assert_eq!(quantile_sorted(&v, 0.0), 10.0);
+        assert_eq!(quantile_sorted(&v, 0.5), 30.0);
+        assert_eq!(quantile_sorted(&v, 0.875), 45.0);
+        assert_eq!(quantile_sorted(&v, 1.0), 50.0);
+    }
+
+    #[test]
+    fn histogram_percentiles_are_ordered_and_close() {
+        let mut h = LatencyHistogram::new();
+        for v in 1..=10_000u64 {
+            h.record(v * 1000);
+        }
+        let p = h.percentiles().unwrap();
+        assert_eq!(p.count, 10_000);
+        assert_eq!(p.min, 1000);
+        assert!(
+            p.min <= p.p50
+                && p.p50 <= p.p90
+                && p.p90 <= p.p99
+                && p.p99 <= p.p999
+                && p.p999 <= p.max
+        );
+        assert!((p.p50 as f64 - 5e6).abs() / 5e6 < 0.002);
+        assert!((p.p99 as f64 - 9.9e6).abs() / 9.9e6 < 0.002);
+        assert!(LatencyHistogram::new().percentiles().is_none());
+    }
+}

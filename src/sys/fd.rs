@@ -1,0 +1,43 @@
+//! File-descriptor controls std does not expose.
+
+use super::cvt;
+use std::io;
+use std::os::fd::AsRawFd;
+
+/// Sets a pipe's capacity (rounded up by the kernel to a power-of-two pages);
+/// returns the capacity granted.
+pub fn set_pipe_capacity(fd: &impl AsRawFd, bytes: usize) -> io::Result<usize> {
+    // SAFETY: fcntl on a descriptor we own, integer argument.
+    cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, bytes as libc::c_int) })
+        .map(|n| n as usize)
+}
+
+/// Creates a FIFO at `path` with mode 0600.
+pub fn mkfifo(path: &std::path::Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains NUL"))?;
+    // SAFETY: valid C string.
+    cvt(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }).map(|_| ())
+}
+
+/// Name of the file system type holding `path` (ext4, tmpfs, …), from statfs.
+pub fn fs_type(path: &std::path::Path) -> io::Result<&'static str> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains NUL"))?;
+    // SAFETY: statfs is plain data filled by the kernel.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: valid C string and out-pointer.
+    cvt(unsafe { libc::statfs(c.as_ptr(), &mut st) })?;
+    Ok(match st.f_type as i64 {
+        0xEF53 => "ext4",
+        0x0102_1994 => "tmpfs",
+        0x5846_5342 => "xfs",
+        0x9123_683E => "btrfs",
+        0x794C_7630 => "overlayfs",
+        0x6969 => "nfs",
+        0x0102_1997 => "9p",
+        _ => "other",
+    })
+}

@@ -1,0 +1,116 @@
+//! Shared anonymous memory: visible to a forked child and to threads alike.
+
+use std::io;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, AtomicU64};
+
+/// A `MAP_SHARED | MAP_ANONYMOUS` mapping, unmapped on drop.
+///
+/// Because it has no name it can never outlive the processes that map it, so a
+/// killed run leaves nothing behind. Access is through bounds-checked atomics
+/// and byte copies; the two sides order their copies with those atomics.
+pub struct SharedMapping {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the mapping is plain memory reached only through atomics and
+// explicit copies, exactly as two processes sharing it would reach it.
+unsafe impl Send for SharedMapping {}
+// SAFETY: as above.
+unsafe impl Sync for SharedMapping {}
+
+impl SharedMapping {
+    /// Maps `len` zeroed bytes (rounded up to whole pages by the kernel).
+    pub fn new(len: usize) -> io::Result<Self> {
+        let len = len.max(1);
+        // SAFETY: anonymous mapping with no address hint and no file descriptor.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let ptr = NonNull::new(ptr.cast()).ok_or_else(|| io::Error::other("mmap returned null"))?;
+        Ok(SharedMapping { ptr, len })
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the mapping is empty (never: at least one byte is mapped).
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    fn check(&self, offset: usize, len: usize, align: usize) {
+        assert!(
+            offset % align == 0 && offset.checked_add(len).is_some_and(|end| end <= self.len),
+            "shared mapping access out of bounds or misaligned: offset {offset}, len {len}, size {}",
+            self.len
+        );
+    }
+
+    /// The 32-bit atomic at `offset` (4-byte aligned). Its address is stable
+    /// for the mapping's life, so it can also serve as a futex word.
+    pub fn atomic_u32(&self, offset: usize) -> &AtomicU32 {
+        self.check(offset, 4, 4);
+        // SAFETY: in bounds and aligned (checked); mmap memory is page-aligned;
+        // any bit pattern is a valid AtomicU32; lives as long as &self.
+        unsafe { &*(self.ptr.as_ptr().add(offset) as *const AtomicU32) }
+    }
+
+    /// The 64-bit atomic at `offset` (8-byte aligned).
+    pub fn atomic_u64(&self, offset: usize) -> &AtomicU64 {
+        self.check(offset, 8, 8);
+        // SAFETY: as in atomic_u32.
+        unsafe { &*(self.ptr.as_ptr().add(offset) as *const AtomicU64) }
+    }
+
+    /// Copies `src` into the mapping at `offset`.
+    #[inline]
+    pub fn write_bytes(&self, offset: usize, src: &[u8]) {
+        self.check(offset, src.len(), 1);
+        // SAFETY: destination in bounds (checked); source is a distinct Rust slice.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.as_ptr().add(offset), src.len())
+        };
+    }
+
+    /// Copies from the mapping at `offset` into `dst`.
+    #[inline]
+    pub fn read_bytes(&self, offset: usize, dst: &mut [u8]) {
+        self.check(offset, dst.len(), 1);
+        // SAFETY: source in bounds (checked); destination is a distinct Rust slice.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                self.ptr.as_ptr().add(offset),
+                dst.as_mut_ptr(),
+                dst.len(),
+            )
+        };
+    }
+
+    /// Raw address of `offset`, for system calls that take one (e.g.
+    /// process_vm_writev). Bounds-checked for `len` bytes.
+    pub fn addr(&self, offset: usize, len: usize) -> usize {
+        self.check(offset, len, 1);
+        self.ptr.as_ptr() as usize + offset
+    }
+}
+
+impl Drop for SharedMapping {
+    fn drop(&mut self) {
+        // SAFETY: ptr/len are exactly what mmap returned and were never unmapped.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}

@@ -1,0 +1,155 @@
+//! Signal dispositions, masks and the one-shot interval timer.
+//!
+//! Handlers are installed *without* `SA_RESTART`, so that every blocking call
+//! returns `EINTR` when a stop, watchdog or child signal arrives: the engine
+//! relies on that to never hang (see ENGINEERING.md, pitfall 3).
+
+use super::cvt;
+use std::io;
+
+/// A plain signal handler.
+pub type Handler = extern "C" fn(libc::c_int);
+
+/// Installs `handler` for `sig`, without `SA_RESTART`. `extra_flags` is OR-ed in
+/// (for example `SA_NOCLDSTOP`).
+pub fn install_handler(sig: i32, handler: Handler, extra_flags: i32) -> io::Result<()> {
+    // SAFETY: sigaction is plain data; the handler is an extern "C" fn that only
+    // touches atomics, which is async-signal-safe.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = handler as usize;
+        sa.sa_flags = extra_flags;
+        libc::sigemptyset(&mut sa.sa_mask);
+        cvt(libc::sigaction(sig, &sa, std::ptr::null_mut())).map(|_| ())
+    }
+}
+
+/// Restores the default disposition of `sig`.
+pub fn default_handler(sig: i32) -> io::Result<()> {
+    // SAFETY: as above with SIG_DFL.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = libc::SIG_DFL;
+        libc::sigemptyset(&mut sa.sa_mask);
+        cvt(libc::sigaction(sig, &sa, std::ptr::null_mut())).map(|_| ())
+    }
+}
+
+/// A set of signals.
+#[derive(Clone, Copy)]
+pub struct SigSet(libc::sigset_t);
+
+impl SigSet {
+    /// The empty set.
+    pub fn empty() -> Self {
+        // SAFETY: sigemptyset initialises the zeroed set.
+        unsafe {
+            let mut s: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut s);
+            SigSet(s)
+        }
+    }
+
+    /// The set of these signals.
+    pub fn of(sigs: &[i32]) -> Self {
+        let mut s = Self::empty();
+        for &sig in sigs {
+            s.add(sig);
+        }
+        s
+    }
+
+    /// Adds `sig`.
+    pub fn add(&mut self, sig: i32) {
+        // SAFETY: the set is initialised; an invalid signal number only returns EINVAL.
+        unsafe { libc::sigaddset(&mut self.0, sig) };
+    }
+
+    /// Removes `sig`.
+    pub fn remove(&mut self, sig: i32) {
+        // SAFETY: as in add.
+        unsafe { libc::sigdelset(&mut self.0, sig) };
+    }
+
+    /// The raw set, for the system calls that take one.
+    pub fn raw(&self) -> &libc::sigset_t {
+        &self.0
+    }
+}
+
+/// Changes the calling thread's signal mask; returns the previous mask.
+pub fn thread_mask(how: i32, set: &SigSet) -> io::Result<SigSet> {
+    let mut old = SigSet::empty();
+    // SAFETY: both sets are valid and initialised.
+    let ret = unsafe { libc::pthread_sigmask(how, &set.0, &mut old.0) };
+    if ret != 0 {
+        return Err(io::Error::from_raw_os_error(ret));
+    }
+    Ok(old)
+}
+
+/// Blocks these signals in the calling thread.
+pub fn block(sigs: &[i32]) -> io::Result<SigSet> {
+    thread_mask(libc::SIG_BLOCK, &SigSet::of(sigs))
+}
+
+/// Unblocks these signals in the calling thread.
+pub fn unblock(sigs: &[i32]) -> io::Result<SigSet> {
+    thread_mask(libc::SIG_UNBLOCK, &SigSet::of(sigs))
+}
+
+/// The calling thread's current mask.
+pub fn current_mask() -> io::Result<SigSet> {
+    thread_mask(libc::SIG_BLOCK, &SigSet::empty())
+}
+
+/// Waits for any signal not in `mask` to be handled; always returns (EINTR is
+/// its normal outcome, so it is not reported as an error).
+pub fn suspend(mask: &SigSet) {
+    // SAFETY: mask is a valid initialised set.
+    unsafe { libc::sigsuspend(&mask.0) };
+}
+
+/// Arms (or, with zero, disarms) the process's one-shot `ITIMER_REAL` timer,
+/// which delivers `SIGALRM` once after `ns` nanoseconds.
+pub fn set_alarm_ns(ns: u64) -> io::Result<()> {
+    let tv = libc::timeval {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_usec: ((ns % 1_000_000_000) / 1000) as libc::suseconds_t,
+    };
+    let it = libc::itimerval {
+        it_interval: libc::timeval {
+            tv_sec: 0,
+            tv_usec: 0,
+        },
+        it_value: tv,
+    };
+    // SAFETY: it is a valid itimerval; the old value is not wanted.
+    cvt(unsafe { libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut()) }).map(|_| ())
+}
+
+/// Sends `sig` to one thread of this process.
+pub fn pthread_kill(thread: libc::pthread_t, sig: i32) -> io::Result<()> {
+    // SAFETY: the caller passes the handle of a thread it has not yet joined.
+    let ret = unsafe { libc::pthread_kill(thread, sig) };
+    if ret != 0 {
+        return Err(io::Error::from_raw_os_error(ret));
+    }
+    Ok(())
+}
+
+/// The calling thread's pthread handle.
+pub fn pthread_self() -> libc::pthread_t {
+    // SAFETY: cannot fail.
+    unsafe { libc::pthread_self() }
+}
+
+/// The first real-time signal usable by applications.
+pub fn sigrtmin() -> i32 {
+    libc::SIGRTMIN()
+}
+
+/// The last real-time signal.
+pub fn sigrtmax() -> i32 {
+    libc::SIGRTMAX()
+}
