@@ -1,0 +1,200 @@
+//! A small harness for running the ipcmark binary in tests.
+//!
+//! Every invocation holds one global lock: the tests count processes and
+//! system-wide IPC objects, and the machine has two CPUs, so runs never overlap.
+//! Every child has a deadline, so a hang fails the test instead of stalling it.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Takes the global lock (a poisoned lock from a failed test is still usable).
+pub fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Path of the binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_ipcmark"))
+}
+
+/// A test's private world: a temporary directory used as TMPDIR and for JSON files.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        Sandbox {
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// A command for ipcmark with TMPDIR pointing into the sandbox.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(bin());
+        c.args(args)
+            .env("TMPDIR", self.dir.path())
+            .env_remove("RUST_BACKTRACE")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    /// Runs ipcmark to completion (at most `limit`), returning its output.
+    pub fn run(&self, args: &[&str], limit: Duration) -> Output {
+        let child = self.cmd(args).spawn().expect("spawn ipcmark");
+        wait_with_deadline(child, limit)
+    }
+
+    /// Entries named ipcmark-* left in the sandbox's TMPDIR.
+    pub fn leftover_tmp(&self) -> Vec<String> {
+        std::fs::read_dir(self.dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("ipcmark-"))
+            .collect()
+    }
+}
+
+/// Waits for `child` at most `limit`; kills it and panics past that.
+pub fn wait_with_deadline(mut child: Child, limit: Duration) -> Output {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("try_wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "ipcmark did not finish within {limit:?}\nstdout:\n{}\nstderr:\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Polls `cond` every 20 ms for at most `limit`.
+pub fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    cond()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Reads a JSON report.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    serde_json::from_str(&text).expect("valid JSON")
+}
+
+/// Pid encoded in an ipcmark name (`ipcmark-<pid>-…`, `sem.ipcmark-<pid>-…`).
+fn pid_in_name(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("sem.").unwrap_or(name).strip_prefix("ipcmark-")?;
+    rest.split('-').next()?.parse().ok()
+}
+
+/// Every OS object a run with this pid still owns: /dev/shm entries, System V
+/// objects whose key encodes the pid, and live processes that are its children.
+pub fn objects_of(pid: u32) -> Vec<String> {
+    let mut found = Vec::new();
+    for dir in ["/dev/shm", "/dev/mqueue", "/var/tmp"] {
+        if let Ok(rd) = std::fs::read_dir(dir) {
+            for e in rd.flatten() {
+                let n = e.file_name().to_string_lossy().into_owned();
+                if pid_in_name(&n) == Some(pid) {
+                    found.push(format!("{dir}/{n}"));
+                }
+            }
+        }
+    }
+    for kind in ["msg", "sem", "shm"] {
+        let text = std::fs::read_to_string(format!("/proc/sysvipc/{kind}")).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let Some(key) = line.split_whitespace().next().and_then(|k| k.parse::<i64>().ok()) else {
+                continue;
+            };
+            let key = key as i32;
+            if (key >> 24) == 0x69 && ((key >> 2) & 0x3F_FFFF) as u32 == pid {
+                found.push(format!("sysv {kind} key {key:#x}"));
+            }
+        }
+    }
+    found.extend(children_of(pid).into_iter().map(|c| format!("child process {c}")));
+    found
+}
+
+/// Live processes whose parent is `pid`, or that are orphans still running
+/// our binary (a child whose parent was killed).
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir("/proc") else { return out };
+    for e in rd.flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else { continue };
+        // Fields after the command name in parentheses: state, ppid, …
+        let Some(after) = stat.rsplit_once(')').map(|(_, a)| a) else { continue };
+        let mut f = after.split_whitespace();
+        let state = f.next().unwrap_or("");
+        let ppid: u32 = f.next().and_then(|x| x.parse().ok()).unwrap_or(0);
+        if state == "Z" {
+            continue;
+        }
+        if ppid == pid {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Live processes running the ipcmark binary (after a test's runs end, none should).
+pub fn ipcmark_processes() -> Vec<u32> {
+    let me = bin().canonicalize().unwrap_or_else(|_| bin());
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir("/proc") else { return out };
+    for e in rd.flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        if std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|exe| exe == me) {
+            let zombie = std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|s| s.rsplit_once(')').map(|(_, a)| a.trim_start().starts_with('Z')))
+                .unwrap_or(false);
+            if !zombie {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Sends a signal to a process.
+pub fn signal(pid: u32, sig: i32) {
+    // SAFETY: plain kill(2) on a pid this test spawned.
+    unsafe { libc::kill(pid as i32, sig) };
+}
