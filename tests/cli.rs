@@ -26,7 +26,10 @@ fn mechanism_ids() -> Vec<String> {
         .lines()
         .skip(1)
         .filter_map(|l| l.split_whitespace().next())
-        .filter(|w| w.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'))
+        .filter(|w| {
+            w.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        })
         .map(String::from)
         .collect()
 }
@@ -39,15 +42,33 @@ fn results(report: &Value) -> &Vec<Value> {
 fn assert_consistent(r: &Value) {
     let name = format!("{} {}", r["benchmark"], r["size_bytes"]);
     let l = &r["latency_ns"];
-    let f = |k: &str| l[k].as_f64().unwrap_or_else(|| panic!("{name}: latency_ns.{k}"));
+    let f = |k: &str| {
+        l[k].as_f64()
+            .unwrap_or_else(|| panic!("{name}: latency_ns.{k}"))
+    };
     assert!(f("min") <= f("p50"), "{name}: min > p50 in {l}");
-    assert!(f("p50") <= f("p90") && f("p90") <= f("p99"), "{name}: percentiles out of order in {l}");
-    assert!(f("p99") <= f("p999") && f("p999") <= f("max"), "{name}: p999 > max in {l}");
+    assert!(
+        f("p50") <= f("p90") && f("p90") <= f("p99"),
+        "{name}: percentiles out of order in {l}"
+    );
+    assert!(
+        f("p99") <= f("p999") && f("p999") <= f("max"),
+        "{name}: p999 > max in {l}"
+    );
     assert!(f("median") >= 0.0 && f("stddev") >= 0.0, "{name}");
-    assert!(r["loop_overhead_ns"].as_f64().unwrap() >= 0.0, "{name}: negative overhead");
-    assert!(r["clock_overhead_ns"].as_f64().unwrap() >= 0.0, "{name}: negative clock overhead");
+    assert!(
+        r["loop_overhead_ns"].as_f64().unwrap() >= 0.0,
+        "{name}: negative overhead"
+    );
+    assert!(
+        r["clock_overhead_ns"].as_f64().unwrap() >= 0.0,
+        "{name}: negative clock overhead"
+    );
     assert!(r["iterations"].as_u64().unwrap() >= 1, "{name}");
-    assert!(r["verified_round_trips"].as_u64().unwrap() > 0, "{name}: content never verified");
+    assert!(
+        r["verified_round_trips"].as_u64().unwrap() > 0,
+        "{name}: content never verified"
+    );
     assert!(r["timed_round_trips"].as_u64().unwrap() >= 1, "{name}");
     let samples = r["samples_ns"].as_array().unwrap();
     assert_eq!(samples.len(), 2, "{name}: sample count");
@@ -56,7 +77,10 @@ fn assert_consistent(r: &Value) {
         .iter()
         .map(|s| s.as_f64().unwrap())
         .fold((f64::MAX, f64::MIN), |(a, b), s| (a.min(s), b.max(s)));
-    assert!(lo <= median && median <= hi, "{name}: median outside its samples");
+    assert!(
+        lo <= median && median <= hi,
+        "{name}: median outside its samples"
+    );
 }
 
 fn run_matrix(peer: &str, sizes: &str) {
@@ -64,27 +88,58 @@ fn run_matrix(peer: &str, sizes: &str) {
     let sb = Sandbox::new();
     let json = sb.path("matrix.json");
     let out = sb.run(
-        &args(SHORT, &["run", "--peer", peer, "--sizes", sizes, "--json", json.to_str().unwrap()]),
+        &args(
+            SHORT,
+            &[
+                "run",
+                "--peer",
+                peer,
+                "--sizes",
+                sizes,
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
         Duration::from_secs(240),
     );
-    assert!(out.status.success(), "exit {:?}\n{}\n{}", out.status, stdout(&out), stderr(&out));
+    assert!(
+        out.status.success(),
+        "exit {:?}\n{}\n{}",
+        out.status,
+        stdout(&out),
+        stderr(&out)
+    );
     let report = read_json(&json);
     assert_eq!(report["complete"], true);
     let ids = mechanism_ids();
     assert!(ids.len() >= 3, "list shows mechanisms: {ids:?}");
     for id in &ids {
-        let rows: Vec<&Value> = results(&report).iter().filter(|r| r["benchmark"] == id.as_str()).collect();
+        let rows: Vec<&Value> = results(&report)
+            .iter()
+            .filter(|r| r["benchmark"] == id.as_str())
+            .collect();
         assert!(!rows.is_empty(), "{id} produced no result");
         for r in rows {
             match r["status"].as_str().unwrap() {
                 "ok" => assert_consistent(r),
-                "skipped" => assert!(!r["reason"].as_str().unwrap().is_empty(), "{id}: skipped without reason"),
+                "skipped" => assert!(
+                    !r["reason"].as_str().unwrap().is_empty(),
+                    "{id}: skipped without reason"
+                ),
                 other => panic!("{id} {}: status {other}: {}", r["size_bytes"], r["error"]),
             }
         }
     }
-    assert!(sb.leftover_tmp().is_empty(), "left in TMPDIR: {:?}", sb.leftover_tmp());
-    assert!(ipcmark_processes().is_empty(), "processes left: {:?}", ipcmark_processes());
+    assert!(
+        sb.leftover_tmp().is_empty(),
+        "left in TMPDIR: {:?}",
+        sb.leftover_tmp()
+    );
+    assert!(
+        ipcmark_processes().is_empty(),
+        "processes left: {:?}",
+        ipcmark_processes()
+    );
 }
 
 #[test]
@@ -104,28 +159,64 @@ fn json_report_validates_against_documented_schema() {
     let json = sb.path("r.json");
     // pipe-self at 16M is skipped (beyond fs.pipe-max-size), so both statuses appear.
     let out = sb.run(
-        &args(SHORT, &["run", "pipe", "pipe-self", "--sizes", "64,16M", "--json", json.to_str().unwrap()]),
+        &args(
+            SHORT,
+            &[
+                "run",
+                "pipe",
+                "pipe-self",
+                "--sizes",
+                "64,16M",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
         Duration::from_secs(60),
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string("docs/schema/run.schema.json").unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string("docs/schema/run.schema.json").unwrap())
+            .unwrap();
     let validator = jsonschema::validator_for(&schema).expect("schema compiles");
     let report = read_json(&json);
-    let errors: Vec<String> = validator.iter_errors(&report).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
-    let statuses: Vec<&str> = results(&report).iter().map(|r| r["status"].as_str().unwrap()).collect();
-    assert!(statuses.contains(&"ok") && statuses.contains(&"skipped"), "{statuses:?}");
+    let statuses: Vec<&str> = results(&report)
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert!(
+        statuses.contains(&"ok") && statuses.contains(&"skipped"),
+        "{statuses:?}"
+    );
 
     // A failed result validates too.
     let out = sb.run(
-        &args(SHORT, &["run", "pipe", "--sizes", "64", "--fault", "corrupt", "--json", json.to_str().unwrap()]),
+        &args(
+            SHORT,
+            &[
+                "run",
+                "pipe",
+                "--sizes",
+                "64",
+                "--fault",
+                "corrupt",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
         Duration::from_secs(30),
     );
     assert_eq!(out.status.code(), Some(1));
     let report = read_json(&json);
     assert_eq!(results(&report)[0]["status"], "failed");
-    let errors: Vec<String> = validator.iter_errors(&report).map(|e| e.to_string()).collect();
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| e.to_string())
+        .collect();
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
 }
 
@@ -137,14 +228,30 @@ fn corrupting_channel_is_caught_in_timed_loop_and_in_content_check() {
     // At 1 byte the flipped byte is the sequence number; at 4K it is payload
     // only the content check sees.
     let out = sb.run(
-        &args(SHORT, &["run", "pipe", "unix-stream", "--sizes", "1,4K", "--fault", "corrupt", "--json", json.to_str().unwrap()]),
+        &args(
+            SHORT,
+            &[
+                "run",
+                "pipe",
+                "unix-stream",
+                "--sizes",
+                "1,4K",
+                "--fault",
+                "corrupt",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
         Duration::from_secs(60),
     );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     for r in results(&read_json(&json)) {
         assert_eq!(r["status"], "failed", "{r}");
         assert!(r["error"].as_str().unwrap().contains("corrupted"), "{r}");
-        assert!(r.get("latency_ns").is_none(), "a corrupt channel produced a figure: {r}");
+        assert!(
+            r.get("latency_ns").is_none(),
+            "a corrupt channel produced a figure: {r}"
+        );
     }
     assert!(stdout(&out).contains("FAILED"), "table shows the failure");
 }
@@ -155,7 +262,22 @@ fn dead_peer_fails_the_figure_and_the_run_goes_on() {
     let sb = Sandbox::new();
     let json = sb.path("d.json");
     let out = sb.run(
-        &args(SHORT, &["run", "pipe", "unix-stream", "--sizes", "64", "--fault", "die", "--timeout", "2s", "--json", json.to_str().unwrap()]),
+        &args(
+            SHORT,
+            &[
+                "run",
+                "pipe",
+                "unix-stream",
+                "--sizes",
+                "64",
+                "--fault",
+                "die",
+                "--timeout",
+                "2s",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
         Duration::from_secs(30),
     );
     assert_eq!(out.status.code(), Some(1));
@@ -175,13 +297,30 @@ fn silent_peer_times_out() {
     let sb = Sandbox::new();
     let json = sb.path("h.json");
     let out = sb.run(
-        &args(SHORT, &["run", "pipe", "--sizes", "64", "--fault", "hang", "--timeout", "500ms", "--json", json.to_str().unwrap()]),
+        &args(
+            SHORT,
+            &[
+                "run",
+                "pipe",
+                "--sizes",
+                "64",
+                "--fault",
+                "hang",
+                "--timeout",
+                "500ms",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
         Duration::from_secs(30),
     );
     assert_eq!(out.status.code(), Some(1));
     let report = read_json(&json);
     let r = &results(&report)[0];
-    assert!(r["error"].as_str().unwrap().contains("did not answer"), "{r}");
+    assert!(
+        r["error"].as_str().unwrap().contains("did not answer"),
+        "{r}"
+    );
     assert!(ipcmark_processes().is_empty());
 }
 
@@ -196,9 +335,17 @@ fn nothing_is_left_after_runs_that_succeed_or_fail() {
         let pid = child.id();
         let out = wait_with_deadline(child, Duration::from_secs(120));
         assert!(out.status.code().is_some(), "{}", stderr(&out));
-        assert!(objects_of(pid).is_empty(), "left behind by {extra:?}: {:?}", objects_of(pid));
+        assert!(
+            objects_of(pid).is_empty(),
+            "left behind by {extra:?}: {:?}",
+            objects_of(pid)
+        );
         assert!(sb.leftover_tmp().is_empty(), "{:?}", sb.leftover_tmp());
-        assert!(ipcmark_processes().is_empty(), "processes left: {:?}", ipcmark_processes());
+        assert!(
+            ipcmark_processes().is_empty(),
+            "processes left: {:?}",
+            ipcmark_processes()
+        );
     }
 }
 
@@ -210,11 +357,26 @@ fn sigint_and_sigterm_release_everything_and_keep_partial_results() {
         let json = sb.path("i.json");
         // Long samples so the signal lands mid-measurement.
         let child = sb
-            .cmd(&["run", "pipe", "sysv-msg", "fifo", "shm-sysv-sem", "--sizes", "64", "--sample-time", "200ms", "--json", json.to_str().unwrap()])
+            .cmd(&[
+                "run",
+                "pipe",
+                "sysv-msg",
+                "fifo",
+                "shm-sysv-sem",
+                "--sizes",
+                "64",
+                "--sample-time",
+                "200ms",
+                "--json",
+                json.to_str().unwrap(),
+            ])
             .spawn()
             .unwrap();
         let pid = child.id();
-        assert!(eventually(Duration::from_secs(10), || json.exists()), "no partial JSON after the first mechanism");
+        assert!(
+            eventually(Duration::from_secs(10), || json.exists()),
+            "no partial JSON after the first mechanism"
+        );
         signal(pid, sig);
         let out = wait_with_deadline(child, Duration::from_secs(20));
         assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
@@ -222,7 +384,11 @@ fn sigint_and_sigterm_release_everything_and_keep_partial_results() {
         let report = read_json(&json);
         assert_eq!(report["complete"], false);
         assert!(!results(&report).is_empty(), "partial results were kept");
-        assert!(objects_of(pid).is_empty(), "left behind: {:?}", objects_of(pid));
+        assert!(
+            objects_of(pid).is_empty(),
+            "left behind: {:?}",
+            objects_of(pid)
+        );
         assert!(sb.leftover_tmp().is_empty(), "{:?}", sb.leftover_tmp());
         assert!(eventually(Duration::from_secs(3), || ipcmark_processes().is_empty()));
     }
@@ -234,7 +400,10 @@ fn kill_9_then_clean_removes_what_was_left() {
     let sb = Sandbox::new();
     // sysv-msg keeps its queue for the whole figure, fifo its directory.
     for mech in ["sysv-msg", "fifo"] {
-        let child = sb.cmd(&["run", mech, "--sizes", "64", "--sample-time", "500ms"]).spawn().unwrap();
+        let child = sb
+            .cmd(&["run", mech, "--sizes", "64", "--sample-time", "500ms"])
+            .spawn()
+            .unwrap();
         let pid = child.id();
         let present = eventually(Duration::from_secs(10), || {
             !objects_of(pid).iter().all(|o| o.starts_with("child")) || !sb.leftover_tmp().is_empty()
@@ -243,12 +412,23 @@ fn kill_9_then_clean_removes_what_was_left() {
         signal(pid, libc::SIGKILL);
         let _ = wait_with_deadline(child, Duration::from_secs(10));
         // The echo server dies with its parent (PR_SET_PDEATHSIG).
-        assert!(eventually(Duration::from_secs(3), || ipcmark_processes().is_empty()), "orphaned server");
+        assert!(
+            eventually(Duration::from_secs(3), || ipcmark_processes().is_empty()),
+            "orphaned server"
+        );
         let out = sb.run(&["clean"], Duration::from_secs(10));
         assert!(out.status.success(), "{}", stderr(&out));
         assert!(stdout(&out).contains("removed"), "{}", stdout(&out));
-        assert!(objects_of(pid).is_empty(), "{mech}: still there after clean: {:?}", objects_of(pid));
-        assert!(sb.leftover_tmp().is_empty(), "{mech}: {:?}", sb.leftover_tmp());
+        assert!(
+            objects_of(pid).is_empty(),
+            "{mech}: still there after clean: {:?}",
+            objects_of(pid)
+        );
+        assert!(
+            sb.leftover_tmp().is_empty(),
+            "{mech}: {:?}",
+            sb.leftover_tmp()
+        );
     }
 }
 
@@ -259,18 +439,39 @@ fn bad_input_exits_2_with_one_clear_line_and_writes_nothing() {
     let json = sb.path("never.json");
     let j = json.to_str().unwrap();
     let cases: &[(&[&str], &str)] = &[
-        (&["run", "no-such-thing", "--json", j], "unknown mechanism 'no-such-thing'"),
-        (&["run", "--sizes", "12Q", "--json", j], "invalid size '12Q'"),
-        (&["run", "--sizes", "0", "--json", j], "size '0' is out of range"),
-        (&["run", "--sizes", "17M", "--json", j], "size '17M' is out of range"),
+        (
+            &["run", "no-such-thing", "--json", j],
+            "unknown mechanism 'no-such-thing'",
+        ),
+        (
+            &["run", "--sizes", "12Q", "--json", j],
+            "invalid size '12Q'",
+        ),
+        (
+            &["run", "--sizes", "0", "--json", j],
+            "size '0' is out of range",
+        ),
+        (
+            &["run", "--sizes", "17M", "--json", j],
+            "size '17M' is out of range",
+        ),
         (&["run", "--sizes", "1,,2", "--json", j], "empty entry"),
-        (&["run", "--cpus", "999", "--json", j], "CPU 999 does not exist"),
+        (
+            &["run", "--cpus", "999", "--json", j],
+            "CPU 999 does not exist",
+        ),
         (&["run", "--cpus", "0,x", "--json", j], "invalid CPU 'x'"),
         (&["run", "--rt", "150", "--json", j], "150"),
         (&["run", "--rt", "0", "--json", j], "0"),
-        (&["run", "--timeout", "5", "--json", j], "invalid duration '5'"),
+        (
+            &["run", "--timeout", "5", "--json", j],
+            "invalid duration '5'",
+        ),
         (&["run", "--peer", "fiber", "--json", j], "fiber"),
-        (&["run", "--json", "/no/such/dir/out.json"], "does not exist"),
+        (
+            &["run", "--json", "/no/such/dir/out.json"],
+            "does not exist",
+        ),
         (&["run", "--bogus"], "--bogus"),
         (&["frobnicate"], "frobnicate"),
     ];
@@ -278,10 +479,17 @@ fn bad_input_exits_2_with_one_clear_line_and_writes_nothing() {
         let out = sb.run(argv, Duration::from_secs(10));
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{argv:?}: {err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{argv:?}: not one line:\n{err}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{argv:?}: not one line:\n{err}"
+        );
         assert!(err.contains(needle), "{argv:?}: {err:?} lacks {needle:?}");
         assert!(err.starts_with("ipcmark: "), "{argv:?}: {err}");
-        assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("backtrace"),
+            "{err}"
+        );
         assert!(stdout(&out).is_empty(), "{argv:?} printed to stdout");
         assert!(!json.exists(), "{argv:?} wrote the JSON file");
     }
@@ -295,7 +503,11 @@ fn list_names_every_mechanism_with_limits_and_survives_a_closed_pipe() {
     }
     let sb = Sandbox::new();
     let out = sb.run(&["list"], Duration::from_secs(10));
-    assert!(stdout(&out).contains("fs.pipe-max-size"), "limits shown: {}", stdout(&out));
+    assert!(
+        stdout(&out).contains("fs.pipe-max-size"),
+        "limits shown: {}",
+        stdout(&out)
+    );
     // `ipcmark list | head -1`: stdout closed early must not be an error.
     let mut child = sb.cmd(&["list"]).spawn().unwrap();
     drop(child.stdout.take());
@@ -310,7 +522,16 @@ fn same_cpu_runs_blocking_mechanisms_and_skips_spinning_with_a_reason() {
     let sb = Sandbox::new();
     let json = sb.path("s.json");
     let ids = mechanism_ids();
-    let mut a = args(SHORT, &["run", "pipe", "--same-cpu", "--json", json.to_str().unwrap()]);
+    let mut a = args(
+        SHORT,
+        &[
+            "run",
+            "pipe",
+            "--same-cpu",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
     let spin = ids.iter().any(|i| i == "shm-spin");
     if spin {
         a.insert(2, "shm-spin");
@@ -318,7 +539,10 @@ fn same_cpu_runs_blocking_mechanisms_and_skips_spinning_with_a_reason() {
     let out = sb.run(&a, Duration::from_secs(60));
     assert!(out.status.success(), "{}", stderr(&out));
     let report = read_json(&json);
-    assert_eq!(report["settings"]["client_cpu"], report["settings"]["server_cpu"]);
+    assert_eq!(
+        report["settings"]["client_cpu"],
+        report["settings"]["server_cpu"]
+    );
     for r in results(&report) {
         if r["benchmark"] == "shm-spin" {
             assert_eq!(r["status"], "skipped");

@@ -95,18 +95,25 @@ pub fn check() -> Result<(), ChannelError> {
     if PEER_STOP.load(Ordering::Relaxed) {
         return Err(ChannelError::Stopped);
     }
-    if WATCHDOG_FIRED.load(Ordering::Relaxed) {
-        return Err(ChannelError::Timeout);
-    }
     if CHILD_EXITED.load(Ordering::Relaxed) {
         return Err(ChannelError::PeerDied);
+    }
+    if WATCHDOG_FIRED.load(Ordering::Relaxed) {
+        return Err(ChannelError::Timeout);
     }
     Ok(())
 }
 
-/// A one-shot deadline on the whole process: when it passes, `SIGALRM`
-/// interrupts whatever wait is in progress. Disarmed on drop.
+/// A deadline on the whole process: when it passes, `SIGALRM` interrupts
+/// whatever wait is in progress. Disarmed on drop.
+///
+/// After the deadline the alarm repeats every 100 ms: a signal (stop request,
+/// dead child, the deadline itself) that lands just *before* a blocking call
+/// starts causes no EINTR, and the repeat is what still ends that wait.
 pub struct Watchdog(());
+
+/// Period of the alarm once the deadline has passed.
+const REPEAT_NS: u64 = 100_000_000;
 
 impl Watchdog {
     /// Arms the deadline `after` from now.
@@ -114,13 +121,13 @@ impl Watchdog {
         WATCHDOG_FIRED.store(false, Ordering::SeqCst);
         // Cannot fail with a valid timer and value; if it did, the wait would
         // only lose its deadline, not its correctness.
-        let _ = sig::set_alarm_ns(after.as_nanos().max(1_000) as u64);
+        let _ = sig::set_alarm_ns(after.as_nanos().max(1_000) as u64, REPEAT_NS);
         Watchdog(())
     }
 }
 
 impl Drop for Watchdog {
     fn drop(&mut self) {
-        let _ = sig::set_alarm_ns(0);
+        let _ = sig::set_alarm_ns(0, 0);
     }
 }

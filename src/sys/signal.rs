@@ -110,19 +110,16 @@ pub fn suspend(mask: &SigSet) {
     unsafe { libc::sigsuspend(&mask.0) };
 }
 
-/// Arms (or, with zero, disarms) the process's one-shot `ITIMER_REAL` timer,
-/// which delivers `SIGALRM` once after `ns` nanoseconds.
-pub fn set_alarm_ns(ns: u64) -> io::Result<()> {
-    let tv = libc::timeval {
+/// Arms (or, with zero, disarms) the process's `ITIMER_REAL` timer: `SIGALRM`
+/// after `first_ns`, then every `every_ns` (0: once).
+pub fn set_alarm_ns(first_ns: u64, every_ns: u64) -> io::Result<()> {
+    let tv = |ns: u64| libc::timeval {
         tv_sec: (ns / 1_000_000_000) as libc::time_t,
         tv_usec: ((ns % 1_000_000_000) / 1000) as libc::suseconds_t,
     };
     let it = libc::itimerval {
-        it_interval: libc::timeval {
-            tv_sec: 0,
-            tv_usec: 0,
-        },
-        it_value: tv,
+        it_interval: tv(every_ns),
+        it_value: tv(first_ns),
     };
     // SAFETY: it is a valid itimerval; the old value is not wanted.
     cvt(unsafe { libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut()) }).map(|_| ())

@@ -110,13 +110,17 @@ pub fn stderr(o: &Output) -> String {
 
 /// Reads a JSON report.
 pub fn read_json(path: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     serde_json::from_str(&text).expect("valid JSON")
 }
 
 /// Pid encoded in an ipcmark name (`ipcmark-<pid>-…`, `sem.ipcmark-<pid>-…`).
 fn pid_in_name(name: &str) -> Option<u32> {
-    let rest = name.strip_prefix("sem.").unwrap_or(name).strip_prefix("ipcmark-")?;
+    let rest = name
+        .strip_prefix("sem.")
+        .unwrap_or(name)
+        .strip_prefix("ipcmark-")?;
     rest.split('-').next()?.parse().ok()
 }
 
@@ -137,7 +141,11 @@ pub fn objects_of(pid: u32) -> Vec<String> {
     for kind in ["msg", "sem", "shm"] {
         let text = std::fs::read_to_string(format!("/proc/sysvipc/{kind}")).unwrap_or_default();
         for line in text.lines().skip(1) {
-            let Some(key) = line.split_whitespace().next().and_then(|k| k.parse::<i64>().ok()) else {
+            let Some(key) = line
+                .split_whitespace()
+                .next()
+                .and_then(|k| k.parse::<i64>().ok())
+            else {
                 continue;
             };
             let key = key as i32;
@@ -146,7 +154,11 @@ pub fn objects_of(pid: u32) -> Vec<String> {
             }
         }
     }
-    found.extend(children_of(pid).into_iter().map(|c| format!("child process {c}")));
+    found.extend(
+        children_of(pid)
+            .into_iter()
+            .map(|c| format!("child process {c}")),
+    );
     found
 }
 
@@ -154,12 +166,20 @@ pub fn objects_of(pid: u32) -> Vec<String> {
 /// our binary (a child whose parent was killed).
 pub fn children_of(pid: u32) -> Vec<u32> {
     let mut out = Vec::new();
-    let Ok(rd) = std::fs::read_dir("/proc") else { return out };
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return out;
+    };
     for e in rd.flatten() {
-        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else { continue };
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
         // Fields after the command name in parentheses: state, ppid, …
-        let Some(after) = stat.rsplit_once(')').map(|(_, a)| a) else { continue };
+        let Some(after) = stat.rsplit_once(')').map(|(_, a)| a) else {
+            continue;
+        };
         let mut f = after.split_whitespace();
         let state = f.next().unwrap_or("");
         let ppid: u32 = f.next().and_then(|x| x.parse().ok()).unwrap_or(0);
@@ -177,13 +197,20 @@ pub fn children_of(pid: u32) -> Vec<u32> {
 pub fn ipcmark_processes() -> Vec<u32> {
     let me = bin().canonicalize().unwrap_or_else(|_| bin());
     let mut out = Vec::new();
-    let Ok(rd) = std::fs::read_dir("/proc") else { return out };
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return out;
+    };
     for e in rd.flatten() {
-        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
         if std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|exe| exe == me) {
             let zombie = std::fs::read_to_string(format!("/proc/{p}/stat"))
                 .ok()
-                .and_then(|s| s.rsplit_once(')').map(|(_, a)| a.trim_start().starts_with('Z')))
+                .and_then(|s| {
+                    s.rsplit_once(')')
+                        .map(|(_, a)| a.trim_start().starts_with('Z'))
+                })
                 .unwrap_or(false);
             if !zombie {
                 out.push(p);
