@@ -157,7 +157,7 @@ fn json_report_validates_against_documented_schema() {
     let _g = serial();
     let sb = Sandbox::new();
     let json = sb.path("r.json");
-    // pipe-self at 16M is skipped (beyond fs.pipe-max-size), so both statuses appear.
+    // pipe-self at 2M is skipped (beyond fs.pipe-max-size, 1M by default), so both statuses appear.
     let out = sb.run(
         &args(
             SHORT,
@@ -166,7 +166,7 @@ fn json_report_validates_against_documented_schema() {
                 "pipe",
                 "pipe-self",
                 "--sizes",
-                "64,16M",
+                "64,2M",
                 "--json",
                 json.to_str().unwrap(),
             ],

@@ -160,15 +160,18 @@ pub fn fill_pattern(buf: &mut [u8], seq: u64) {
     stamp(buf, seq, k);
 }
 
-/// Round trips with every byte compared against what was sent.
+/// Round trips with every byte compared against what was sent; each round
+/// trip has `timeout` to come back.
 fn verify<const SELF_LOOP: bool>(
     ep: &mut dyn Endpoint,
     buf: &mut [u8],
     expected: &mut [u8],
     seq0: u64,
     rounds: u64,
+    timeout: Duration,
 ) -> Result<(), ChannelError> {
     for seq in seq0..seq0 + rounds {
+        let _wd = Watchdog::arm(timeout);
         fill_pattern(buf, seq);
         expected.copy_from_slice(buf);
         round_trip::<SELF_LOOP>(ep, buf)?;
@@ -231,11 +234,8 @@ fn measure_with<const SELF_LOOP: bool>(
     let timeout = budget.timeout;
 
     // Content check first: a broken channel never gets as far as a figure.
-    {
-        let _wd = Watchdog::arm(timeout);
-        verify::<SELF_LOOP>(ep, &mut buf, &mut expected, seq, budget.verify_rounds)?;
-        seq += budget.verify_rounds;
-    }
+    verify::<SELF_LOOP>(ep, &mut buf, &mut expected, seq, budget.verify_rounds, timeout)?;
+    seq += budget.verify_rounds;
 
     // Warm-up and calibration: double the batch until it is long enough to
     // time, keep going until the warm-up time is spent.
@@ -286,10 +286,7 @@ fn measure_with<const SELF_LOOP: bool>(
         hist.record(one_way.max(0.0).round() as u64);
     }
 
-    {
-        let _wd = Watchdog::arm(timeout);
-        verify::<SELF_LOOP>(ep, &mut buf, &mut expected, seq, budget.verify_rounds)?;
-    }
+    verify::<SELF_LOOP>(ep, &mut buf, &mut expected, seq, budget.verify_rounds, timeout)?;
 
     let summary = Summary::of(&samples_ns)
         .ok_or_else(|| ChannelError::Setup("no samples were taken".into()))?;
