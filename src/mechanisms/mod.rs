@@ -4,8 +4,17 @@
 //! validation, docs tables, conformance tests) is derived from the registry.
 
 mod common;
+mod dgram_common;
+mod fifo;
 mod pipe;
 mod pipe_self;
+mod posix_mq;
+mod sysv_msg;
+mod tcp;
+#[cfg(test)]
+mod test_util;
+mod udp;
+mod unix_packet;
 mod unix_stream;
 
 use crate::engine::channel::Mechanism;
@@ -15,6 +24,14 @@ pub static REGISTRY: &[&dyn Mechanism] = &[
     &pipe::Pipe,
     &pipe_self::PipeSelf,
     &unix_stream::UnixStreamPair,
+    &fifo::Fifo::DISK,
+    &fifo::Fifo::TMPFS,
+    &unix_packet::UnixPacket::DGRAM,
+    &unix_packet::UnixPacket::SEQPACKET,
+    &tcp::Tcp,
+    &udp::Udp,
+    &posix_mq::PosixMq,
+    &sysv_msg::SysvMsg,
 ];
 
 /// Finds a mechanism by id.

@@ -41,3 +41,19 @@ pub fn fs_type(path: &std::path::Path) -> io::Result<&'static str> {
         _ => "other",
     })
 }
+
+/// Turns `O_NONBLOCK` on or off for `fd`.
+pub fn set_nonblocking(fd: &impl AsRawFd, on: bool) -> io::Result<()> {
+    // SAFETY: fcntl F_GETFL on a descriptor we own, no argument.
+    let flags = cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) })?;
+    let wanted = if on {
+        flags | libc::O_NONBLOCK
+    } else {
+        flags & !libc::O_NONBLOCK
+    };
+    if wanted != flags {
+        // SAFETY: fcntl F_SETFL on a descriptor we own, integer argument.
+        cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, wanted) })?;
+    }
+    Ok(())
+}

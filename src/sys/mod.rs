@@ -11,6 +11,7 @@ pub mod posix_ipc;
 pub mod process;
 pub mod sched;
 pub mod signal;
+pub mod socket;
 pub mod sync;
 pub mod sysv;
 

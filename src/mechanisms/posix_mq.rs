@@ -1,0 +1,107 @@
+//! `posix-mq`: two POSIX message queues, one per direction.
+
+use crate::engine::channel::*;
+use crate::engine::environment::kernel_limit;
+use crate::sys::posix_ipc::{MessageQueue, mq_unlink};
+use std::sync::Arc;
+
+/// Linux's default fs.mqueue.msgsize_max.
+const DEFAULT_MSGSIZE_MAX: usize = 8192;
+
+/// Ping-pong never has more than one message in a queue.
+const MAX_MSGS: usize = 1;
+
+/// mq_send / mq_receive on two queues.
+pub struct PosixMq;
+
+impl Mechanism for PosixMq {
+    fn info(&self) -> MechanismInfo {
+        MechanismInfo {
+            id: "posix-mq",
+            summary: "two POSIX message queues, one per direction (mq_send/mq_receive)",
+            payload: Payload::Bytes,
+            topology: Topology::Peer,
+            spins: false,
+        }
+    }
+
+    fn size_limit(&self) -> Option<SizeLimit> {
+        // Root may exceed it (CAP_SYS_RESOURCE), but figures should not depend
+        // on who runs them.
+        let max = kernel_limit("/proc/sys/fs/mqueue/msgsize_max").unwrap_or(DEFAULT_MSGSIZE_MAX);
+        Some(SizeLimit {
+            max_bytes: max,
+            reason: format!("fs.mqueue.msgsize_max = {max}"),
+        })
+    }
+
+    fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
+        let to_server = Arc::new(open_unlinked(ctx, ctx.size)?);
+        let to_client = Arc::new(open_unlinked(ctx, ctx.size)?);
+        Ok(Channel {
+            client: Box::new(MqEnd {
+                rx: to_client.clone(),
+                tx: to_server.clone(),
+            }),
+            server: Some(Box::new(MqEnd {
+                rx: to_server,
+                tx: to_client,
+            })),
+            note: None,
+        })
+    }
+}
+
+/// Creates a queue and removes its name at once: both ends hold the
+/// descriptor (a forked peer inherits it), so nothing is left even after
+/// kill -9, whether or not /dev/mqueue is mounted.
+fn open_unlinked(ctx: &OpenContext, size: usize) -> Result<MessageQueue, ChannelError> {
+    let name = format!("/{}", ctx.names.name("mq"));
+    let q = MessageQueue::create(&name, MAX_MSGS, size).map_err(|e| match e.raw_os_error() {
+        Some(libc::EMFILE) | Some(libc::ENOMEM) => ChannelError::Setup(format!(
+            "mq_open: {e}: two queues of {size} B exceed RLIMIT_MSGQUEUE (ulimit -q) \
+                 or the descriptor limit (ulimit -n)"
+        )),
+        Some(libc::ENOSPC) => ChannelError::Setup(format!(
+            "mq_open: {e}: too many queues (fs.mqueue.queues_max)"
+        )),
+        _ => ChannelError::Io {
+            op: "mq_open",
+            source: e,
+        },
+    })?;
+    mq_unlink(&name).map_err(ChannelError::io("mq_unlink"))?;
+    Ok(q)
+}
+
+/// One end: sends on one queue, receives on the other. The queues are shared
+/// with the other end when it is a thread.
+struct MqEnd {
+    rx: Arc<MessageQueue>,
+    tx: Arc<MessageQueue>,
+}
+
+impl Endpoint for MqEnd {
+    #[inline]
+    fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
+        retry("mq_send", || self.tx.send(msg))
+    }
+
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+        let n = retry("mq_receive", || self.rx.receive(buf))?;
+        expect_len(buf.len(), n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mechanisms::test_util::echo_sizes;
+
+    #[test]
+    fn echoes_up_to_the_limit() {
+        let limit = PosixMq.size_limit().unwrap().max_bytes;
+        echo_sizes(&PosixMq, &[1, 64, limit]);
+    }
+}
