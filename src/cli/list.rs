@@ -3,7 +3,7 @@
 use super::{Failure, print_stdout};
 use crate::engine::channel::{Payload, Topology};
 use crate::mechanisms::REGISTRY;
-use crate::output::table::format_size;
+use crate::output::table::{fit_width, format_size};
 use comfy_table::{ContentArrangement, Table, presets};
 use std::process::ExitCode;
 
@@ -39,6 +39,7 @@ pub fn list() -> Result<ExitCode, Failure> {
             modes.join(", "),
         ]);
     }
+    fit_width(&mut t);
     print_stdout(&format!("{t}\n"))?;
     Ok(ExitCode::SUCCESS)
 }

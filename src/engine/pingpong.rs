@@ -234,7 +234,14 @@ fn measure_with<const SELF_LOOP: bool>(
     let timeout = budget.timeout;
 
     // Content check first: a broken channel never gets as far as a figure.
-    verify::<SELF_LOOP>(ep, &mut buf, &mut expected, seq, budget.verify_rounds, timeout)?;
+    verify::<SELF_LOOP>(
+        ep,
+        &mut buf,
+        &mut expected,
+        seq,
+        budget.verify_rounds,
+        timeout,
+    )?;
     seq += budget.verify_rounds;
 
     // Warm-up and calibration: double the batch until it is long enough to
@@ -286,7 +293,14 @@ fn measure_with<const SELF_LOOP: bool>(
         hist.record(one_way.max(0.0).round() as u64);
     }
 
-    verify::<SELF_LOOP>(ep, &mut buf, &mut expected, seq, budget.verify_rounds, timeout)?;
+    verify::<SELF_LOOP>(
+        ep,
+        &mut buf,
+        &mut expected,
+        seq,
+        budget.verify_rounds,
+        timeout,
+    )?;
 
     let summary = Summary::of(&samples_ns)
         .ok_or_else(|| ChannelError::Setup("no samples were taken".into()))?;

@@ -155,10 +155,8 @@ fn probe(ty: libc::c_int) -> Option<SizeLimit> {
     }
     Some(SizeLimit {
         max_bytes: lo,
-        reason: format!(
-            "largest datagram the kernel accepted in a trial: one socket buffer \
-             (at most 4 MiB linear + page fragments) must hold it; {sysctl} would allow more"
-        ),
+        // The cap is the kernel's per-skb allocation limit, not a sysctl, hence the trial.
+        reason: format!("largest datagram accepted in a trial send; {sysctl} would allow more"),
     })
 }
 

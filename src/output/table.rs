@@ -25,6 +25,13 @@ fn us(ns: f64) -> String {
     }
 }
 
+/// Wraps a table to the terminal's width, or to 100 columns when stdout is not
+/// a terminal (comfy-table would otherwise never wrap).
+pub fn fit_width(t: &mut Table) {
+    let w = t.width().unwrap_or(100);
+    t.set_width(w.max(72));
+}
+
 /// Renders results as a table that fits an 80-column terminal.
 pub fn render(results: &[FigureResult]) -> String {
     let mut t = Table::new();
@@ -38,9 +45,7 @@ pub fn render(results: &[FigureResult]) -> String {
             "MB/s",
             "notes",
         ]);
-    if let Some(w) = t.width().or(Some(100)) {
-        t.set_width(w.max(72));
-    }
+    fit_width(&mut t);
     for r in results {
         let (median, p99, mbps, notes) = match &r.outcome {
             Outcome::Ok(m) => {
