@@ -6,6 +6,12 @@
 mod common;
 mod pipe;
 mod pipe_self;
+mod shm_common;
+mod shm_eventfd;
+mod shm_futex;
+mod shm_posix_sem;
+mod shm_spin;
+mod shm_sysv_sem;
 mod unix_stream;
 
 use crate::engine::channel::Mechanism;
@@ -15,6 +21,11 @@ pub static REGISTRY: &[&dyn Mechanism] = &[
     &pipe::Pipe,
     &pipe_self::PipeSelf,
     &unix_stream::UnixStreamPair,
+    &shm_posix_sem::ShmPosixSem,
+    &shm_sysv_sem::ShmSysvSem,
+    &shm_futex::ShmFutex,
+    &shm_eventfd::ShmEventfd,
+    &shm_spin::ShmSpin,
 ];
 
 /// Finds a mechanism by id.
