@@ -13,6 +13,7 @@ mod shm_posix_sem;
 mod shm_spin;
 mod shm_sysv_sem;
 mod unix_stream;
+mod vm_copy;
 
 use crate::engine::channel::Mechanism;
 
@@ -26,6 +27,7 @@ pub static REGISTRY: &[&dyn Mechanism] = &[
     &shm_futex::ShmFutex,
     &shm_eventfd::ShmEventfd,
     &shm_spin::ShmSpin,
+    &vm_copy::VmCopy,
 ];
 
 /// Finds a mechanism by id.

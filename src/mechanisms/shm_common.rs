@@ -213,7 +213,7 @@ mod tests {
     use crate::engine::pingpong::fill_pattern;
     use crate::mechanisms::{
         shm_eventfd::ShmEventfd, shm_futex::ShmFutex, shm_posix_sem::ShmPosixSem,
-        shm_spin::ShmSpin, shm_sysv_sem::ShmSysvSem,
+        shm_spin::ShmSpin, shm_sysv_sem::ShmSysvSem, vm_copy::VmCopy,
     };
     use crate::sys::process::{getpid, gettid};
 
@@ -266,8 +266,14 @@ mod tests {
 
     #[test]
     fn every_mechanism_echoes_through_a_thread() {
-        let mechs: [&dyn Mechanism; 5] =
-            [&ShmPosixSem, &ShmSysvSem, &ShmFutex, &ShmEventfd, &ShmSpin];
+        let mechs: [&dyn Mechanism; 6] = [
+            &ShmPosixSem,
+            &ShmSysvSem,
+            &ShmFutex,
+            &ShmEventfd,
+            &ShmSpin,
+            &VmCopy,
+        ];
         for mech in mechs {
             for size in [1, 8, 64, 4096, 65536 + 3] {
                 echo_through_thread(mech, size);
