@@ -9,6 +9,12 @@ mod fifo;
 mod pipe;
 mod pipe_self;
 mod posix_mq;
+mod shm_common;
+mod shm_eventfd;
+mod shm_futex;
+mod shm_posix_sem;
+mod shm_spin;
+mod shm_sysv_sem;
 mod sysv_msg;
 mod tcp;
 #[cfg(test)]
@@ -16,6 +22,7 @@ mod test_util;
 mod udp;
 mod unix_packet;
 mod unix_stream;
+mod vm_copy;
 
 use crate::engine::channel::Mechanism;
 
@@ -23,15 +30,21 @@ use crate::engine::channel::Mechanism;
 pub static REGISTRY: &[&dyn Mechanism] = &[
     &pipe::Pipe,
     &pipe_self::PipeSelf,
-    &unix_stream::UnixStreamPair,
     &fifo::Fifo::DISK,
     &fifo::Fifo::TMPFS,
+    &unix_stream::UnixStreamPair,
     &unix_packet::UnixPacket::DGRAM,
     &unix_packet::UnixPacket::SEQPACKET,
     &tcp::Tcp,
     &udp::Udp,
     &posix_mq::PosixMq,
     &sysv_msg::SysvMsg,
+    &shm_posix_sem::ShmPosixSem,
+    &shm_sysv_sem::ShmSysvSem,
+    &shm_futex::ShmFutex,
+    &shm_eventfd::ShmEventfd,
+    &shm_spin::ShmSpin,
+    &vm_copy::VmCopy,
 ];
 
 /// Finds a mechanism by id.

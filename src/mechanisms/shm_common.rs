@@ -1,0 +1,310 @@
+//! The shape shared by the shared-memory mechanisms: the payload is copied into
+//! an anonymous shared mapping by the sender and out of it by the receiver (the
+//! QNX study's "shared memory + semaphores + memcpy"); only the primitive that
+//! signals each hand-off differs, and each mechanism supplies it as a [`Handoff`].
+//!
+//! Layout of the mapping (each piece starts on a [`SLOT`] boundary, so that no
+//! two of them share a cache line, nor an adjacent-line prefetch pair):
+//!
+//! ```text
+//! 0          control word, client -> server (futex/spin mechanisms)
+//! SLOT       control word, server -> client
+//! 2*SLOT     "closed" word: a thread peer's end has gone
+//! 3*SLOT     region A: client -> server, `size` bytes
+//! ...        region B: server -> client, `size` bytes
+//! ```
+
+use crate::engine::channel::{Channel, ChannelError, Endpoint, OpenContext};
+use crate::engine::interrupt;
+use crate::engine::objects::Cleanup;
+use crate::sys::mem::SharedMapping;
+use std::sync::Arc;
+use std::sync::atomic::{Ordering, fence};
+
+/// Alignment of every control word and data region: two cache lines, because
+/// adjacent-line prefetchers move lines in pairs.
+pub const SLOT: usize = 128;
+
+/// Offset of the control word signalled by the client (read by the server).
+pub const TO_SERVER_WORD: usize = 0;
+
+/// Offset of the control word signalled by the server (read by the client).
+pub const TO_CLIENT_WORD: usize = SLOT;
+
+/// Offset of the word a thread peer's end sets when it is dropped.
+const CLOSED_WORD: usize = 2 * SLOT;
+
+/// Bytes of the control part: every word in its own slot.
+const CONTROL_LEN: usize = 3 * SLOT;
+
+const REGION_A: usize = CONTROL_LEN;
+
+fn region_stride(size: usize) -> usize {
+    size.max(1).next_multiple_of(SLOT)
+}
+
+fn region_b(size: usize) -> usize {
+    REGION_A + region_stride(size)
+}
+
+/// Maps the shared area for messages of `size` bytes: both control words and
+/// both data regions. Anonymous, so it disappears with the last process mapping it.
+pub fn mapping(size: usize) -> Result<Arc<SharedMapping>, ChannelError> {
+    let len = REGION_A + 2 * region_stride(size);
+    SharedMapping::new(len)
+        .map(Arc::new)
+        .map_err(ChannelError::io("mmap shared area"))
+}
+
+/// Maps the control part alone (the control words, no data regions), for
+/// mechanisms that move the payload some other way.
+pub fn control_mapping() -> Result<Arc<SharedMapping>, ChannelError> {
+    SharedMapping::new(CONTROL_LEN)
+        .map(Arc::new)
+        .map_err(ChannelError::io("mmap control words"))
+}
+
+/// How a thread server's end tells the client that it is gone.
+///
+/// A forked server dies with its process, which the client learns through
+/// SIGCHLD; a thread server that ends (an error, a fault) leaves no such trace
+/// and, unlike a pipe, shared memory has no end-of-file. So the server's end,
+/// when dropped, makes one more hand-off and records in the "closed" word
+/// which hand-off that is: messages sent before it are still delivered.
+/// Only for thread peers: a process peer's end is also dropped, harmlessly,
+/// in the parent right after the fork.
+pub struct CloseNotice {
+    map: Arc<SharedMapping>,
+    announce: bool,
+    sent: u64,
+    received: u64,
+}
+
+impl CloseNotice {
+    /// The notice of one end; `announce` if dropping this end must tell the peer.
+    pub fn new(map: &Arc<SharedMapping>, announce: bool) -> Self {
+        CloseNotice {
+            map: Arc::clone(map),
+            announce,
+            sent: 0,
+            received: 0,
+        }
+    }
+
+    /// Counts a hand-off made by this end.
+    #[inline]
+    pub fn sent(&mut self) {
+        self.sent += 1;
+    }
+
+    /// Counts a hand-off received; `Closed` if it was the peer's last word.
+    #[inline]
+    pub fn received(&mut self) -> Result<(), ChannelError> {
+        self.received += 1;
+        if self.map.atomic_u64(CLOSED_WORD).load(Ordering::Acquire) == self.received {
+            return Err(ChannelError::Closed);
+        }
+        Ok(())
+    }
+
+    /// Tells the peer this end is gone (if it must), through `handoff`.
+    pub fn announce(&mut self, handoff: &mut impl Handoff) {
+        if self.announce {
+            self.map
+                .atomic_u64(CLOSED_WORD)
+                .store(self.sent + 1, Ordering::Release);
+            // Nothing to report to from a destructor; a failed wake-up leaves
+            // the client to the watchdog.
+            let _ = handoff.notify();
+        }
+    }
+}
+
+/// The signal that hands a message over: `notify` after the sender has copied
+/// it in, `wait` before the receiver copies it out. Each end holds its own.
+pub trait Handoff: Send {
+    /// Tells the other end that a message is ready for it.
+    fn notify(&mut self) -> Result<(), ChannelError>;
+    /// Waits until the other end says a message is ready. Blocking calls go
+    /// through `retry`; busy-waits call `interrupt::check` on every turn.
+    fn wait(&mut self) -> Result<(), ChannelError>;
+}
+
+/// One end of a shared-memory channel: writes its messages into one region,
+/// reads the peer's from the other.
+pub struct ShmEnd<H: Handoff> {
+    map: Arc<SharedMapping>,
+    tx: usize,
+    rx: usize,
+    handoff: H,
+    close: CloseNotice,
+    /// Objects to release when this end is dropped in the creating process.
+    _cleanup: Vec<Cleanup>,
+}
+
+impl<H: Handoff> Endpoint for ShmEnd<H> {
+    #[inline]
+    fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
+        self.map.write_bytes(self.tx, msg);
+        // The copy is plain memory; the fence orders it before the hand-off even
+        // when the primitive is a system call the compiler knows nothing about.
+        fence(Ordering::Release);
+        self.handoff.notify()?;
+        self.close.sent();
+        Ok(())
+    }
+
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+        // A stop that arrived between two system calls found nobody blocked to
+        // interrupt: notice it before going to sleep.
+        interrupt::check()?;
+        self.handoff.wait()?;
+        self.close.received()?;
+        fence(Ordering::Acquire);
+        self.map.read_bytes(self.rx, buf);
+        Ok(())
+    }
+}
+
+impl<H: Handoff> Drop for ShmEnd<H> {
+    fn drop(&mut self) {
+        self.close.announce(&mut self.handoff);
+    }
+}
+
+/// Builds the channel: the client writes region A and reads region B, the
+/// server the other way round. `cleanup` is held by the client end.
+pub fn channel<H: Handoff + 'static>(
+    ctx: &OpenContext,
+    map: Arc<SharedMapping>,
+    client: H,
+    server: H,
+    cleanup: Vec<Cleanup>,
+) -> Channel {
+    let server = ShmEnd {
+        map: Arc::clone(&map),
+        tx: region_b(ctx.size),
+        rx: REGION_A,
+        handoff: server,
+        close: CloseNotice::new(&map, ctx.peer_is_thread),
+        _cleanup: Vec::new(),
+    };
+    let client = ShmEnd {
+        close: CloseNotice::new(&map, false),
+        map,
+        tx: REGION_A,
+        rx: region_b(ctx.size),
+        handoff: client,
+        _cleanup: cleanup,
+    };
+    Channel {
+        client: Box::new(client),
+        server: Some(Box::new(server)),
+        note: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::channel::{Mechanism, PeerIdentity};
+    use crate::engine::objects::ObjectNamer;
+    use crate::engine::pingpong::fill_pattern;
+    use crate::mechanisms::{
+        shm_eventfd::ShmEventfd, shm_futex::ShmFutex, shm_posix_sem::ShmPosixSem,
+        shm_spin::ShmSpin, shm_sysv_sem::ShmSysvSem, vm_copy::VmCopy,
+    };
+    use crate::sys::process::{getpid, gettid};
+
+    const ROUNDS: u64 = 200;
+
+    fn me() -> PeerIdentity {
+        PeerIdentity {
+            pid: getpid(),
+            tid: gettid(),
+        }
+    }
+
+    /// Echoes `ROUNDS` messages through a thread peer, checking every byte,
+    /// then checks that the client learns of the server's end.
+    fn echo_through_thread(mech: &dyn Mechanism, size: usize) {
+        let names = ObjectNamer::new();
+        let ctx = OpenContext {
+            size,
+            peer_is_thread: true,
+            names: &names,
+        };
+        let channel = mech.open(&ctx).unwrap();
+        let mut client = channel.client;
+        let mut server = channel.server.unwrap();
+        let client_id = me();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let handle = std::thread::spawn(move || {
+            server.attach(client_id).unwrap();
+            tx.send(me()).unwrap();
+            let mut buf = vec![0u8; size];
+            for _ in 0..ROUNDS {
+                server.recv(&mut buf).unwrap();
+                server.send(&buf).unwrap();
+            }
+            // Dropping the server end here must reach the waiting client.
+        });
+        client.attach(rx.recv().unwrap()).unwrap();
+        let (mut msg, mut back) = (vec![0u8; size], vec![0u8; size]);
+        for seq in 0..ROUNDS {
+            fill_pattern(&mut msg, seq);
+            client.send(&msg).unwrap();
+            client.recv(&mut back).unwrap();
+            assert_eq!(msg, back, "{} size {size} message {seq}", mech.info().id);
+        }
+        handle.join().unwrap();
+        client.send(&msg).unwrap();
+        let err = client.recv(&mut back).unwrap_err();
+        assert!(matches!(err, ChannelError::Closed), "{err}");
+    }
+
+    #[test]
+    fn every_mechanism_echoes_through_a_thread() {
+        let mechs: [&dyn Mechanism; 6] = [
+            &ShmPosixSem,
+            &ShmSysvSem,
+            &ShmFutex,
+            &ShmEventfd,
+            &ShmSpin,
+            &VmCopy,
+        ];
+        for mech in mechs {
+            for size in [1, 8, 64, 4096, 65536 + 3] {
+                echo_through_thread(mech, size);
+            }
+        }
+    }
+
+    #[test]
+    fn sysv_sem_skips_a_taken_key() {
+        let names = ObjectNamer::new();
+        // A second namer of the same process hands out the same keys: take
+        // the first one, as a stale set of a dead run with this pid would.
+        let squatter = crate::sys::sysv::sem_create(ObjectNamer::new().sysv_key(), 1).unwrap();
+        let ctx = OpenContext {
+            size: 16,
+            peer_is_thread: true,
+            names: &names,
+        };
+        let opened = ShmSysvSem.open(&ctx);
+        crate::sys::sysv::remove("sem", squatter).unwrap();
+        drop(opened.unwrap());
+    }
+
+    #[test]
+    fn pieces_do_not_overlap_and_are_aligned() {
+        for size in [1, 64, 127, 128, 129, 4096, 65536] {
+            let map = mapping(size).unwrap();
+            assert_eq!(REGION_A % SLOT, 0);
+            assert_eq!(region_b(size) % SLOT, 0);
+            assert!(REGION_A + size <= region_b(size));
+            assert!(region_b(size) + size <= map.len());
+        }
+    }
+}
