@@ -291,6 +291,50 @@ fn dead_peer_fails_the_figure_and_the_run_goes_on() {
     assert!(ipcmark_processes().is_empty());
 }
 
+/// A server thread that returns leaves no end-of-file on shared memory or
+/// message queues; the engine must still report it as ended, not time out.
+#[test]
+fn dead_thread_peer_is_reported_as_ended_for_every_mechanism() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("t.json");
+    let out = sb.run(
+        &args(
+            SHORT,
+            &[
+                "run",
+                "--sizes",
+                "64",
+                "--peer",
+                "thread",
+                "--fault",
+                "die",
+                "--timeout",
+                "20s",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
+        Duration::from_secs(120),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    for r in results(&read_json(&json)) {
+        if r["benchmark"] == "pipe-self" {
+            // No peer to kill: it must simply work after thread-peer figures.
+            assert_eq!(r["status"], "ok", "{r}");
+            continue;
+        }
+        let err = r["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("not failed: {r}"));
+        assert!(
+            err.contains("ended unexpectedly") || err.contains("closed the channel"),
+            "{}: {err}",
+            r["benchmark"]
+        );
+    }
+}
+
 #[test]
 fn silent_peer_times_out() {
     let _g = serial();

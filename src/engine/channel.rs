@@ -151,8 +151,8 @@ pub enum ChannelError {
     /// The watchdog fired: the peer stopped answering.
     #[error("the peer did not answer in time")]
     Timeout,
-    /// The peer process ended.
-    #[error("the peer process died")]
+    /// The peer ended (a child died or a server thread returned).
+    #[error("the peer ended unexpectedly")]
     PeerDied,
     /// SIGINT or SIGTERM arrived.
     #[error("interrupted by {0}")]
@@ -176,6 +176,9 @@ impl ChannelError {
 /// to stop. Other errors are wrapped with `op`.
 #[inline]
 pub fn retry<T>(op: &'static str, mut f: impl FnMut() -> io::Result<T>) -> Result<T, ChannelError> {
+    // A stop, time-out or dead peer signalled while no call was blocked left no
+    // EINTR behind; look before blocking (a few relaxed loads).
+    super::interrupt::check()?;
     loop {
         match f() {
             Ok(v) => return Ok(v),

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
 static WATCHDOG_FIRED: AtomicBool = AtomicBool::new(false);
-static CHILD_EXITED: AtomicBool = AtomicBool::new(false);
+static PEER_GONE: AtomicBool = AtomicBool::new(false);
 static PEER_STOP: AtomicBool = AtomicBool::new(false);
 
 /// The signal the engine sends a server thread to interrupt its blocking wait
@@ -29,7 +29,7 @@ extern "C" fn on_alarm(_: libc::c_int) {
 }
 
 extern "C" fn on_child(_: libc::c_int) {
-    CHILD_EXITED.store(true, Ordering::SeqCst);
+    PEER_GONE.store(true, Ordering::SeqCst);
 }
 
 extern "C" fn on_wake(_: libc::c_int) {}
@@ -56,11 +56,23 @@ pub fn signals_for_measuring_thread() -> [i32; 5] {
     ]
 }
 
-/// Clears per-figure state before a peer is started.
+/// Clears per-figure state before a figure starts.
 pub fn reset_for_figure() {
     WATCHDOG_FIRED.store(false, Ordering::SeqCst);
-    CHILD_EXITED.store(false, Ordering::SeqCst);
+    PEER_GONE.store(false, Ordering::SeqCst);
     PEER_STOP.store(false, Ordering::SeqCst);
+}
+
+/// Records that the server ended on its own (a thread peer returning; a child
+/// is reported by SIGCHLD). The measuring thread's next wait ends with
+/// [`ChannelError::PeerDied`].
+pub fn peer_gone() {
+    PEER_GONE.store(true, Ordering::SeqCst);
+}
+
+/// Whether the engine asked the server to stop.
+pub fn peer_stop_requested() -> bool {
+    PEER_STOP.load(Ordering::SeqCst)
 }
 
 /// Asks a server thread to stop at its next wake-up.
@@ -95,7 +107,7 @@ pub fn check() -> Result<(), ChannelError> {
     if PEER_STOP.load(Ordering::Relaxed) {
         return Err(ChannelError::Stopped);
     }
-    if CHILD_EXITED.load(Ordering::Relaxed) {
+    if PEER_GONE.load(Ordering::Relaxed) {
         return Err(ChannelError::PeerDied);
     }
     if WATCHDOG_FIRED.load(Ordering::Relaxed) {

@@ -112,7 +112,6 @@ impl Peer {
     /// Starts the server with its end of the channel and waits until it is ready.
     pub fn spawn(server: Box<dyn Endpoint>, spec: &PeerSpec) -> Result<Peer, ChannelError> {
         let ctl = ControlPage::new().map_err(ChannelError::io("mmap control page"))?;
-        interrupt::reset_for_figure();
         let mut peer = match spec.kind {
             PeerKind::Process => spawn_process(server, spec, ctl)?,
             PeerKind::Thread => spawn_thread(server, spec, ctl)?,
@@ -255,6 +254,7 @@ fn spawn_thread(
 ) -> Result<Peer, ChannelError> {
     let spec = *spec;
     let thread_ctl = ctl.clone();
+    let measuring_thread = signal::pthread_self();
     let (tx, rx) = std::sync::mpsc::channel();
     let handle = std::thread::Builder::new()
         .name("ipcmark-server".into())
@@ -263,6 +263,13 @@ fn spawn_thread(
             let _ = signal::block(&interrupt::signals_for_measuring_thread());
             let _ = tx.send(signal::pthread_self());
             run_server(server, &spec, &thread_ctl);
+            // Ended on its own (error, fault): unlike a child there is no
+            // SIGCHLD, so say so and wake the measuring thread's wait. Its end
+            // of the channel is already dropped.
+            if !interrupt::peer_stop_requested() {
+                interrupt::peer_gone();
+                let _ = signal::pthread_kill(measuring_thread, interrupt::wake_signal());
+            }
         })
         .map_err(ChannelError::io("spawn server thread"))?;
     let pthread = rx

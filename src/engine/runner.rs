@@ -123,6 +123,9 @@ fn measure_figure(
     result: &mut FigureResult,
 ) -> Result<Measurement, String> {
     let info = mech.info();
+    // Flags of the previous figure's peer (stop request, exit) must not leak
+    // into this one, peer or not.
+    super::interrupt::reset_for_figure();
     let ctx = OpenContext {
         size,
         peer_is_thread: s.peer == PeerKind::Thread,

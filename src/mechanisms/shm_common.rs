@@ -9,13 +9,11 @@
 //! ```text
 //! 0          control word, client -> server (futex/spin mechanisms)
 //! SLOT       control word, server -> client
-//! 2*SLOT     "closed" word: a thread peer's end has gone
-//! 3*SLOT     region A: client -> server, `size` bytes
+//! 2*SLOT     region A: client -> server, `size` bytes
 //! ...        region B: server -> client, `size` bytes
 //! ```
 
 use crate::engine::channel::{Channel, ChannelError, Endpoint, OpenContext};
-use crate::engine::interrupt;
 use crate::engine::objects::Cleanup;
 use crate::sys::mem::SharedMapping;
 use std::sync::Arc;
@@ -31,11 +29,8 @@ pub const TO_SERVER_WORD: usize = 0;
 /// Offset of the control word signalled by the server (read by the client).
 pub const TO_CLIENT_WORD: usize = SLOT;
 
-/// Offset of the word a thread peer's end sets when it is dropped.
-const CLOSED_WORD: usize = 2 * SLOT;
-
 /// Bytes of the control part: every word in its own slot.
-const CONTROL_LEN: usize = 3 * SLOT;
+const CONTROL_LEN: usize = 2 * SLOT;
 
 const REGION_A: usize = CONTROL_LEN;
 
@@ -64,62 +59,6 @@ pub fn control_mapping() -> Result<Arc<SharedMapping>, ChannelError> {
         .map_err(ChannelError::io("mmap control words"))
 }
 
-/// How a thread server's end tells the client that it is gone.
-///
-/// A forked server dies with its process, which the client learns through
-/// SIGCHLD; a thread server that ends (an error, a fault) leaves no such trace
-/// and, unlike a pipe, shared memory has no end-of-file. So the server's end,
-/// when dropped, makes one more hand-off and records in the "closed" word
-/// which hand-off that is: messages sent before it are still delivered.
-/// Only for thread peers: a process peer's end is also dropped, harmlessly,
-/// in the parent right after the fork.
-pub struct CloseNotice {
-    map: Arc<SharedMapping>,
-    announce: bool,
-    sent: u64,
-    received: u64,
-}
-
-impl CloseNotice {
-    /// The notice of one end; `announce` if dropping this end must tell the peer.
-    pub fn new(map: &Arc<SharedMapping>, announce: bool) -> Self {
-        CloseNotice {
-            map: Arc::clone(map),
-            announce,
-            sent: 0,
-            received: 0,
-        }
-    }
-
-    /// Counts a hand-off made by this end.
-    #[inline]
-    pub fn sent(&mut self) {
-        self.sent += 1;
-    }
-
-    /// Counts a hand-off received; `Closed` if it was the peer's last word.
-    #[inline]
-    pub fn received(&mut self) -> Result<(), ChannelError> {
-        self.received += 1;
-        if self.map.atomic_u64(CLOSED_WORD).load(Ordering::Acquire) == self.received {
-            return Err(ChannelError::Closed);
-        }
-        Ok(())
-    }
-
-    /// Tells the peer this end is gone (if it must), through `handoff`.
-    pub fn announce(&mut self, handoff: &mut impl Handoff) {
-        if self.announce {
-            self.map
-                .atomic_u64(CLOSED_WORD)
-                .store(self.sent + 1, Ordering::Release);
-            // Nothing to report to from a destructor; a failed wake-up leaves
-            // the client to the watchdog.
-            let _ = handoff.notify();
-        }
-    }
-}
-
 /// The signal that hands a message over: `notify` after the sender has copied
 /// it in, `wait` before the receiver copies it out. Each end holds its own.
 pub trait Handoff: Send {
@@ -137,7 +76,6 @@ pub struct ShmEnd<H: Handoff> {
     tx: usize,
     rx: usize,
     handoff: H,
-    close: CloseNotice,
     /// Objects to release when this end is dropped in the creating process.
     _cleanup: Vec<Cleanup>,
 }
@@ -149,27 +87,15 @@ impl<H: Handoff> Endpoint for ShmEnd<H> {
         // The copy is plain memory; the fence orders it before the hand-off even
         // when the primitive is a system call the compiler knows nothing about.
         fence(Ordering::Release);
-        self.handoff.notify()?;
-        self.close.sent();
-        Ok(())
+        self.handoff.notify()
     }
 
     #[inline]
     fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
-        // A stop that arrived between two system calls found nobody blocked to
-        // interrupt: notice it before going to sleep.
-        interrupt::check()?;
         self.handoff.wait()?;
-        self.close.received()?;
         fence(Ordering::Acquire);
         self.map.read_bytes(self.rx, buf);
         Ok(())
-    }
-}
-
-impl<H: Handoff> Drop for ShmEnd<H> {
-    fn drop(&mut self) {
-        self.close.announce(&mut self.handoff);
     }
 }
 
@@ -187,11 +113,9 @@ pub fn channel<H: Handoff + 'static>(
         tx: region_b(ctx.size),
         rx: REGION_A,
         handoff: server,
-        close: CloseNotice::new(&map, ctx.peer_is_thread),
         _cleanup: Vec::new(),
     };
     let client = ShmEnd {
-        close: CloseNotice::new(&map, false),
         map,
         tx: REGION_A,
         rx: region_b(ctx.size),
@@ -226,8 +150,7 @@ mod tests {
         }
     }
 
-    /// Echoes `ROUNDS` messages through a thread peer, checking every byte,
-    /// then checks that the client learns of the server's end.
+    /// Echoes `ROUNDS` messages through a thread peer, checking every byte.
     fn echo_through_thread(mech: &dyn Mechanism, size: usize) {
         let names = ObjectNamer::new();
         let ctx = OpenContext {
@@ -248,7 +171,6 @@ mod tests {
                 server.recv(&mut buf).unwrap();
                 server.send(&buf).unwrap();
             }
-            // Dropping the server end here must reach the waiting client.
         });
         client.attach(rx.recv().unwrap()).unwrap();
         let (mut msg, mut back) = (vec![0u8; size], vec![0u8; size]);
@@ -259,9 +181,6 @@ mod tests {
             assert_eq!(msg, back, "{} size {size} message {seq}", mech.info().id);
         }
         handle.join().unwrap();
-        client.send(&msg).unwrap();
-        let err = client.recv(&mut back).unwrap_err();
-        assert!(matches!(err, ChannelError::Closed), "{err}");
     }
 
     #[test]

@@ -15,8 +15,6 @@ pub struct ShmEventfd;
 struct EventfdHandoff {
     post: Arc<File>,
     wait: Arc<File>,
-    /// Hand-offs read from the counter but not yet taken.
-    pending: u64,
 }
 
 impl Handoff for EventfdHandoff {
@@ -28,20 +26,12 @@ impl Handoff for EventfdHandoff {
 
     #[inline]
     fn wait(&mut self) -> Result<(), ChannelError> {
-        if self.pending > 0 {
-            self.pending -= 1;
-            return Ok(());
-        }
         let mut count = [0u8; 8];
         let n = retry("eventfd read", || (&*self.wait).read(&mut count))?;
         expect_len(8, n)?;
-        // Strict alternation: one message is pending, or two when a thread
-        // peer's closing hand-off follows its last message (see CloseNotice).
+        // Strict alternation: exactly one message is pending.
         match u64::from_ne_bytes(count) {
-            got @ (1 | 2) => {
-                self.pending = got - 1;
-                Ok(())
-            }
+            1 => Ok(()),
             got => Err(ChannelError::Sequence { expected: 1, got }),
         }
     }
@@ -65,12 +55,10 @@ impl Mechanism for ShmEventfd {
         let client = EventfdHandoff {
             post: Arc::clone(&to_server),
             wait: Arc::clone(&to_client),
-            pending: 0,
         };
         let server = EventfdHandoff {
             post: to_client,
             wait: to_server,
-            pending: 0,
         };
         Ok(shm_common::channel(ctx, map, client, server, Vec::new()))
     }

@@ -93,13 +93,12 @@ impl Handoff for FutexHandoff {
     }
 }
 
-/// Checks how far a counter moved past the count last seen: one hand-off, or
-/// two when a thread peer's closing hand-off follows its last message
-/// (see [`super::shm_common::CloseNotice`]). Anything else is lost sync.
+/// Checks that a counter moved exactly one hand-off past the count last seen:
+/// in a ping-pong anything else is lost sync.
 #[inline]
 pub fn check_ahead(seen: u32, now: u32, mask: u32) -> Result<(), ChannelError> {
     match now.wrapping_sub(seen) & mask {
-        1 | 2 => Ok(()),
+        1 => Ok(()),
         _ => Err(ChannelError::Sequence {
             expected: (seen.wrapping_add(1) & mask).into(),
             got: now.into(),

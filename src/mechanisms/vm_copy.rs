@@ -3,10 +3,11 @@
 //! into the peer's private receive buffer with `process_vm_writev`, then wakes
 //! it through a shared futex word.
 
-use super::shm_common::{self, CloseNotice, Handoff};
+use super::shm_common::{self, Handoff};
 use super::shm_futex::FutexHandoff;
 use crate::engine::channel::*;
 use crate::engine::interrupt;
+use crate::sys::mem::SharedMapping;
 use crate::sys::sync::process_vm_write;
 use std::io;
 use std::sync::Arc;
@@ -17,18 +18,19 @@ pub struct VmCopy;
 
 /// One end: owns the buffer the peer copies into and knows where the peer's is.
 struct VmCopyEnd {
-    /// Private (not shared) memory that only the peer's process_vm_writev fills.
-    landing: Arc<Vec<u8>>,
-    /// The peer's landing buffer, held only to keep it allocated: in thread
-    /// mode both ends share one address space, and a copy into a buffer freed
-    /// by a server thread that has ended would corrupt the heap.
-    _peer_keepalive: Arc<Vec<u8>>,
+    /// Private (not shared) memory that only the peer's process_vm_writev
+    /// fills; read through raw copies, since the kernel writes it behind
+    /// Rust's back.
+    landing: Arc<SharedMapping>,
+    /// The peer's landing buffer, held only to keep it mapped: in thread mode
+    /// both ends share one address space, and a copy into a buffer unmapped by
+    /// a server thread that has ended would fail or hit other memory.
+    _peer_keepalive: Arc<SharedMapping>,
     /// Address of the peer's landing buffer in the peer's address space.
     peer_landing: usize,
     /// Process of the peer, known once attached.
     peer_pid: libc::pid_t,
     handoff: FutexHandoff,
-    close: CloseNotice,
 }
 
 const DENIED: &str = "process_vm_writev into the peer was refused (EPERM): this system \
@@ -49,19 +51,13 @@ fn vm_error(e: io::Error) -> ChannelError {
 }
 
 impl VmCopyEnd {
-    fn new(
-        landing: &Arc<Vec<u8>>,
-        peer: &Arc<Vec<u8>>,
-        handoff: FutexHandoff,
-        close: CloseNotice,
-    ) -> Self {
+    fn new(landing: &Arc<SharedMapping>, peer: &Arc<SharedMapping>, handoff: FutexHandoff) -> Self {
         VmCopyEnd {
             landing: Arc::clone(landing),
             _peer_keepalive: Arc::clone(peer),
-            peer_landing: peer.as_ptr() as usize,
+            peer_landing: peer.addr(0, peer.len()),
             peer_pid: 0,
             handoff,
-            close,
         }
     }
 
@@ -99,25 +95,15 @@ impl Endpoint for VmCopyEnd {
     fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
         self.write_peer(msg)?;
         fence(Ordering::Release);
-        self.handoff.notify()?;
-        self.close.sent();
-        Ok(())
+        self.handoff.notify()
     }
 
     #[inline]
     fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
-        interrupt::check()?;
         self.handoff.wait()?;
-        self.close.received()?;
         fence(Ordering::Acquire);
-        buf.copy_from_slice(&self.landing[..buf.len()]);
+        self.landing.read_bytes(0, buf);
         Ok(())
-    }
-}
-
-impl Drop for VmCopyEnd {
-    fn drop(&mut self) {
-        self.close.announce(&mut self.handoff);
     }
 }
 
@@ -135,23 +121,18 @@ impl Mechanism for VmCopy {
     fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
         let control = shm_common::control_mapping()?;
         let (client_handoff, server_handoff) = FutexHandoff::pair(&control);
-        // Both buffers are allocated before the fork, so each has the same
-        // address in both processes (and in thread mode there is one address
-        // space anyway): each end can be told the other's address now.
-        let client_landing = Arc::new(vec![0u8; ctx.size.max(1)]);
-        let server_landing = Arc::new(vec![0u8; ctx.size.max(1)]);
-        let client = VmCopyEnd::new(
-            &client_landing,
-            &server_landing,
-            client_handoff,
-            CloseNotice::new(&control, false),
-        );
-        let server = VmCopyEnd::new(
-            &server_landing,
-            &client_landing,
-            server_handoff,
-            CloseNotice::new(&control, ctx.peer_is_thread),
-        );
+        // Both buffers are mapped before the fork, privately, so each has the
+        // same address in both processes but its own pages after the fork (and
+        // in thread mode there is one address space anyway): each end can be
+        // told the other's address now.
+        let landing = || {
+            SharedMapping::new_private(ctx.size.max(1))
+                .map(Arc::new)
+                .map_err(ChannelError::io("mmap landing buffer"))
+        };
+        let (client_landing, server_landing) = (landing()?, landing()?);
+        let client = VmCopyEnd::new(&client_landing, &server_landing, client_handoff);
+        let server = VmCopyEnd::new(&server_landing, &client_landing, server_handoff);
         Ok(Channel {
             client: Box::new(client),
             server: Some(Box::new(server)),

@@ -4,7 +4,7 @@ use std::io;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64};
 
-/// A `MAP_SHARED | MAP_ANONYMOUS` mapping, unmapped on drop.
+/// An anonymous mapping (shared by default), unmapped on drop.
 ///
 /// Because it has no name it can never outlive the processes that map it, so a
 /// killed run leaves nothing behind. Access is through bounds-checked atomics
@@ -23,6 +23,18 @@ unsafe impl Sync for SharedMapping {}
 impl SharedMapping {
     /// Maps `len` zeroed bytes (rounded up to whole pages by the kernel).
     pub fn new(len: usize) -> io::Result<Self> {
+        Self::map(len, libc::MAP_SHARED)
+    }
+
+    /// Maps `len` zeroed bytes *private* to each process: after a fork parent
+    /// and child each have their own copy at the same address. For buffers
+    /// that only the kernel writes on another process's behalf
+    /// (process_vm_writev), read through [`Self::read_bytes`].
+    pub fn new_private(len: usize) -> io::Result<Self> {
+        Self::map(len, libc::MAP_PRIVATE)
+    }
+
+    fn map(len: usize, kind: libc::c_int) -> io::Result<Self> {
         let len = len.max(1);
         // SAFETY: anonymous mapping with no address hint and no file descriptor.
         let ptr = unsafe {
@@ -30,7 +42,7 @@ impl SharedMapping {
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                kind | libc::MAP_ANONYMOUS,
                 -1,
                 0,
             )
