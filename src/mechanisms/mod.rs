@@ -4,6 +4,7 @@
 //! validation, docs tables, conformance tests) is derived from the registry.
 
 mod common;
+mod eventfd;
 mod pipe;
 mod pipe_self;
 mod unix_stream;
@@ -15,6 +16,7 @@ pub static REGISTRY: &[&dyn Mechanism] = &[
     &pipe::Pipe,
     &pipe_self::PipeSelf,
     &unix_stream::UnixStreamPair,
+    &eventfd::EventFd,
 ];
 
 /// Finds a mechanism by id.
