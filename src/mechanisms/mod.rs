@@ -7,6 +7,9 @@ mod common;
 mod eventfd;
 mod pipe;
 mod pipe_self;
+mod sig_common;
+mod signal_handler;
+mod signal_sigsuspend;
 mod unix_stream;
 
 use crate::engine::channel::Mechanism;
@@ -17,6 +20,8 @@ pub static REGISTRY: &[&dyn Mechanism] = &[
     &pipe_self::PipeSelf,
     &unix_stream::UnixStreamPair,
     &eventfd::EventFd,
+    &signal_sigsuspend::SignalSigsuspend,
+    &signal_handler::SignalHandler,
 ];
 
 /// Finds a mechanism by id.
