@@ -9,6 +9,7 @@ mod pipe;
 mod pipe_self;
 mod sig_common;
 mod signal_handler;
+mod signal_sigqueue;
 mod signal_sigsuspend;
 mod unix_stream;
 
@@ -22,6 +23,7 @@ pub static REGISTRY: &[&dyn Mechanism] = &[
     &eventfd::EventFd,
     &signal_sigsuspend::SignalSigsuspend,
     &signal_handler::SignalHandler,
+    &signal_sigqueue::SignalSigqueue,
 ];
 
 /// Finds a mechanism by id.
