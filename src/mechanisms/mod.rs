@@ -5,6 +5,7 @@
 
 mod common;
 mod dgram_common;
+mod eventfd;
 mod fifo;
 mod pipe;
 mod pipe_self;
@@ -15,6 +16,10 @@ mod shm_futex;
 mod shm_posix_sem;
 mod shm_spin;
 mod shm_sysv_sem;
+mod sig_common;
+mod signal_handler;
+mod signal_sigqueue;
+mod signal_sigsuspend;
 mod sysv_msg;
 mod tcp;
 #[cfg(test)]
@@ -44,6 +49,10 @@ pub static REGISTRY: &[&dyn Mechanism] = &[
     &shm_futex::ShmFutex,
     &shm_eventfd::ShmEventfd,
     &shm_spin::ShmSpin,
+    &eventfd::EventFd,
+    &signal_sigsuspend::SignalSigsuspend,
+    &signal_handler::SignalHandler,
+    &signal_sigqueue::SignalSigqueue,
     &vm_copy::VmCopy,
 ];
 

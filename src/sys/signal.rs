@@ -150,3 +150,40 @@ pub fn sigrtmin() -> i32 {
 pub fn sigrtmax() -> i32 {
     libc::SIGRTMAX()
 }
+
+/// Takes one pending signal of `set` (which the caller blocks) without
+/// waiting: `Ok(None)` if none is pending. Used to discard signals left over
+/// from an earlier channel before a new one starts counting.
+pub fn take_pending(set: &SigSet) -> io::Result<Option<i32>> {
+    let zero = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: set is initialised, the timeout is a valid timespec, and a null
+    // siginfo pointer is allowed.
+    let ret = unsafe { libc::sigtimedwait(&set.0, std::ptr::null_mut(), &zero) };
+    if ret == -1 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EAGAIN) {
+            return Ok(None);
+        }
+        return Err(e);
+    }
+    Ok(Some(ret))
+}
+
+/// Sends `sig` to thread `tid` of process `pid` from inside a signal handler:
+/// tgkill is async-signal-safe, and errno is put back so that the interrupted
+/// code never sees the handler's error. Returns whether the signal was sent.
+#[inline]
+pub fn tgkill_from_handler(pid: libc::pid_t, tid: libc::pid_t, sig: i32) -> bool {
+    // SAFETY: __errno_location returns the calling thread's errno slot, valid
+    // for the thread's lifetime; tgkill is a plain system call with integers.
+    unsafe {
+        let errno = libc::__errno_location();
+        let saved = *errno;
+        let ret = libc::syscall(libc::SYS_tgkill, pid, tid, sig);
+        *errno = saved;
+        ret == 0
+    }
+}

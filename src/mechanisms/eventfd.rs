@@ -1,0 +1,164 @@
+//! `eventfd`: pure notification through two eventfds, one per direction. The
+//! 8-byte message is the counter value itself (the sequence number, never 0).
+
+use crate::engine::channel::*;
+use crate::engine::interrupt;
+use crate::sys::sync::eventfd;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Bytes an eventfd read or write moves: one u64.
+const WORD: usize = 8;
+
+/// Two eventfds between the client and the echo server.
+pub struct EventFd;
+
+impl Mechanism for EventFd {
+    fn info(&self) -> MechanismInfo {
+        MechanismInfo {
+            id: "eventfd",
+            summary: "two eventfds, one per direction: the 8-byte counter value is the message",
+            payload: Payload::Fixed(WORD),
+            topology: Topology::Peer,
+            spins: false,
+        }
+    }
+
+    fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
+        if ctx.size != WORD {
+            return Err(ChannelError::Setup(format!(
+                "an eventfd message is {WORD} bytes, not {}",
+                ctx.size
+            )));
+        }
+        let to_server = eventfd().map_err(ChannelError::io("eventfd"))?;
+        let to_client = eventfd().map_err(ChannelError::io("eventfd"))?;
+        // Each end owns its descriptors, so a thread peer closing its end
+        // cannot pull one out from under the client.
+        let server_rx = to_server.try_clone().map_err(ChannelError::io("dup"))?;
+        let server_tx = to_client.try_clone().map_err(ChannelError::io("dup"))?;
+        let closed = Arc::new(AtomicBool::new(false));
+        Ok(Channel {
+            client: Box::new(Client {
+                rx: to_client,
+                tx: to_server,
+                sent: 0,
+                closed: closed.clone(),
+            }),
+            server: Some(Box::new(Server {
+                rx: server_rx,
+                tx: server_tx,
+                attached: false,
+                thread_peer: ctx.peer_is_thread,
+                closed,
+            })),
+            note: None,
+        })
+    }
+}
+
+/// Reads one counter value into `buf` (exactly 8 bytes).
+#[inline]
+fn read_word(rx: &mut File, buf: &mut [u8]) -> Result<u64, ChannelError> {
+    // A stop or peer death seen while this end was busy elsewhere (its signal
+    // came and went between waits) must not be slept through: unlike a pipe,
+    // an eventfd never reports that the other end is gone.
+    interrupt::check()?;
+    let n = retry("read eventfd", || rx.read(buf))?;
+    expect_len(WORD, n)?;
+    let mut word = [0u8; WORD];
+    word.copy_from_slice(&buf[..WORD]);
+    Ok(u64::from_ne_bytes(word))
+}
+
+/// Adds the counter value in `msg` to the eventfd.
+#[inline]
+fn write_word(tx: &mut File, msg: &[u8]) -> Result<u64, ChannelError> {
+    let value = u64::from_ne_bytes(msg.try_into().map_err(|_| ChannelError::Length {
+        expected: WORD,
+        got: msg.len(),
+    })?);
+    if value == 0 {
+        // Adding 0 wakes nobody: the reader would wait forever.
+        return Err(ChannelError::Sequence {
+            expected: 1,
+            got: 0,
+        });
+    }
+    let n = retry("write eventfd", || tx.write(msg))?;
+    expect_len(WORD, n)?;
+    Ok(value)
+}
+
+/// The measuring end: checks that what comes back is exactly what it sent (a
+/// sum would mean two writes met in one counter).
+struct Client {
+    rx: File,
+    tx: File,
+    sent: u64,
+    closed: Arc<AtomicBool>,
+}
+
+impl Endpoint for Client {
+    #[inline]
+    fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
+        self.sent = write_word(&mut self.tx, msg)?;
+        Ok(())
+    }
+
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+        let got = read_word(&mut self.rx, buf)?;
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(ChannelError::Closed);
+        }
+        if got != self.sent {
+            return Err(ChannelError::Sequence {
+                expected: self.sent,
+                got,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The echo end: reads the value and writes the same value back.
+struct Server {
+    rx: File,
+    tx: File,
+    attached: bool,
+    thread_peer: bool,
+    closed: Arc<AtomicBool>,
+}
+
+impl Endpoint for Server {
+    fn attach(&mut self, _peer: PeerIdentity) -> Result<(), ChannelError> {
+        self.attached = true;
+        Ok(())
+    }
+
+    #[inline]
+    fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
+        write_word(&mut self.tx, msg).map(|_| ())
+    }
+
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+        read_word(&mut self.rx, buf).map(|_| ())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // A thread peer that ends leaves no SIGCHLD, and an eventfd has no
+        // end-of-file: the client is told through the shared flag and woken
+        // by adding 1. (A forked server's flag is not the client's; its death
+        // raises SIGCHLD. The parent's copy of this end is never attached.)
+        if self.attached && self.thread_peer {
+            self.closed.store(true, Ordering::SeqCst);
+            let _ = self.tx.write(&1u64.to_ne_bytes());
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! `signal-sigqueue`: a real-time signal carrying the 8-byte message as its
+//! value (sigqueue), taken with sigwaitinfo — the closest Linux kin of QNX
+//! proxies.
+//!
+//! sigqueue is process-directed. With `--peer thread` both ends are one
+//! process, so each direction has its own signal (SIGRTMIN+1 towards the
+//! server, SIGRTMIN+2 towards the client) and each end waits only for its own;
+//! both ends block both signals so that no thread takes one by handler.
+
+use crate::engine::channel::*;
+use crate::engine::interrupt;
+use crate::sys::signal::{self as sig, SigSet, sigrtmin};
+use crate::sys::sync::{sig_queue, sig_wait_info};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Bytes of the value a queued signal carries.
+const WORD: usize = 8;
+
+fn to_server() -> i32 {
+    sigrtmin() + 1
+}
+
+fn to_client() -> i32 {
+    sigrtmin() + 2
+}
+
+/// A signal that reaches a thread not blocking it is consumed here instead of
+/// killing the process (the default action of a real-time signal); the wait
+/// that missed it then ends by the watchdog.
+extern "C" fn ignore_stray(_: libc::c_int) {}
+
+/// sigqueue + sigwaitinfo in both directions.
+pub struct SignalSigqueue;
+
+impl Mechanism for SignalSigqueue {
+    fn info(&self) -> MechanismInfo {
+        MechanismInfo {
+            id: "signal-sigqueue",
+            summary: "real-time signal carrying the 8-byte value (sigqueue), taken with sigwaitinfo",
+            payload: Payload::Fixed(WORD),
+            topology: Topology::Peer,
+            spins: false,
+        }
+    }
+
+    fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
+        if ctx.size != WORD {
+            return Err(ChannelError::Setup(format!(
+                "a queued signal carries {WORD} bytes, not {}",
+                ctx.size
+            )));
+        }
+        for s in [to_server(), to_client()] {
+            sig::install_handler(s, ignore_stray, 0).map_err(ChannelError::io("sigaction"))?;
+        }
+        let closed = Arc::new(AtomicBool::new(false));
+        Ok(Channel {
+            client: Box::new(QueueEnd::new(
+                to_server(),
+                to_client(),
+                closed.clone(),
+                Role::Client,
+            )),
+            server: Some(Box::new(QueueEnd::new(
+                to_client(),
+                to_server(),
+                closed,
+                Role::Server {
+                    thread: ctx.peer_is_thread,
+                },
+            ))),
+            note: None,
+        })
+    }
+}
+
+/// Which end a [`QueueEnd`] is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// The measuring end: checks every echo against what it sent.
+    Client,
+    /// The echo end; a thread server tells the client when it ends.
+    Server { thread: bool },
+}
+
+/// One end: queues its messages with `out`, waits for `inbound`.
+struct QueueEnd {
+    out: i32,
+    inbound: i32,
+    wait_set: SigSet,
+    peer: Option<PeerIdentity>,
+    /// Value last sent; the client checks the echo against it.
+    sent: u64,
+    role: Role,
+    /// Set by a thread server that ends (see `Drop`).
+    closed: Arc<AtomicBool>,
+    /// Mask to restore on drop, once attached.
+    previous: Option<SigSet>,
+}
+
+impl QueueEnd {
+    fn new(out: i32, inbound: i32, closed: Arc<AtomicBool>, role: Role) -> Self {
+        QueueEnd {
+            out,
+            inbound,
+            wait_set: SigSet::of(&[inbound]),
+            peer: None,
+            sent: 0,
+            role,
+            closed,
+            previous: None,
+        }
+    }
+}
+
+impl Endpoint for QueueEnd {
+    fn attach(&mut self, peer: PeerIdentity) -> Result<(), ChannelError> {
+        let both = SigSet::of(&[self.out, self.inbound]);
+        self.previous = Some(
+            sig::thread_mask(libc::SIG_BLOCK, &both).map_err(ChannelError::io("sigprocmask"))?,
+        );
+        // Signals queued for an earlier channel must not be taken as replies.
+        while sig::take_pending(&both)
+            .map_err(ChannelError::io("sigtimedwait"))?
+            .is_some()
+        {}
+        self.peer = Some(peer);
+        Ok(())
+    }
+
+    #[inline]
+    fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
+        let peer = self
+            .peer
+            .as_ref()
+            .ok_or_else(|| ChannelError::Setup("endpoint used before attach".into()))?;
+        let mut word = [0u8; WORD];
+        word.copy_from_slice(msg);
+        let value = u64::from_ne_bytes(word);
+        sig_queue(peer.pid, self.out, value).map_err(|e| match e.raw_os_error() {
+            Some(libc::ESRCH) => ChannelError::PeerDied,
+            _ => ChannelError::Io {
+                op: "sigqueue",
+                source: e,
+            },
+        })?;
+        self.sent = value;
+        Ok(())
+    }
+
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+        // A stop or peer death seen while this end was busy elsewhere must not
+        // be slept through: a queued signal to a dead (unreaped) peer succeeds.
+        interrupt::check()?;
+        let (signo, value) = retry("sigwaitinfo", || sig_wait_info(&self.wait_set))?;
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(ChannelError::Closed);
+        }
+        if signo != self.inbound {
+            return Err(ChannelError::Setup(format!(
+                "sigwaitinfo returned signal {signo}, expected {}",
+                self.inbound
+            )));
+        }
+        if self.role == Role::Client && value != self.sent {
+            return Err(ChannelError::Sequence {
+                expected: self.sent,
+                got: value,
+            });
+        }
+        buf.copy_from_slice(&value.to_ne_bytes());
+        Ok(())
+    }
+}
+
+impl Drop for QueueEnd {
+    fn drop(&mut self) {
+        match self.role {
+            Role::Server { thread } => {
+                // A thread server that ends leaves no SIGCHLD: it tells the
+                // client (a forked server's flag is not the client's). Its
+                // mask stays: unblocking would let this ending thread take the
+                // notice, process-directed, by handler.
+                if let (true, Some(client)) = (thread, &self.peer) {
+                    self.closed.store(true, Ordering::SeqCst);
+                    let _ = sig_queue(client.pid, self.out, 0);
+                }
+            }
+            Role::Client => {
+                if let Some(previous) = &self.previous {
+                    // Whatever is still queued is handled by `ignore_stray`.
+                    let _ = sig::thread_mask(libc::SIG_SETMASK, previous);
+                }
+            }
+        }
+    }
+}
