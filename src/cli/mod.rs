@@ -24,9 +24,17 @@ enum Command {
     /// Run benchmarks (all mechanisms by default) and print a table.
     Run(RunArgs),
     /// List every mechanism with what it measures and its limits.
-    List,
+    List(ListArgs),
     /// Remove OS objects left behind by ipcmark runs that were killed.
     Clean,
+}
+
+/// Arguments of `ipcmark list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print the list as JSON (one object per mechanism) instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 /// How the echo server runs.
@@ -124,7 +132,7 @@ pub fn main() -> ExitCode {
     };
     let outcome = match cli.command {
         Command::Run(args) => run::run(args),
-        Command::List => list::list(),
+        Command::List(args) => list::list(args),
         Command::Clean => clean::clean(),
     };
     match outcome {

@@ -35,7 +35,7 @@ pub fn fit_width(t: &mut Table) {
 /// Renders results as a table that fits an 80-column terminal.
 pub fn render(results: &[FigureResult]) -> String {
     let mut t = Table::new();
-    t.load_style(presets::UTF8_HORIZONTAL_ONLY)
+    t.load_style(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(vec![
             "mechanism",
@@ -46,12 +46,25 @@ pub fn render(results: &[FigureResult]) -> String {
             "notes",
         ]);
     fit_width(&mut t);
+    let mut previous: Option<&str> = None;
     for r in results {
+        // The name once per group of sizes: the eye finds each mechanism's block.
+        let name = if previous == Some(r.mechanism) {
+            ""
+        } else {
+            r.mechanism
+        };
+        previous = Some(r.mechanism);
         let (median, p99, mbps, notes) = match &r.outcome {
             Outcome::Ok(m) => {
                 let med = m.summary.median;
                 let mbps = if r.size > 0 && med > 0.0 {
-                    format!("{:.0}", r.size as f64 / med * 1e3)
+                    let v = r.size as f64 / med * 1e3;
+                    if v < 10.0 {
+                        format!("{v:.1}")
+                    } else {
+                        format!("{v:.0}")
+                    }
                 } else {
                     "-".into()
                 };
@@ -74,14 +87,7 @@ pub fn render(results: &[FigureResult]) -> String {
             0 => "notify".into(),
             n => format_size(n),
         };
-        t.add_row(vec![
-            r.mechanism.to_string(),
-            size,
-            median,
-            p99,
-            mbps,
-            notes,
-        ]);
+        t.add_row(vec![name.to_string(), size, median, p99, mbps, notes]);
     }
     for col in 1..5 {
         if let Some(c) = t.column_mut(col) {
