@@ -17,20 +17,20 @@ fn args<'a>(options: &[&'a str], command: &[&'a str]) -> Vec<&'a str> {
     v
 }
 
-/// Ids of every mechanism, read from `ipcmark list`.
-fn mechanism_ids() -> Vec<String> {
+/// Every mechanism as `ipcmark list --json` describes it.
+fn mechanisms() -> Vec<Value> {
     let sb = Sandbox::new();
-    let out = sb.run(&["list"], Duration::from_secs(10));
+    let out = sb.run(&["list", "--json"], Duration::from_secs(10));
     assert!(out.status.success(), "{}", stderr(&out));
-    stdout(&out)
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|w| {
-            w.chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        })
-        .map(String::from)
+    let list: Value = serde_json::from_slice(&out.stdout).expect("list --json is JSON");
+    list.as_array().expect("an array").clone()
+}
+
+/// Ids of every mechanism.
+fn mechanism_ids() -> Vec<String> {
+    mechanisms()
+        .iter()
+        .map(|m| m["id"].as_str().expect("id").to_string())
         .collect()
 }
 
@@ -597,5 +597,16 @@ fn same_cpu_runs_blocking_mechanisms_and_skips_spinning_with_a_reason() {
             assert_eq!(cpus.len(), 2);
             assert_eq!(cpus[0], cpus[1], "both sides on one CPU: {r}");
         }
+    }
+}
+
+#[test]
+fn readme_documents_every_mechanism() {
+    let readme = std::fs::read_to_string("README.md").expect("README.md");
+    for id in mechanism_ids() {
+        assert!(
+            readme.contains(&format!("| `{id}` |")),
+            "README.md has no row for {id}"
+        );
     }
 }
