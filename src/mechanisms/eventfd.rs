@@ -2,12 +2,9 @@
 //! 8-byte message is the counter value itself (the sequence number, never 0).
 
 use crate::engine::channel::*;
-use crate::engine::interrupt;
 use crate::sys::sync::eventfd;
 use std::fs::File;
 use std::io::{Read, Write};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Bytes an eventfd read or write moves: one u64.
 const WORD: usize = 8;
@@ -39,20 +36,15 @@ impl Mechanism for EventFd {
         // cannot pull one out from under the client.
         let server_rx = to_server.try_clone().map_err(ChannelError::io("dup"))?;
         let server_tx = to_client.try_clone().map_err(ChannelError::io("dup"))?;
-        let closed = Arc::new(AtomicBool::new(false));
         Ok(Channel {
             client: Box::new(Client {
                 rx: to_client,
                 tx: to_server,
                 sent: 0,
-                closed: closed.clone(),
             }),
             server: Some(Box::new(Server {
                 rx: server_rx,
                 tx: server_tx,
-                attached: false,
-                thread_peer: ctx.peer_is_thread,
-                closed,
             })),
             note: None,
         })
@@ -62,10 +54,8 @@ impl Mechanism for EventFd {
 /// Reads one counter value into `buf` (exactly 8 bytes).
 #[inline]
 fn read_word(rx: &mut File, buf: &mut [u8]) -> Result<u64, ChannelError> {
-    // A stop or peer death seen while this end was busy elsewhere (its signal
-    // came and went between waits) must not be slept through: unlike a pipe,
-    // an eventfd never reports that the other end is gone.
-    interrupt::check()?;
+    // An eventfd has no end-of-file: a peer that is gone is reported by the
+    // engine, through `retry`.
     let n = retry("read eventfd", || rx.read(buf))?;
     expect_len(WORD, n)?;
     let mut word = [0u8; WORD];
@@ -98,7 +88,6 @@ struct Client {
     rx: File,
     tx: File,
     sent: u64,
-    closed: Arc<AtomicBool>,
 }
 
 impl Endpoint for Client {
@@ -111,9 +100,6 @@ impl Endpoint for Client {
     #[inline]
     fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
         let got = read_word(&mut self.rx, buf)?;
-        if self.closed.load(Ordering::SeqCst) {
-            return Err(ChannelError::Closed);
-        }
         if got != self.sent {
             return Err(ChannelError::Sequence {
                 expected: self.sent,
@@ -128,17 +114,9 @@ impl Endpoint for Client {
 struct Server {
     rx: File,
     tx: File,
-    attached: bool,
-    thread_peer: bool,
-    closed: Arc<AtomicBool>,
 }
 
 impl Endpoint for Server {
-    fn attach(&mut self, _peer: PeerIdentity) -> Result<(), ChannelError> {
-        self.attached = true;
-        Ok(())
-    }
-
     #[inline]
     fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
         write_word(&mut self.tx, msg).map(|_| ())
@@ -147,18 +125,5 @@ impl Endpoint for Server {
     #[inline]
     fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
         read_word(&mut self.rx, buf).map(|_| ())
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        // A thread peer that ends leaves no SIGCHLD, and an eventfd has no
-        // end-of-file: the client is told through the shared flag and woken
-        // by adding 1. (A forked server's flag is not the client's; its death
-        // raises SIGCHLD. The parent's copy of this end is never attached.)
-        if self.attached && self.thread_peer {
-            self.closed.store(true, Ordering::SeqCst);
-            let _ = self.tx.write(&1u64.to_ne_bytes());
-        }
     }
 }

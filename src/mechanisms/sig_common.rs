@@ -1,6 +1,6 @@
 //! Shared parts of the `kill` + `sigsuspend` mechanisms (`signal-sigsuspend`,
-//! `signal-handler`): handlers that count, the race-free wait, the client end
-//! and the thread-mode hang-up notice.
+//! `signal-handler`): handlers that count, the race-free wait and the client
+//! end.
 //!
 //! SIGUSR1 goes to the server, SIGUSR2 to the client, each thread-directed
 //! (tgkill) so that it reaches the right end even when both are threads of one
@@ -11,8 +11,7 @@ use crate::engine::channel::{ChannelError, PeerIdentity};
 use crate::engine::interrupt;
 use crate::sys::process;
 use crate::sys::signal::{self as sig, SigSet};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Signal that carries a message towards the server.
 pub const TO_SERVER: i32 = libc::SIGUSR1;
@@ -117,21 +116,18 @@ impl SignalWait {
         Ok(wait)
     }
 
-    /// Sleeps until the awaited signal has been handled once more. `closed` is
-    /// the hang-up flag of a thread peer (see [`HangUp`]).
+    /// Sleeps until the awaited signal has been handled once more.
     #[inline]
-    pub fn wait(&mut self, closed: &AtomicBool) -> Result<(), ChannelError> {
+    pub fn wait(&mut self) -> Result<(), ChannelError> {
         loop {
             // An engine signal handled in the previous sigsuspend (together with
             // the awaited one) must not be slept through.
             interrupt::check()?;
             sig::suspend(&self.wait_mask);
             let now = self.counter.load(Ordering::SeqCst);
-            if closed.load(Ordering::SeqCst) {
-                return Err(ChannelError::Closed);
-            }
             if now == self.seen {
-                // Woken by the watchdog, SIGCHLD, a stop request or a wake-up.
+                // Woken by the watchdog, SIGCHLD, a stop request or a wake-up
+                // (e.g. a server thread that ended): `check` decides.
                 continue;
             }
             let expected = self.seen + 1;
@@ -152,56 +148,11 @@ impl Drop for SignalWait {
     }
 }
 
-/// Lets a server thread tell the client it is gone: with `--peer thread` a
-/// dying server leaves no SIGCHLD and no end-of-file, so without this the
-/// client would only learn it from the watchdog. A forked server is not
-/// notified for (its death raises SIGCHLD, and its copy of the flag is not the
-/// client's).
-#[derive(Clone)]
-pub struct HangUp {
-    closed: Arc<AtomicBool>,
-    thread_peer: bool,
-}
-
-impl HangUp {
-    /// A notice that is only sent if the server is a thread.
-    pub fn new(thread_peer: bool) -> Self {
-        HangUp {
-            closed: Arc::new(AtomicBool::new(false)),
-            thread_peer,
-        }
-    }
-
-    /// The flag the client checks after every wake-up.
-    pub fn flag(&self) -> &AtomicBool {
-        &self.closed
-    }
-
-    /// For a thread peer: sets the flag, then wakes the client with `signo`.
-    pub fn notify(&self, client: &PeerIdentity, signo: i32) {
-        if self.thread_peer {
-            self.closed.store(true, Ordering::SeqCst);
-            let _ = process::tgkill(client.pid, client.tid, signo);
-        }
-    }
-}
-
 /// The client end of both mechanisms: SIGUSR1 out, wait for SIGUSR2.
+#[derive(Default)]
 pub struct SignalClient {
     server: Option<PeerIdentity>,
     wait: Option<SignalWait>,
-    hang_up: HangUp,
-}
-
-impl SignalClient {
-    /// A client sharing `hang_up` with its server.
-    pub fn new(hang_up: HangUp) -> Self {
-        SignalClient {
-            server: None,
-            wait: None,
-            hang_up,
-        }
-    }
 }
 
 fn not_attached() -> ChannelError {
@@ -222,30 +173,19 @@ impl crate::engine::channel::Endpoint for SignalClient {
 
     #[inline]
     fn recv(&mut self, _buf: &mut [u8]) -> Result<(), ChannelError> {
-        let wait = self.wait.as_mut().ok_or_else(not_attached)?;
-        wait.wait(self.hang_up.flag())
+        self.wait.as_mut().ok_or_else(not_attached)?.wait()
     }
 }
 
-/// What a server end needs in either mechanism: its wait, the client, and the
-/// hang-up notice it sends when a thread peer ends.
+/// What a server end needs in either mechanism: its wait and the client.
+#[derive(Default)]
 pub struct ServerCore {
     /// The client, once attached.
     pub client: Option<PeerIdentity>,
     wait: Option<SignalWait>,
-    hang_up: HangUp,
 }
 
 impl ServerCore {
-    /// A server end sharing `hang_up` with its client.
-    pub fn new(hang_up: HangUp) -> Self {
-        ServerCore {
-            client: None,
-            wait: None,
-            hang_up,
-        }
-    }
-
     /// Blocks the signals in the server's thread and records the client.
     pub fn attach(&mut self, client: PeerIdentity) -> Result<(), ChannelError> {
         self.wait = Some(SignalWait::attach(TO_SERVER, &TO_SERVER_COUNT)?);
@@ -256,23 +196,12 @@ impl ServerCore {
     /// Waits until the SIGUSR1 handler has run once more.
     #[inline]
     pub fn wait(&mut self) -> Result<(), ChannelError> {
-        let wait = self.wait.as_mut().ok_or_else(not_attached)?;
-        // The server is never told it is closed: the engine stops it.
-        static NEVER: AtomicBool = AtomicBool::new(false);
-        wait.wait(&NEVER)
+        self.wait.as_mut().ok_or_else(not_attached)?.wait()
     }
 
     /// Sends SIGUSR2 to the client.
     #[inline]
     pub fn reply(&self) -> Result<(), ChannelError> {
         signal_peer(self.client.as_ref().ok_or_else(not_attached)?, TO_CLIENT)
-    }
-}
-
-impl Drop for ServerCore {
-    fn drop(&mut self) {
-        if let (Some(client), Some(_)) = (&self.client, &self.wait) {
-            self.hang_up.notify(client, TO_CLIENT);
-        }
     }
 }

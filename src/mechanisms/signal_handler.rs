@@ -2,7 +2,7 @@
 //! server's SIGUSR1 handler itself sends SIGUSR2 back, so the reply does not
 //! wait for the server's loop to resume after `sigsuspend`.
 
-use super::sig_common::{self as common, HangUp, ServerCore, SignalClient};
+use super::sig_common::{self as common, ServerCore, SignalClient};
 use crate::engine::channel::*;
 use crate::sys::signal::tgkill_from_handler;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -38,10 +38,9 @@ impl Mechanism for SignalHandler {
     fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
         common::expect_no_payload(ctx.size)?;
         common::install_handlers(echo_to_client)?;
-        let hang_up = HangUp::new(ctx.peer_is_thread);
         Ok(Channel {
-            client: Box::new(SignalClient::new(hang_up.clone())),
-            server: Some(Box::new(HandlerServer(ServerCore::new(hang_up)))),
+            client: Box::new(SignalClient::default()),
+            server: Some(Box::new(HandlerServer(ServerCore::default()))),
             note: None,
         })
     }

@@ -8,11 +8,8 @@
 //! both ends block both signals so that no thread takes one by handler.
 
 use crate::engine::channel::*;
-use crate::engine::interrupt;
 use crate::sys::signal::{self as sig, SigSet, sigrtmin};
 use crate::sys::sync::{sig_queue, sig_wait_info};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Bytes of the value a queued signal carries.
 const WORD: usize = 8;
@@ -54,21 +51,12 @@ impl Mechanism for SignalSigqueue {
         for s in [to_server(), to_client()] {
             sig::install_handler(s, ignore_stray, 0).map_err(ChannelError::io("sigaction"))?;
         }
-        let closed = Arc::new(AtomicBool::new(false));
         Ok(Channel {
-            client: Box::new(QueueEnd::new(
-                to_server(),
-                to_client(),
-                closed.clone(),
-                Role::Client,
-            )),
+            client: Box::new(QueueEnd::new(to_server(), to_client(), Role::Client)),
             server: Some(Box::new(QueueEnd::new(
                 to_client(),
                 to_server(),
-                closed,
-                Role::Server {
-                    thread: ctx.peer_is_thread,
-                },
+                Role::Server,
             ))),
             note: None,
         })
@@ -80,8 +68,8 @@ impl Mechanism for SignalSigqueue {
 enum Role {
     /// The measuring end: checks every echo against what it sent.
     Client,
-    /// The echo end; a thread server tells the client when it ends.
-    Server { thread: bool },
+    /// The echo end.
+    Server,
 }
 
 /// One end: queues its messages with `out`, waits for `inbound`.
@@ -93,14 +81,12 @@ struct QueueEnd {
     /// Value last sent; the client checks the echo against it.
     sent: u64,
     role: Role,
-    /// Set by a thread server that ends (see `Drop`).
-    closed: Arc<AtomicBool>,
     /// Mask to restore on drop, once attached.
     previous: Option<SigSet>,
 }
 
 impl QueueEnd {
-    fn new(out: i32, inbound: i32, closed: Arc<AtomicBool>, role: Role) -> Self {
+    fn new(out: i32, inbound: i32, role: Role) -> Self {
         QueueEnd {
             out,
             inbound,
@@ -108,7 +94,6 @@ impl QueueEnd {
             peer: None,
             sent: 0,
             role,
-            closed,
             previous: None,
         }
     }
@@ -151,13 +136,7 @@ impl Endpoint for QueueEnd {
 
     #[inline]
     fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
-        // A stop or peer death seen while this end was busy elsewhere must not
-        // be slept through: a queued signal to a dead (unreaped) peer succeeds.
-        interrupt::check()?;
         let (signo, value) = retry("sigwaitinfo", || sig_wait_info(&self.wait_set))?;
-        if self.closed.load(Ordering::SeqCst) {
-            return Err(ChannelError::Closed);
-        }
         if signo != self.inbound {
             return Err(ChannelError::Setup(format!(
                 "sigwaitinfo returned signal {signo}, expected {}",
@@ -177,23 +156,12 @@ impl Endpoint for QueueEnd {
 
 impl Drop for QueueEnd {
     fn drop(&mut self) {
-        match self.role {
-            Role::Server { thread } => {
-                // A thread server that ends leaves no SIGCHLD: it tells the
-                // client (a forked server's flag is not the client's). Its
-                // mask stays: unblocking would let this ending thread take the
-                // notice, process-directed, by handler.
-                if let (true, Some(client)) = (thread, &self.peer) {
-                    self.closed.store(true, Ordering::SeqCst);
-                    let _ = sig_queue(client.pid, self.out, 0);
-                }
-            }
-            Role::Client => {
-                if let Some(previous) = &self.previous {
-                    // Whatever is still queued is handled by `ignore_stray`.
-                    let _ = sig::thread_mask(libc::SIG_SETMASK, previous);
-                }
-            }
+        // Only the client's thread lives on. A server's keeps its mask: it
+        // would otherwise take, by handler, a reply still queued (process-wide)
+        // for a client thread of the same process.
+        if let (Role::Client, Some(previous)) = (self.role, &self.previous) {
+            // Whatever is still queued is handled by `ignore_stray`.
+            let _ = sig::thread_mask(libc::SIG_SETMASK, previous);
         }
     }
 }

@@ -2,7 +2,7 @@
 //! SIGUSR1 to the server's thread, SIGUSR2 back to the client's; each side
 //! sleeps in `sigsuspend` until its counting handler has run.
 
-use super::sig_common::{self as common, HangUp, ServerCore, SignalClient};
+use super::sig_common::{self as common, ServerCore, SignalClient};
 use crate::engine::channel::*;
 
 /// tgkill + sigsuspend in both directions; the server replies from its loop.
@@ -22,10 +22,9 @@ impl Mechanism for SignalSigsuspend {
     fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
         common::expect_no_payload(ctx.size)?;
         common::install_handlers(common::count_to_server)?;
-        let hang_up = HangUp::new(ctx.peer_is_thread);
         Ok(Channel {
-            client: Box::new(SignalClient::new(hang_up.clone())),
-            server: Some(Box::new(SuspendServer(ServerCore::new(hang_up)))),
+            client: Box::new(SignalClient::default()),
+            server: Some(Box::new(SuspendServer(ServerCore::default()))),
             note: None,
         })
     }
