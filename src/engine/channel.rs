@@ -54,8 +54,6 @@ pub struct SizeLimit {
 pub struct OpenContext<'a> {
     /// Payload size of every message on this channel.
     pub size: usize,
-    /// Whether the server end will live in another process or a thread.
-    pub peer_is_thread: bool,
     /// Names and keys for OS objects, so that `ipcmark clean` can find them.
     pub names: &'a ObjectNamer,
 }

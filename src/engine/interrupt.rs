@@ -36,9 +36,13 @@ extern "C" fn on_wake(_: libc::c_int) {}
 
 /// Installs the handlers. Call once at start, before any peer exists.
 pub fn install() -> std::io::Result<()> {
-    sig::install_handler(libc::SIGINT, on_stop, 0)?;
-    sig::install_handler(libc::SIGTERM, on_stop, 0)?;
-    sig::install_handler(libc::SIGHUP, on_stop, 0)?;
+    for stop in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // A stop signal the caller chose to ignore (nohup, a background job)
+        // stays ignored: the run must survive what the user asked it to.
+        if !sig::is_ignored(stop)? {
+            sig::install_handler(stop, on_stop, 0)?;
+        }
+    }
     sig::install_handler(libc::SIGALRM, on_alarm, 0)?;
     sig::install_handler(libc::SIGCHLD, on_child, libc::SA_NOCLDSTOP)?;
     sig::install_handler(wake_signal(), on_wake, 0)?;

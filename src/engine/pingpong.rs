@@ -139,13 +139,13 @@ fn timestamped<const SELF_LOOP: bool>(
     stamps: &mut [u64],
 ) -> Result<(), ChannelError> {
     let k = seq_len(buf);
-    stamps[0] = monotonic_ns();
-    for i in 1..stamps.len() {
-        let seq = seq0 + i as u64;
+    let (first, rest) = stamps.split_first_mut().expect("at least one stamp");
+    *first = monotonic_ns();
+    for (seq, slot) in (seq0 + 1..).zip(rest.iter_mut()) {
         stamp(buf, seq, k);
         round_trip::<SELF_LOOP>(ep, buf)?;
         check_seq(buf, seq, k)?;
-        stamps[i] = monotonic_ns();
+        *slot = monotonic_ns();
     }
     Ok(())
 }

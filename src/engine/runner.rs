@@ -126,11 +126,7 @@ fn measure_figure(
     // Flags of the previous figure's peer (stop request, exit) must not leak
     // into this one, peer or not.
     super::interrupt::reset_for_figure();
-    let ctx = OpenContext {
-        size,
-        peer_is_thread: s.peer == PeerKind::Thread,
-        names,
-    };
+    let ctx = OpenContext { size, names };
     let channel = mech.open(&ctx).map_err(|e| format!("set-up: {e}"))?;
     result.note = channel.note;
     let mut client = channel.client;

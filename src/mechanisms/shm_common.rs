@@ -155,7 +155,6 @@ mod tests {
         let names = ObjectNamer::new();
         let ctx = OpenContext {
             size,
-            peer_is_thread: true,
             names: &names,
         };
         let channel = mech.open(&ctx).unwrap();
@@ -208,7 +207,6 @@ mod tests {
         let squatter = crate::sys::sysv::sem_create(ObjectNamer::new().sysv_key(), 1).unwrap();
         let ctx = OpenContext {
             size: 16,
-            peer_is_thread: true,
             names: &names,
         };
         let opened = ShmSysvSem.open(&ctx);

@@ -9,7 +9,6 @@ pub fn open(mech: &dyn Mechanism, size: usize) -> Channel {
     let names = ObjectNamer::new();
     let ctx = OpenContext {
         size,
-        peer_is_thread: true,
         names: &names,
     };
     mech.open(&ctx)

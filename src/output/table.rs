@@ -5,9 +5,9 @@ use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
 
 /// Human form of a byte count: 64, 4K, 1M.
 pub fn format_size(bytes: usize) -> String {
-    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
         format!("{}M", bytes >> 20)
-    } else if bytes >= 1024 && bytes % 1024 == 0 {
+    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
         format!("{}K", bytes >> 10)
     } else {
         bytes.to_string()

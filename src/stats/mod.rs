@@ -61,13 +61,6 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
-/// Median of unsorted values.
-pub fn median(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    quantile_sorted(&v, 0.5)
-}
-
 /// A distribution of individual latencies in nanoseconds (HDR histogram,
 /// 3 significant digits: every value is kept within 0.1%).
 pub struct LatencyHistogram(Histogram<u64>);

@@ -2,7 +2,7 @@
 
 use std::io;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU32, AtomicU64};
+use std::sync::atomic::AtomicU32;
 
 /// An anonymous mapping (shared by default), unmapped on drop.
 ///
@@ -59,14 +59,10 @@ impl SharedMapping {
         self.len
     }
 
-    /// Whether the mapping is empty (never: at least one byte is mapped).
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-
     fn check(&self, offset: usize, len: usize, align: usize) {
         assert!(
-            offset % align == 0 && offset.checked_add(len).is_some_and(|end| end <= self.len),
+            offset.is_multiple_of(align)
+                && offset.checked_add(len).is_some_and(|end| end <= self.len),
             "shared mapping access out of bounds or misaligned: offset {offset}, len {len}, size {}",
             self.len
         );
@@ -79,13 +75,6 @@ impl SharedMapping {
         // SAFETY: in bounds and aligned (checked); mmap memory is page-aligned;
         // any bit pattern is a valid AtomicU32; lives as long as &self.
         unsafe { &*(self.ptr.as_ptr().add(offset) as *const AtomicU32) }
-    }
-
-    /// The 64-bit atomic at `offset` (8-byte aligned).
-    pub fn atomic_u64(&self, offset: usize) -> &AtomicU64 {
-        self.check(offset, 8, 8);
-        // SAFETY: as in atomic_u32.
-        unsafe { &*(self.ptr.as_ptr().add(offset) as *const AtomicU64) }
     }
 
     /// Copies `src` into the mapping at `offset`.

@@ -83,12 +83,6 @@ pub fn set_normal() -> io::Result<()> {
     cvt(unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) }).map(|_| ())
 }
 
-/// Sets the calling thread's timer slack in nanoseconds (the kernel default is 50 µs).
-pub fn set_timer_slack(ns: u64) -> io::Result<()> {
-    // SAFETY: PR_SET_TIMERSLACK takes the value by integer.
-    cvt(unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) }).map(|_| ())
-}
-
 /// The calling thread's timer slack in nanoseconds.
 pub fn timer_slack() -> io::Result<u64> {
     // SAFETY: PR_GET_TIMERSLACK returns the value.

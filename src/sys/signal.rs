@@ -24,14 +24,14 @@ pub fn install_handler(sig: i32, handler: Handler, extra_flags: i32) -> io::Resu
     }
 }
 
-/// Restores the default disposition of `sig`.
-pub fn default_handler(sig: i32) -> io::Result<()> {
-    // SAFETY: as above with SIG_DFL.
+/// Whether `sig` is currently ignored (SIG_IGN), e.g. SIGHUP under nohup or
+/// SIGINT in a shell's background job.
+pub fn is_ignored(sig: i32) -> io::Result<bool> {
+    // SAFETY: querying with a null new action only reads the current one.
     unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = libc::SIG_DFL;
-        libc::sigemptyset(&mut sa.sa_mask);
-        cvt(libc::sigaction(sig, &sa, std::ptr::null_mut())).map(|_| ())
+        let mut old: libc::sigaction = std::mem::zeroed();
+        cvt(libc::sigaction(sig, std::ptr::null(), &mut old))?;
+        Ok(old.sa_sigaction == libc::SIG_IGN)
     }
 }
 
@@ -91,16 +91,6 @@ pub fn thread_mask(how: i32, set: &SigSet) -> io::Result<SigSet> {
 /// Blocks these signals in the calling thread.
 pub fn block(sigs: &[i32]) -> io::Result<SigSet> {
     thread_mask(libc::SIG_BLOCK, &SigSet::of(sigs))
-}
-
-/// Unblocks these signals in the calling thread.
-pub fn unblock(sigs: &[i32]) -> io::Result<SigSet> {
-    thread_mask(libc::SIG_UNBLOCK, &SigSet::of(sigs))
-}
-
-/// The calling thread's current mask.
-pub fn current_mask() -> io::Result<SigSet> {
-    thread_mask(libc::SIG_BLOCK, &SigSet::empty())
 }
 
 /// Waits for any signal not in `mask` to be handled; always returns (EINTR is
