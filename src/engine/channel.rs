@@ -52,7 +52,9 @@ pub struct SizeLimit {
 
 /// Everything a mechanism needs to build one channel.
 pub struct OpenContext<'a> {
-    /// Payload size of every message on this channel.
+    /// Payload size of every message on this channel; for a
+    /// [`Payload::Fixed`] mechanism always its fixed size (the engine runs it
+    /// at no other).
     pub size: usize,
     /// Names and keys for OS objects, so that `ipcmark clean` can find them.
     pub names: &'a ObjectNamer,
