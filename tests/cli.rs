@@ -610,3 +610,156 @@ fn readme_documents_every_mechanism() {
         );
     }
 }
+
+/// A minimal run report with one ok result per (benchmark, samples) pair.
+fn synthetic_report(results: &[(&str, Vec<f64>)], extra: &[Value]) -> Value {
+    let mut rs: Vec<Value> = results
+        .iter()
+        .map(|(name, samples)| {
+            serde_json::json!({
+                "benchmark": name, "mode": "pingpong", "size_bytes": 64, "status": "ok",
+                "cpus": [0, 1], "samples_ns": samples,
+            })
+        })
+        .collect();
+    rs.extend_from_slice(extra);
+    serde_json::json!({
+        "schema": "ipcmark.run/1",
+        "started_at": "2026-11-21T10:00:00Z",
+        "environment": { "hostname": "test", "kernel": "6.0" },
+        "results": rs,
+    })
+}
+
+#[test]
+fn compare_reports_a_known_ten_percent_difference_and_no_difference_for_equal_runs() {
+    let sb = Sandbox::new();
+    // Samples with noise of a few percent; B's "pipe" is A's shifted by 10%.
+    let base: Vec<f64> = (0..11)
+        .map(|i| 5000.0 + ((i * 37) % 11) as f64 * 25.0)
+        .collect();
+    let shifted: Vec<f64> = base.iter().map(|x| x * 1.10).collect();
+    let reordered: Vec<f64> = base.iter().rev().copied().collect();
+    let skipped = serde_json::json!({"benchmark": "posix-mq", "mode": "pingpong", "size_bytes": 65536,
+        "status": "skipped", "reason": "limit", "cpus": []});
+    let a = synthetic_report(
+        &[
+            ("pipe", base.clone()),
+            ("tcp", base.clone()),
+            ("udp", base.clone()),
+        ],
+        &[skipped.clone()],
+    );
+    let b = synthetic_report(
+        &[("pipe", shifted), ("tcp", reordered), ("fifo", base)],
+        &[skipped],
+    );
+    let (pa, pb, out) = (sb.path("a.json"), sb.path("b.json"), sb.path("cmp.json"));
+    std::fs::write(&pa, a.to_string()).unwrap();
+    std::fs::write(&pb, b.to_string()).unwrap();
+    let run = sb.run(
+        &[
+            "compare",
+            pa.to_str().unwrap(),
+            pb.to_str().unwrap(),
+            "--json",
+            out.to_str().unwrap(),
+        ],
+        Duration::from_secs(20),
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    let report = read_json(&out);
+    assert_eq!(report["schema"], "ipcmark.compare/1");
+    let by_name = |n: &str| {
+        report["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["benchmark"] == n)
+            .cloned()
+            .unwrap_or_else(|| panic!("{n} not compared"))
+    };
+    let pipe = by_name("pipe");
+    assert_eq!(pipe["significant"], true, "{pipe}");
+    assert_eq!(pipe["verdict"], "slower");
+    assert!(
+        (pipe["diff_percent"].as_f64().unwrap() - 10.0).abs() < 0.5,
+        "{pipe}"
+    );
+    assert_eq!(pipe["interval_excludes_one"], true, "{pipe}");
+    let tcp = by_name("tcp");
+    assert_eq!(tcp["significant"], false, "{tcp}");
+    assert_eq!(tcp["verdict"], "no significant difference");
+    // Nothing dropped silently: one-sided and unmeasured results are listed.
+    let unmatched: Vec<String> = report["unmatched"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            format!(
+                "{} {}",
+                u["benchmark"].as_str().unwrap(),
+                u["why"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(
+        unmatched.iter().any(|u| u.starts_with("udp only in A")),
+        "{unmatched:?}"
+    );
+    assert!(
+        unmatched.iter().any(|u| u.starts_with("fifo only in B")),
+        "{unmatched:?}"
+    );
+    assert!(
+        unmatched
+            .iter()
+            .any(|u| u.starts_with("posix-mq not measured")),
+        "{unmatched:?}"
+    );
+    let text = stdout(&run);
+    assert!(text.contains("not compared: udp"), "{text}");
+    assert!(
+        text.contains("1 of 2 results differ significantly"),
+        "{text}"
+    );
+}
+
+#[test]
+fn compare_rejects_bad_input_with_exit_2() {
+    let sb = Sandbox::new();
+    let good = sb.path("good.json");
+    std::fs::write(
+        &good,
+        synthetic_report(&[("pipe", vec![1.0, 2.0])], &[]).to_string(),
+    )
+    .unwrap();
+    let wrong = sb.path("wrong.json");
+    std::fs::write(&wrong, r#"{"schema": "something/9", "started_at": "x", "environment": {"hostname": "h", "kernel": "k"}, "results": []}"#).unwrap();
+    let junk = sb.path("junk.json");
+    std::fs::write(&junk, "not json").unwrap();
+    let g = good.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["compare", g, "/no/such/file.json"],
+            "cannot read /no/such/file.json",
+        ),
+        (
+            &["compare", g, wrong.to_str().unwrap()],
+            "schema 'something/9'",
+        ),
+        (
+            &["compare", junk.to_str().unwrap(), g],
+            "is not an ipcmark run report",
+        ),
+        (&["compare", g, g, "--alpha", "0.7"], "--alpha 0.7"),
+        (&["compare", g], "B.json"),
+    ];
+    for (argv, needle) in cases {
+        let out = sb.run(argv, Duration::from_secs(10));
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{argv:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{argv:?}: {err}");
+        assert!(err.contains(needle), "{argv:?}: {err:?} lacks {needle:?}");
+    }
+}

@@ -2,6 +2,7 @@
 //! registry, the engine and the output together.
 
 mod clean;
+mod compare;
 mod list;
 pub mod parse;
 mod run;
@@ -27,6 +28,25 @@ enum Command {
     List(ListArgs),
     /// Remove OS objects left behind by ipcmark runs that were killed.
     Clean,
+    /// Compare two `run --json` reports: medians, difference, significance.
+    Compare(CompareArgs),
+}
+
+/// Arguments of `ipcmark compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline report.
+    #[arg(value_name = "A.json")]
+    a: PathBuf,
+    /// The report compared with it.
+    #[arg(value_name = "B.json")]
+    b: PathBuf,
+    /// Significance level of the Mann–Whitney U test (and 1 − confidence of the interval).
+    #[arg(long, default_value_t = 0.05)]
+    alpha: f64,
+    /// Also write the comparison as JSON to this file.
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
 }
 
 /// Arguments of `ipcmark list`.
@@ -134,6 +154,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::List(args) => list::list(args),
         Command::Clean => clean::clean(),
+        Command::Compare(args) => compare::compare(args),
     };
     match outcome {
         Ok(code) => code,
@@ -155,16 +176,49 @@ fn clap_error(e: clap::Error) -> ExitCode {
             ExitCode::SUCCESS
         }
         _ => {
+            // clap's message may continue on indented lines (the missing
+            // argument's name, say) before a blank line and the usage: keep
+            // all of it, on one line.
             let rendered = e.render().to_string();
-            let first = rendered
+            let message: Vec<&str> = rendered
                 .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments");
-            let first = first.trim().trim_start_matches("error: ");
+                .skip_while(|l| l.trim().is_empty())
+                .take_while(|l| !l.trim().is_empty())
+                .map(str::trim)
+                .collect();
+            let joined = message.join(" ");
+            let first = joined.trim_start_matches("error: ");
+            let first = if first.is_empty() {
+                "invalid arguments"
+            } else {
+                first
+            };
             eprintln!("ipcmark: {first} (see ipcmark --help)");
             ExitCode::from(2)
         }
     }
+}
+
+/// Checks, before any work, that `path` can be written as an output file.
+pub fn check_output_path(flag: &str, path: &std::path::Path) -> Result<(), Failure> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    if !dir.is_dir() {
+        return Err(Failure::usage(format!(
+            "{flag} {}: directory {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    if path.is_dir() {
+        return Err(Failure::usage(format!(
+            "{flag} {}: is a directory, expected a file path",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Writes to stdout; a closed pipe (`ipcmark list | head`) is not an error.

@@ -111,27 +111,10 @@ fn budget(args: &RunArgs) -> Budget {
 }
 
 fn check_json_path(args: &RunArgs) -> Result<(), Failure> {
-    let Some(path) = &args.json else {
-        return Ok(());
-    };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    if !dir.is_dir() {
-        return Err(Failure::usage(format!(
-            "--json {}: directory {} does not exist",
-            path.display(),
-            dir.display()
-        )));
+    match &args.json {
+        Some(path) => super::check_output_path("--json", path),
+        None => Ok(()),
     }
-    if path.is_dir() {
-        return Err(Failure::usage(format!(
-            "--json {}: is a directory, expected a file path",
-            path.display()
-        )));
-    }
-    Ok(())
 }
 
 fn now_rfc3339() -> String {

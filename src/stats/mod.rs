@@ -1,6 +1,8 @@
 //! Statistics over measured values. Pure functions: no I/O, no clocks, no
 //! knowledge of mechanisms or of how the values were obtained.
 
+pub mod compare;
+
 use hdrhistogram::Histogram;
 
 /// Location and spread of a set of samples.
@@ -59,6 +61,13 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
     let lo = pos.floor() as usize;
     let hi = pos.ceil() as usize;
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+/// Median of unsorted values.
+pub fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    quantile_sorted(&v, 0.5)
 }
 
 /// A distribution of individual latencies in nanoseconds (HDR histogram,

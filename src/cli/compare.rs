@@ -1,0 +1,288 @@
+//! `ipcmark compare A.json B.json`: for every result the two runs share, both
+//! medians, the difference, and whether it is significant (Mann–Whitney U on
+//! the samples), with a bootstrap interval of the ratio B / A.
+
+use super::{CompareArgs, Failure, print_stdout};
+use crate::output::json::SCHEMA;
+use crate::output::table::{fit_width, format_size};
+use crate::stats::compare::{Interval, MannWhitney, bootstrap_ratio_of_medians, mann_whitney};
+use crate::stats::median;
+use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Schema of the comparison JSON.
+pub const COMPARE_SCHEMA: &str = "ipcmark.compare/1";
+
+/// Resamples for the bootstrap interval (fixed seed: same files, same interval).
+const RESAMPLES: usize = 4000;
+
+/// The parts of a run report a comparison needs.
+#[derive(Debug, Deserialize)]
+struct RunFile {
+    schema: String,
+    started_at: String,
+    environment: RunEnv,
+    results: Vec<RunResult>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RunEnv {
+    hostname: String,
+    kernel: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct RunResult {
+    benchmark: String,
+    mode: String,
+    size_bytes: usize,
+    status: String,
+    #[serde(default)]
+    samples_ns: Option<Vec<f64>>,
+}
+
+/// One side's identity in the output.
+#[derive(Debug, Serialize)]
+struct Side {
+    path: String,
+    started_at: String,
+    hostname: String,
+    kernel: String,
+}
+
+/// One matched result.
+#[derive(Debug, Serialize)]
+struct Comparison {
+    benchmark: String,
+    mode: String,
+    size_bytes: usize,
+    median_a_ns: f64,
+    median_b_ns: f64,
+    diff_ns: f64,
+    diff_percent: f64,
+    mann_whitney: MannWhitney,
+    /// Bootstrap interval of median(B) / median(A) at 1 − alpha.
+    ratio_interval: Option<Interval>,
+    /// Whether that interval excludes 1 (the bootstrap's verdict, beside the U test's).
+    interval_excludes_one: Option<bool>,
+    /// The U test's verdict: p < alpha.
+    significant: bool,
+    /// "slower", "faster" or "no significant difference" (B relative to A).
+    verdict: &'static str,
+}
+
+/// A result present on one side only, or not measured on one side.
+#[derive(Debug, Serialize)]
+struct Unmatched {
+    benchmark: String,
+    mode: String,
+    size_bytes: usize,
+    why: String,
+}
+
+#[derive(Debug, Serialize)]
+struct CompareReport {
+    schema: &'static str,
+    alpha: f64,
+    a: Side,
+    b: Side,
+    comparisons: Vec<Comparison>,
+    unmatched: Vec<Unmatched>,
+}
+
+type Key = (String, String, usize);
+
+fn load(path: &Path) -> Result<RunFile, Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))?;
+    let file: RunFile = serde_json::from_str(&text).map_err(|e| {
+        Failure::usage(format!(
+            "{} is not an ipcmark run report: {e}",
+            path.display()
+        ))
+    })?;
+    if file.schema != SCHEMA {
+        return Err(Failure::usage(format!(
+            "{} has schema '{}'; compare reads '{SCHEMA}'",
+            path.display(),
+            file.schema
+        )));
+    }
+    Ok(file)
+}
+
+fn side(path: &Path, f: &RunFile) -> Side {
+    Side {
+        path: path.display().to_string(),
+        started_at: f.started_at.clone(),
+        hostname: f.environment.hostname.clone(),
+        kernel: f.environment.kernel.clone(),
+    }
+}
+
+fn index(f: &RunFile) -> BTreeMap<Key, &RunResult> {
+    f.results
+        .iter()
+        .map(|r| ((r.benchmark.clone(), r.mode.clone(), r.size_bytes), r))
+        .collect()
+}
+
+fn compare_samples(key: &Key, a: &[f64], b: &[f64], alpha: f64) -> Option<Comparison> {
+    let mw = mann_whitney(a, b)?;
+    let (ma, mb) = (median(a), median(b));
+    let significant = mw.p < alpha;
+    let ratio_interval = bootstrap_ratio_of_medians(a, b, 1.0 - alpha, RESAMPLES, 0x1bc);
+    Some(Comparison {
+        benchmark: key.0.clone(),
+        mode: key.1.clone(),
+        size_bytes: key.2,
+        median_a_ns: ma,
+        median_b_ns: mb,
+        diff_ns: mb - ma,
+        diff_percent: if ma > 0.0 {
+            (mb - ma) / ma * 100.0
+        } else {
+            0.0
+        },
+        interval_excludes_one: ratio_interval.map(|i| !i.contains(1.0)),
+        ratio_interval,
+        mann_whitney: mw,
+        significant,
+        verdict: match (significant, mb > ma) {
+            (false, _) => "no significant difference",
+            (true, true) => "slower",
+            (true, false) => "faster",
+        },
+    })
+}
+
+pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
+    if !(args.alpha > 0.0 && args.alpha < 0.5) {
+        return Err(Failure::usage(format!(
+            "--alpha {}: must lie strictly between 0 and 0.5",
+            args.alpha
+        )));
+    }
+    if let Some(out) = &args.json {
+        super::check_output_path("--json", out)?;
+    }
+    let (fa, fb) = (load(&args.a)?, load(&args.b)?);
+    let (ia, ib) = (index(&fa), index(&fb));
+    let mut comparisons = Vec::new();
+    let mut unmatched = Vec::new();
+    let mut miss = |key: &Key, why: String| {
+        unmatched.push(Unmatched {
+            benchmark: key.0.clone(),
+            mode: key.1.clone(),
+            size_bytes: key.2,
+            why,
+        })
+    };
+    for (key, ra) in &ia {
+        let Some(rb) = ib.get(key) else {
+            miss(key, "only in A".into());
+            continue;
+        };
+        match (
+            ra.status.as_str(),
+            rb.status.as_str(),
+            &ra.samples_ns,
+            &rb.samples_ns,
+        ) {
+            ("ok", "ok", Some(a), Some(b)) => match compare_samples(key, a, b, args.alpha) {
+                Some(c) => comparisons.push(c),
+                None => miss(key, "no samples".into()),
+            },
+            (sa, sb, _, _) => miss(key, format!("not measured on both sides (A {sa}, B {sb})")),
+        }
+    }
+    for key in ib.keys().filter(|k| !ia.contains_key(*k)) {
+        miss(key, "only in B".into());
+    }
+    let report = CompareReport {
+        schema: COMPARE_SCHEMA,
+        alpha: args.alpha,
+        a: side(&args.a, &fa),
+        b: side(&args.b, &fb),
+        comparisons,
+        unmatched,
+    };
+    if let Some(out) = &args.json {
+        crate::output::json::write_json_atomic(out, &report)
+            .map_err(|e| Failure::run(format!("cannot write {}: {e}", out.display())))?;
+    }
+    print_stdout(&render(&report))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render(r: &CompareReport) -> String {
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(vec![
+            "benchmark",
+            "size",
+            "A µs",
+            "B µs",
+            "Δ %",
+            "p",
+            "B/A 95% CI",
+            "verdict",
+        ]);
+    fit_width(&mut t);
+    for c in &r.comparisons {
+        let ci = c
+            .ratio_interval
+            .map_or("-".to_string(), |i| format!("{:.3}–{:.3}", i.low, i.high));
+        // Where the two methods disagree, say so: the difference is borderline.
+        let verdict = match (c.verdict, c.interval_excludes_one == Some(c.significant)) {
+            ("no significant difference", true) => "n.s.".to_string(),
+            ("no significant difference", false) => "n.s. (interval excludes 1)".to_string(),
+            (v, true) => v.to_string(),
+            (v, false) => format!("{v} (interval includes 1)"),
+        };
+        t.add_row(vec![
+            c.benchmark.clone(),
+            format_size(c.size_bytes),
+            format!("{:.2}", c.median_a_ns / 1e3),
+            format!("{:.2}", c.median_b_ns / 1e3),
+            format!("{:+.1}", c.diff_percent),
+            format!("{:.3}", c.mann_whitney.p),
+            ci,
+            verdict,
+        ]);
+    }
+    for col in 1..7 {
+        if let Some(c) = t.column_mut(col) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let significant = r.comparisons.iter().filter(|c| c.significant).count();
+    let mut out = format!(
+        "A: {} ({}, {}, Linux {})\nB: {} ({}, {}, Linux {})\n{t}\n{} of {} results differ significantly (Mann–Whitney U, α = {}; n.s. = not significant); Δ and the interval are B relative to A\n",
+        r.a.path,
+        r.a.started_at,
+        r.a.hostname,
+        r.a.kernel,
+        r.b.path,
+        r.b.started_at,
+        r.b.hostname,
+        r.b.kernel,
+        significant,
+        r.comparisons.len(),
+        r.alpha
+    );
+    for u in &r.unmatched {
+        out.push_str(&format!(
+            "not compared: {} {} {}: {}\n",
+            u.benchmark,
+            u.mode,
+            format_size(u.size_bytes),
+            u.why
+        ));
+    }
+    out
+}
