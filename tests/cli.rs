@@ -648,7 +648,7 @@ fn compare_reports_a_known_ten_percent_difference_and_no_difference_for_equal_ru
             ("tcp", base.clone()),
             ("udp", base.clone()),
         ],
-        &[skipped.clone()],
+        std::slice::from_ref(&skipped),
     );
     let b = synthetic_report(
         &[("pipe", shifted), ("tcp", reordered), ("fifo", base)],
