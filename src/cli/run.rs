@@ -131,6 +131,15 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     };
     let (client, server, placement_note, cpus_available) = placement(&args)?;
     check_json_path(&args)?;
+    // Held for the whole run; the kernel drops the request when it is closed.
+    let _cpu_latency = match args.cpu_latency {
+        Some(us) => Some(environment::hold_cpu_latency(us).map_err(|e| {
+            Failure::usage(format!(
+                "--cpu-latency {us}: cannot write /dev/cpu_dma_latency ({e}); run as root"
+            ))
+        })?),
+        None => None,
+    };
 
     interrupt::install()
         .map_err(|e| Failure::run(format!("cannot install signal handlers: {e}")))?;
@@ -167,8 +176,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             quick: args.quick,
             budget: settings.budget,
             placement_note: placement_note.clone(),
+            cpu_latency_us: args.cpu_latency,
         },
         results: Vec::new(),
+        warnings: Vec::new(),
     };
 
     let plan: Vec<(&dyn Mechanism, Vec<usize>)> = mechs
@@ -202,6 +213,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     progress.finish();
 
     let stopped = interrupt::stop_requested();
+    let warnings = crate::output::warnings::collect(&env, &results);
+    report.warnings = warnings.iter().map(Into::into).collect();
     report.complete = stopped.is_none();
     report.finished_at = Some(now_rfc3339());
     save(&report)?;
@@ -212,6 +225,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         table::render(&results),
         "one-way = round trip / 2, loop overhead subtracted; median of samples; p99 of single round trips; MB/s = size / one-way (10^6 B/s)"
     ))?;
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
 
     let failed = results
         .iter()
@@ -234,13 +250,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
 fn header(env: &Environment, s: &Settings) -> String {
     let cpu = |c: Option<usize>| c.map_or("any".to_string(), |c| c.to_string());
     let mut h = format!(
-        "ipcmark {} | Linux {} | {} | {} CPUs | virt: {} | clock: {}\nclient CPU {}, server CPU {}, peer {}{}",
+        "ipcmark {} | Linux {} ({}) | {} | {} CPUs | virt: {} | clock: {} | governor: {}\n\
+         client CPU {}, server CPU {}, peer {}{}",
         env!("CARGO_PKG_VERSION"),
         env.kernel,
+        env.preemption,
         env.cpu_model,
         env.logical_cpus,
         env.virtualization,
         env.clocksource,
+        env.frequency_governor.as_deref().unwrap_or("none"),
         cpu(s.client_cpu),
         cpu(s.server_cpu),
         match s.peer {

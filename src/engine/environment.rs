@@ -1,6 +1,8 @@
 //! Facts about the machine that decide the figures, recorded with every run.
 
+use std::collections::BTreeMap;
 use std::fs;
+use std::time::Duration;
 
 /// What the machine is.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -25,6 +27,27 @@ pub struct Environment {
     pub clocksource: String,
     /// Timer slack of the measuring thread, ns.
     pub timer_slack_ns: Option<u64>,
+    /// Preemption model, from the kernel version string (and debugfs when mounted).
+    pub preemption: String,
+    /// CPU clock in MHz as the kernel reports it for CPU 0.
+    pub cpu_mhz: Option<f64>,
+    /// cpufreq governor of CPU 0; null when the kernel exposes no cpufreq (typical in VMs).
+    pub frequency_governor: Option<String>,
+    /// SMT state: "on", "off", "notsupported", … (null if not reported).
+    pub smt: Option<String>,
+    /// CPUs isolated from the scheduler (`isolcpus`).
+    pub isolated_cpus: Vec<usize>,
+    /// CPUs in adaptive-tick mode (`nohz_full`).
+    pub nohz_full_cpus: Vec<usize>,
+    /// Speculative-execution mitigations: vulnerability → kernel status.
+    pub mitigations: BTreeMap<String, String>,
+    /// 1, 5 and 15 minute load averages at start.
+    pub load_average: [f64; 3],
+    /// Share of all CPUs busy during 100 ms just before the run, in percent.
+    pub cpu_busy_percent_at_start: Option<f64>,
+    /// Current PM QoS CPU latency limit from /dev/cpu_dma_latency, µs
+    /// (2000000000 means no limit: deep C-states allowed). Null if unreadable.
+    pub cpu_dma_latency_us: Option<i64>,
 }
 
 fn read_trim(path: &str) -> Option<String> {
@@ -94,7 +117,110 @@ pub fn collect() -> Environment {
         clocksource: read_trim("/sys/devices/system/clocksource/clocksource0/current_clocksource")
             .unwrap_or_else(|| "unknown".into()),
         timer_slack_ns: crate::sys::sched::timer_slack().ok(),
+        preemption: preemption(&kernel_version_string()),
+        cpu_mhz: cpu_mhz(&cpuinfo),
+        frequency_governor: read_trim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        smt: read_trim("/sys/devices/system/cpu/smt/control"),
+        isolated_cpus: read_trim("/sys/devices/system/cpu/isolated")
+            .map(|s| parse_cpu_list(&s))
+            .unwrap_or_default(),
+        nohz_full_cpus: read_trim("/sys/devices/system/cpu/nohz_full")
+            .map(|s| parse_cpu_list(&s))
+            .unwrap_or_default(),
+        mitigations: mitigations(),
+        load_average: load_average(),
+        cpu_busy_percent_at_start: busy_percent(Duration::from_millis(100)),
+        cpu_dma_latency_us: fs::read("/dev/cpu_dma_latency").ok().and_then(|b| {
+            b.get(..4)
+                .map(|w| i32::from_le_bytes([w[0], w[1], w[2], w[3]]) as i64)
+        }),
     }
+}
+
+fn kernel_version_string() -> String {
+    read_trim("/proc/sys/kernel/version").unwrap_or_default()
+}
+
+/// The preemption model: PREEMPT_RT, full PREEMPT, PREEMPT_DYNAMIC (whose
+/// current mode debugfs shows in parentheses, when mounted), or neither.
+fn preemption(version: &str) -> String {
+    let dynamic_mode = || {
+        read_trim("/sys/kernel/debug/sched/preempt").and_then(|s| {
+            let open = s.find('(')?;
+            let close = s[open..].find(')')? + open;
+            Some(s[open + 1..close].to_string())
+        })
+    };
+    if version.contains("PREEMPT_RT") {
+        "PREEMPT_RT".into()
+    } else if version.contains("PREEMPT_DYNAMIC") {
+        match dynamic_mode() {
+            Some(mode) => format!("PREEMPT_DYNAMIC ({mode})"),
+            // The current mode is only visible through debugfs.
+            None => "PREEMPT_DYNAMIC".into(),
+        }
+    } else if version.contains("PREEMPT") {
+        "PREEMPT".into()
+    } else {
+        "none or voluntary".into()
+    }
+}
+
+fn cpu_mhz(cpuinfo: &str) -> Option<f64> {
+    cpuinfo.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k.trim() == "cpu MHz")
+            .then(|| v.trim().parse().ok())
+            .flatten()
+    })
+}
+
+fn mitigations() -> BTreeMap<String, String> {
+    let Ok(dir) = fs::read_dir("/sys/devices/system/cpu/vulnerabilities") else {
+        return BTreeMap::new();
+    };
+    dir.flatten()
+        .filter_map(|e| {
+            let status = fs::read_to_string(e.path()).ok()?;
+            Some((
+                e.file_name().to_string_lossy().into_owned(),
+                status.trim().to_string(),
+            ))
+        })
+        .collect()
+}
+
+fn load_average() -> [f64; 3] {
+    let text = read_trim("/proc/loadavg").unwrap_or_default();
+    let mut v = text.split_whitespace().map(|x| x.parse().unwrap_or(0.0));
+    [
+        v.next().unwrap_or(0.0),
+        v.next().unwrap_or(0.0),
+        v.next().unwrap_or(0.0),
+    ]
+}
+
+/// (busy, total) jiffies summed over all CPUs, from /proc/stat.
+fn cpu_jiffies() -> Option<(u64, u64)> {
+    let text = fs::read_to_string("/proc/stat").ok()?;
+    let line = text.lines().next()?.strip_prefix("cpu ")?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal …: idle and iowait are not busy.
+    let total: u64 = v.iter().take(8).sum();
+    let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
+    Some((total - idle, total))
+}
+
+/// How busy the machine is right now, by sampling /proc/stat over `window`
+/// (the load average lags by a minute and counts this process's own past).
+fn busy_percent(window: Duration) -> Option<f64> {
+    let (b0, t0) = cpu_jiffies()?;
+    std::thread::sleep(window);
+    let (b1, t1) = cpu_jiffies()?;
+    (t1 > t0).then(|| (b1 - b0) as f64 / (t1 - t0) as f64 * 100.0)
 }
 
 /// Number of CPUs online, from /sys ("0-1,4" style lists).
@@ -121,6 +247,21 @@ pub fn parse_cpu_list(s: &str) -> Vec<usize> {
     out
 }
 
+/// A PM QoS CPU latency request, held while this value lives (the kernel
+/// drops it when the file is closed).
+pub struct CpuLatencyRequest(#[allow(dead_code)] fs::File);
+
+/// Asks the kernel to keep every CPU's wake-up latency at most `us` µs
+/// (0 keeps CPUs out of deep idle states), as cyclictest does.
+pub fn hold_cpu_latency(us: i32) -> std::io::Result<CpuLatencyRequest> {
+    use std::io::Write;
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/cpu_dma_latency")?;
+    f.write_all(&us.to_le_bytes())?;
+    Ok(CpuLatencyRequest(f))
+}
+
 /// Reads a numeric kernel limit such as `/proc/sys/fs/mqueue/msgsize_max`.
 pub fn kernel_limit(path: &str) -> Option<usize> {
     read_trim(path)?.parse().ok()
@@ -135,6 +276,14 @@ mod tests {
         assert_eq!(parse_cpu_list("0-1"), vec![0, 1]);
         assert_eq!(parse_cpu_list("0-2,5,7-8\n"), vec![0, 1, 2, 5, 7, 8]);
         assert_eq!(parse_cpu_list(""), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn preemption_models_are_recognised() {
+        assert_eq!(preemption("#1 SMP PREEMPT_RT Thu"), "PREEMPT_RT");
+        assert_eq!(preemption("#1 SMP PREEMPT Thu"), "PREEMPT");
+        assert!(preemption("#1 SMP PREEMPT_DYNAMIC @0").starts_with("PREEMPT_DYNAMIC"));
+        assert_eq!(preemption("#1 SMP Thu"), "none or voluntary");
     }
 
     #[test]

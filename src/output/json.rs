@@ -32,6 +32,8 @@ pub struct Report {
     pub settings: Settings,
     /// One object per mechanism × size.
     pub results: Vec<ResultRecord>,
+    /// Conditions that make the figures less trustworthy, with what to do.
+    pub warnings: Vec<super::warnings::WarningRecord>,
 }
 
 /// Run-wide settings.
@@ -53,6 +55,8 @@ pub struct Settings {
     pub budget: Budget,
     /// A remark on the placement, e.g. a one-CPU machine.
     pub placement_note: Option<String>,
+    /// PM QoS CPU latency limit ipcmark held during the run (µs), if any.
+    pub cpu_latency_us: Option<i32>,
 }
 
 /// One mechanism at one size.

@@ -4,3 +4,4 @@
 pub mod json;
 pub mod progress;
 pub mod table;
+pub mod warnings;

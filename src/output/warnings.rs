@@ -1,0 +1,195 @@
+//! Typed warnings about conditions that make figures less trustworthy, each
+//! telling the user what to do about it. Derived from the environment and the
+//! results; printed after the table and saved in the JSON.
+
+use crate::engine::environment::Environment;
+use crate::engine::runner::{FigureResult, Outcome};
+use std::fmt;
+
+/// Busy share of all CPUs at start above which other load is reported, percent.
+const BUSY_LIMIT_PERCENT: f64 = 10.0;
+/// Relative range of samples ((max − min) / median) above which a figure is flagged.
+const SPREAD_LIMIT: f64 = 0.25;
+
+/// Something about this run the reader should know.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Warning {
+    /// Other work kept the CPUs busy when the run started.
+    OtherLoad {
+        /// Busy share of all CPUs, percent.
+        busy_percent: f64,
+    },
+    /// A cpufreq governor other than `performance` changes the clock under load.
+    FrequencyScaling {
+        /// The governor.
+        governor: String,
+    },
+    /// Deep idle states are allowed: a CPU waking from one adds latency.
+    IdleStatesAllowed,
+    /// Samples of these figures varied widely.
+    HighSpread {
+        /// "mechanism size" of each such figure.
+        figures: Vec<String>,
+        /// The largest relative range among them.
+        worst: f64,
+    },
+    /// Running in a virtual machine.
+    Virtualized {
+        /// The hypervisor.
+        hypervisor: String,
+    },
+}
+
+impl Warning {
+    /// Short stable name, for the JSON.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Warning::OtherLoad { .. } => "other-load",
+            Warning::FrequencyScaling { .. } => "frequency-scaling",
+            Warning::IdleStatesAllowed => "idle-states-allowed",
+            Warning::HighSpread { .. } => "high-spread",
+            Warning::Virtualized { .. } => "virtualized",
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::OtherLoad { busy_percent } => write!(
+                f,
+                "the CPUs were {busy_percent:.0}% busy before the run started: other load inflates and scatters \
+                 the figures; stop it, or pin ipcmark with --cpus to CPUs it does not use"
+            ),
+            Warning::FrequencyScaling { governor } => write!(
+                f,
+                "CPU frequency governor is '{governor}': the clock changes with load; for stable figures set \
+                 'performance' (cpupower frequency-set -g performance)"
+            ),
+            Warning::IdleStatesAllowed => write!(
+                f,
+                "deep CPU idle states are allowed (/dev/cpu_dma_latency unconstrained): a sleeping CPU takes \
+                 microseconds to wake, which blocking mechanisms pay on every hand-off; run with \
+                 --cpu-latency 0 to measure without it"
+            ),
+            Warning::HighSpread { figures, worst } => write!(
+                f,
+                "{} figure(s) had samples spread over more than {:.0}% of their median (worst {:.0}%: {}); \
+                 rerun them, on an idle machine or with more --samples",
+                figures.len(),
+                SPREAD_LIMIT * 100.0,
+                worst * 100.0,
+                figures
+                    .iter()
+                    .take(4)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+                    + if figures.len() > 4 { ", …" } else { "" }
+            ),
+            Warning::Virtualized { hypervisor } => write!(
+                f,
+                "running under a hypervisor ({hypervisor}): other guests change the machine's speed between \
+                 runs; compare figures within one run, or runs taken back to back"
+            ),
+        }
+    }
+}
+
+/// The warnings that apply to this run.
+pub fn collect(env: &Environment, results: &[FigureResult]) -> Vec<Warning> {
+    let mut w = Vec::new();
+    if let Some(busy) = env.cpu_busy_percent_at_start
+        && busy > BUSY_LIMIT_PERCENT
+    {
+        w.push(Warning::OtherLoad { busy_percent: busy });
+    }
+    if let Some(g) = &env.frequency_governor
+        && g != "performance"
+    {
+        w.push(Warning::FrequencyScaling {
+            governor: g.clone(),
+        });
+    }
+    // PM QoS default is 2000 s: no constraint at all.
+    if env.cpu_dma_latency_us.is_some_and(|v| v >= 2_000_000_000) {
+        w.push(Warning::IdleStatesAllowed);
+    }
+    let mut spread: Vec<(String, f64)> = results
+        .iter()
+        .filter_map(|r| match &r.outcome {
+            Outcome::Ok(m) if m.summary.relative_range() > SPREAD_LIMIT => Some((
+                format!("{} {}", r.mechanism, super::table::format_size(r.size)),
+                m.summary.relative_range(),
+            )),
+            _ => None,
+        })
+        .collect();
+    if !spread.is_empty() {
+        spread.sort_by(|a, b| b.1.total_cmp(&a.1));
+        w.push(Warning::HighSpread {
+            worst: spread[0].1,
+            figures: spread.into_iter().map(|(n, _)| n).collect(),
+        });
+    }
+    if env.virtualization != "none" {
+        w.push(Warning::Virtualized {
+            hypervisor: env.virtualization.clone(),
+        });
+    }
+    w
+}
+
+/// A warning as saved in the JSON report.
+#[derive(Debug, serde::Serialize)]
+pub struct WarningRecord {
+    /// Stable kind.
+    pub kind: &'static str,
+    /// The message shown to the user.
+    pub message: String,
+}
+
+impl From<&Warning> for WarningRecord {
+    fn from(w: &Warning) -> Self {
+        WarningRecord {
+            kind: w.kind(),
+            message: w.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::environment;
+
+    #[test]
+    fn each_condition_gives_its_warning_and_a_clean_machine_none() {
+        let mut env = environment::collect();
+        env.cpu_busy_percent_at_start = Some(2.0);
+        env.frequency_governor = Some("performance".into());
+        env.cpu_dma_latency_us = Some(0);
+        env.virtualization = "none".into();
+        assert!(collect(&env, &[]).is_empty());
+
+        env.cpu_busy_percent_at_start = Some(60.0);
+        env.frequency_governor = Some("powersave".into());
+        env.cpu_dma_latency_us = Some(2_000_000_000);
+        env.virtualization = "kvm".into();
+        let kinds: Vec<&str> = collect(&env, &[]).iter().map(Warning::kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                "other-load",
+                "frequency-scaling",
+                "idle-states-allowed",
+                "virtualized"
+            ]
+        );
+        let text = collect(&env, &[])[1].to_string();
+        assert!(
+            text.contains("powersave") && text.contains("performance"),
+            "{text}"
+        );
+    }
+}
