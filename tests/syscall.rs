@@ -381,6 +381,29 @@ fn sigterm_during_fork_and_file_benchmarks_releases_everything() {
 }
 
 #[test]
+fn kill_9_then_clean_removes_a_benchmarks_files() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    // The disk file lives in the sandbox's TMPDIR for the whole figure.
+    let child = sb
+        .cmd(&["run", "syscall-read-disk", "--sample-time", "500ms"])
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    assert!(
+        eventually(Duration::from_secs(10), || !sb.leftover_tmp().is_empty()),
+        "no benchmark directory appeared"
+    );
+    signal(pid, libc::SIGKILL);
+    let _ = wait_with_deadline(child, Duration::from_secs(10));
+    let out = sb.run(&["clean"], Duration::from_secs(10));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("removed"), "{}", stdout(&out));
+    assert!(sb.leftover_tmp().is_empty(), "{:?}", sb.leftover_tmp());
+    assert!(objects_of(pid).is_empty(), "{:?}", objects_of(pid));
+}
+
+#[test]
 fn readme_documents_every_benchmark() {
     let readme = std::fs::read_to_string("README.md").expect("README.md");
     for e in list().iter().filter(|e| e["mode"] == "op") {

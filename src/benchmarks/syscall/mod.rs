@@ -36,6 +36,9 @@ pub const GROUP: &str = "syscall";
 /// Bytes each read and write benchmark moves per call (the MINIX study's 64 KB).
 pub const RW_BYTES: usize = 64 * 1024;
 
+// The system calls the benchmarks name in their `OpInfo`, each with every
+// number glibc may use for it; the engine's probe proves them.
+
 const fn call(name: &'static str, nrs: &'static [libc::c_long]) -> KernelCall {
     KernelCall { name, nrs }
 }
