@@ -1,5 +1,6 @@
 //! ipcmark: what communication, synchronisation and scheduling cost on Linux.
 
+mod benchmarks;
 mod cli;
 mod engine;
 mod mechanisms;

@@ -1,6 +1,7 @@
-//! `ipcmark list`: the registry as a table.
+//! `ipcmark list`: the registries as tables (or JSON), and the groups.
 
 use super::{Failure, ListArgs, print_stdout};
+use crate::benchmarks::{self, GROUPS, IPC};
 use crate::engine::channel::{Payload, Topology};
 use crate::mechanisms::REGISTRY;
 use crate::output::table::{fit_width, format_size};
@@ -9,9 +10,13 @@ use std::process::ExitCode;
 
 /// One mechanism as `ipcmark list --json` prints it.
 #[derive(serde::Serialize)]
-struct Entry {
+struct MechanismEntry {
     id: &'static str,
     summary: &'static str,
+    /// Always "ipc".
+    group: &'static str,
+    /// Always "pingpong".
+    mode: &'static str,
     /// "bytes" (swept by --sizes) or "fixed".
     payload: &'static str,
     /// Fixed payload size, or the largest message on this system (null: no limit).
@@ -24,40 +29,72 @@ struct Entry {
     spins: bool,
 }
 
-fn entries() -> Vec<Entry> {
-    REGISTRY
-        .iter()
-        .map(|m| {
-            let info = m.info();
-            let limit = m.size_limit();
-            let (payload, max_bytes, limit_reason) = match info.payload {
-                Payload::Fixed(n) => ("fixed", Some(n), None),
-                Payload::Bytes => (
-                    "bytes",
-                    limit.as_ref().map(|l| l.max_bytes),
-                    limit.map(|l| l.reason),
-                ),
-            };
-            Entry {
-                id: info.id,
-                summary: info.summary,
-                payload,
-                max_bytes,
-                limit_reason,
-                self_loop: info.topology == Topology::SelfLoop,
-                spins: info.spins,
-            }
-        })
-        .collect()
+/// One operation benchmark as `ipcmark list --json` prints it.
+#[derive(serde::Serialize)]
+struct OpEntry {
+    id: &'static str,
+    summary: &'static str,
+    group: &'static str,
+    /// Always "op".
+    mode: &'static str,
+    /// Bytes one operation moves (0 if none); sizes do not apply.
+    bytes_per_op: usize,
+    /// System calls every operation makes (proven at run time).
+    syscalls: Vec<&'static str>,
+    /// System calls it is expected to do without (vDSO).
+    avoids: Vec<&'static str>,
+    /// Why it cannot run here, if it cannot.
+    unavailable: Option<String>,
 }
 
-pub fn list(args: ListArgs) -> Result<ExitCode, Failure> {
-    if args.json {
-        let text =
-            serde_json::to_string_pretty(&entries()).map_err(|e| Failure::run(e.to_string()))?;
-        print_stdout(&format!("{text}\n"))?;
-        return Ok(ExitCode::SUCCESS);
-    }
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Entry {
+    Mechanism(MechanismEntry),
+    Op(OpEntry),
+}
+
+fn entries() -> Vec<Entry> {
+    let mechanisms = REGISTRY.iter().map(|m| {
+        let info = m.info();
+        let limit = m.size_limit();
+        let (payload, max_bytes, limit_reason) = match info.payload {
+            Payload::Fixed(n) => ("fixed", Some(n), None),
+            Payload::Bytes => (
+                "bytes",
+                limit.as_ref().map(|l| l.max_bytes),
+                limit.map(|l| l.reason),
+            ),
+        };
+        Entry::Mechanism(MechanismEntry {
+            id: info.id,
+            summary: info.summary,
+            group: IPC,
+            mode: "pingpong",
+            payload,
+            max_bytes,
+            limit_reason,
+            self_loop: info.topology == Topology::SelfLoop,
+            spins: info.spins,
+        })
+    });
+    let ops = benchmarks::REGISTRY.iter().map(|b| {
+        let info = b.info();
+        Entry::Op(OpEntry {
+            id: info.id,
+            summary: info.summary,
+            group: info.group,
+            mode: "op",
+            bytes_per_op: info.bytes,
+            syscalls: info.enters.iter().map(|c| c.name).collect(),
+            avoids: info.avoids.iter().map(|c| c.name).collect(),
+            unavailable: b.unavailable(),
+        })
+    });
+    mechanisms.chain(ops).collect()
+}
+
+fn mechanism_table() -> Table {
     let mut t = Table::new();
     t.load_style(presets::NOTHING)
         .set_content_arrangement(ContentArrangement::Dynamic)
@@ -90,6 +127,64 @@ pub fn list(args: ListArgs) -> Result<ExitCode, Failure> {
         ]);
     }
     fit_width(&mut t);
-    print_stdout(&format!("{t}\n"))?;
+    t
+}
+
+fn op_table() -> Table {
+    let mut t = Table::new();
+    t.load_style(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(vec!["benchmark", "what one operation is", "system calls"]);
+    for b in benchmarks::REGISTRY {
+        let info = b.info();
+        let mut calls = if info.enters.is_empty() {
+            "none".to_string()
+        } else {
+            info.enters
+                .iter()
+                .map(|c| c.name)
+                .collect::<Vec<_>>()
+                .join(" + ")
+        };
+        for a in info.avoids {
+            calls.push_str(&format!(" (not {}: vDSO)", a.name));
+        }
+        if let Some(why) = b.unavailable() {
+            calls.push_str(&format!("; unavailable: {why}"));
+        }
+        t.add_row(vec![info.id.to_string(), info.summary.to_string(), calls]);
+    }
+    fit_width(&mut t);
+    t
+}
+
+pub fn list(args: ListArgs) -> Result<ExitCode, Failure> {
+    if args.json {
+        let text =
+            serde_json::to_string_pretty(&entries()).map_err(|e| Failure::run(e.to_string()))?;
+        print_stdout(&format!("{text}\n"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut out = format!(
+        "{}\n\n{}\n\ngroups (ipcmark run GROUP):\n",
+        mechanism_table(),
+        op_table()
+    );
+    let available = benchmarks::available_groups();
+    for g in GROUPS {
+        let count = if g.name == IPC {
+            format!("{} mechanisms", REGISTRY.len())
+        } else {
+            format!("{} benchmarks", benchmarks::members(g.name).len())
+        };
+        let state = if available.contains(&g.name) {
+            count
+        } else {
+            "reserved".to_string()
+        };
+        out.push_str(&format!("  {:<8} {} ({state})\n", g.name, g.summary));
+    }
+    out.push_str(&format!("  {:<8} every group\n", benchmarks::ALL));
+    print_stdout(&out)?;
     Ok(ExitCode::SUCCESS)
 }

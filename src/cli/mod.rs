@@ -22,9 +22,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run benchmarks (all mechanisms by default) and print a table.
+    /// Run benchmarks (the IPC mechanisms by default) and print a table.
     Run(RunArgs),
-    /// List every mechanism with what it measures and its limits.
+    /// List every mechanism and benchmark with what it measures and its limits.
     List(ListArgs),
     /// Remove OS objects left behind by ipcmark runs that were killed.
     Clean,
@@ -52,7 +52,7 @@ pub struct CompareArgs {
 /// Arguments of `ipcmark list`.
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Print the list as JSON (one object per mechanism) instead of a table.
+    /// Print the list as JSON (one object per mechanism or benchmark) instead of a table.
     #[arg(long)]
     json: bool,
 }
@@ -80,9 +80,10 @@ pub enum FaultArg {
 /// Arguments of `ipcmark run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Mechanisms to run (default: all). See `ipcmark list`.
-    #[arg(value_name = "MECHANISM")]
-    mechanisms: Vec<String>,
+    /// Mechanisms, benchmarks or groups to run (ipc, syscall, all; default: ipc).
+    /// See `ipcmark list`.
+    #[arg(value_name = "NAME")]
+    names: Vec<String>,
     /// Message sizes, comma-separated, with optional K or M suffix.
     #[arg(long, value_name = "LIST", value_parser = parse::size_list_arg)]
     sizes: Option<parse::SizeList>,

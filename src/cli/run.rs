@@ -1,15 +1,18 @@
-//! `ipcmark run`: validate everything, then measure every mechanism × size,
-//! saving the JSON after each mechanism so an interrupted run keeps its results.
+//! `ipcmark run`: validate everything, then measure every mechanism × size and
+//! every operation benchmark, saving the JSON after each mechanism or
+//! benchmark so an interrupted run keeps its results.
 
 use super::{Failure, FaultArg, PeerArg, RunArgs, print_stdout};
+use crate::benchmarks;
 use crate::engine::channel::Mechanism;
 use crate::engine::environment::{self, Environment};
 use crate::engine::interrupt;
 use crate::engine::objects::ObjectNamer;
+use crate::engine::op::Operation;
 use crate::engine::peer::{Fault, PeerKind};
 use crate::engine::pingpong::Budget;
 use crate::engine::placement::{SidePlacement, probe_rt};
-use crate::engine::runner::{self, FigureResult, Outcome, RunSettings};
+use crate::engine::runner::{self, FigureResult, Mode, Outcome, RunSettings};
 use crate::mechanisms;
 use crate::output::json::{self, Report, ResultRecord, Settings};
 use crate::output::progress::Progress;
@@ -20,20 +23,66 @@ use std::time::Duration;
 /// Sizes of a default run.
 pub const DEFAULT_SIZES: [usize; 6] = [1, 64, 1024, 4096, 16384, 65536];
 
-fn resolve_mechanisms(names: &[String]) -> Result<Vec<&'static dyn Mechanism>, Failure> {
-    if names.is_empty() {
-        return Ok(mechanisms::REGISTRY.to_vec());
+/// One thing a run measures.
+#[derive(Clone, Copy)]
+enum Selected {
+    /// An IPC mechanism, at every size it runs at.
+    Mechanism(&'static dyn Mechanism),
+    /// A benchmark timed in one process.
+    Op(&'static dyn Operation),
+}
+
+impl Selected {
+    fn id(&self) -> &'static str {
+        match self {
+            Selected::Mechanism(m) => m.info().id,
+            Selected::Op(b) => b.info().id,
+        }
     }
-    let mut out: Vec<&'static dyn Mechanism> = Vec::new();
+}
+
+/// Resolves the names given to `ipcmark run`: mechanism ids, benchmark ids and
+/// group names, in the order given, each thing once. No name: the ipc group.
+fn resolve(names: &[String]) -> Result<Vec<Selected>, Failure> {
+    let ipc = || mechanisms::REGISTRY.iter().map(|&m| Selected::Mechanism(m));
+    if names.is_empty() {
+        return Ok(ipc().collect());
+    }
+    let mut out: Vec<Selected> = Vec::new();
     for name in names {
-        let m = mechanisms::find(name).ok_or_else(|| {
-            Failure::usage(format!(
-                "unknown mechanism '{name}'; choose from: {}",
-                mechanisms::ids().join(", ")
-            ))
-        })?;
-        if !out.iter().any(|o| o.info().id == m.info().id) {
-            out.push(m);
+        let found: Vec<Selected> = if name == benchmarks::ALL {
+            ipc()
+                .chain(benchmarks::REGISTRY.iter().map(|&b| Selected::Op(b)))
+                .collect()
+        } else if name == benchmarks::IPC {
+            ipc().collect()
+        } else if let Some(group) = benchmarks::group(name) {
+            let members = benchmarks::members(group.name);
+            if members.is_empty() {
+                return Err(Failure::usage(format!(
+                    "group '{name}' has no benchmarks yet; groups: {}, {}",
+                    benchmarks::available_groups().join(", "),
+                    benchmarks::ALL
+                )));
+            }
+            members.into_iter().map(Selected::Op).collect()
+        } else if let Some(m) = mechanisms::find(name) {
+            vec![Selected::Mechanism(m)]
+        } else if let Some(b) = benchmarks::find(name) {
+            vec![Selected::Op(b)]
+        } else {
+            return Err(Failure::usage(format!(
+                "unknown benchmark or group '{name}'; groups: {}, {}; benchmarks: {}, {}",
+                benchmarks::available_groups().join(", "),
+                benchmarks::ALL,
+                mechanisms::ids().join(", "),
+                benchmarks::ids().join(", ")
+            )));
+        };
+        for sel in found {
+            if !out.iter().any(|o| o.id() == sel.id()) {
+                out.push(sel);
+            }
         }
     }
     Ok(out)
@@ -123,7 +172,7 @@ fn now_rfc3339() -> String {
 
 pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     // Everything is validated before anything is measured or written.
-    let mechs = resolve_mechanisms(&args.mechanisms)?;
+    let selected = resolve(&args.names)?;
     let sizes = match (&args.sizes, args.quick) {
         (Some(s), _) => s.0.clone(),
         (None, true) => vec![64],
@@ -182,9 +231,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         warnings: Vec::new(),
     };
 
-    let plan: Vec<(&dyn Mechanism, Vec<usize>)> = mechs
+    // Each selected thing with the sizes it runs at (one figure for an operation).
+    let plan: Vec<(Selected, Vec<usize>)> = selected
         .iter()
-        .map(|&m| (m, runner::sizes_for(m, &sizes)))
+        .map(|&sel| match sel {
+            Selected::Mechanism(m) => (sel, runner::sizes_for(m, &sizes)),
+            Selected::Op(b) => (sel, vec![b.info().bytes]),
+        })
         .collect();
     let progress = Progress::new(plan.iter().map(|(_, s)| s.len()).sum());
     let names = ObjectNamer::new();
@@ -197,13 +250,21 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         }
     };
 
-    'mechanisms: for (mech, mech_sizes) in &plan {
-        for &size in mech_sizes {
+    'plan: for (sel, figure_sizes) in &plan {
+        for &size in figure_sizes {
             if interrupt::stop_requested().is_some() {
-                break 'mechanisms;
+                break 'plan;
             }
-            progress.start(&format!("{} {}", mech.info().id, table::format_size(size)));
-            let r = runner::run_figure(*mech, size, &settings, &names);
+            let r = match *sel {
+                Selected::Mechanism(m) => {
+                    progress.start(&format!("{} {}", m.info().id, table::format_size(size)));
+                    runner::run_figure(m, size, &settings, &names)
+                }
+                Selected::Op(b) => {
+                    progress.start(b.info().id);
+                    runner::run_op_figure(b, &settings, &names)
+                }
+            };
             progress.done_one();
             report.results.push(ResultRecord::from_figure(&r));
             results.push(r);
@@ -219,12 +280,32 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     report.finished_at = Some(now_rfc3339());
     save(&report)?;
 
-    print_stdout(&format!(
-        "{}\n{}\n{}\n",
-        header(&env, &report.settings),
-        table::render(&results),
-        "one-way = round trip / 2, loop overhead subtracted; median of samples; p99 of single round trips; MB/s = size / one-way (10^6 B/s)"
-    ))?;
+    let (pingpong, ops): (Vec<FigureResult>, Vec<FigureResult>) = results
+        .iter()
+        .cloned()
+        .partition(|r| r.mode == Mode::PingPong);
+    let mut out = header(
+        &env,
+        &report.settings,
+        !pingpong.is_empty(),
+        !ops.is_empty(),
+    );
+    out.push('\n');
+    if !pingpong.is_empty() {
+        out.push_str(&format!(
+            "{}\n{}\n",
+            table::render(&pingpong),
+            "one-way = round trip / 2, loop overhead subtracted; median of samples; p99 of single round trips; MB/s = size / one-way (10^6 B/s)"
+        ));
+    }
+    if !ops.is_empty() {
+        out.push_str(&format!(
+            "{}\n{}\n",
+            table::render_ops(&ops),
+            table::OPS_FOOTNOTE
+        ));
+    }
+    print_stdout(&out)?;
     for w in &warnings {
         eprintln!("warning: {w}");
     }
@@ -247,11 +328,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn header(env: &Environment, s: &Settings) -> String {
+/// The machine on one line, then where each kind of figure ran.
+fn header(env: &Environment, s: &Settings, pingpong: bool, ops: bool) -> String {
     let cpu = |c: Option<usize>| c.map_or("any".to_string(), |c| c.to_string());
+    let rt = s
+        .rt_priority
+        .map_or(String::new(), |p| format!(", SCHED_FIFO {p}"));
     let mut h = format!(
-        "ipcmark {} | Linux {} ({}) | {} | {} CPUs | virt: {} | clock: {} | governor: {}\n\
-         client CPU {}, server CPU {}, peer {}{}",
+        "ipcmark {} | Linux {} ({}) | {} | {} CPUs | virt: {} | clock: {} | governor: {}",
         env!("CARGO_PKG_VERSION"),
         env.kernel,
         env.preemption,
@@ -260,15 +344,24 @@ fn header(env: &Environment, s: &Settings) -> String {
         env.virtualization,
         env.clocksource,
         env.frequency_governor.as_deref().unwrap_or("none"),
-        cpu(s.client_cpu),
-        cpu(s.server_cpu),
-        match s.peer {
-            PeerKind::Process => "process",
-            PeerKind::Thread => "thread",
-        },
-        s.rt_priority
-            .map_or(String::new(), |p| format!(", SCHED_FIFO {p}")),
     );
+    if pingpong {
+        h.push_str(&format!(
+            "\nclient CPU {}, server CPU {}, peer {}{rt}",
+            cpu(s.client_cpu),
+            cpu(s.server_cpu),
+            match s.peer {
+                PeerKind::Process => "process",
+                PeerKind::Thread => "thread",
+            },
+        ));
+    }
+    if ops {
+        h.push_str(&format!(
+            "\nsingle-process benchmarks on CPU {}{rt}",
+            cpu(s.client_cpu)
+        ));
+    }
     if let Some(n) = &s.placement_note {
         h.push_str(&format!("\nnote: {n}"));
     }

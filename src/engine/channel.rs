@@ -163,6 +163,10 @@ pub enum ChannelError {
     /// The channel could not be set up in this configuration.
     #[error("{0}")]
     Setup(String),
+    /// An operation returned a wrong result, or the evidence that it was
+    /// performed is missing (mode `op`).
+    #[error("{0}")]
+    Check(String),
 }
 
 impl ChannelError {

@@ -120,6 +120,31 @@ pub fn check() -> Result<(), ChannelError> {
     Ok(())
 }
 
+/// Holds `SIGCHLD` blocked in the calling thread while an operation creates
+/// and reaps its own children (mode `op` has no peer): their exits must not
+/// read as a dead peer, nor interrupt the operation's own `waitpid`. On drop
+/// the pending `SIGCHLD`, if any, is discarded and the mask restored.
+pub struct ChildExitsHeld {
+    previous: sig::SigSet,
+}
+
+impl ChildExitsHeld {
+    /// Blocks `SIGCHLD`.
+    pub fn hold() -> std::io::Result<ChildExitsHeld> {
+        Ok(ChildExitsHeld {
+            previous: sig::block(&[libc::SIGCHLD])?,
+        })
+    }
+}
+
+impl Drop for ChildExitsHeld {
+    fn drop(&mut self) {
+        let set = sig::SigSet::of(&[libc::SIGCHLD]);
+        while let Ok(Some(_)) = sig::take_pending(&set) {}
+        let _ = sig::thread_mask(libc::SIG_SETMASK, &self.previous);
+    }
+}
+
 /// A deadline on the whole process: when it passes, `SIGALRM` interrupts
 /// whatever wait is in progress. Disarmed on drop.
 ///

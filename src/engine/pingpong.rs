@@ -183,7 +183,7 @@ fn verify<const SELF_LOOP: bool>(
 }
 
 /// Cost of one clock read: median of back-to-back reads.
-fn clock_overhead_ns() -> f64 {
+pub(super) fn clock_overhead_ns() -> f64 {
     let mut deltas: Vec<f64> = (0..2001)
         .map(|_| {
             let a = monotonic_ns();

@@ -1,11 +1,16 @@
-//! One figure from start to end: decide whether it can run, build the channel,
-//! start the peer, place both sides, measure, and release everything.
+//! One figure from start to end: decide whether it can run, build the channel
+//! (or prepare the operation), start the peer, place both sides, measure, and
+//! release everything.
 
 use super::channel::{ChannelError, Mechanism, OpenContext, Payload, PeerIdentity, Topology};
+use super::interrupt::ChildExitsHeld;
 use super::objects::ObjectNamer;
+use super::op::{OpContext, Operation};
+use super::oploop::{self, CounterCheck};
 use super::peer::{Fault, Peer, PeerKind, PeerSpec};
 use super::pingpong::{self, Budget, Measurement};
 use super::placement::{PlacementGuard, SidePlacement};
+use super::probe::{self, KernelCheck};
 use crate::sys::process;
 
 /// Settings shared by every figure of a run.
@@ -36,12 +41,42 @@ pub enum Outcome {
     Failed(String),
 }
 
-/// One mechanism at one size.
+/// How a figure is timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Round trips between the client and an echo server (`pingpong.rs`).
+    PingPong,
+    /// One operation repeated in one process (`oploop.rs`).
+    Op,
+}
+
+impl Mode {
+    /// The name used in JSON (`mode`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::PingPong => "pingpong",
+            Mode::Op => "op",
+        }
+    }
+}
+
+/// The evidence that an operation was performed (mode `op`).
+#[derive(Debug, Clone)]
+pub struct OpProof {
+    /// For each system call the benchmark names, whether one operation made it.
+    pub kernel_calls: Vec<KernelCheck>,
+    /// The kernel's count of the operations' work, if the benchmark has one.
+    pub counter: Option<CounterCheck>,
+}
+
+/// One mechanism at one size, or one operation.
 #[derive(Debug, Clone)]
 pub struct FigureResult {
-    /// Mechanism id.
+    /// Mechanism or benchmark id.
     pub mechanism: &'static str,
-    /// Payload bytes per message.
+    /// How it was timed.
+    pub mode: Mode,
+    /// Payload bytes per message; for an operation, bytes it moves (0 if none).
     pub size: usize,
     /// Result.
     pub outcome: Outcome,
@@ -49,6 +84,8 @@ pub struct FigureResult {
     pub cpus: Vec<usize>,
     /// A fact the mechanism recorded about its channel.
     pub note: Option<String>,
+    /// Mode `op`: what proves the operation was performed.
+    pub proof: Option<OpProof>,
 }
 
 /// The sizes a mechanism runs at: the requested sizes, or its fixed size.
@@ -99,10 +136,12 @@ pub fn run_figure(
     let info = mech.info();
     let mut result = FigureResult {
         mechanism: info.id,
+        mode: Mode::PingPong,
         size,
         outcome: Outcome::Skipped(String::new()),
         cpus: Vec::new(),
         note: None,
+        proof: None,
     };
     if let Some(reason) = skip_reason(mech, size, s) {
         result.outcome = Outcome::Skipped(reason);
@@ -177,4 +216,82 @@ fn measure_figure(
         (_, Some(pe)) => format!("{e} (peer: {pe})"),
         (_, None) => e.to_string(),
     })
+}
+
+/// Runs one operation benchmark on the client's placement. Never panics on a
+/// failure: it is reported in the result.
+pub fn run_op_figure(bench: &dyn Operation, s: &RunSettings, names: &ObjectNamer) -> FigureResult {
+    let info = bench.info();
+    let mut result = FigureResult {
+        mechanism: info.id,
+        mode: Mode::Op,
+        size: info.bytes,
+        outcome: Outcome::Skipped(String::new()),
+        cpus: Vec::new(),
+        note: None,
+        proof: None,
+    };
+    if let Some(reason) = bench.unavailable() {
+        result.outcome = Outcome::Skipped(reason);
+        return result;
+    }
+    result.outcome = match measure_op_figure(bench, s, names, &mut result) {
+        Ok(m) => Outcome::Ok(Box::new(m)),
+        Err(e) => Outcome::Failed(e),
+    };
+    result
+}
+
+fn measure_op_figure(
+    bench: &dyn Operation,
+    s: &RunSettings,
+    names: &ObjectNamer,
+    result: &mut FigureResult,
+) -> Result<Measurement, String> {
+    let info = bench.info();
+    super::interrupt::reset_for_figure();
+    let prepared = bench
+        .prepare(&OpContext { names })
+        .map_err(|e| format!("set-up: {e}"))?;
+    result.note = prepared.note;
+    // Dropped last (declared first): the operation's files go after the
+    // placement and the signal mask are restored.
+    let mut op = prepared.op;
+    let _held = ChildExitsHeld::hold().map_err(|e| format!("block SIGCHLD: {e}"))?;
+    let _placed = PlacementGuard::apply(&s.client).map_err(|e| e.to_string())?;
+    result.cpus.extend(crate::sys::sched::current_cpu());
+
+    let kernel_calls =
+        probe::probe(op.as_mut(), &info, s.budget.timeout).map_err(|e| e.to_string())?;
+    if let Some(missing) = kernel_calls
+        .iter()
+        .find(|k| k.must_enter && k.entered == Some(false))
+    {
+        return Err(format!(
+            "the operation never made the {} system call: with it failed by seccomp, the operation still succeeded",
+            missing.call
+        ));
+    }
+    let avoided_but_entered: Vec<&str> = kernel_calls
+        .iter()
+        .filter(|k| !k.must_enter && k.entered == Some(true))
+        .map(|k| k.call)
+        .collect();
+    if !avoided_but_entered.is_empty() {
+        let fact = format!("{} entered the kernel", avoided_but_entered.join(", "));
+        result.note = Some(match result.note.take() {
+            Some(n) => format!("{n}; {fact}"),
+            None => fact,
+        });
+    }
+    result.proof = Some(OpProof {
+        kernel_calls,
+        counter: None,
+    });
+
+    let timing = oploop::measure(op.as_mut(), &s.budget).map_err(|e| e.to_string())?;
+    if let Some(p) = result.proof.as_mut() {
+        p.counter = timing.counter;
+    }
+    Ok(timing.measurement)
 }

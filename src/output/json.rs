@@ -2,8 +2,10 @@
 //! docs/schema/run.schema.json).
 
 use crate::engine::environment::Environment;
+use crate::engine::oploop::CounterCheck;
 use crate::engine::pingpong::Budget;
-use crate::engine::runner::{FigureResult, Outcome};
+use crate::engine::probe::KernelCheck;
+use crate::engine::runner::{FigureResult, Mode, Outcome};
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
@@ -59,14 +61,14 @@ pub struct Settings {
     pub cpu_latency_us: Option<i32>,
 }
 
-/// One mechanism at one size.
+/// One mechanism at one size, or one operation benchmark.
 #[derive(Debug, Serialize)]
 pub struct ResultRecord {
-    /// Mechanism id.
+    /// Mechanism or benchmark id.
     pub benchmark: &'static str,
-    /// Measurement mode.
+    /// Measurement mode: "pingpong" or "op".
     pub mode: &'static str,
-    /// Payload bytes per message.
+    /// Payload bytes per message; for an operation, bytes it moves (0 if none).
     pub size_bytes: usize,
     /// "ok", "skipped" or "failed".
     pub status: &'static str,
@@ -102,9 +104,20 @@ pub struct ResultRecord {
     /// Round trips whose whole content was compared.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verified_round_trips: Option<u64>,
-    /// size_bytes / median one-way time.
+    /// size_bytes / median one-way time (per operation in mode op).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub throughput_bytes_per_s: Option<f64>,
+    /// Mode op: operations individually timed for the percentiles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timed_ops: Option<u64>,
+    /// Mode op: for each system call the benchmark names, whether an
+    /// operation made it (seccomp probe).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_calls: Option<Vec<KernelCheck>>,
+    /// Mode op: the kernel's own count of the operations' work, checked
+    /// against the number of operations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_counter: Option<CounterCheck>,
 }
 
 /// One-way latency: median/mean/stddev over samples, the rest over
@@ -134,9 +147,10 @@ pub struct Latency {
 impl ResultRecord {
     /// Converts an engine result.
     pub fn from_figure(f: &FigureResult) -> ResultRecord {
+        let op = f.mode == Mode::Op;
         let mut r = ResultRecord {
             benchmark: f.mechanism,
-            mode: "pingpong",
+            mode: f.mode.name(),
             size_bytes: f.size,
             status: "ok",
             reason: None,
@@ -151,6 +165,9 @@ impl ResultRecord {
             timed_round_trips: None,
             verified_round_trips: None,
             throughput_bytes_per_s: None,
+            timed_ops: None,
+            kernel_calls: f.proof.as_ref().map(|p| p.kernel_calls.clone()),
+            kernel_counter: None,
         };
         match &f.outcome {
             Outcome::Skipped(why) => {
@@ -179,8 +196,13 @@ impl ResultRecord {
                 });
                 r.loop_overhead_ns = Some(m.loop_overhead_ns);
                 r.clock_overhead_ns = Some(m.clock_overhead_ns);
-                r.timed_round_trips = Some(l.count);
-                r.verified_round_trips = Some(m.verified_round_trips);
+                if op {
+                    r.timed_ops = Some(l.count);
+                    r.kernel_counter = f.proof.as_ref().and_then(|p| p.counter.clone());
+                } else {
+                    r.timed_round_trips = Some(l.count);
+                    r.verified_round_trips = Some(m.verified_round_trips);
+                }
                 r.throughput_bytes_per_s =
                     (s.median > 0.0).then(|| f.size as f64 / (s.median * 1e-9));
             }

@@ -1,4 +1,4 @@
-//! The terminal table: one row per mechanism × size.
+//! The terminal tables: one row per mechanism × size, one per operation benchmark.
 
 use crate::engine::runner::{FigureResult, Outcome};
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
@@ -97,6 +97,98 @@ pub fn render(results: &[FigureResult]) -> String {
     t.to_string()
 }
 
+/// What the columns of [`render_ops`] mean.
+pub const OPS_FOOTNOTE: &str = "ns/op = batch time / operations, loop overhead subtracted; median of samples; p99 of single operations; system calls each operation was proven to make (seccomp probe; none = no kernel entry); MB/s = bytes / ns per op (10^6 B/s)";
+
+/// Nanoseconds with as many decimals as a reader needs: 0.85, 42.7, 1234.
+fn ns(v: f64) -> String {
+    if v < 10.0 {
+        format!("{v:.2}")
+    } else if v < 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// The system calls a result proved, for the table: "open + close", "none".
+fn proven_calls(r: &FigureResult) -> String {
+    let Some(proof) = &r.proof else {
+        return "-".into();
+    };
+    let must: Vec<String> = proof
+        .kernel_calls
+        .iter()
+        .filter(|k| k.must_enter)
+        .map(|k| match k.entered {
+            Some(true) => k.call.to_string(),
+            Some(false) => format!("{} (not made)", k.call),
+            None => format!("{} (unproven)", k.call),
+        })
+        .collect();
+    if must.is_empty() {
+        let any_entered = proof.kernel_calls.iter().any(|k| k.entered == Some(true));
+        if any_entered { "-" } else { "none" }.to_string()
+    } else {
+        must.join(" + ")
+    }
+}
+
+/// Renders operation results (mode `op`) as a table that fits 100 columns.
+pub fn render_ops(results: &[FigureResult]) -> String {
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(vec![
+            "benchmark",
+            "ns/op",
+            "p99 ns",
+            "MB/s",
+            "system calls",
+            "notes",
+        ]);
+    fit_width(&mut t);
+    for r in results {
+        let (median, p99, mbps, notes) = match &r.outcome {
+            Outcome::Ok(m) => {
+                let med = m.summary.median;
+                let mbps = if r.size > 0 && med > 0.0 {
+                    format!("{:.0}", r.size as f64 / med * 1e3)
+                } else {
+                    "-".into()
+                };
+                let mut notes = Vec::new();
+                if m.summary.relative_range() > 0.25 {
+                    notes.push(format!("spread {:.0}%", m.summary.relative_range() * 100.0));
+                }
+                notes.extend(r.note.clone());
+                (ns(med), ns(m.latency.p99 as f64), mbps, notes.join("; "))
+            }
+            Outcome::Skipped(why) => (
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                format!("skipped: {why}"),
+            ),
+            Outcome::Failed(why) => ("-".into(), "-".into(), "-".into(), format!("FAILED: {why}")),
+        };
+        t.add_row(vec![
+            r.mechanism.to_string(),
+            median,
+            p99,
+            mbps,
+            proven_calls(r),
+            notes,
+        ]);
+    }
+    for col in 1..4 {
+        if let Some(c) = t.column_mut(col) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +201,12 @@ mod tests {
         assert_eq!(format_size(65536), "64K");
         assert_eq!(format_size(1 << 20), "1M");
         assert_eq!(format_size(1500), "1500");
+    }
+
+    #[test]
+    fn nanoseconds_read_back() {
+        assert_eq!(ns(0.854), "0.85");
+        assert_eq!(ns(42.74), "42.7");
+        assert_eq!(ns(1234.4), "1234");
     }
 }

@@ -101,6 +101,15 @@ impl SharedMapping {
         };
     }
 
+    /// Unmaps now and reports the error of `munmap` (dropping ignores it).
+    pub fn unmap(self) -> io::Result<()> {
+        let (ptr, len) = (self.ptr, self.len);
+        std::mem::forget(self);
+        // SAFETY: ptr/len are exactly what mmap returned; self is forgotten, so
+        // Drop will not unmap them a second time.
+        super::cvt(unsafe { libc::munmap(ptr.as_ptr().cast(), len) }).map(|_| ())
+    }
+
     /// Raw address of `offset`, for system calls that take one (e.g.
     /// process_vm_writev). Bounds-checked for `len` bytes.
     pub fn addr(&self, offset: usize, len: usize) -> usize {

@@ -6,10 +6,12 @@
 
 pub mod clock;
 pub mod fd;
+pub mod file;
 pub mod mem;
 pub mod posix_ipc;
 pub mod process;
 pub mod sched;
+pub mod seccomp;
 pub mod signal;
 pub mod socket;
 pub mod sync;

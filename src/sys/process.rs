@@ -110,3 +110,112 @@ pub fn try_wait(pid: libc::pid_t) -> io::Result<Option<ExitStatus>> {
         ExitStatus::Code(libc::WEXITSTATUS(status))
     }))
 }
+
+/// `getpid` as a real system call, never a value cached in user space.
+#[inline]
+pub fn getpid_syscall() -> io::Result<libc::pid_t> {
+    // SAFETY: SYS_getpid takes no arguments.
+    let r = unsafe { libc::syscall(libc::SYS_getpid) };
+    if r == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r as libc::pid_t)
+    }
+}
+
+/// `gettid` as a real system call.
+#[inline]
+pub fn gettid_syscall() -> io::Result<libc::pid_t> {
+    // SAFETY: SYS_gettid takes no arguments.
+    let r = unsafe { libc::syscall(libc::SYS_gettid) };
+    if r == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r as libc::pid_t)
+    }
+}
+
+/// Waits (blocking) for child `pid` to end and reaps it. A handled signal ends
+/// the wait with `EINTR`, returned to the caller so that it can decide whether
+/// to wait again.
+#[inline]
+pub fn wait_blocking(pid: libc::pid_t) -> io::Result<ExitStatus> {
+    let mut status = 0;
+    // SAFETY: status is a valid out-pointer.
+    cvt(unsafe { libc::waitpid(pid, &mut status, 0) })?;
+    Ok(if libc::WIFSIGNALED(status) {
+        ExitStatus::Signal(libc::WTERMSIG(status))
+    } else {
+        ExitStatus::Code(libc::WEXITSTATUS(status))
+    })
+}
+
+/// Kills child `pid` and reaps it, for a path where waiting for it was cut
+/// short (a stop request, a time-out): no zombie is left behind.
+pub fn kill_and_reap(pid: libc::pid_t) {
+    let _ = kill(pid, libc::SIGKILL);
+    while let Err(e) = wait_blocking(pid) {
+        if e.kind() != io::ErrorKind::Interrupted {
+            break;
+        }
+    }
+}
+
+/// A program and its arguments, prepared once so that each `posix_spawn`
+/// allocates nothing in this process.
+pub struct Spawner {
+    // The pointer arrays point into these strings; they live as long as self.
+    _strings: Vec<std::ffi::CString>,
+    path: *const libc::c_char,
+    argv: Vec<*mut libc::c_char>,
+    envp: Vec<*mut libc::c_char>,
+}
+
+impl Spawner {
+    /// Prepares `path` run with `args` (argv[0] first) and an empty environment.
+    pub fn new(path: &std::path::Path, args: &[&str]) -> io::Result<Spawner> {
+        let path = super::file::c_path(path)?;
+        let mut strings = vec![path];
+        for a in args {
+            strings.push(std::ffi::CString::new(*a).map_err(|_| {
+                io::Error::new(io::ErrorKind::InvalidInput, "argument contains NUL")
+            })?);
+        }
+        let path = strings[0].as_ptr();
+        let mut argv: Vec<*mut libc::c_char> = strings[1..]
+            .iter()
+            .map(|s| s.as_ptr() as *mut libc::c_char)
+            .collect();
+        argv.push(std::ptr::null_mut());
+        Ok(Spawner {
+            _strings: strings,
+            path,
+            argv,
+            envp: vec![std::ptr::null_mut()],
+        })
+    }
+
+    /// Starts the program (`posix_spawn`, no file actions, default
+    /// attributes); returns the child's pid. The child inherits the signal
+    /// mask; handlers are reset by exec.
+    #[inline]
+    pub fn spawn(&self) -> io::Result<libc::pid_t> {
+        let mut pid: libc::pid_t = 0;
+        // SAFETY: path, argv and envp are NUL-terminated arrays of valid C
+        // strings owned by self; null file actions and attributes are allowed.
+        let ret = unsafe {
+            libc::posix_spawn(
+                &mut pid,
+                self.path,
+                std::ptr::null(),
+                std::ptr::null(),
+                self.argv.as_ptr(),
+                self.envp.as_ptr(),
+            )
+        };
+        if ret != 0 {
+            return Err(io::Error::from_raw_os_error(ret));
+        }
+        Ok(pid)
+    }
+}

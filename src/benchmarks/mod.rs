@@ -1,0 +1,209 @@
+//! Benchmarks timed in one process (mode `op`): one file each, one line each
+//! in [`REGISTRY`], grouped (`syscall`, later `sched`, `timer`, `rtos`).
+//!
+//! Everything user-facing about them (`ipcmark list`, the names `ipcmark run`
+//! accepts, the conformance tests) is derived from the registry and
+//! [`GROUPS`]. The IPC mechanisms are the group [`IPC`], listed in
+//! `crate::mechanisms::REGISTRY`.
+
+pub mod syscall;
+
+use crate::engine::op::Operation;
+
+/// The group of the IPC mechanisms (ping-pong between two processes).
+pub const IPC: &str = "ipc";
+
+/// The name that selects every group.
+pub const ALL: &str = "all";
+
+/// A group of benchmarks, selected by its name on the command line.
+#[derive(Debug, Clone, Copy)]
+pub struct Group {
+    /// Name on the command line and in JSON.
+    pub name: &'static str,
+    /// One line: what the group measures.
+    pub summary: &'static str,
+}
+
+/// Every group, in the order runs show them. A group with no benchmark yet is
+/// reserved: naming it is an error that says so.
+pub static GROUPS: &[Group] = &[
+    Group {
+        name: IPC,
+        summary: "IPC mechanisms: one-way time of a message between two processes",
+    },
+    Group {
+        name: syscall::GROUP,
+        summary: "single system calls timed in one process, loop overhead subtracted",
+    },
+    Group {
+        name: "sched",
+        summary: "scheduler: context switches, wake-ups, priorities",
+    },
+    Group {
+        name: "timer",
+        summary: "timers and sleeps: resolution and latency",
+    },
+    Group {
+        name: "rtos",
+        summary: "Rhealstone and Thread-Metric style RTOS figures",
+    },
+];
+
+/// Every operation benchmark, in the order runs and tables show them.
+pub static REGISTRY: &[&dyn Operation] = &[
+    &syscall::getpid::Getpid,
+    &syscall::gettid::Gettid,
+    &syscall::clock_gettime::ClockGettime,
+    &syscall::lseek::Lseek,
+    &syscall::stat::Stat,
+    &syscall::open_close::OpenClose,
+    &syscall::read::Read::TMPFS,
+    &syscall::read::Read::DISK,
+    &syscall::write::Write::TMPFS,
+    &syscall::write::Write::DISK,
+    &syscall::create_unlink::CreateUnlink,
+    &syscall::mmap::Mmap,
+    &syscall::fork::ForkExitWait,
+    &syscall::spawn::Spawn,
+];
+
+/// Finds an operation benchmark by id.
+pub fn find(id: &str) -> Option<&'static dyn Operation> {
+    REGISTRY.iter().copied().find(|b| b.info().id == id)
+}
+
+/// All operation ids, in registry order.
+pub fn ids() -> Vec<&'static str> {
+    REGISTRY.iter().map(|b| b.info().id).collect()
+}
+
+/// Finds a group by name.
+pub fn group(name: &str) -> Option<&'static Group> {
+    GROUPS.iter().find(|g| g.name == name)
+}
+
+/// The operation benchmarks of a group, in registry order (none for [`IPC`],
+/// whose members are the mechanisms).
+pub fn members(group: &str) -> Vec<&'static dyn Operation> {
+    REGISTRY
+        .iter()
+        .copied()
+        .filter(|b| b.info().group == group)
+        .collect()
+}
+
+/// Names of the groups that have benchmarks now, in order.
+pub fn available_groups() -> Vec<&'static str> {
+    GROUPS
+        .iter()
+        .map(|g| g.name)
+        .filter(|&g| g == IPC || !members(g).is_empty())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::objects::{ObjectNamer, disk_temp_base, tmpfs_base};
+    use crate::engine::op::OpContext;
+    use std::collections::HashSet;
+
+    #[test]
+    fn ids_are_unique_well_formed_and_grouped() {
+        let mut seen: HashSet<&str> = crate::mechanisms::ids().into_iter().collect();
+        for g in GROUPS {
+            assert!(seen.insert(g.name), "group {} clashes with an id", g.name);
+        }
+        assert!(seen.insert(ALL));
+        for b in REGISTRY {
+            let info = b.info();
+            assert!(seen.insert(info.id), "duplicate id {}", info.id);
+            assert!(
+                info.id
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                "bad id {:?}",
+                info.id
+            );
+            assert!(
+                info.id.starts_with(&format!("{}-", info.group)),
+                "{} is not named after its group {}",
+                info.id,
+                info.group
+            );
+            assert!(group(info.group).is_some(), "{}: unknown group", info.id);
+            assert!(info.group != IPC, "{}: ipc is for mechanisms", info.id);
+            assert!(
+                !info.summary.is_empty() && !info.summary.ends_with('.'),
+                "summary of {}",
+                info.id
+            );
+        }
+        assert_eq!(available_groups(), vec![IPC, syscall::GROUP]);
+    }
+
+    #[test]
+    fn find_matches_registry() {
+        for id in ids() {
+            assert_eq!(find(id).map(|b| b.info().id), Some(id));
+        }
+        assert!(find("pipe").is_none());
+    }
+
+    /// Names left by this process's benchmarks under `base`.
+    fn ours(base: &std::path::Path) -> Vec<String> {
+        let prefix = format!("ipcmark-{}-syscall-", std::process::id());
+        std::fs::read_dir(base)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&prefix))
+            .collect()
+    }
+
+    /// Every benchmark prepares, runs, moves its kernel counter by at least
+    /// what it claims, proves its system calls, and leaves nothing behind.
+    #[test]
+    fn every_benchmark_runs_proves_its_calls_and_cleans_up() {
+        let names = ObjectNamer::new();
+        for b in REGISTRY {
+            let info = b.info();
+            if let Some(why) = b.unavailable() {
+                eprintln!("SKIPPED {}: {why}", info.id);
+                continue;
+            }
+            let mut p = b
+                .prepare(&OpContext { names: &names })
+                .unwrap_or_else(|e| panic!("{}: {e}", info.id));
+            let before = p.op.counter().unwrap();
+            for _ in 0..3 {
+                p.op.run().unwrap_or_else(|e| panic!("{}: {e}", info.id));
+            }
+            if let (Some(b0), Some(b1)) = (before, p.op.counter().unwrap()) {
+                assert!(b1.value - b0.value >= 3 * b0.per_op, "{}", info.id);
+            }
+            let checks = crate::engine::probe::probe(
+                p.op.as_mut(),
+                &info,
+                std::time::Duration::from_secs(10),
+            )
+            .unwrap_or_else(|e| panic!("{}: {e}", info.id));
+            assert_eq!(checks.len(), info.enters.len() + info.avoids.len());
+            for c in &checks {
+                if c.must_enter {
+                    assert_eq!(c.entered, Some(true), "{}: {}", info.id, c.call);
+                }
+            }
+            drop(p);
+        }
+        for base in [disk_temp_base(), tmpfs_base()] {
+            assert!(
+                ours(&base).is_empty(),
+                "left in {}: {:?}",
+                base.display(),
+                ours(&base)
+            );
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! The contract between the engine and a benchmark timed in one process
+//! (mode `op`): one operation, such as one system call, repeated in a loop.
+//!
+//! A benchmark prepares its state (files, buffers, prepared arguments) outside
+//! any timed region and hands the engine an [`Op`] whose `run` performs the
+//! operation once. The engine calibrates, times and subtracts the loop
+//! overhead (`oploop`), and proves the operation does what it claims: that it
+//! enters the kernel through the calls it names (`probe`), and that an
+//! independent counter grew as much as the operations should have made it.
+
+use super::channel::ChannelError;
+use super::objects::ObjectNamer;
+
+/// A system call, with every number the C library may use for it.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelCall {
+    /// Name shown in lists and reports (`getpid`, `pread64`, `clone`, …).
+    pub name: &'static str,
+    /// System-call numbers that count as this call (e.g. `open` and `openat`).
+    pub nrs: &'static [libc::c_long],
+}
+
+/// Static facts about a benchmark, shown by `ipcmark list` and recorded with results.
+#[derive(Debug, Clone, Copy)]
+pub struct OpInfo {
+    /// Stable id used on the command line and in JSON.
+    pub id: &'static str,
+    /// One line: what one operation is.
+    pub summary: &'static str,
+    /// Group it belongs to (`syscall`, …): `ipcmark run GROUP` selects it.
+    pub group: &'static str,
+    /// Bytes one operation moves (recorded as `size_bytes`; 0 if none).
+    pub bytes: usize,
+    /// System calls every operation makes; the engine proves each one.
+    pub enters: &'static [KernelCall],
+    /// System calls the operation is expected to do without (a vDSO call);
+    /// the engine checks and reports whether it did.
+    pub avoids: &'static [KernelCall],
+}
+
+/// Everything a benchmark needs to prepare.
+pub struct OpContext<'a> {
+    /// Names for files and other OS objects, so that `ipcmark clean` can find them.
+    pub names: &'a ObjectNamer,
+}
+
+/// A benchmark, prepared.
+pub struct Prepared {
+    /// The operation the engine times.
+    pub op: Box<dyn Op>,
+    /// A fact worth recording with the result (e.g. the file system of a file).
+    pub note: Option<String>,
+}
+
+/// A benchmark of one operation timed in one process.
+pub trait Operation: Sync {
+    /// Static description.
+    fn info(&self) -> OpInfo;
+    /// Why it cannot run on this system (a missing program, …), if it cannot.
+    fn unavailable(&self) -> Option<String> {
+        None
+    }
+    /// Builds the state the operation needs. Any OS object it creates must be
+    /// released when the returned [`Op`] is dropped in this process (see
+    /// [`super::objects::Cleanup`]).
+    fn prepare(&self, ctx: &OpContext) -> Result<Prepared, ChannelError>;
+}
+
+/// A count kept by the kernel (not by ipcmark) that every operation raises by
+/// at least `per_op`, read before and after the timed phases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counter {
+    /// What is counted and where it is read, e.g. "rchar in /proc/self/io".
+    pub source: &'static str,
+    /// Its value now.
+    pub value: u64,
+    /// The least it grows by per operation.
+    pub per_op: u64,
+}
+
+/// One prepared operation.
+///
+/// `run` performs the operation exactly once and checks what it returned
+/// (returning an error on a wrong result), allocating nothing, logging
+/// nothing. A call that blocks (waiting for a child) goes through
+/// [`super::channel::retry`] so that the watchdog and stop requests end it.
+pub trait Op {
+    /// Performs the operation once.
+    fn run(&mut self) -> Result<(), ChannelError>;
+    /// The kernel's own count of what the operations did, if there is one
+    /// (bytes read, processes created). Called outside timed regions.
+    fn counter(&mut self) -> Result<Option<Counter>, ChannelError> {
+        Ok(None)
+    }
+}
+
+/// An operation that does nothing: the loop overhead is timed against it.
+pub struct NullOp;
+
+impl Op for NullOp {
+    fn run(&mut self) -> Result<(), ChannelError> {
+        Ok(())
+    }
+}

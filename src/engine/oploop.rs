@@ -1,0 +1,265 @@
+//! The op timing model: one operation repeated in a loop in one process, as
+//! the MINIX study timed its system calls.
+//!
+//! ```text
+//! time per operation = batch time / operations − loop overhead per iteration
+//! ```
+//!
+//! where the loop overhead is the same loop (a dynamic call, a result check)
+//! run against an operation that does nothing, measured apart and subtracted.
+//! Iteration counts are calibrated per operation so that each sample lasts
+//! about the sample time, whether an operation takes 20 ns or 500 µs. Nothing
+//! inside a timed batch allocates, logs, formats or locks; the counters that
+//! prove the work was done are read before and after the timed phases.
+
+use super::channel::ChannelError;
+use super::interrupt::Watchdog;
+use super::op::{NullOp, Op};
+use super::pingpong::{Budget, Measurement, clock_overhead_ns};
+use crate::stats::{LatencyHistogram, Summary};
+use crate::sys::clock::monotonic_ns;
+use std::hint::black_box;
+
+/// The kernel counter's growth over the timed phases, checked against the
+/// number of operations.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CounterCheck {
+    /// What was counted, and where.
+    pub source: &'static str,
+    /// The least it must grow by per operation.
+    pub per_op: u64,
+    /// Operations performed between the two readings.
+    pub ops: u64,
+    /// How much it grew (at least `per_op × ops`, or the figure fails).
+    pub observed: u64,
+}
+
+/// What the op loop measured.
+#[derive(Debug, Clone)]
+pub struct OpTiming {
+    /// Calibrated count, samples, overheads and per-operation percentiles.
+    pub measurement: Measurement,
+    /// The kernel counter, if the operation has one.
+    pub counter: Option<CounterCheck>,
+}
+
+/// Times `n` operations; returns elapsed ns.
+#[inline(never)]
+fn batch(op: &mut dyn Op, n: u64) -> Result<u64, ChannelError> {
+    let start = monotonic_ns();
+    for _ in 0..n {
+        op.run()?;
+    }
+    Ok(monotonic_ns() - start)
+}
+
+/// Times every operation: `stamps[i]` is the clock after operation `i`
+/// (`stamps[0]` before the first), so each operation costs one clock read.
+#[inline(never)]
+fn timestamped(op: &mut dyn Op, stamps: &mut [u64]) -> Result<(), ChannelError> {
+    let (first, rest) = stamps.split_first_mut().expect("at least one stamp");
+    *first = monotonic_ns();
+    for slot in rest.iter_mut() {
+        op.run()?;
+        *slot = monotonic_ns();
+    }
+    Ok(())
+}
+
+/// Overhead of one iteration of the timed loop around an operation that does
+/// nothing: the minimum of several long runs (interference only adds time).
+fn null_iteration_ns() -> Result<f64, ChannelError> {
+    let mut null = NullOp;
+    // Through black_box, so the call stays dynamic as it is for a real operation.
+    let op: &mut dyn Op = black_box(&mut null);
+    const N: u64 = 100_000;
+    let mut best = u64::MAX;
+    for _ in 0..7 {
+        best = best.min(batch(op, N)?);
+    }
+    Ok(best as f64 / N as f64)
+}
+
+/// Measures one figure of `op`, prepared and placed.
+pub fn measure(op: &mut dyn Op, budget: &Budget) -> Result<OpTiming, ChannelError> {
+    let timeout = budget.timeout;
+    let before = op.counter()?;
+    let mut ops = 0u64;
+
+    // Warm-up and calibration: double the batch until it is long enough to
+    // time, keep going until the warm-up time is spent.
+    let per_op_ns = {
+        let _wd = Watchdog::arm(budget.warmup * 3 + timeout);
+        let warm_ns = budget.warmup.as_nanos() as u64;
+        let (mut n, mut spent) = (1u64, 0u64);
+        loop {
+            // Between batches, never inside one: a stop request ends the
+            // figure within one batch even if the operation never blocks.
+            super::interrupt::check()?;
+            let t = batch(op, n)?;
+            ops += n;
+            spent += t;
+            if spent >= warm_ns && t >= warm_ns / 8 {
+                break t as f64 / n as f64;
+            }
+            if t < warm_ns / 4 {
+                n *= 2;
+            }
+        }
+    };
+    let iterations =
+        ((budget.sample_time.as_nanos() as f64 / per_op_ns.max(1.0)).ceil() as u64).max(1);
+
+    let loop_ns = null_iteration_ns()?;
+    let clock_ns = clock_overhead_ns();
+
+    // The stamps are allocated and written now, before the samples: the
+    // histogram pass then takes no page fault, and an operation whose cost
+    // depends on the size of the process (fork) sees the same process in
+    // both passes.
+    let hist_n = ((budget.histogram_time.as_nanos() as f64 / per_op_ns.max(1.0)) as usize)
+        .clamp(1, 1_000_000);
+    let mut stamps = vec![u64::MAX; hist_n + 1];
+
+    let mut samples_ns = Vec::with_capacity(budget.samples);
+    for _ in 0..budget.samples {
+        super::interrupt::check()?;
+        let _wd = Watchdog::arm(budget.sample_time * 4 + timeout);
+        let t = batch(op, iterations)?;
+        ops += iterations;
+        samples_ns.push((t as f64 / iterations as f64 - loop_ns).max(0.0));
+    }
+
+    {
+        super::interrupt::check()?;
+        let _wd = Watchdog::arm(budget.histogram_time * 4 + timeout);
+        timestamped(op, &mut stamps)?;
+        ops += hist_n as u64;
+    }
+    let mut hist = LatencyHistogram::new();
+    for w in stamps.windows(2) {
+        let one = (w[1] - w[0]) as f64 - clock_ns - loop_ns;
+        hist.record(one.max(0.0).round() as u64);
+    }
+
+    let after = op.counter()?;
+    let counter = match (before, after) {
+        (Some(b), Some(a)) => {
+            let check = CounterCheck {
+                source: b.source,
+                per_op: b.per_op,
+                ops,
+                observed: a.value.saturating_sub(b.value),
+            };
+            let expected = check.per_op.saturating_mul(ops);
+            if check.observed < expected {
+                return Err(ChannelError::Check(format!(
+                    "{} grew by {} over {ops} operations, less than the {expected} they must have added: the operations were not all performed",
+                    check.source, check.observed
+                )));
+            }
+            Some(check)
+        }
+        _ => None,
+    };
+
+    let summary = Summary::of(&samples_ns)
+        .ok_or_else(|| ChannelError::Setup("no samples were taken".into()))?;
+    let latency = hist
+        .percentiles()
+        .ok_or_else(|| ChannelError::Setup("no operation was timed".into()))?;
+    Ok(OpTiming {
+        measurement: Measurement {
+            iterations,
+            samples_ns,
+            summary,
+            loop_overhead_ns: loop_ns,
+            clock_overhead_ns: clock_ns,
+            latency,
+            verified_round_trips: 0,
+        },
+        counter,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::op::Counter;
+    use std::time::Duration;
+
+    fn tiny_budget() -> Budget {
+        Budget {
+            warmup: Duration::from_millis(2),
+            sample_time: Duration::from_millis(1),
+            samples: 3,
+            histogram_time: Duration::from_millis(1),
+            verify_rounds: 4,
+            timeout: Duration::from_secs(5),
+        }
+    }
+
+    /// Counts its own runs and reports `per_op` for each through its counter,
+    /// or less than it should when `cheat` is set.
+    struct Counting {
+        runs: u64,
+        cheat: bool,
+    }
+    impl Op for Counting {
+        fn run(&mut self) -> Result<(), ChannelError> {
+            self.runs += 1;
+            black_box(&self.runs);
+            Ok(())
+        }
+        fn counter(&mut self) -> Result<Option<Counter>, ChannelError> {
+            let value = if self.cheat {
+                self.runs / 2
+            } else {
+                self.runs * 3
+            };
+            Ok(Some(Counter {
+                source: "test counter",
+                value,
+                per_op: 3,
+            }))
+        }
+    }
+
+    #[test]
+    fn measures_consistently_and_checks_the_counter() {
+        let mut op = Counting {
+            runs: 0,
+            cheat: false,
+        };
+        let t = measure(&mut op, &tiny_budget()).unwrap();
+        let m = &t.measurement;
+        assert_eq!(m.samples_ns.len(), 3);
+        assert!(m.iterations >= 1 && m.loop_overhead_ns >= 0.0 && m.clock_overhead_ns >= 0.0);
+        let l = m.latency;
+        assert!(l.min <= l.p50 && l.p50 <= l.p99 && l.p99 <= l.max);
+        let c = t.counter.unwrap();
+        assert_eq!((c.ops, c.observed), (op.runs, 3 * op.runs));
+    }
+
+    #[test]
+    fn a_counter_short_of_the_operations_fails_the_figure() {
+        let mut op = Counting {
+            runs: 0,
+            cheat: true,
+        };
+        let err = measure(&mut op, &tiny_budget()).unwrap_err();
+        assert!(matches!(err, ChannelError::Check(_)), "{err}");
+    }
+
+    #[test]
+    fn an_error_in_the_loop_ends_the_figure() {
+        struct Failing;
+        impl Op for Failing {
+            fn run(&mut self) -> Result<(), ChannelError> {
+                Err(ChannelError::Check("wrong result".into()))
+            }
+        }
+        let err = measure(&mut Failing, &tiny_budget()).unwrap_err();
+        assert_eq!(err.to_string(), "wrong result");
+    }
+}
