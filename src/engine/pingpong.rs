@@ -271,6 +271,13 @@ fn measure_with<const SELF_LOOP: bool>(
     let overhead_rt = if SELF_LOOP { null_ns } else { 2.0 * null_ns };
     let clock_ns = clock_overhead_ns();
 
+    // The timestamp array is allocated and written now: a zeroed allocation
+    // maps its pages lazily, and first-touch page faults would otherwise land
+    // inside the histogram pass and inflate its tail.
+    let hist_n = ((budget.histogram_time.as_nanos() as f64 / per_iter_ns.max(1.0)) as usize)
+        .clamp(1, 1_000_000);
+    let mut stamps = vec![u64::MAX; hist_n + 1];
+
     let mut samples_ns = Vec::with_capacity(budget.samples);
     for _ in 0..budget.samples {
         let _wd = Watchdog::arm(budget.sample_time * 4 + timeout);
@@ -279,9 +286,6 @@ fn measure_with<const SELF_LOOP: bool>(
         samples_ns.push(((t as f64 / iterations as f64 - overhead_rt) / 2.0).max(0.0));
     }
 
-    let hist_n = ((budget.histogram_time.as_nanos() as f64 / per_iter_ns.max(1.0)) as usize)
-        .clamp(1, 1_000_000);
-    let mut stamps = vec![0u64; hist_n + 1];
     {
         let _wd = Watchdog::arm(budget.histogram_time * 4 + timeout);
         timestamped::<SELF_LOOP>(ep, &mut buf, seq, &mut stamps)?;
