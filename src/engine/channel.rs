@@ -160,6 +160,10 @@ pub enum ChannelError {
     /// The engine asked the server to stop (thread peers); not a failure.
     #[error("stopped")]
     Stopped,
+    /// A workload's own check of its results or invariants failed (a wrong
+    /// result, a fork held alone): the run cannot produce a figure.
+    #[error("check failed: {0}")]
+    Check(String),
     /// The channel could not be set up in this configuration.
     #[error("{0}")]
     Setup(String),

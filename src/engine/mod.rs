@@ -1,10 +1,12 @@
 //! The measuring engine: processes, pinning, clocks, calibration, clean-up.
 //!
 //! It drives mechanisms only through the [`channel::Mechanism`] and
-//! [`channel::Endpoint`] traits and never names one.
+//! [`channel::Endpoint`] traits and never names one; whole workloads run as a
+//! [`group::Group`] of processes whose work it does not know.
 
 pub mod channel;
 pub mod environment;
+pub mod group;
 pub mod interrupt;
 pub mod objects;
 pub mod peer;
