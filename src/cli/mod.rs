@@ -5,6 +5,7 @@ mod clean;
 mod list;
 pub mod parse;
 mod run;
+mod workload;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -27,6 +28,10 @@ enum Command {
     List(ListArgs),
     /// Remove OS objects left behind by ipcmark runs that were killed.
     Clean,
+    /// Run a whole workload of several processes (philosophers,
+    /// generator-calculator, shared-counter) in one or more placements.
+    #[command(after_help = workload::after_help())]
+    Workload(workload::WorkloadArgs),
 }
 
 /// Arguments of `ipcmark list`.
@@ -134,6 +139,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::List(args) => list::list(args),
         Command::Clean => clean::clean(),
+        Command::Workload(args) => workload::workload(args),
     };
     match outcome {
         Ok(code) => code,
@@ -165,6 +171,32 @@ fn clap_error(e: clap::Error) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Checks that `--json PATH` can be written: its directory exists and it is
+/// not itself a directory.
+fn check_json_path(path: Option<&std::path::Path>) -> Result<(), Failure> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    if !dir.is_dir() {
+        return Err(Failure::usage(format!(
+            "--json {}: directory {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    if path.is_dir() {
+        return Err(Failure::usage(format!(
+            "--json {}: is a directory, expected a file path",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Writes to stdout; a closed pipe (`ipcmark list | head`) is not an error.

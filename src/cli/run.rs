@@ -110,31 +110,7 @@ fn budget(args: &RunArgs) -> Budget {
     }
 }
 
-fn check_json_path(args: &RunArgs) -> Result<(), Failure> {
-    let Some(path) = &args.json else {
-        return Ok(());
-    };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    if !dir.is_dir() {
-        return Err(Failure::usage(format!(
-            "--json {}: directory {} does not exist",
-            path.display(),
-            dir.display()
-        )));
-    }
-    if path.is_dir() {
-        return Err(Failure::usage(format!(
-            "--json {}: is a directory, expected a file path",
-            path.display()
-        )));
-    }
-    Ok(())
-}
-
-fn now_rfc3339() -> String {
+pub(super) fn now_rfc3339() -> String {
     jiff::Timestamp::now().to_string()
 }
 
@@ -147,7 +123,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         (None, false) => DEFAULT_SIZES.to_vec(),
     };
     let (client, server, placement_note, cpus_available) = placement(&args)?;
-    check_json_path(&args)?;
+    super::check_json_path(args.json.as_deref())?;
 
     interrupt::install()
         .map_err(|e| Failure::run(format!("cannot install signal handlers: {e}")))?;

@@ -1,6 +1,7 @@
-//! Output: the JSON report, the terminal table and progress. Reads results,
+//! Output: the JSON reports, the terminal tables and progress. Reads results,
 //! never measures.
 
 pub mod json;
 pub mod progress;
 pub mod table;
+pub mod workload;
