@@ -64,6 +64,13 @@ const _: () = assert!(OFF_STOP + 4 <= HEADER);
 const READY: u32 = 1;
 const DONE: u32 = 2;
 const FAILED: u32 = 3;
+/// Failed only because a partner went away (end of file, broken pipe, removed
+/// object): a consequence, reported only if no member failed for a cause.
+const FAILED_AFTER_PARTNER: u32 = 4;
+
+fn is_failed(state: u32) -> bool {
+    state == FAILED || state == FAILED_AFTER_PARTNER
+}
 
 /// "No CPU known" in a CPU word.
 const NO_CPU: u32 = u32::MAX;
@@ -383,35 +390,62 @@ impl Group {
             if let Ok(Some(status)) = process::try_wait(self.pids[i]) {
                 self.reaped[i] = true;
                 let state = self.slot_u32(i, S_STATE).load(Ordering::Acquire);
-                if state != DONE && state != FAILED && vanished.is_none() {
+                if state != DONE && !is_failed(state) && vanished.is_none() {
                     vanished = Some((i, status));
                 }
             }
         }
-        // The member that failed first is the cause; the others usually fail
-        // because of it (a closed pipe, a killed partner).
-        let first_failed = (0..self.pids.len())
-            .filter(|&i| self.slot_u32(i, S_STATE).load(Ordering::Acquire) == FAILED)
-            .min_by_key(|&i| self.slot_u64(i, S_END).load(Ordering::Relaxed));
-        if let Some(i) = first_failed {
-            self.kill_all();
-            return Err(GroupError::Member {
+        // The others usually fail because of the cause (a closed pipe, a
+        // killed partner), and may record it first: a member that failed when
+        // its body returned has already closed its ends. So a failure with a
+        // cause of its own wins, then a member that vanished, then the
+        // earliest consequence, which is given a moment for its cause to show.
+        let mut failed = self.first_failed();
+        if failed.is_some_and(|(_, cause)| !cause) && vanished.is_none() {
+            let until = Instant::now() + Duration::from_millis(100);
+            while Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(1));
+                failed = self.first_failed();
+                if failed.is_some_and(|(_, cause)| cause) {
+                    break;
+                }
+            }
+        }
+        let report = match (failed, vanished) {
+            (Some((i, true)), _) | (Some((i, false)), None) => Some(GroupError::Member {
                 index: i,
                 message: self.error_of(i),
-            });
+            }),
+            (_, Some((i, status))) => {
+                let how = match status {
+                    ExitStatus::Code(c) => format!("exit code {c}"),
+                    ExitStatus::Signal(s) => format!("signal {s}"),
+                };
+                Some(GroupError::Member {
+                    index: i,
+                    message: format!("ended unexpectedly ({how})"),
+                })
+            }
+            (None, None) => None,
+        };
+        match report {
+            Some(e) => {
+                self.kill_all();
+                Err(e)
+            }
+            None => Ok(()),
         }
-        if let Some((i, status)) = vanished {
-            self.kill_all();
-            let how = match status {
-                ExitStatus::Code(c) => format!("exit code {c}"),
-                ExitStatus::Signal(s) => format!("signal {s}"),
-            };
-            return Err(GroupError::Member {
-                index: i,
-                message: format!("ended unexpectedly ({how})"),
-            });
-        }
-        Ok(())
+    }
+
+    /// The failed member to report, and whether it failed for a cause of its
+    /// own: causes first, then the earliest to record its failure.
+    fn first_failed(&self) -> Option<(usize, bool)> {
+        (0..self.pids.len())
+            .filter_map(|i| {
+                let state = self.slot_u32(i, S_STATE).load(Ordering::Acquire);
+                is_failed(state).then_some((i, state == FAILED))
+            })
+            .min_by_key(|&(i, cause)| (!cause, self.slot_u64(i, S_END).load(Ordering::Relaxed)))
     }
 
     fn error_of(&self, i: usize) -> String {
@@ -588,7 +622,7 @@ where
     }
     interrupt::reset_for_figure();
     let slot = slot_of(i);
-    let fail = |msg: &str| {
+    let fail_as = |msg: &str, state: u32| {
         let n = msg.len().min(ERR_CAP);
         page.write_bytes(slot + S_ERR, &msg.as_bytes()[..n]);
         page.atomic_u32(slot + S_ERR_LEN)
@@ -596,9 +630,10 @@ where
         page.atomic_u64(slot + S_END)
             .store(monotonic_ns(), Ordering::Relaxed);
         page.atomic_u32(slot + S_STATE)
-            .store(FAILED, Ordering::Release);
+            .store(state, Ordering::Release);
         1
     };
+    let fail = |msg: &str| fail_as(msg, FAILED);
     if let Some(cpu) = spec.cpus[i]
         && let Err(e) = sched::pin_to_cpu(cpu)
     {
@@ -643,6 +678,9 @@ where
             page.atomic_u32(slot + S_STATE)
                 .store(DONE, Ordering::Release);
             0
+        }
+        Ok(Err(e @ (ChannelError::Closed | ChannelError::PeerDied))) => {
+            fail_as(&e.to_string(), FAILED_AFTER_PARTNER)
         }
         Ok(Err(e)) => fail(&e.to_string()),
         Err(_) => fail("panicked"),
