@@ -355,6 +355,7 @@ fn migration(s: &str, roles: &[String], allowed: &[usize]) -> Result<(usize, Mig
     Ok((process, plan))
 }
 
+/// Runs `ipcmark workload`: every configuration `--runs` times, then the tables.
 pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     // Everything is validated before anything runs or is written.
     let Some(name) = &args.name else {
