@@ -7,6 +7,7 @@ mod mechanisms;
 mod output;
 mod stats;
 mod sys;
+mod workloads;
 
 fn main() -> std::process::ExitCode {
     cli::main()

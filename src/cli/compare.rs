@@ -211,7 +211,7 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
         unmatched,
     };
     if let Some(out) = &args.json {
-        crate::output::json::write_json_atomic(out, &report)
+        crate::output::json::write_atomic(out, &report)
             .map_err(|e| Failure::run(format!("cannot write {}: {e}", out.display())))?;
     }
     print_stdout(&render(&report))?;

@@ -6,6 +6,7 @@ mod compare;
 mod list;
 pub mod parse;
 mod run;
+mod workload;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -30,6 +31,10 @@ enum Command {
     Clean,
     /// Compare two `run --json` reports: medians, difference, significance.
     Compare(CompareArgs),
+    /// Run a whole workload of several processes (philosophers,
+    /// generator-calculator, shared-counter) in one or more placements.
+    #[command(after_help = workload::after_help())]
+    Workload(workload::WorkloadArgs),
 }
 
 /// Arguments of `ipcmark compare`.
@@ -160,6 +165,7 @@ pub fn main() -> ExitCode {
         Command::List(args) => list::list(args),
         Command::Clean => clean::clean(),
         Command::Compare(args) => compare::compare(args),
+        Command::Workload(args) => workload::workload(args),
     };
     match outcome {
         Ok(code) => code,
@@ -201,6 +207,14 @@ fn clap_error(e: clap::Error) -> ExitCode {
             eprintln!("ipcmark: {first} (see ipcmark --help)");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Checks `--json PATH`, when given, before any work (see [`check_output_path`]).
+fn check_json_path(path: Option<&std::path::Path>) -> Result<(), Failure> {
+    match path {
+        Some(p) => check_output_path("--json", p),
+        None => Ok(()),
     }
 }
 

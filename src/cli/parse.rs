@@ -108,6 +108,46 @@ pub fn duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// Parses a duration that may also be zero ("0", "0s", "30ms"): for waits a
+/// user may want to leave out, such as thinking time.
+pub fn duration_or_zero(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    if t[..split].parse::<f64>().is_ok_and(|v| v == 0.0)
+        && matches!(&t[split..], "" | "us" | "µs" | "ms" | "s" | "m" | "min")
+    {
+        return Ok(Duration::ZERO);
+    }
+    duration(s)
+}
+
+/// Parses a memory size as the study wrote them: a whole number with B, KB
+/// (10³), MB (10⁶), KiB (2¹⁰) or MiB (2²⁰), or no unit for bytes; "4B",
+/// "40KB", "4MB".
+pub fn byte_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let mult: usize = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" | "k" => 1_000,
+        "mb" | "m" => 1_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        _ => {
+            return Err(format!(
+                "invalid size '{s}': expected a whole number with B, KB, MB, KiB or MiB (e.g. 4B, 40KB, 4MB)"
+            ));
+        }
+    };
+    let n: usize = num.parse().map_err(|_| {
+        format!("invalid size '{s}': expected a whole number with B, KB, MB, KiB or MiB (e.g. 4B, 40KB, 4MB)")
+    })?;
+    n.checked_mul(mult)
+        .filter(|&b| b > 0)
+        .ok_or_else(|| format!("size '{s}' is out of range"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,6 +179,23 @@ mod tests {
         assert_eq!(duration("500us"), Ok(Duration::from_micros(500)));
         for bad in ["20", "0s", "-1s", "1h", "ms"] {
             assert!(duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn zero_durations_and_byte_sizes() {
+        assert_eq!(duration_or_zero("0"), Ok(Duration::ZERO));
+        assert_eq!(duration_or_zero("0ms"), Ok(Duration::ZERO));
+        assert_eq!(duration_or_zero("30ms"), Ok(Duration::from_millis(30)));
+        assert!(duration_or_zero("-1ms").is_err());
+        assert!(duration_or_zero("0x").is_err());
+        assert_eq!(byte_size("4B"), Ok(4));
+        assert_eq!(byte_size("40KB"), Ok(40_000));
+        assert_eq!(byte_size("4MB"), Ok(4_000_000));
+        assert_eq!(byte_size("4MiB"), Ok(4 << 20));
+        assert_eq!(byte_size("64"), Ok(64));
+        for bad in ["", "0B", "4XB", "-4B", "4.5KB"] {
+            assert!(byte_size(bad).is_err(), "{bad}");
         }
     }
 }

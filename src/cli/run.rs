@@ -159,14 +159,7 @@ fn budget(args: &RunArgs) -> Budget {
     }
 }
 
-fn check_json_path(args: &RunArgs) -> Result<(), Failure> {
-    match &args.json {
-        Some(path) => super::check_output_path("--json", path),
-        None => Ok(()),
-    }
-}
-
-fn now_rfc3339() -> String {
+pub(super) fn now_rfc3339() -> String {
     jiff::Timestamp::now().to_string()
 }
 
@@ -179,7 +172,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         (None, false) => DEFAULT_SIZES.to_vec(),
     };
     let (client, server, placement_note, cpus_available) = placement(&args)?;
-    check_json_path(&args)?;
+    super::check_json_path(args.json.as_deref())?;
     // Held for the whole run; the kernel drops the request when it is closed.
     let _cpu_latency = match args.cpu_latency {
         Some(us) => Some(environment::hold_cpu_latency(us).map_err(|e| {

@@ -160,13 +160,14 @@ pub enum ChannelError {
     /// The engine asked the server to stop (thread peers); not a failure.
     #[error("stopped")]
     Stopped,
+    /// A check of results or invariants failed: an operation returned a wrong
+    /// result or its evidence is missing (mode `op`), a workload found a wrong
+    /// result or a fork held alone. There can be no figure.
+    #[error("check failed: {0}")]
+    Check(String),
     /// The channel could not be set up in this configuration.
     #[error("{0}")]
     Setup(String),
-    /// An operation returned a wrong result, or the evidence that it was
-    /// performed is missing (mode `op`).
-    #[error("{0}")]
-    Check(String),
 }
 
 impl ChannelError {

@@ -1,11 +1,13 @@
 //! The measuring engine: processes, pinning, clocks, calibration, clean-up.
 //!
 //! It drives mechanisms only through the [`channel::Mechanism`] and
-//! [`channel::Endpoint`] traits, and one-process benchmarks through the
-//! [`op::Operation`] and [`op::Op`] traits, and never names one.
+//! [`channel::Endpoint`] traits, one-process benchmarks through the
+//! [`op::Operation`] and [`op::Op`] traits, and never names one; whole
+//! workloads run as a [`group::Group`] of processes whose work it does not know.
 
 pub mod channel;
 pub mod environment;
+pub mod group;
 pub mod interrupt;
 pub mod objects;
 pub mod op;

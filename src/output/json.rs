@@ -211,15 +211,10 @@ impl ResultRecord {
     }
 }
 
-/// Writes `report` to `path` atomically: a temporary file beside it, then rename,
+/// Writes `report` (any of ipcmark's reports) to `path` atomically: a temporary file beside it, then rename,
 /// so a reader never sees half a file and an interrupted run keeps the last
 /// complete one.
-pub fn write_atomic(path: &Path, report: &Report) -> std::io::Result<()> {
-    write_json_atomic(path, report)
-}
-
-/// Writes any serialisable value as pretty JSON, atomically (see [`write_atomic`]).
-pub fn write_json_atomic<T: Serialize>(path: &Path, report: &T) -> std::io::Result<()> {
+pub fn write_atomic<T: Serialize>(path: &Path, report: &T) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

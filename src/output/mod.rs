@@ -1,7 +1,8 @@
-//! Output: the JSON report, the terminal table and progress. Reads results,
+//! Output: the JSON reports, the terminal tables and progress. Reads results,
 //! never measures.
 
 pub mod json;
 pub mod progress;
 pub mod table;
 pub mod warnings;
+pub mod workload;

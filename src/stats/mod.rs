@@ -133,6 +133,18 @@ impl LatencyHistogram {
     }
 }
 
+/// Jain's fairness index of `xs`: (Σx)² / (n·Σx²). 1 when all are equal,
+/// 1/n when one has everything; 1 for no values or all zero.
+pub fn jain_index(xs: &[u64]) -> f64 {
+    let sum: f64 = xs.iter().map(|&x| x as f64).sum();
+    let sq: f64 = xs.iter().map(|&x| (x as f64) * (x as f64)).sum();
+    if xs.is_empty() || sq == 0.0 {
+        1.0
+    } else {
+        sum * sum / (xs.len() as f64 * sq)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,5 +194,14 @@ mod tests {
         assert!((p.p50 as f64 - 5e6).abs() / 5e6 < 0.002);
         assert!((p.p99 as f64 - 9.9e6).abs() / 9.9e6 < 0.002);
         assert!(LatencyHistogram::new().percentiles().is_none());
+    }
+
+    #[test]
+    fn jain_index_bounds() {
+        assert_eq!(jain_index(&[5, 5, 5]), 1.0);
+        assert!((jain_index(&[9, 0, 0]) - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(jain_index(&[]), 1.0);
+        let j = jain_index(&[600, 590, 610]);
+        assert!(j > 0.99 && j < 1.0);
     }
 }

@@ -2,7 +2,7 @@
 
 use std::io;
 use std::ptr::NonNull;
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, AtomicU64};
 
 /// An anonymous mapping (shared by default), unmapped on drop.
 ///
@@ -75,6 +75,28 @@ impl SharedMapping {
         // SAFETY: in bounds and aligned (checked); mmap memory is page-aligned;
         // any bit pattern is a valid AtomicU32; lives as long as &self.
         unsafe { &*(self.ptr.as_ptr().add(offset) as *const AtomicU32) }
+    }
+
+    /// The 64-bit atomic at `offset` (8-byte aligned).
+    pub fn atomic_u64(&self, offset: usize) -> &AtomicU64 {
+        self.check(offset, 8, 8);
+        // SAFETY: in bounds and aligned (checked); any bit pattern is a valid
+        // AtomicU64; lives as long as &self.
+        unsafe { &*(self.ptr.as_ptr().add(offset) as *const AtomicU64) }
+    }
+
+    /// `count` consecutive 32-bit atomics from `offset` (4-byte aligned), one
+    /// bounds check for the whole run: for arrays walked element by element.
+    pub fn atomic_u32_slice(&self, offset: usize, count: usize) -> &[AtomicU32] {
+        let len = count
+            .checked_mul(4)
+            .expect("shared mapping slice length overflows");
+        self.check(offset, len, 4);
+        // SAFETY: the whole range is in bounds and aligned (checked); AtomicU32
+        // has the layout of u32 and any bit pattern is valid; lives as long as &self.
+        unsafe {
+            std::slice::from_raw_parts(self.ptr.as_ptr().add(offset) as *const AtomicU32, count)
+        }
     }
 
     /// Copies `src` into the mapping at `offset`.

@@ -41,6 +41,56 @@ pub fn futex_wake(word: &AtomicU32, n: i32) -> io::Result<()> {
     Ok(())
 }
 
+/// Sleeps while `*word == expected`, as a waiter interested in `bitset`:
+/// only a [`futex_wake_bitset`] whose bitset shares a bit with it wakes it.
+/// Returns Ok on wake-up or if the value already differed.
+#[inline]
+pub fn futex_wait_bitset(word: &AtomicU32, expected: u32, bitset: u32) -> io::Result<()> {
+    // SAFETY: word points to a live, aligned u32; no timeout (null); the
+    // second address is unused by FUTEX_WAIT_BITSET.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT_BITSET,
+            expected,
+            std::ptr::null::<libc::timespec>(),
+            std::ptr::null::<u32>(),
+            bitset,
+        )
+    };
+    if ret == -1 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EAGAIN) {
+            return Ok(());
+        }
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Wakes every waiter on `word` whose bitset shares a bit with `bitset`.
+#[inline]
+pub fn futex_wake_bitset(word: &AtomicU32, bitset: u32) -> io::Result<()> {
+    // SAFETY: word points to a live, aligned u32; the timeout and second
+    // address arguments are unused by FUTEX_WAKE_BITSET.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE_BITSET,
+            i32::MAX,
+            std::ptr::null::<libc::timespec>(),
+            std::ptr::null::<u32>(),
+            bitset,
+        )
+    };
+    if ret == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// A new eventfd (counter semantics, blocking), as a `File` for read/write of 8 bytes.
 pub fn eventfd() -> io::Result<File> {
     // SAFETY: plain system call.

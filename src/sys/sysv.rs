@@ -80,6 +80,40 @@ pub fn sem_op(id: i32, num: u16, delta: i16) -> io::Result<()> {
     cvt(unsafe { libc::semop(id, &mut op, 1) }).map(|_| ())
 }
 
+/// One operation of an atomic [`sem_ops`] call: add `delta` to semaphore `num`.
+pub fn sembuf(num: u16, delta: i16) -> libc::sembuf {
+    libc::sembuf {
+        sem_num: num,
+        sem_op: delta,
+        sem_flg: 0,
+    }
+}
+
+/// Applies all of `ops` to set `id` as one atomic step: the call blocks until
+/// every operation can proceed, and then performs them all together (or none).
+#[inline]
+pub fn sem_ops(id: i32, ops: &mut [libc::sembuf]) -> io::Result<()> {
+    // SAFETY: ops is a valid array of ops.len() sembufs.
+    cvt(unsafe { libc::semop(id, ops.as_mut_ptr(), ops.len()) }).map(|_| ())
+}
+
+/// Sets every semaphore of set `id` (values.len() must equal the set's size).
+pub fn sem_set_all(id: i32, values: &[u16]) -> io::Result<()> {
+    // SAFETY: SETALL reads nsems unsigned shorts from the array argument
+    // (passed as the `array` member of union semun, a pointer); `values`
+    // holds exactly that many.
+    cvt(unsafe { libc::semctl(id, 0, libc::SETALL, values.as_ptr()) }).map(|_| ())
+}
+
+/// Reads every semaphore of set `id` in one atomic snapshot (the kernel holds
+/// the set's lock while copying). `out.len()` must equal the set's size.
+#[inline]
+pub fn sem_get_all(id: i32, out: &mut [u16]) -> io::Result<()> {
+    // SAFETY: GETALL writes nsems unsigned shorts through the array argument
+    // (union semun's `array`, a pointer); `out` has room for exactly that many.
+    cvt(unsafe { libc::semctl(id, 0, libc::GETALL, out.as_mut_ptr()) }).map(|_| ())
+}
+
 /// Removes a System V object by kind ("msg", "sem" or "shm") and id.
 pub fn remove(kind: &str, id: i32) -> io::Result<()> {
     // SAFETY: IPC_RMID ignores the buffer argument, so null is allowed.

@@ -225,3 +225,43 @@ pub fn signal(pid: u32, sig: i32) {
     // SAFETY: plain kill(2) on a pid this test spawned.
     unsafe { libc::kill(pid as i32, sig) };
 }
+
+/// Errors of `report` against the JSON Schema at `schema_path` (relative to
+/// the crate root), one line each.
+pub fn schema_errors(schema_path: &str, report: &serde_json::Value) -> Vec<String> {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(schema_path).unwrap_or_else(|e| panic!("read {schema_path}: {e}")),
+    )
+    .expect("schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    validator
+        .iter_errors(report)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect()
+}
+
+/// Sends a signal to every process of the process group led by `pid` (a child
+/// spawned with `process_group(0)`), as a terminal's Ctrl-C does.
+pub fn signal_group(pid: u32, sig: i32) {
+    // SAFETY: plain kill(2) on the process group of a child this test spawned.
+    unsafe { libc::kill(-(pid as i32), sig) };
+}
+
+/// CPUs this test process may run on.
+pub fn allowed_cpus() -> Vec<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap_or("0")
+        .trim()
+        .to_string();
+    let mut out = Vec::new();
+    for part in list.split(',') {
+        match part.split_once('-') {
+            Some((a, b)) => out.extend(a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap()),
+            None => out.push(part.parse().unwrap()),
+        }
+    }
+    out
+}
