@@ -712,3 +712,18 @@ fn help_lists_every_workload() {
         assert!(stdout(&out).contains(id), "{id} missing from help");
     }
 }
+
+/// Both reports embed the same environment record: their schemas must
+/// describe it identically, or one of them has fallen behind the code.
+#[test]
+fn workload_and_run_schemas_describe_the_same_environment() {
+    let read = |p: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let run = read("docs/schema/run.schema.json");
+    let workload = read(SCHEMA);
+    assert_eq!(
+        run["properties"]["environment"], workload["properties"]["environment"],
+        "docs/schema/workload.schema.json's environment differs from run.schema.json's"
+    );
+}

@@ -260,6 +260,6 @@ mod tests {
             }
         }
         let err = measure(&mut Failing, &tiny_budget()).unwrap_err();
-        assert_eq!(err.to_string(), "wrong result");
+        assert_eq!(err.to_string(), "check failed: wrong result");
     }
 }
