@@ -163,7 +163,8 @@ fn json_report_validates_against_documented_schema() {
     let _g = serial();
     let sb = Sandbox::new();
     let json = sb.path("r.json");
-    // pipe-self at 2M is skipped (beyond fs.pipe-max-size, 1M by default), so both statuses appear.
+    // pipe-self at 2M is skipped (beyond fs.pipe-max-size, 1M by default), so both
+    // statuses appear; pipe's three sizes give it a cost model.
     let out = sb.run(
         &args(
             SHORT,
@@ -172,7 +173,7 @@ fn json_report_validates_against_documented_schema() {
                 "pipe",
                 "pipe-self",
                 "--sizes",
-                "64,2M",
+                "64,1K,2M",
                 "--json",
                 json.to_str().unwrap(),
             ],
@@ -190,6 +191,12 @@ fn json_report_validates_against_documented_schema() {
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect();
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
+    let models = report["cost_models"].as_array().expect("cost_models");
+    assert_eq!(models.len(), 1, "only pipe has 3 sizes: {models:?}");
+    assert_eq!(models[0]["benchmark"], "pipe");
+    let segs = models[0]["segments"].as_array().unwrap();
+    assert_eq!(segs[0]["from_bytes"], 64);
+    assert_eq!(segs.last().unwrap()["to_bytes"], 2 << 20);
     let statuses: Vec<&str> = results(&report)
         .iter()
         .map(|r| r["status"].as_str().unwrap())

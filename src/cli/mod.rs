@@ -89,7 +89,8 @@ pub struct RunArgs {
     /// See `ipcmark list`.
     #[arg(value_name = "NAME")]
     names: Vec<String>,
-    /// Message sizes, comma-separated, with optional K or M suffix.
+    /// Message sizes, comma-separated, with optional K or M suffix; `sweep`
+    /// for a dense sweep from 1 B to 64K (for the cost model).
     #[arg(long, value_name = "LIST", value_parser = parse::size_list_arg)]
     sizes: Option<parse::SizeList>,
     /// Every mechanism at 64 bytes, short samples: the whole matrix in seconds.

@@ -36,8 +36,18 @@ pub struct SizeList(pub Vec<usize>);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuList(pub Vec<usize>);
 
-/// `--sizes` value parser.
+/// The dense sweep `--sizes sweep` stands for: enough sizes on each side of
+/// the usual cache and buffer boundaries for the cost model to place breaks.
+pub const SWEEP: &[usize] = &[
+    1, 16, 64, 128, 256, 512, 1024, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768,
+    49152, 65536,
+];
+
+/// `--sizes` value parser: a list, or `sweep`.
 pub fn size_list_arg(s: &str) -> Result<SizeList, String> {
+    if s.trim() == "sweep" {
+        return Ok(SizeList(SWEEP.to_vec()));
+    }
     size_list(s).map(SizeList)
 }
 

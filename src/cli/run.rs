@@ -222,6 +222,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         },
         results: Vec::new(),
         warnings: Vec::new(),
+        cost_models: Vec::new(),
     };
 
     // Each selected thing with the sizes it runs at (one figure for an operation).
@@ -269,6 +270,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let stopped = interrupt::stop_requested();
     let warnings = crate::output::warnings::collect(&env, &results);
     report.warnings = warnings.iter().map(Into::into).collect();
+    report.cost_models = crate::output::cost_model::fit(&results);
     report.complete = stopped.is_none();
     report.finished_at = Some(now_rfc3339());
     save(&report)?;
@@ -297,6 +299,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             table::render_ops(&ops),
             table::OPS_FOOTNOTE
         ));
+    }
+    if !report.cost_models.is_empty() {
+        out.push_str(&crate::output::cost_model::render(&report.cost_models));
     }
     print_stdout(&out)?;
     for w in &warnings {

@@ -36,6 +36,8 @@ pub struct Report {
     pub results: Vec<ResultRecord>,
     /// Conditions that make the figures less trustworthy, with what to do.
     pub warnings: Vec<super::warnings::WarningRecord>,
+    /// Cost model of each mechanism measured at 3 or more sizes.
+    pub cost_models: Vec<super::cost_model::CostModel>,
 }
 
 /// Run-wide settings.
