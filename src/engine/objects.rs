@@ -8,6 +8,7 @@ use crate::sys::process::{getpid, process_exists};
 use std::cell::Cell;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Prefix of every named object.
 pub const PREFIX: &str = "ipcmark-";
@@ -44,7 +45,11 @@ impl ObjectNamer {
 
     /// A unique name `ipcmark-<pid>-<what>-<n>` (no leading slash).
     pub fn name(&self, what: &str) -> String {
-        format!("{PREFIX}{}-{what}-{}", self.pid, self.next())
+        // Process-wide, not per namer: two namers in one process (tests run
+        // in parallel threads) must never hand out the same name.
+        static NEXT_NAME: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT_NAME.fetch_add(1, Ordering::Relaxed);
+        format!("{PREFIX}{}-{what}-{n}", self.pid)
     }
 
     /// A unique System V key that encodes this pid: tag (8 bits), pid (22 bits),
