@@ -5,6 +5,7 @@ mod cli;
 mod engine;
 mod mechanisms;
 mod output;
+mod presets;
 mod stats;
 mod sys;
 mod workloads;

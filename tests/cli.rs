@@ -776,3 +776,82 @@ fn compare_rejects_bad_input_with_exit_2() {
         assert!(err.contains(needle), "{argv:?}: {err:?} lacks {needle:?}");
     }
 }
+
+#[test]
+fn a_preset_runs_its_columns_warm_and_cold_and_prints_the_studys_table() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("p.json");
+    // The study's columns at two of its sizes, shortened.
+    let out = sb.run(
+        &args(
+            SHORT,
+            &[
+                "run",
+                "--preset",
+                "qnx-table4",
+                "--sizes",
+                "1,4K",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
+        Duration::from_secs(120),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for label in [
+        "pipe",
+        "FIFO",
+        "message",
+        "message (socket)",
+        "no cache",
+        "proxy",
+        "shm + sem + memcpy",
+    ] {
+        assert!(text.contains(label), "column {label} missing:\n{text}");
+    }
+    assert!(text.contains("Table 4"), "{text}");
+    let report = read_json(&json);
+    let vm: Vec<&Value> = results(&report)
+        .iter()
+        .filter(|r| r["benchmark"] == "vm-copy")
+        .collect();
+    assert_eq!(vm.len(), 4, "vm-copy warm and cold at two sizes: {vm:?}");
+    let cold: Vec<&&Value> = vm
+        .iter()
+        .filter(|r| r.get("cold_region_bytes").is_some())
+        .collect();
+    assert_eq!(cold.len(), 2);
+    assert!(cold[0]["cold_region_bytes"].as_u64().unwrap() >= 8 << 20);
+    for r in &vm {
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string("docs/schema/run.schema.json").unwrap())
+            .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+
+    let listed = sb.run(&["list", "presets"], Duration::from_secs(10));
+    assert!(
+        stdout(&listed).contains("qnx-table4"),
+        "{}",
+        stdout(&listed)
+    );
+    for (argv, needle) in [
+        (&["run", "--preset", "nope"][..], "unknown preset 'nope'"),
+        (
+            &["run", "--preset", "qnx-table4", "pipe"][..],
+            "chooses its own mechanisms",
+        ),
+    ] {
+        let bad = sb.run(argv, Duration::from_secs(10));
+        assert_eq!(bad.status.code(), Some(2), "{argv:?}");
+        assert!(stderr(&bad).contains(needle), "{}", stderr(&bad));
+    }
+}

@@ -42,6 +42,8 @@ struct RunResult {
     status: String,
     #[serde(default)]
     samples_ns: Option<Vec<f64>>,
+    #[serde(default)]
+    cold_region_bytes: Option<u64>,
 }
 
 /// One side's identity in the output.
@@ -126,7 +128,14 @@ fn side(path: &Path, f: &RunFile) -> Side {
 fn index(f: &RunFile) -> BTreeMap<Key, &RunResult> {
     f.results
         .iter()
-        .map(|r| ((r.benchmark.clone(), r.mode.clone(), r.size_bytes), r))
+        .map(|r| {
+            // A cold figure is a different measurement from a warm one of the same size.
+            let mode = match r.cold_region_bytes {
+                Some(_) => format!("{} (cold)", r.mode),
+                None => r.mode.clone(),
+            };
+            ((r.benchmark.clone(), mode, r.size_bytes), r)
+        })
         .collect()
 }
 

@@ -158,7 +158,69 @@ fn op_table() -> Table {
     t
 }
 
+/// A preset as `ipcmark list presets --json` prints it.
+#[derive(serde::Serialize)]
+struct PresetEntry {
+    name: &'static str,
+    study: &'static str,
+    /// Column labels with the mechanism (and `--cold`) behind each.
+    columns: Vec<String>,
+    sizes: &'static [usize],
+}
+
+fn list_presets(json: bool) -> Result<ExitCode, Failure> {
+    let entries: Vec<PresetEntry> = crate::presets::PRESETS
+        .iter()
+        .map(|p| PresetEntry {
+            name: p.name,
+            study: p.study,
+            columns: p
+                .columns
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{}: {}{}",
+                        c.label,
+                        c.mechanism,
+                        if c.cold { " --cold" } else { "" }
+                    )
+                })
+                .collect(),
+            sizes: p.sizes,
+        })
+        .collect();
+    if json {
+        let text =
+            serde_json::to_string_pretty(&entries).map_err(|e| Failure::run(e.to_string()))?;
+        print_stdout(&format!("{text}\n"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = Table::new();
+    t.load_style(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(vec!["preset", "reproduces", "columns", "sizes"]);
+    fit_width(&mut t);
+    for e in &entries {
+        t.add_row(vec![
+            e.name.to_string(),
+            e.study.to_string(),
+            e.columns.join("; "),
+            format!(
+                "{} ({}–{} B)",
+                e.sizes.len(),
+                e.sizes[0],
+                e.sizes[e.sizes.len() - 1]
+            ),
+        ]);
+    }
+    print_stdout(&format!("{t}\nrun one with: ipcmark run --preset NAME\n"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn list(args: ListArgs) -> Result<ExitCode, Failure> {
+    if args.what == Some(super::ListWhat::Presets) {
+        return list_presets(args.json);
+    }
     if args.json {
         let text =
             serde_json::to_string_pretty(&entries()).map_err(|e| Failure::run(e.to_string()))?;

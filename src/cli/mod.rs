@@ -57,9 +57,21 @@ pub struct CompareArgs {
 /// Arguments of `ipcmark list`.
 #[derive(Debug, Args)]
 pub struct ListArgs {
+    /// What to list: everything that can run (default), or the presets.
+    #[arg(value_enum)]
+    what: Option<ListWhat>,
     /// Print the list as JSON (one object per mechanism or benchmark) instead of a table.
     #[arg(long)]
     json: bool,
+}
+
+/// What `ipcmark list` lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListWhat {
+    /// Mechanisms, benchmarks and groups.
+    Benchmarks,
+    /// Ready-made runs reproducing the studies' experiments.
+    Presets,
 }
 
 /// How the echo server runs.
@@ -93,6 +105,13 @@ pub struct RunArgs {
     /// for a dense sweep from 1 B to 64K (for the cost model).
     #[arg(long, value_name = "LIST", value_parser = parse::size_list_arg)]
     sizes: Option<parse::SizeList>,
+    /// Run a study's experiment as it was done (see `ipcmark list presets`).
+    #[arg(long, value_name = "NAME")]
+    preset: Option<String>,
+    /// Give every message a buffer not in cache: each message uses the next
+    /// slot of a region twice the size of the last-level cache.
+    #[arg(long)]
+    cold: bool,
     /// Every mechanism at 64 bytes, short samples: the whole matrix in seconds.
     #[arg(long)]
     quick: bool,

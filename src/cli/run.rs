@@ -26,25 +26,30 @@ pub const DEFAULT_SIZES: [usize; 6] = [1, 64, 1024, 4096, 16384, 65536];
 /// One thing a run measures.
 #[derive(Clone, Copy)]
 enum Selected {
-    /// An IPC mechanism, at every size it runs at.
-    Mechanism(&'static dyn Mechanism),
+    /// An IPC mechanism at every size it runs at; `true`: cold buffers.
+    Mechanism(&'static dyn Mechanism, bool),
     /// A benchmark timed in one process.
     Op(&'static dyn Operation),
 }
 
 impl Selected {
-    fn id(&self) -> &'static str {
+    /// What makes two selections the same figure set.
+    fn key(&self) -> (&'static str, bool) {
         match self {
-            Selected::Mechanism(m) => m.info().id,
-            Selected::Op(b) => b.info().id,
+            Selected::Mechanism(m, cold) => (m.info().id, *cold),
+            Selected::Op(b) => (b.info().id, false),
         }
     }
 }
 
 /// Resolves the names given to `ipcmark run`: mechanism ids, benchmark ids and
 /// group names, in the order given, each thing once. No name: the ipc group.
-fn resolve(names: &[String]) -> Result<Vec<Selected>, Failure> {
-    let ipc = || mechanisms::REGISTRY.iter().map(|&m| Selected::Mechanism(m));
+fn resolve(names: &[String], cold: bool) -> Result<Vec<Selected>, Failure> {
+    let ipc = || {
+        mechanisms::REGISTRY
+            .iter()
+            .map(move |&m| Selected::Mechanism(m, cold))
+    };
     if names.is_empty() {
         return Ok(ipc().collect());
     }
@@ -67,7 +72,7 @@ fn resolve(names: &[String]) -> Result<Vec<Selected>, Failure> {
             }
             members.into_iter().map(Selected::Op).collect()
         } else if let Some(m) = mechanisms::find(name) {
-            vec![Selected::Mechanism(m)]
+            vec![Selected::Mechanism(m, cold)]
         } else if let Some(b) = benchmarks::find(name) {
             vec![Selected::Op(b)]
         } else {
@@ -80,7 +85,7 @@ fn resolve(names: &[String]) -> Result<Vec<Selected>, Failure> {
             )));
         };
         for sel in found {
-            if !out.iter().any(|o| o.id() == sel.id()) {
+            if !out.iter().any(|o| o.key() == sel.key()) {
                 out.push(sel);
             }
         }
@@ -165,11 +170,40 @@ pub(super) fn now_rfc3339() -> String {
 
 pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     // Everything is validated before anything is measured or written.
-    let selected = resolve(&args.names)?;
-    let sizes = match (&args.sizes, args.quick) {
-        (Some(s), _) => s.0.clone(),
-        (None, true) => vec![64],
-        (None, false) => DEFAULT_SIZES.to_vec(),
+    let preset = match &args.preset {
+        Some(name) => Some(crate::presets::find(name).ok_or_else(|| {
+            Failure::usage(format!(
+                "unknown preset '{name}'; presets: {} (see ipcmark list presets)",
+                crate::presets::names().join(", ")
+            ))
+        })?),
+        None => None,
+    };
+    let selected = match preset {
+        // A preset fixes what runs: its columns, each warm or cold.
+        Some(p) if !args.names.is_empty() => {
+            return Err(Failure::usage(format!(
+                "--preset {} chooses its own mechanisms; drop the names {}",
+                p.name,
+                args.names.join(" ")
+            )));
+        }
+        Some(p) => p
+            .columns
+            .iter()
+            .map(|c| {
+                let m = mechanisms::find(c.mechanism)
+                    .expect("presets name registered mechanisms (tested)");
+                Selected::Mechanism(m, c.cold)
+            })
+            .collect(),
+        None => resolve(&args.names, args.cold)?,
+    };
+    let sizes = match (&args.sizes, preset, args.quick) {
+        (Some(s), _, _) => s.0.clone(),
+        (None, Some(p), _) => p.sizes.to_vec(),
+        (None, None, true) => vec![64],
+        (None, None, false) => DEFAULT_SIZES.to_vec(),
     };
     let (client, server, placement_note, cpus_available) = placement(&args)?;
     super::check_json_path(args.json.as_deref())?;
@@ -229,7 +263,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let plan: Vec<(Selected, Vec<usize>)> = selected
         .iter()
         .map(|&sel| match sel {
-            Selected::Mechanism(m) => (sel, runner::sizes_for(m, &sizes)),
+            Selected::Mechanism(m, _) => (sel, runner::sizes_for(m, &sizes)),
             Selected::Op(b) => (sel, vec![b.info().bytes]),
         })
         .collect();
@@ -250,9 +284,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
                 break 'plan;
             }
             let r = match *sel {
-                Selected::Mechanism(m) => {
+                Selected::Mechanism(m, cold) => {
                     progress.start(&format!("{} {}", m.info().id, table::format_size(size)));
-                    runner::run_figure(m, size, &settings, &names)
+                    runner::run_figure(m, size, cold, &settings, &names)
                 }
                 Selected::Op(b) => {
                     progress.start(b.info().id);
@@ -299,6 +333,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             table::render_ops(&ops),
             table::OPS_FOOTNOTE
         ));
+    }
+    if let Some(p) = preset {
+        out.push_str(&table::render_preset(p, &results));
     }
     if !report.cost_models.is_empty() {
         out.push_str(&crate::output::cost_model::render(&report.cost_models));

@@ -16,4 +16,5 @@ pub mod peer;
 pub mod pingpong;
 pub mod placement;
 pub mod probe;
+pub mod region;
 pub mod runner;

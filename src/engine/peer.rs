@@ -4,6 +4,7 @@
 use super::channel::{ChannelError, Endpoint, PeerIdentity};
 use super::interrupt;
 use super::placement::SidePlacement;
+use super::region::Region;
 use crate::sys::mem::SharedMapping;
 use crate::sys::process::{self, ExitStatus, Fork};
 use crate::sys::{sched, signal};
@@ -106,6 +107,8 @@ pub struct PeerSpec {
     pub timeout: Duration,
     /// Test-only fault.
     pub fault: Option<Fault>,
+    /// Walk a region this large instead of one buffer (`--cold`).
+    pub cold_region: Option<usize>,
 }
 
 impl Peer {
@@ -308,8 +311,13 @@ fn run_server(mut server: Box<dyn Endpoint>, spec: &PeerSpec, ctl: &ControlPage)
         .atomic_u32(OFF_CPU)
         .store(cpu as u32, Ordering::Relaxed);
     ctl.ready().store(READY_OK, Ordering::Release);
-    let mut buf = vec![0u8; spec.size];
-    match serve(server.as_mut(), &mut buf, spec.fault) {
+    // The echo side moves through its own region too: in a cold figure both
+    // copies of a message start from memory, as in the study.
+    let mut region = match spec.cold_region {
+        Some(bytes) => Region::cold(spec.size, bytes),
+        None => Region::warm(spec.size),
+    };
+    match serve(server.as_mut(), &mut region, spec.fault) {
         Ok(()) | Err(ChannelError::Stopped) => 0,
         Err(e) => {
             ctl.set_error(&e.to_string());
@@ -319,9 +327,14 @@ fn run_server(mut server: Box<dyn Endpoint>, spec: &PeerSpec, ctl: &ControlPage)
 }
 
 /// The echo loop: receive a message, send it back, until told to stop.
-fn serve(ep: &mut dyn Endpoint, buf: &mut [u8], fault: Option<Fault>) -> Result<(), ChannelError> {
+fn serve(
+    ep: &mut dyn Endpoint,
+    region: &mut Region,
+    fault: Option<Fault>,
+) -> Result<(), ChannelError> {
     let mut count = 0u64;
     loop {
+        let buf = region.next();
         ep.recv(buf)?;
         if let Some(f) = fault {
             count += 1;

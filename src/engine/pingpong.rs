@@ -14,6 +14,7 @@
 
 use super::channel::{ChannelError, Endpoint};
 use super::interrupt::Watchdog;
+use super::region::Region;
 use crate::stats::{LatencyHistogram, Percentiles, Summary};
 use crate::sys::clock::monotonic_ns;
 use std::hint::black_box;
@@ -115,13 +116,14 @@ fn check_seq(buf: &[u8], seq: u64, k: usize) -> Result<(), ChannelError> {
 #[inline(never)]
 fn batch<const SELF_LOOP: bool>(
     ep: &mut dyn Endpoint,
-    buf: &mut [u8],
+    region: &mut Region,
     seq0: u64,
     n: u64,
 ) -> Result<u64, ChannelError> {
-    let k = seq_len(buf);
+    let k = seq_len(region.next());
     let start = monotonic_ns();
     for seq in seq0..seq0 + n {
+        let buf = region.next();
         stamp(buf, seq, k);
         round_trip::<SELF_LOOP>(ep, buf)?;
         check_seq(buf, seq, k)?;
@@ -134,14 +136,15 @@ fn batch<const SELF_LOOP: bool>(
 #[inline(never)]
 fn timestamped<const SELF_LOOP: bool>(
     ep: &mut dyn Endpoint,
-    buf: &mut [u8],
+    region: &mut Region,
     seq0: u64,
     stamps: &mut [u64],
 ) -> Result<(), ChannelError> {
-    let k = seq_len(buf);
+    let k = seq_len(region.next());
     let (first, rest) = stamps.split_first_mut().expect("at least one stamp");
     *first = monotonic_ns();
     for (seq, slot) in (seq0 + 1..).zip(rest.iter_mut()) {
+        let buf = region.next();
         stamp(buf, seq, k);
         round_trip::<SELF_LOOP>(ep, buf)?;
         check_seq(buf, seq, k)?;
@@ -164,7 +167,7 @@ pub fn fill_pattern(buf: &mut [u8], seq: u64) {
 /// trip has `timeout` to come back.
 fn verify<const SELF_LOOP: bool>(
     ep: &mut dyn Endpoint,
-    buf: &mut [u8],
+    region: &mut Region,
     expected: &mut [u8],
     seq0: u64,
     rounds: u64,
@@ -172,6 +175,7 @@ fn verify<const SELF_LOOP: bool>(
 ) -> Result<(), ChannelError> {
     for seq in seq0..seq0 + rounds {
         let _wd = Watchdog::arm(timeout);
+        let buf = region.next();
         fill_pattern(buf, seq);
         expected.copy_from_slice(buf);
         round_trip::<SELF_LOOP>(ep, buf)?;
@@ -197,29 +201,31 @@ pub(super) fn clock_overhead_ns() -> f64 {
 
 /// Overhead of one iteration of the timed loop with nothing to talk to: the
 /// minimum of several long runs (interference only ever adds time).
-fn null_iteration_ns<const SELF_LOOP: bool>(size: usize) -> Result<f64, ChannelError> {
+fn null_iteration_ns<const SELF_LOOP: bool>(region: &mut Region) -> Result<f64, ChannelError> {
     let mut null = NullEndpoint;
     let ep: &mut dyn Endpoint = black_box(&mut null);
-    let mut buf = vec![0u8; size];
     const N: u64 = 100_000;
     let mut best = u64::MAX;
     for _ in 0..7 {
-        best = best.min(batch::<SELF_LOOP>(ep, &mut buf, 1, N)?);
+        best = best.min(batch::<SELF_LOOP>(ep, region, 1, N)?);
     }
     Ok(best as f64 / N as f64)
 }
 
 /// Measures one figure through `ep`, the client end of a ready channel.
+/// With `cold_region`, each message uses the next slot of a region of that
+/// many bytes instead of one buffer (see [`Region::cold`]).
 pub fn measure(
     ep: &mut dyn Endpoint,
     size: usize,
     self_loop: bool,
     budget: &Budget,
+    cold_region: Option<usize>,
 ) -> Result<Measurement, ChannelError> {
     if self_loop {
-        measure_with::<true>(ep, size, budget)
+        measure_with::<true>(ep, size, budget, cold_region)
     } else {
-        measure_with::<false>(ep, size, budget)
+        measure_with::<false>(ep, size, budget, cold_region)
     }
 }
 
@@ -227,8 +233,13 @@ fn measure_with<const SELF_LOOP: bool>(
     ep: &mut dyn Endpoint,
     size: usize,
     budget: &Budget,
+    cold_region: Option<usize>,
 ) -> Result<Measurement, ChannelError> {
-    let mut buf = vec![0u8; size];
+    let region_of = || match cold_region {
+        Some(bytes) => Region::cold(size, bytes),
+        None => Region::warm(size),
+    };
+    let mut buf = region_of();
     let mut expected = vec![0u8; size];
     let mut seq = 1u64;
     let timeout = budget.timeout;
@@ -265,7 +276,9 @@ fn measure_with<const SELF_LOOP: bool>(
     let iterations =
         ((budget.sample_time.as_nanos() as f64 / per_iter_ns.max(1.0)).ceil() as u64).max(1);
 
-    let null_ns = null_iteration_ns::<SELF_LOOP>(size)?;
+    // The null loop walks a region of the same kind, so moving the slot is
+    // part of the overhead subtracted (not of the figure).
+    let null_ns = null_iteration_ns::<SELF_LOOP>(&mut region_of())?;
     // Per round trip: the client's loop and the server's (the same shape);
     // a self-loop has one loop doing both halves.
     let overhead_rt = if SELF_LOOP { null_ns } else { 2.0 * null_ns };
@@ -368,7 +381,7 @@ mod tests {
 
     #[test]
     fn measures_a_loopback_consistently() {
-        let m = measure(&mut Loopback(Vec::new()), 64, false, &tiny_budget()).unwrap();
+        let m = measure(&mut Loopback(Vec::new()), 64, false, &tiny_budget(), None).unwrap();
         assert_eq!(m.samples_ns.len(), 3);
         assert!(m.iterations >= 1);
         assert!(m.loop_overhead_ns >= 0.0 && m.clock_overhead_ns >= 0.0);
@@ -378,10 +391,33 @@ mod tests {
     }
 
     #[test]
+    fn cold_buffers_measure_a_loopback_too() {
+        let m = measure(
+            &mut Loopback(Vec::new()),
+            4096,
+            false,
+            &tiny_budget(),
+            Some(1 << 20),
+        )
+        .unwrap();
+        assert!(m.latency.min <= m.latency.max && m.iterations >= 1);
+    }
+
+    #[test]
     fn stale_echo_is_caught() {
-        let err = measure(&mut Stale(Vec::new()), 64, false, &tiny_budget()).unwrap_err();
+        let err = measure(&mut Stale(Vec::new()), 64, false, &tiny_budget(), None).unwrap_err();
         assert!(matches!(err, ChannelError::Corrupt { .. }), "{err}");
-        let err = measure(&mut Stale(Vec::new()), 1, true, &tiny_budget()).unwrap_err();
+        let err = measure(&mut Stale(Vec::new()), 1, true, &tiny_budget(), None).unwrap_err();
+        assert!(matches!(err, ChannelError::Corrupt { .. }), "{err}");
+        // Cold buffers: every message in a different slot, same checks.
+        let err = measure(
+            &mut Stale(Vec::new()),
+            64,
+            false,
+            &tiny_budget(),
+            Some(1 << 20),
+        )
+        .unwrap_err();
         assert!(matches!(err, ChannelError::Corrupt { .. }), "{err}");
     }
 

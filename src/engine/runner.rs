@@ -86,6 +86,9 @@ pub struct FigureResult {
     pub note: Option<String>,
     /// Mode `op`: what proves the operation was performed.
     pub proof: Option<OpProof>,
+    /// Bytes of the region each side's messages walked (`--cold`); `None`: one
+    /// warm buffer.
+    pub cold_region: Option<usize>,
 }
 
 /// The sizes a mechanism runs at: the requested sizes, or its fixed size.
@@ -130,6 +133,7 @@ pub fn skip_reason(mech: &dyn Mechanism, size: usize, s: &RunSettings) -> Option
 pub fn run_figure(
     mech: &dyn Mechanism,
     size: usize,
+    cold: bool,
     s: &RunSettings,
     names: &ObjectNamer,
 ) -> FigureResult {
@@ -142,6 +146,7 @@ pub fn run_figure(
         cpus: Vec::new(),
         note: None,
         proof: None,
+        cold_region: cold.then(super::region::cold_region_bytes),
     };
     if let Some(reason) = skip_reason(mech, size, s) {
         result.outcome = Outcome::Skipped(reason);
@@ -183,6 +188,7 @@ fn measure_figure(
                 },
                 timeout: s.budget.timeout,
                 fault: s.fault,
+                cold_region: result.cold_region,
             };
             Some(Peer::spawn(server, &spec).map_err(|e| e.to_string())?)
         }
@@ -201,6 +207,7 @@ fn measure_figure(
             size,
             info.topology == Topology::SelfLoop,
             &s.budget,
+            result.cold_region,
         )
     })();
     if let Some(p) = &peer {
@@ -230,6 +237,7 @@ pub fn run_op_figure(bench: &dyn Operation, s: &RunSettings, names: &ObjectNamer
         cpus: Vec::new(),
         note: None,
         proof: None,
+        cold_region: None,
     };
     if let Some(reason) = bench.unavailable() {
         result.outcome = Outcome::Skipped(reason);

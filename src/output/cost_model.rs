@@ -39,6 +39,8 @@ pub struct Segment {
 pub struct CostModel {
     /// Mechanism id.
     pub benchmark: &'static str,
+    /// Whether its messages used cold buffers (`--cold`): a separate model.
+    pub cold: bool,
     /// Ranges of sizes in increasing order; more than one where the per-byte
     /// cost changes (a breakpoint: cache sizes, buffer limits).
     pub segments: Vec<Segment>,
@@ -60,18 +62,23 @@ fn segment(f: &LineFit) -> Segment {
 /// Models of every pingpong mechanism measured at [`MIN_SIZES_PER_RANGE`]
 /// or more sizes, in run order.
 pub fn fit(results: &[FigureResult]) -> Vec<CostModel> {
-    let mut order: Vec<&'static str> = Vec::new();
+    // Warm and cold figures of one mechanism are different models.
+    let mut order: Vec<(&'static str, bool)> = Vec::new();
     for r in results {
-        if !order.contains(&r.mechanism) {
-            order.push(r.mechanism);
+        let key = (r.mechanism, r.cold_region.is_some());
+        if !order.contains(&key) {
+            order.push(key);
         }
     }
     order
         .into_iter()
-        .filter_map(|id| {
+        .filter_map(|(id, cold)| {
             let mut points = Vec::new();
             let mut sizes = 0;
-            for r in results.iter().filter(|r| r.mechanism == id && r.size > 0) {
+            for r in results
+                .iter()
+                .filter(|r| r.mechanism == id && r.cold_region.is_some() == cold && r.size > 0)
+            {
                 if let (crate::engine::runner::Mode::PingPong, Outcome::Ok(m)) =
                     (r.mode, &r.outcome)
                 {
@@ -85,6 +92,7 @@ pub fn fit(results: &[FigureResult]) -> Vec<CostModel> {
             let segs = segmented_fit(&points, MAX_BREAKS, MIN_SIZES_PER_RANGE, LEVEL);
             (!segs.is_empty()).then(|| CostModel {
                 benchmark: id,
+                cold,
                 segments: segs.iter().map(segment).collect(),
             })
         })
@@ -101,10 +109,10 @@ pub fn render(models: &[CostModel]) -> String {
     for m in models {
         for (i, s) in m.segments.iter().enumerate() {
             t.add_row(vec![
-                if i == 0 {
-                    m.benchmark.to_string()
-                } else {
-                    String::new()
+                match (i, m.cold) {
+                    (0, false) => m.benchmark.to_string(),
+                    (0, true) => format!("{} (cold)", m.benchmark),
+                    _ => String::new(),
                 },
                 format!(
                     "{}–{}",

@@ -109,6 +109,9 @@ pub struct ResultRecord {
     /// size_bytes / median one-way time (per operation in mode op).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub throughput_bytes_per_s: Option<f64>,
+    /// With `--cold`: bytes of the region each side's messages walked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cold_region_bytes: Option<usize>,
     /// Mode op: operations individually timed for the percentiles.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timed_ops: Option<u64>,
@@ -167,6 +170,7 @@ impl ResultRecord {
             timed_round_trips: None,
             verified_round_trips: None,
             throughput_bytes_per_s: None,
+            cold_region_bytes: f.cold_region,
             timed_ops: None,
             kernel_calls: f.proof.as_ref().map(|p| p.kernel_calls.clone()),
             kernel_counter: None,

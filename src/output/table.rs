@@ -72,6 +72,9 @@ pub fn render(results: &[FigureResult]) -> String {
                 if m.summary.relative_range() > 0.25 {
                     notes.push(format!("spread {:.0}%", m.summary.relative_range() * 100.0));
                 }
+                if let Some(bytes) = r.cold_region {
+                    notes.push(format!("cold ({} region)", format_size(bytes)));
+                }
                 notes.extend(r.note.clone());
                 (us(med), us(m.latency.p99 as f64), mbps, notes.join("; "))
             }
@@ -187,6 +190,63 @@ pub fn render_ops(results: &[FigureResult]) -> String {
         }
     }
     t.to_string()
+}
+
+/// A preset's results in the shape of the study's table: one row per size,
+/// one column per mechanism, one-way median in µs.
+pub fn render_preset(preset: &crate::presets::Preset, results: &[FigureResult]) -> String {
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    let mut header = vec!["bytes".to_string()];
+    header.extend(preset.columns.iter().map(|c| c.label.to_string()));
+    t.set_header(header);
+    fit_width(&mut t);
+    let figure = |col: &crate::presets::Column, size: usize| {
+        let of_column: Vec<&FigureResult> = results
+            .iter()
+            .filter(|r| r.mechanism == col.mechanism && r.cold_region.is_some() == col.cold)
+            .collect();
+        // A fixed-payload mechanism ran once: its figure stands for every row.
+        let r = match of_column.as_slice() {
+            [only] if only.size != size => Some(*only),
+            all => all.iter().find(|r| r.size == size).copied(),
+        };
+        match r.map(|r| &r.outcome) {
+            Some(Outcome::Ok(m)) => format!("{:.2}", m.summary.median / 1e3),
+            Some(Outcome::Skipped(_)) => "n/a".to_string(),
+            Some(Outcome::Failed(_)) => "failed".to_string(),
+            None => "-".to_string(),
+        }
+    };
+    for &size in preset.sizes {
+        let mut row = vec![size.to_string()];
+        row.extend(preset.columns.iter().map(|c| figure(c, size)));
+        t.add_row(row);
+    }
+    for col in 0..=preset.columns.len() {
+        if let Some(c) = t.column_mut(col) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let columns: Vec<String> = preset
+        .columns
+        .iter()
+        .map(|c| {
+            format!(
+                "{} = {}{}",
+                c.label,
+                c.mechanism,
+                if c.cold { " --cold" } else { "" }
+            )
+        })
+        .collect();
+    format!(
+        "{}\n{t}\none-way µs (median); {}; n/a = beyond the mechanism's limit here (see above); \
+         a fixed-payload mechanism has one figure for every row\n",
+        preset.study,
+        columns.join(", ")
+    )
 }
 
 #[cfg(test)]
