@@ -174,7 +174,11 @@ mod tests {
                 continue;
             }
             let mut p = b
-                .prepare(&OpContext { names: &names })
+                .prepare(&OpContext {
+                    names: &names,
+                    cpu: None,
+                    rt_priority: None,
+                })
                 .unwrap_or_else(|e| panic!("{}: {e}", info.id));
             let before = p.op.counter().unwrap();
             for _ in 0..3 {
