@@ -6,6 +6,7 @@
 //! [`GROUPS`]. The IPC mechanisms are the group [`IPC`], listed in
 //! `crate::mechanisms::REGISTRY`.
 
+pub mod sched;
 pub mod syscall;
 
 use crate::engine::op::Operation;
@@ -37,7 +38,7 @@ pub static GROUPS: &[Group] = &[
         summary: "single system calls timed in one process, loop overhead subtracted",
     },
     Group {
-        name: "sched",
+        name: sched::GROUP,
         summary: "scheduler: context switches, wake-ups, priorities",
     },
     Group {
@@ -66,6 +67,15 @@ pub static REGISTRY: &[&dyn Operation] = &[
     &syscall::mmap::Mmap,
     &syscall::fork::ForkExitWait,
     &syscall::spawn::Spawn,
+    &sched::yield_switch::YieldSwitch,
+    &sched::ring::Ring::PROC_2,
+    &sched::ring::Ring::PROC_2_16K,
+    &sched::ring::Ring::PROC_2_64K,
+    &sched::ring::Ring::PROC_8,
+    &sched::ring::Ring::PROC_8_16K,
+    &sched::ring::Ring::PROC_8_64K,
+    &sched::ring::Ring::THREADS_2,
+    &sched::ring::Ring::THREADS_8,
 ];
 
 /// Finds an operation benchmark by id.
@@ -140,7 +150,7 @@ mod tests {
                 info.id
             );
         }
-        assert_eq!(available_groups(), vec![IPC, syscall::GROUP]);
+        assert_eq!(available_groups(), vec![IPC, syscall::GROUP, sched::GROUP]);
     }
 
     #[test]
@@ -167,6 +177,16 @@ mod tests {
     #[test]
     fn every_benchmark_runs_proves_its_calls_and_cleans_up() {
         let names = ObjectNamer::new();
+        // Pinned as the engine pins the measuring thread: the sched
+        // benchmarks' helpers share its CPU.
+        let cpu = crate::sys::sched::current_cpu();
+        let _placed = crate::engine::placement::PlacementGuard::apply(
+            &crate::engine::placement::SidePlacement {
+                cpu,
+                rt_priority: None,
+            },
+        )
+        .unwrap();
         for b in REGISTRY {
             let info = b.info();
             if let Some(why) = b.unavailable() {
@@ -174,7 +194,11 @@ mod tests {
                 continue;
             }
             let mut p = b
-                .prepare(&OpContext { names: &names })
+                .prepare(&OpContext {
+                    names: &names,
+                    cpu,
+                    rt_priority: None,
+                })
                 .unwrap_or_else(|e| panic!("{}: {e}", info.id));
             let before = p.op.counter().unwrap();
             for _ in 0..3 {

@@ -42,6 +42,24 @@ pub struct OpInfo {
 pub struct OpContext<'a> {
     /// Names for files and other OS objects, so that `ipcmark clean` can find them.
     pub names: &'a ObjectNamer,
+    /// The CPU the measuring thread will be pinned to (`None`: not pinned).
+    /// Helpers that must share its CPU (processes or threads the operation
+    /// switches to) pin themselves here.
+    pub cpu: Option<usize>,
+    /// The SCHED_FIFO priority the measuring thread will run at (`--rt`), which
+    /// such helpers must share; `None` keeps SCHED_OTHER.
+    pub rt_priority: Option<i32>,
+}
+
+/// What one operation is made of, when the figure is reported per event
+/// rather than per operation (e.g. a lap of a token ring is N context
+/// switches): the engine divides each time per operation by `per_op`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Events {
+    /// What one event is, e.g. "context switch".
+    pub name: &'static str,
+    /// Events per operation (at least 1).
+    pub per_op: u32,
 }
 
 /// A benchmark, prepared.
@@ -64,6 +82,11 @@ pub trait Operation: Sync {
     /// released when the returned [`Op`] is dropped in this process (see
     /// [`super::objects::Cleanup`]).
     fn prepare(&self, ctx: &OpContext) -> Result<Prepared, ChannelError>;
+    /// If the figure is reported per event: what an operation is made of.
+    /// `None` (the default): the figure is per operation.
+    fn events(&self) -> Option<Events> {
+        None
+    }
 }
 
 /// A count kept by the kernel (not by ipcmark) that every operation raises by
@@ -91,6 +114,13 @@ pub trait Op {
     /// (bytes read, processes created). Called outside timed regions.
     fn counter(&mut self) -> Result<Option<Counter>, ChannelError> {
         Ok(None)
+    }
+    /// The same work without what is being measured (the token passed
+    /// through pipes within one process, with no switch), if the operation
+    /// has such a companion: the engine times it apart, like the null loop,
+    /// and subtracts its time per operation from every figure.
+    fn baseline(&mut self) -> Option<&mut dyn Op> {
+        None
     }
 }
 

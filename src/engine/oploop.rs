@@ -11,10 +11,17 @@
 //! about the sample time, whether an operation takes 20 ns or 500 µs. Nothing
 //! inside a timed batch allocates, logs, formats or locks; the counters that
 //! prove the work was done are read before and after the timed phases.
+//!
+//! An operation may name a baseline (the same work without the event being
+//! measured) and the events one operation is made of; then
+//!
+//! ```text
+//! time per event = (batch time / operations − loop overhead − baseline per operation) / events per operation
+//! ```
 
 use super::channel::ChannelError;
 use super::interrupt::Watchdog;
-use super::op::{NullOp, Op};
+use super::op::{Events, NullOp, Op};
 use super::pingpong::{Budget, Measurement, clock_overhead_ns};
 use crate::stats::{LatencyHistogram, Summary};
 use crate::sys::clock::monotonic_ns;
@@ -41,6 +48,9 @@ pub struct OpTiming {
     pub measurement: Measurement,
     /// The kernel counter, if the operation has one.
     pub counter: Option<CounterCheck>,
+    /// Time per operation of the operation's baseline, subtracted from every
+    /// figure (ns, its own loop overhead already removed), if it has one.
+    pub baseline_ns: Option<f64>,
 }
 
 /// Times `n` operations; returns elapsed ns.
@@ -80,8 +90,29 @@ fn null_iteration_ns() -> Result<f64, ChannelError> {
     Ok(best as f64 / N as f64)
 }
 
-/// Measures one figure of `op`, prepared and placed.
-pub fn measure(op: &mut dyn Op, budget: &Budget) -> Result<OpTiming, ChannelError> {
+/// Time per operation of `op`'s baseline, if it has one: the minimum of
+/// several batches of `n` (interference only adds time), less the loop
+/// overhead.
+fn baseline_ns(op: &mut dyn Op, n: u64, loop_ns: f64) -> Result<Option<f64>, ChannelError> {
+    let Some(base) = op.baseline() else {
+        return Ok(None);
+    };
+    let mut best = u64::MAX;
+    for _ in 0..5 {
+        super::interrupt::check()?;
+        best = best.min(batch(base, n)?);
+    }
+    Ok(Some((best as f64 / n as f64 - loop_ns).max(0.0)))
+}
+
+/// Measures one figure of `op`, prepared and placed; with `events`, every
+/// figure is per event instead of per operation.
+pub fn measure(
+    op: &mut dyn Op,
+    budget: &Budget,
+    events: Option<Events>,
+) -> Result<OpTiming, ChannelError> {
+    let per_op = events.map_or(1.0, |e| f64::from(e.per_op.max(1)));
     let timeout = budget.timeout;
     let before = op.counter()?;
     let mut ops = 0u64;
@@ -112,6 +143,11 @@ pub fn measure(op: &mut dyn Op, budget: &Budget) -> Result<OpTiming, ChannelErro
 
     let loop_ns = null_iteration_ns()?;
     let clock_ns = clock_overhead_ns();
+    let base_ns = {
+        let _wd = Watchdog::arm(budget.sample_time * 20 + timeout);
+        baseline_ns(op, iterations, loop_ns)?
+    };
+    let subtracted = loop_ns + base_ns.unwrap_or(0.0);
 
     // The stamps are allocated and written now, before the samples: the
     // histogram pass then takes no page fault, and an operation whose cost
@@ -127,7 +163,7 @@ pub fn measure(op: &mut dyn Op, budget: &Budget) -> Result<OpTiming, ChannelErro
         let _wd = Watchdog::arm(budget.sample_time * 4 + timeout);
         let t = batch(op, iterations)?;
         ops += iterations;
-        samples_ns.push((t as f64 / iterations as f64 - loop_ns).max(0.0));
+        samples_ns.push(((t as f64 / iterations as f64 - subtracted) / per_op).max(0.0));
     }
 
     {
@@ -138,7 +174,7 @@ pub fn measure(op: &mut dyn Op, budget: &Budget) -> Result<OpTiming, ChannelErro
     }
     let mut hist = LatencyHistogram::new();
     for w in stamps.windows(2) {
-        let one = (w[1] - w[0]) as f64 - clock_ns - loop_ns;
+        let one = ((w[1] - w[0]) as f64 - clock_ns - subtracted) / per_op;
         hist.record(one.max(0.0).round() as u64);
     }
 
@@ -179,6 +215,7 @@ pub fn measure(op: &mut dyn Op, budget: &Budget) -> Result<OpTiming, ChannelErro
             verified_round_trips: 0,
         },
         counter,
+        baseline_ns: base_ns,
     })
 }
 
@@ -231,7 +268,7 @@ mod tests {
             runs: 0,
             cheat: false,
         };
-        let t = measure(&mut op, &tiny_budget()).unwrap();
+        let t = measure(&mut op, &tiny_budget(), None).unwrap();
         let m = &t.measurement;
         assert_eq!(m.samples_ns.len(), 3);
         assert!(m.iterations >= 1 && m.loop_overhead_ns >= 0.0 && m.clock_overhead_ns >= 0.0);
@@ -247,7 +284,7 @@ mod tests {
             runs: 0,
             cheat: true,
         };
-        let err = measure(&mut op, &tiny_budget()).unwrap_err();
+        let err = measure(&mut op, &tiny_budget(), None).unwrap_err();
         assert!(matches!(err, ChannelError::Check(_)), "{err}");
     }
 
@@ -259,7 +296,7 @@ mod tests {
                 Err(ChannelError::Check("wrong result".into()))
             }
         }
-        let err = measure(&mut Failing, &tiny_budget()).unwrap_err();
+        let err = measure(&mut Failing, &tiny_budget(), None).unwrap_err();
         assert_eq!(err.to_string(), "check failed: wrong result");
     }
 }

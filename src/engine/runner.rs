@@ -5,7 +5,7 @@
 use super::channel::{ChannelError, Mechanism, OpenContext, Payload, PeerIdentity, Topology};
 use super::interrupt::ChildExitsHeld;
 use super::objects::ObjectNamer;
-use super::op::{OpContext, Operation};
+use super::op::{Events, OpContext, Operation};
 use super::oploop::{self, CounterCheck};
 use super::peer::{Fault, Peer, PeerKind, PeerSpec};
 use super::pingpong::{self, Budget, Measurement};
@@ -67,6 +67,10 @@ pub struct OpProof {
     pub kernel_calls: Vec<KernelCheck>,
     /// The kernel's count of the operations' work, if the benchmark has one.
     pub counter: Option<CounterCheck>,
+    /// What one operation is made of, if the figures are per event.
+    pub events: Option<Events>,
+    /// The baseline subtracted per operation (ns), if the benchmark has one.
+    pub baseline_ns: Option<f64>,
 }
 
 /// One mechanism at one size, or one operation.
@@ -259,7 +263,11 @@ fn measure_op_figure(
     let info = bench.info();
     super::interrupt::reset_for_figure();
     let prepared = bench
-        .prepare(&OpContext { names })
+        .prepare(&OpContext {
+            names,
+            cpu: s.client.cpu,
+            rt_priority: s.client.rt_priority,
+        })
         .map_err(|e| format!("set-up: {e}"))?;
     result.note = prepared.note;
     // Dropped last (declared first): the operation's files go after the
@@ -292,14 +300,18 @@ fn measure_op_figure(
             None => fact,
         });
     }
+    let events = bench.events();
     result.proof = Some(OpProof {
         kernel_calls,
         counter: None,
+        events,
+        baseline_ns: None,
     });
 
-    let timing = oploop::measure(op.as_mut(), &s.budget).map_err(|e| e.to_string())?;
+    let timing = oploop::measure(op.as_mut(), &s.budget, events).map_err(|e| e.to_string())?;
     if let Some(p) = result.proof.as_mut() {
         p.counter = timing.counter;
+        p.baseline_ns = timing.baseline_ns;
     }
     Ok(timing.measurement)
 }

@@ -2,6 +2,7 @@
 //! docs/schema/run.schema.json).
 
 use crate::engine::environment::Environment;
+use crate::engine::op::Events;
 use crate::engine::oploop::CounterCheck;
 use crate::engine::pingpong::Budget;
 use crate::engine::probe::KernelCheck;
@@ -123,6 +124,14 @@ pub struct ResultRecord {
     /// against the number of operations.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_counter: Option<CounterCheck>,
+    /// Mode op: what one operation is made of, when the figures are per
+    /// event (per context switch) rather than per operation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events: Option<Events>,
+    /// Mode op: the baseline's time per operation, subtracted before the
+    /// division by events (e.g. passing a token without a switch), ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline_ns: Option<f64>,
 }
 
 /// One-way latency: median/mean/stddev over samples, the rest over
@@ -174,6 +183,8 @@ impl ResultRecord {
             timed_ops: None,
             kernel_calls: f.proof.as_ref().map(|p| p.kernel_calls.clone()),
             kernel_counter: None,
+            events: None,
+            baseline_ns: None,
         };
         match &f.outcome {
             Outcome::Skipped(why) => {
@@ -205,6 +216,8 @@ impl ResultRecord {
                 if op {
                     r.timed_ops = Some(l.count);
                     r.kernel_counter = f.proof.as_ref().and_then(|p| p.counter.clone());
+                    r.events = f.proof.as_ref().and_then(|p| p.events);
+                    r.baseline_ns = f.proof.as_ref().and_then(|p| p.baseline_ns);
                 } else {
                     r.timed_round_trips = Some(l.count);
                     r.verified_round_trips = Some(m.verified_round_trips);

@@ -88,3 +88,11 @@ pub fn timer_slack() -> io::Result<u64> {
     // SAFETY: PR_GET_TIMERSLACK returns the value.
     cvt(unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) }).map(|v| v as u64)
 }
+
+/// Gives up the CPU (`sched_yield`), reporting the error the kernel returned
+/// (normally none), so that a seccomp probe can see the call was made.
+#[inline]
+pub fn yield_cpu() -> io::Result<()> {
+    // SAFETY: sched_yield has no arguments.
+    cvt(unsafe { libc::sched_yield() }).map(|_| ())
+}

@@ -125,6 +125,10 @@ pub mod calls {
     pub const PWRITE: &[c_long] = &[libc::SYS_pwrite64];
     /// `write`.
     pub const WRITE: &[c_long] = &[libc::SYS_write];
+    /// `read`.
+    pub const READ: &[c_long] = &[libc::SYS_read];
+    /// `sched_yield`.
+    pub const SCHED_YIELD: &[c_long] = &[libc::SYS_sched_yield];
     /// `close`.
     pub const CLOSE: &[c_long] = &[libc::SYS_close];
     /// `mmap`.

@@ -174,7 +174,16 @@ mod tests {
     fn data_file_is_made_and_removed() {
         let names = ObjectNamer::new();
         for place in [Place::Disk, Place::Tmpfs] {
-            let f = data_file(&OpContext { names: &names }, place, 4096).unwrap();
+            let f = data_file(
+                &OpContext {
+                    names: &names,
+                    cpu: None,
+                    rt_priority: None,
+                },
+                place,
+                4096,
+            )
+            .unwrap();
             let dir = f.dir.clone();
             assert_eq!(std::fs::metadata(dir.join("data")).unwrap().len(), 4096);
             assert!(f.note.starts_with("file in "), "{}", f.note);
