@@ -101,7 +101,7 @@ pub fn render(results: &[FigureResult]) -> String {
 }
 
 /// What the columns of [`render_ops`] mean.
-pub const OPS_FOOTNOTE: &str = "ns/op = batch time / operations, loop overhead subtracted; median of samples; p99 of single operations; system calls each operation was proven to make (seccomp probe; none = no kernel entry); MB/s = bytes / ns per op (10^6 B/s)";
+pub const OPS_FOOTNOTE: &str = "ns = batch time / operations (÷ events per op where the notes say so), loop overhead and any baseline subtracted; median of samples; p99 of single operations; system calls each operation was proven to make (seccomp probe; none = no kernel entry); MB/s = bytes / ns per op (10^6 B/s)";
 
 /// Nanoseconds with as many decimals as a reader needs: 0.85, 42.7, 1234.
 fn ns(v: f64) -> String {
@@ -144,7 +144,7 @@ pub fn render_ops(results: &[FigureResult]) -> String {
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(vec![
             "benchmark",
-            "ns/op",
+            "ns",
             "p99 ns",
             "MB/s",
             "system calls",
@@ -163,6 +163,14 @@ pub fn render_ops(results: &[FigureResult]) -> String {
                 let mut notes = Vec::new();
                 if m.summary.relative_range() > 0.25 {
                     notes.push(format!("spread {:.0}%", m.summary.relative_range() * 100.0));
+                }
+                // Per what: an operation, or each of several events in it.
+                match r.proof.as_ref().and_then(|p| p.events) {
+                    Some(e) => notes.push(format!("per {} ({} per op)", e.name, e.per_op)),
+                    None => notes.push("per op".into()),
+                }
+                if let Some(b) = r.proof.as_ref().and_then(|p| p.baseline_ns) {
+                    notes.push(format!("{} subtracted per op", ns(b)));
                 }
                 notes.extend(r.note.clone());
                 (ns(med), ns(m.latency.p99 as f64), mbps, notes.join("; "))
