@@ -3,6 +3,7 @@
 
 use crate::engine::environment::Environment;
 use crate::engine::oploop::CounterCheck;
+use crate::engine::periodic::PeriodicFacts;
 use crate::engine::pingpong::Budget;
 use crate::engine::probe::KernelCheck;
 use crate::engine::runner::{FigureResult, Mode, Outcome};
@@ -66,7 +67,7 @@ pub struct Settings {
 pub struct ResultRecord {
     /// Mechanism or benchmark id.
     pub benchmark: &'static str,
-    /// Measurement mode: "pingpong" or "op".
+    /// Measurement mode: "pingpong", "op" or "periodic".
     pub mode: &'static str,
     /// Payload bytes per message; for an operation, bytes it moves (0 if none).
     pub size_bytes: usize,
@@ -118,6 +119,10 @@ pub struct ResultRecord {
     /// against the number of operations.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_counter: Option<CounterCheck>,
+    /// Mode periodic: period, frequency, wake-ups, failures, timer slack,
+    /// policy and the interrupt comparison, as fields of the result.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub periodic: Option<PeriodicFacts>,
 }
 
 /// One-way latency: median/mean/stddev over samples, the rest over
@@ -147,7 +152,6 @@ pub struct Latency {
 impl ResultRecord {
     /// Converts an engine result.
     pub fn from_figure(f: &FigureResult) -> ResultRecord {
-        let op = f.mode == Mode::Op;
         let mut r = ResultRecord {
             benchmark: f.mechanism,
             mode: f.mode.name(),
@@ -168,6 +172,7 @@ impl ResultRecord {
             timed_ops: None,
             kernel_calls: f.proof.as_ref().map(|p| p.kernel_calls.clone()),
             kernel_counter: None,
+            periodic: f.periodic.clone(),
         };
         match &f.outcome {
             Outcome::Skipped(why) => {
@@ -196,15 +201,20 @@ impl ResultRecord {
                 });
                 r.loop_overhead_ns = Some(m.loop_overhead_ns);
                 r.clock_overhead_ns = Some(m.clock_overhead_ns);
-                if op {
-                    r.timed_ops = Some(l.count);
-                    r.kernel_counter = f.proof.as_ref().and_then(|p| p.counter.clone());
-                } else {
-                    r.timed_round_trips = Some(l.count);
-                    r.verified_round_trips = Some(m.verified_round_trips);
+                match f.mode {
+                    Mode::Op => {
+                        r.timed_ops = Some(l.count);
+                        r.kernel_counter = f.proof.as_ref().and_then(|p| p.counter.clone());
+                    }
+                    Mode::PingPong => {
+                        r.timed_round_trips = Some(l.count);
+                        r.verified_round_trips = Some(m.verified_round_trips);
+                    }
+                    // Counts are in the periodic fields; nothing moves bytes.
+                    Mode::Periodic => {}
                 }
-                r.throughput_bytes_per_s =
-                    (s.median > 0.0).then(|| f.size as f64 / (s.median * 1e-9));
+                r.throughput_bytes_per_s = (f.mode != Mode::Periodic && s.median > 0.0)
+                    .then(|| f.size as f64 / (s.median * 1e-9));
             }
         }
         r
