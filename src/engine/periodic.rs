@@ -140,6 +140,8 @@ pub struct IrqFacts {
     /// Median over rounds of (with − without) ÷ interrupts, ns (may be
     /// negative when noise exceeds the cost).
     pub cost_per_interrupt_ns: f64,
+    /// (with − without) ÷ interrupts of each round, ns, signed.
+    pub round_costs_ns: Vec<f64>,
 }
 
 /// Measures one figure of the model.
@@ -249,7 +251,8 @@ fn wakeups(
     };
     let facts = PeriodicFacts {
         period_ns,
-        frequency_hz: 1e9 / period_ns as f64,
+        // To the mHz: a period of whole ns for 60 Hz reads back as 60.0000024 Hz.
+        frequency_hz: (1e12 / period_ns as f64).round() / 1e3,
         duration_ms: duration.as_secs_f64() * 1e3,
         timer_slack_ns: slack,
         sched_policy: sched::policy_name(),
@@ -374,16 +377,18 @@ fn irq_overhead(
             )),
         });
     }
-    let summary = Summary::of(&costs).expect("finite costs");
+    // Samples and histogram hold non-negative ns: a negative round (noise
+    // larger than the effect) counts as 0 there and stays signed in
+    // `round_costs_ns` and the median cost.
+    let clamped: Vec<f64> = costs.iter().map(|c| c.max(0.0)).collect();
+    let summary = Summary::of(&clamped).expect("finite costs");
     let mut hist = LatencyHistogram::new();
-    for &c in &costs {
-        // The histogram holds non-negative ns; a negative cost (noise larger
-        // than the effect) counts as 0 there and stays signed in the samples.
-        hist.record(c.max(0.0).round() as u64);
+    for &c in &clamped {
+        hist.record(c.round() as u64);
     }
     let measurement = Measurement {
         iterations: chunks,
-        samples_ns: costs.clone(),
+        samples_ns: clamped,
         summary,
         loop_overhead_ns: 0.0,
         clock_overhead_ns: 0.0,
@@ -406,7 +411,8 @@ fn irq_overhead(
             loop_with_ns: median(&with),
             interrupts,
             overruns,
-            cost_per_interrupt_ns: summary.median,
+            cost_per_interrupt_ns: median(&costs),
+            round_costs_ns: costs,
         }),
     };
     Ok((measurement, facts))
