@@ -285,3 +285,15 @@ fn list_shows_the_timer_group() {
         .count();
     assert_eq!(periodic, 3);
 }
+
+#[test]
+fn readme_documents_every_timer_benchmark() {
+    let readme = std::fs::read_to_string("README.md").expect("README.md");
+    for id in ["timer-latency", "timer-failures", "timer-irq-overhead"] {
+        assert!(
+            readme.contains(&format!("| `{id}` |")),
+            "README.md has no row for {id}"
+        );
+    }
+    assert!(readme.contains("ipcmark run timer-failures"));
+}
