@@ -129,14 +129,17 @@ pub struct PeriodicFacts {
 pub struct IrqFacts {
     /// Pairs of loops run.
     pub rounds: usize,
-    /// Median time of the loop without the timer, ns.
+    /// Median time of a round's loop without the timer (undisturbed blocks,
+    /// scaled to the whole round), ns.
     pub loop_without_ns: f64,
-    /// Median time of the loop with the timer, ns.
+    /// The same with the timer, ns.
     pub loop_with_ns: f64,
-    /// Interrupts handled over all rounds with the timer.
+    /// Interrupts handled during the undisturbed blocks with the timer.
     pub interrupts: u64,
     /// Timer expirations that coalesced with a pending signal (not handled).
     pub overruns: u64,
+    /// Blocks left out as disturbed, both kinds, all rounds.
+    pub dropped_blocks: usize,
     /// Median over rounds of (with − without) ÷ interrupts, ns (may be
     /// negative when noise exceeds the cost).
     pub cost_per_interrupt_ns: f64,
@@ -317,6 +320,35 @@ impl Drop for Armed<'_> {
     }
 }
 
+/// Shortest block of a round: long enough to hold interrupts at 4 kHz and
+/// above, short enough that a preemption spoils only a few blocks.
+const BLOCK_NS: u64 = 1_000_000;
+
+/// A block longer than this multiple of its kind's median block was
+/// preempted or disturbed (another task, a migration of the vCPU): it is
+/// left out of that round, with its interrupts.
+const DISTURBED: f64 = 1.25;
+
+/// Runs one block of `chunks` chunks; returns its time and the interrupts
+/// handled during it.
+#[inline(never)]
+fn busy_block(chunks: u64) -> Result<(u64, u64), ChannelError> {
+    let before = TICKS.load(Ordering::Relaxed);
+    let t = busy(chunks)?;
+    Ok((t, TICKS.load(Ordering::Relaxed) - before))
+}
+
+/// Sums time and interrupts over the undisturbed blocks; returns (time,
+/// interrupts, blocks kept).
+fn undisturbed(blocks: &[(u64, u64)]) -> (f64, u64, usize) {
+    let times: Vec<f64> = blocks.iter().map(|b| b.0 as f64).collect();
+    let limit = median(&times) * DISTURBED;
+    blocks
+        .iter()
+        .filter(|b| b.0 as f64 <= limit)
+        .fold((0.0, 0, 0), |(t, i, n), b| (t + b.0 as f64, i + b.1, n + 1))
+}
+
 fn irq_overhead(
     frequency_hz: f64,
     duration: Duration,
@@ -324,14 +356,21 @@ fn irq_overhead(
 ) -> Result<(Measurement, PeriodicFacts), ChannelError> {
     let period_ns = ((1e9 / frequency_hz) as u64).max(1);
     let rounds = rounds.max(1);
-    let round_ns = (duration.as_nanos() as u64 / (2 * rounds as u64)).max(1_000_000);
+    let round_ns = duration.as_nanos() as u64 / (2 * rounds as u64);
     // Calibrate: the fastest of several short runs gives the cost of a chunk
-    // free of interference; the round's chunk count follows from it.
+    // free of interference; the block's chunk count follows from it.
     let mut chunk_ns = u64::MAX;
     for _ in 0..20 {
         chunk_ns = chunk_ns.min(busy(16)? / 16);
     }
-    let chunks = (round_ns / chunk_ns.max(1)).max(1);
+    // A block holds about four interrupts (1 ms at least): the timer is
+    // armed at the start of each block with the timer and fires first one
+    // period later.
+    let block_ns = BLOCK_NS.max(4 * period_ns);
+    let chunks = (block_ns / chunk_ns.max(1)).max(1);
+    let n_blocks = (round_ns / block_ns).max(1) as usize;
+    let mut plain_blocks = vec![(0u64, 0u64); n_blocks];
+    let mut timed_blocks = vec![(0u64, 0u64); n_blocks];
 
     sig::install_handler(tick_signal(), on_tick, 0).map_err(io_err("sigaction"))?;
     let timer = timer::ThreadTimer::new(tick_signal(), crate::sys::process::gettid())
@@ -339,33 +378,38 @@ fn irq_overhead(
     let mut without = Vec::with_capacity(rounds);
     let mut with = Vec::with_capacity(rounds);
     let mut costs = Vec::with_capacity(rounds);
-    let (mut interrupts, mut overruns) = (0u64, 0u64);
-    for r in 0..rounds {
-        // Alternate the order, so a drift of the machine's speed during a
-        // pair weighs on both kinds alike.
-        let mut plain = 0;
-        let mut timed = 0;
-        let mut ticks = 0;
-        for with_timer in [r % 2 == 1, r % 2 == 0] {
-            if with_timer {
-                TICKS.store(0, Ordering::SeqCst);
-                timer
-                    .set_period_ns(period_ns)
-                    .map_err(io_err("timer_settime"))?;
-                let armed = Armed(&timer);
-                timed = busy(chunks)?;
-                overruns += timer.overruns().unwrap_or(0);
-                drop(armed);
-                ticks = TICKS.load(Ordering::SeqCst);
-            } else {
-                plain = busy(chunks)?;
+    let (mut interrupts, mut overruns, mut dropped) = (0u64, 0u64, 0usize);
+    for _ in 0..rounds {
+        // Blocks alternate, each pair in alternating order, so that a drift
+        // of the machine's speed (another guest, another task) weighs on
+        // both kinds alike even within a round.
+        for i in 0..n_blocks {
+            for with_timer in [i % 2 == 1, i % 2 == 0] {
+                if with_timer {
+                    timer
+                        .set_period_ns(period_ns)
+                        .map_err(io_err("timer_settime"))?;
+                    let armed = Armed(&timer);
+                    timed_blocks[i] = busy_block(chunks)?;
+                    overruns += timer.overruns().unwrap_or(0);
+                    drop(armed);
+                } else {
+                    plain_blocks[i] = busy_block(chunks)?;
+                }
             }
         }
-        without.push(plain as f64);
-        with.push(timed as f64);
+        // Per block: the extra time of an undisturbed block with the timer
+        // over one without, divided by the interrupts such a block received.
+        let (t_plain, _, n_plain) = undisturbed(&plain_blocks);
+        let (t_timed, ticks, n_timed) = undisturbed(&timed_blocks);
+        dropped += 2 * n_blocks - n_plain - n_timed;
+        let per_plain = t_plain / n_plain as f64;
+        let per_timed = t_timed / n_timed as f64;
+        without.push(per_plain * n_blocks as f64);
+        with.push(per_timed * n_blocks as f64);
         interrupts += ticks;
         if ticks > 0 {
-            costs.push((timed as f64 - plain as f64) / ticks as f64);
+            costs.push((per_timed - per_plain) * n_timed as f64 / ticks as f64);
         }
     }
     if costs.is_empty() {
@@ -373,7 +417,7 @@ fn irq_overhead(
             op: "timer",
             source: io::Error::other(format!(
                 "no interrupt arrived in {rounds} rounds of {:.1} ms at {frequency_hz} Hz",
-                round_ns as f64 / 1e6
+                (n_blocks as u64 * block_ns) as f64 / 1e6
             )),
         });
     }
@@ -387,7 +431,7 @@ fn irq_overhead(
         hist.record(c.round() as u64);
     }
     let measurement = Measurement {
-        iterations: chunks,
+        iterations: chunks * n_blocks as u64,
         samples_ns: clamped,
         summary,
         loop_overhead_ns: 0.0,
@@ -411,6 +455,7 @@ fn irq_overhead(
             loop_with_ns: median(&with),
             interrupts,
             overruns,
+            dropped_blocks: dropped,
             cost_per_interrupt_ns: median(&costs),
             round_costs_ns: costs,
         }),
