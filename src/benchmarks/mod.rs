@@ -1,5 +1,6 @@
-//! Benchmarks timed in one process (mode `op`): one file each, one line each
-//! in [`REGISTRY`], grouped (`syscall`, later `sched`, `timer`, `rtos`).
+//! Benchmarks timed in one process: one file each, one line each in
+//! [`REGISTRY`] (mode `op`) or [`PERIODIC`] (mode `periodic`), grouped
+//! (`syscall`, `timer`, later `sched`, `rtos`).
 //!
 //! Everything user-facing about them (`ipcmark list`, the names `ipcmark run`
 //! accepts, the conformance tests) is derived from the registry and
@@ -8,8 +9,10 @@
 
 pub mod sched;
 pub mod syscall;
+pub mod timer;
 
 use crate::engine::op::Operation;
+use crate::engine::periodic::Periodic;
 
 /// The group of the IPC mechanisms (ping-pong between two processes).
 pub const IPC: &str = "ipc";
@@ -42,7 +45,7 @@ pub static GROUPS: &[Group] = &[
         summary: "scheduler: context switches, wake-ups, priorities",
     },
     Group {
-        name: "timer",
+        name: timer::GROUP,
         summary: "timers and sleeps: resolution and latency",
     },
     Group {
@@ -78,6 +81,33 @@ pub static REGISTRY: &[&dyn Operation] = &[
     &sched::ring::Ring::THREADS_8,
 ];
 
+/// Every benchmark of the periodic model (wake-ups at deadlines, periodic
+/// interrupts), in the order runs and tables show them.
+pub static PERIODIC: &[&dyn Periodic] = &[
+    &timer::latency::Latency,
+    &timer::failures::Failures,
+    &timer::irq_overhead::IrqOverhead,
+];
+
+/// Finds a periodic benchmark by id.
+pub fn find_periodic(id: &str) -> Option<&'static dyn Periodic> {
+    PERIODIC.iter().copied().find(|b| b.info().id == id)
+}
+
+/// All periodic benchmark ids, in registry order.
+pub fn periodic_ids() -> Vec<&'static str> {
+    PERIODIC.iter().map(|b| b.info().id).collect()
+}
+
+/// The periodic benchmarks of a group, in registry order.
+pub fn periodic_members(group: &str) -> Vec<&'static dyn Periodic> {
+    PERIODIC
+        .iter()
+        .copied()
+        .filter(|b| b.info().group == group)
+        .collect()
+}
+
 /// Finds an operation benchmark by id.
 pub fn find(id: &str) -> Option<&'static dyn Operation> {
     REGISTRY.iter().copied().find(|b| b.info().id == id)
@@ -108,7 +138,7 @@ pub fn available_groups() -> Vec<&'static str> {
     GROUPS
         .iter()
         .map(|g| g.name)
-        .filter(|&g| g == IPC || !members(g).is_empty())
+        .filter(|&g| g == IPC || !members(g).is_empty() || !periodic_members(g).is_empty())
         .collect()
 }
 
@@ -150,7 +180,22 @@ mod tests {
                 info.id
             );
         }
-        assert_eq!(available_groups(), vec![IPC, syscall::GROUP, sched::GROUP]);
+        for b in PERIODIC {
+            let info = b.info();
+            assert!(seen.insert(info.id), "duplicate id {}", info.id);
+            assert!(
+                info.id.starts_with(&format!("{}-", info.group)),
+                "{} is not named after its group {}",
+                info.id,
+                info.group
+            );
+            assert!(group(info.group).is_some(), "{}: unknown group", info.id);
+            assert!(!info.summary.is_empty() && !info.summary.ends_with('.'));
+        }
+        assert_eq!(
+            available_groups(),
+            vec![IPC, syscall::GROUP, sched::GROUP, timer::GROUP]
+        );
     }
 
     #[test]

@@ -47,11 +47,22 @@ struct OpEntry {
     unavailable: Option<String>,
 }
 
+/// One periodic benchmark as `ipcmark list --json` prints it.
+#[derive(serde::Serialize)]
+struct PeriodicEntry {
+    id: &'static str,
+    summary: &'static str,
+    group: &'static str,
+    /// Always "periodic".
+    mode: &'static str,
+}
+
 #[derive(serde::Serialize)]
 #[serde(untagged)]
 enum Entry {
     Mechanism(MechanismEntry),
     Op(OpEntry),
+    Periodic(PeriodicEntry),
 }
 
 fn entries() -> Vec<Entry> {
@@ -91,7 +102,29 @@ fn entries() -> Vec<Entry> {
             unavailable: b.unavailable(),
         })
     });
-    mechanisms.chain(ops).collect()
+    let periodic = benchmarks::PERIODIC.iter().map(|b| {
+        let info = b.info();
+        Entry::Periodic(PeriodicEntry {
+            id: info.id,
+            summary: info.summary,
+            group: info.group,
+            mode: "periodic",
+        })
+    });
+    mechanisms.chain(ops).chain(periodic).collect()
+}
+
+fn periodic_table() -> Table {
+    let mut t = Table::new();
+    t.load_style(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(vec!["benchmark", "what it measures (mode periodic)"]);
+    for b in benchmarks::PERIODIC {
+        let info = b.info();
+        t.add_row(vec![info.id, info.summary]);
+    }
+    fit_width(&mut t);
+    t
 }
 
 fn mechanism_table() -> Table {
@@ -228,16 +261,18 @@ pub fn list(args: ListArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = format!(
-        "{}\n\n{}\n\ngroups (ipcmark run GROUP):\n",
+        "{}\n\n{}\n\n{}\n\ngroups (ipcmark run GROUP):\n",
         mechanism_table(),
-        op_table()
+        op_table(),
+        periodic_table()
     );
     let available = benchmarks::available_groups();
     for g in GROUPS {
         let count = if g.name == IPC {
             format!("{} mechanisms", REGISTRY.len())
         } else {
-            format!("{} benchmarks", benchmarks::members(g.name).len())
+            let n = benchmarks::members(g.name).len() + benchmarks::periodic_members(g.name).len();
+            format!("{n} benchmarks")
         };
         let state = if available.contains(&g.name) {
             count

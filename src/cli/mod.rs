@@ -143,6 +143,26 @@ pub struct RunArgs {
     /// How long a silent peer is waited for before the figure fails.
     #[arg(long, value_name = "DURATION", value_parser = parse::duration, default_value = "5s")]
     timeout: Duration,
+    /// Timer group: period of timer-latency's wake-ups.
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration, default_value = "1ms")]
+    period: Duration,
+    /// Timer group: length of one figure (timer-latency 5s, timer-irq-overhead
+    /// 3s; timer-failures: per frequency, 2000 periods within 1s..10s).
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
+    duration: Option<Duration>,
+    /// timer-failures: a wake-up later than this fraction of the period is a
+    /// failure (above 0, at most 1).
+    #[arg(long, value_name = "FRACTION", value_parser = parse::tolerance,
+          default_value = "0.5", allow_negative_numbers = true)]
+    tolerance: f64,
+    /// timer-failures: event frequencies in Hz, comma-separated.
+    #[arg(long, value_name = "LIST", value_parser = parse::frequency_list_arg,
+          default_value = "60,250,1000,2000,4000", allow_negative_numbers = true)]
+    frequencies: parse::FrequencyList,
+    /// timer-irq-overhead: frequency of the timer interrupt, Hz.
+    #[arg(long, value_name = "HZ", value_parser = parse::frequency,
+          default_value = "1000", allow_negative_numbers = true)]
+    irq_frequency: f64,
     /// Inject a fault in the echo server (for testing ipcmark itself).
     #[arg(long, value_enum, hide = true)]
     fault: Option<FaultArg>,

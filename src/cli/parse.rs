@@ -158,6 +158,62 @@ pub fn byte_size(s: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("size '{s}' is out of range"))
 }
 
+/// Highest event or interrupt frequency accepted, Hz (a 10 µs period).
+pub const MAX_FREQUENCY_HZ: f64 = 100_000.0;
+
+/// Parses one frequency in Hz: a positive number up to [`MAX_FREQUENCY_HZ`].
+pub fn frequency(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let t = t
+        .strip_suffix("Hz")
+        .or_else(|| t.strip_suffix("hz"))
+        .unwrap_or(t);
+    let v: f64 = t
+        .parse()
+        .map_err(|_| format!("invalid frequency '{s}': expected a number of Hz such as 1000"))?;
+    if !v.is_finite() || v <= 0.0 || v > MAX_FREQUENCY_HZ {
+        return Err(format!(
+            "frequency '{s}' is out of range: from above 0 to 100000 Hz"
+        ));
+    }
+    Ok(v)
+}
+
+/// A list of frequencies in Hz (one command-line value, comma-separated).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrequencyList(pub Vec<f64>);
+
+/// `--frequencies` value parser: order kept, repeats dropped.
+pub fn frequency_list_arg(s: &str) -> Result<FrequencyList, String> {
+    let mut out: Vec<f64> = Vec::new();
+    for part in s.split(',') {
+        if part.trim().is_empty() {
+            return Err(format!(
+                "invalid frequency list '{s}': empty entry (expected e.g. 60,250,1000)"
+            ));
+        }
+        let f = frequency(part)?;
+        if !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    Ok(FrequencyList(out))
+}
+
+/// `--tolerance` value parser: a fraction of the period, above 0 and at most
+/// 1 (a wake-up a whole period late has missed the next event).
+pub fn tolerance(s: &str) -> Result<f64, String> {
+    let v: f64 = s.trim().parse().map_err(|_| {
+        format!("invalid tolerance '{s}': expected a fraction of the period such as 0.5")
+    })?;
+    if !v.is_finite() || v <= 0.0 || v > 1.0 {
+        return Err(format!(
+            "tolerance '{s}' is out of range: a fraction of the period above 0 and at most 1"
+        ));
+    }
+    Ok(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,6 +245,24 @@ mod tests {
         assert_eq!(duration("500us"), Ok(Duration::from_micros(500)));
         for bad in ["20", "0s", "-1s", "1h", "ms"] {
             assert!(duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn frequencies_and_tolerances() {
+        assert_eq!(
+            frequency_list_arg("60,250,1000,60").unwrap().0,
+            vec![60.0, 250.0, 1000.0]
+        );
+        assert_eq!(frequency("4000Hz"), Ok(4000.0));
+        for bad in ["0", "-60", "x", "200000", "inf"] {
+            assert!(frequency(bad).is_err(), "{bad}");
+        }
+        assert!(frequency_list_arg("60,,250").is_err());
+        assert_eq!(tolerance("0.5"), Ok(0.5));
+        assert_eq!(tolerance("1"), Ok(1.0));
+        for bad in ["0", "-0.5", "1.5", "half", "NaN"] {
+            assert!(tolerance(bad).is_err(), "{bad}");
         }
     }
 

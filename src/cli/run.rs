@@ -10,6 +10,7 @@ use crate::engine::interrupt;
 use crate::engine::objects::ObjectNamer;
 use crate::engine::op::Operation;
 use crate::engine::peer::{Fault, PeerKind};
+use crate::engine::periodic::{Periodic, PeriodicSettings};
 use crate::engine::pingpong::Budget;
 use crate::engine::placement::{SidePlacement, probe_rt};
 use crate::engine::runner::{self, FigureResult, Mode, Outcome, RunSettings};
@@ -30,6 +31,8 @@ enum Selected {
     Mechanism(&'static dyn Mechanism, bool),
     /// A benchmark timed in one process.
     Op(&'static dyn Operation),
+    /// A benchmark of the periodic model, one figure per planned [`Model`].
+    Periodic(&'static dyn Periodic),
 }
 
 impl Selected {
@@ -38,6 +41,7 @@ impl Selected {
         match self {
             Selected::Mechanism(m, cold) => (m.info().id, *cold),
             Selected::Op(b) => (b.info().id, false),
+            Selected::Periodic(b) => (b.info().id, false),
         }
     }
 }
@@ -58,11 +62,20 @@ fn resolve(names: &[String], cold: bool) -> Result<Vec<Selected>, Failure> {
         let found: Vec<Selected> = if name == benchmarks::ALL {
             ipc()
                 .chain(benchmarks::REGISTRY.iter().map(|&b| Selected::Op(b)))
+                .chain(benchmarks::PERIODIC.iter().map(|&b| Selected::Periodic(b)))
                 .collect()
         } else if name == benchmarks::IPC {
             ipc().collect()
         } else if let Some(group) = benchmarks::group(name) {
-            let members = benchmarks::members(group.name);
+            let members: Vec<Selected> = benchmarks::members(group.name)
+                .into_iter()
+                .map(Selected::Op)
+                .chain(
+                    benchmarks::periodic_members(group.name)
+                        .into_iter()
+                        .map(Selected::Periodic),
+                )
+                .collect();
             if members.is_empty() {
                 return Err(Failure::usage(format!(
                     "group '{name}' has no benchmarks yet; groups: {}, {}",
@@ -70,18 +83,21 @@ fn resolve(names: &[String], cold: bool) -> Result<Vec<Selected>, Failure> {
                     benchmarks::ALL
                 )));
             }
-            members.into_iter().map(Selected::Op).collect()
+            members
         } else if let Some(m) = mechanisms::find(name) {
             vec![Selected::Mechanism(m, cold)]
         } else if let Some(b) = benchmarks::find(name) {
             vec![Selected::Op(b)]
+        } else if let Some(b) = benchmarks::find_periodic(name) {
+            vec![Selected::Periodic(b)]
         } else {
             return Err(Failure::usage(format!(
-                "unknown benchmark or group '{name}'; groups: {}, {}; benchmarks: {}, {}",
+                "unknown benchmark or group '{name}'; groups: {}, {}; benchmarks: {}, {}, {}",
                 benchmarks::available_groups().join(", "),
                 benchmarks::ALL,
                 mechanisms::ids().join(", "),
-                benchmarks::ids().join(", ")
+                benchmarks::ids().join(", "),
+                benchmarks::periodic_ids().join(", ")
             )));
         };
         for sel in found {
@@ -259,12 +275,22 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         cost_models: Vec::new(),
     };
 
-    // Each selected thing with the sizes it runs at (one figure for an operation).
+    let periodic_settings = PeriodicSettings {
+        period: args.period,
+        duration: args.duration,
+        tolerance: args.tolerance,
+        frequencies: args.frequencies.0.clone(),
+        irq_frequency: args.irq_frequency,
+        quick: args.quick,
+    };
+    // Each selected thing with the sizes it runs at (one figure for an
+    // operation); a periodic benchmark with its planned figures.
     let plan: Vec<(Selected, Vec<usize>)> = selected
         .iter()
         .map(|&sel| match sel {
             Selected::Mechanism(m, _) => (sel, runner::sizes_for(m, &sizes)),
             Selected::Op(b) => (sel, vec![b.info().bytes]),
+            Selected::Periodic(b) => (sel, (0..b.plan(&periodic_settings).len()).collect()),
         })
         .collect();
     let progress = Progress::new(plan.iter().map(|(_, s)| s.len()).sum());
@@ -279,6 +305,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     };
 
     'plan: for (sel, figure_sizes) in &plan {
+        // A periodic benchmark's figures, by index (`figure_sizes` holds 0..n).
+        let models = match *sel {
+            Selected::Periodic(b) => b.plan(&periodic_settings),
+            _ => Vec::new(),
+        };
         for &size in figure_sizes {
             if interrupt::stop_requested().is_some() {
                 break 'plan;
@@ -291,6 +322,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
                 Selected::Op(b) => {
                     progress.start(b.info().id);
                     runner::run_op_figure(b, &settings, &names)
+                }
+                Selected::Periodic(b) => {
+                    progress.start(b.info().id);
+                    runner::run_periodic_figure(b.info().id, &models[size], &settings)
                 }
             };
             progress.done_one();
@@ -309,15 +344,18 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     report.finished_at = Some(now_rfc3339());
     save(&report)?;
 
-    let (pingpong, ops): (Vec<FigureResult>, Vec<FigureResult>) = results
+    let (periodic, results_rest): (Vec<FigureResult>, Vec<FigureResult>) = results
         .iter()
         .cloned()
+        .partition(|r| r.mode == Mode::Periodic);
+    let (pingpong, ops): (Vec<FigureResult>, Vec<FigureResult>) = results_rest
+        .into_iter()
         .partition(|r| r.mode == Mode::PingPong);
     let mut out = header(
         &env,
         &report.settings,
         !pingpong.is_empty(),
-        !ops.is_empty(),
+        !ops.is_empty() || !periodic.is_empty(),
     );
     out.push('\n');
     if !pingpong.is_empty() {
@@ -332,6 +370,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             "{}\n{}\n",
             table::render_ops(&ops),
             table::OPS_FOOTNOTE
+        ));
+    }
+    if !periodic.is_empty() {
+        out.push_str(&format!(
+            "{}\n{}\n",
+            table::render_periodic(&periodic),
+            table::PERIODIC_FOOTNOTE
         ));
     }
     if let Some(p) = preset {

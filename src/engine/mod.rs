@@ -13,6 +13,7 @@ pub mod objects;
 pub mod op;
 pub mod oploop;
 pub mod peer;
+pub mod periodic;
 pub mod pingpong;
 pub mod placement;
 pub mod probe;

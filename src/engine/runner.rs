@@ -8,6 +8,7 @@ use super::objects::ObjectNamer;
 use super::op::{Events, OpContext, Operation};
 use super::oploop::{self, CounterCheck};
 use super::peer::{Fault, Peer, PeerKind, PeerSpec};
+use super::periodic::{self, Model, PeriodicFacts};
 use super::pingpong::{self, Budget, Measurement};
 use super::placement::{PlacementGuard, SidePlacement};
 use super::probe::{self, KernelCheck};
@@ -48,6 +49,8 @@ pub enum Mode {
     PingPong,
     /// One operation repeated in one process (`oploop.rs`).
     Op,
+    /// Wake-ups at fixed deadlines, or a loop under a periodic interrupt (`periodic.rs`).
+    Periodic,
 }
 
 impl Mode {
@@ -56,6 +59,7 @@ impl Mode {
         match self {
             Mode::PingPong => "pingpong",
             Mode::Op => "op",
+            Mode::Periodic => "periodic",
         }
     }
 }
@@ -93,6 +97,8 @@ pub struct FigureResult {
     /// Bytes of the region each side's messages walked (`--cold`); `None`: one
     /// warm buffer.
     pub cold_region: Option<usize>,
+    /// Mode `periodic`: period, wake-ups, failures, timer slack, policy.
+    pub periodic: Option<PeriodicFacts>,
 }
 
 /// The sizes a mechanism runs at: the requested sizes, or its fixed size.
@@ -151,6 +157,7 @@ pub fn run_figure(
         note: None,
         proof: None,
         cold_region: cold.then(super::region::cold_region_bytes),
+        periodic: None,
     };
     if let Some(reason) = skip_reason(mech, size, s) {
         result.outcome = Outcome::Skipped(reason);
@@ -242,6 +249,7 @@ pub fn run_op_figure(bench: &dyn Operation, s: &RunSettings, names: &ObjectNamer
         note: None,
         proof: None,
         cold_region: None,
+        periodic: None,
     };
     if let Some(reason) = bench.unavailable() {
         result.outcome = Outcome::Skipped(reason);
@@ -314,4 +322,43 @@ fn measure_op_figure(
         p.baseline_ns = timing.baseline_ns;
     }
     Ok(timing.measurement)
+}
+
+/// Runs one figure of the periodic model (`periodic.rs`) for benchmark `id`
+/// on the client's placement; SCHED_FIFO (`--rt`) only where the model
+/// sleeps. Never panics on a failure: it is reported in the result.
+pub fn run_periodic_figure(id: &'static str, model: &Model, s: &RunSettings) -> FigureResult {
+    let mut result = FigureResult {
+        mechanism: id,
+        mode: Mode::Periodic,
+        size: 0,
+        outcome: Outcome::Skipped(String::new()),
+        cpus: Vec::new(),
+        note: None,
+        proof: None,
+        periodic: None,
+        cold_region: None,
+    };
+    super::interrupt::reset_for_figure();
+    let placement = SidePlacement {
+        cpu: s.client.cpu,
+        rt_priority: s.client.rt_priority.filter(|_| model.may_run_rt()),
+    };
+    if s.client.rt_priority.is_some() && placement.rt_priority.is_none() {
+        result.note = Some("busy loop: run under SCHED_OTHER despite --rt".into());
+    }
+    result.outcome = match PlacementGuard::apply(&placement) {
+        Err(e) => Outcome::Failed(e.to_string()),
+        Ok(_placed) => {
+            result.cpus.extend(crate::sys::sched::current_cpu());
+            match periodic::measure(model) {
+                Ok((m, facts)) => {
+                    result.periodic = Some(facts);
+                    Outcome::Ok(Box::new(m))
+                }
+                Err(e) => Outcome::Failed(e.to_string()),
+            }
+        }
+    };
+    result
 }

@@ -4,6 +4,7 @@
 use crate::engine::environment::Environment;
 use crate::engine::op::Events;
 use crate::engine::oploop::CounterCheck;
+use crate::engine::periodic::PeriodicFacts;
 use crate::engine::pingpong::Budget;
 use crate::engine::probe::KernelCheck;
 use crate::engine::runner::{FigureResult, Mode, Outcome};
@@ -69,7 +70,7 @@ pub struct Settings {
 pub struct ResultRecord {
     /// Mechanism or benchmark id.
     pub benchmark: &'static str,
-    /// Measurement mode: "pingpong" or "op".
+    /// Measurement mode: "pingpong", "op" or "periodic".
     pub mode: &'static str,
     /// Payload bytes per message; for an operation, bytes it moves (0 if none).
     pub size_bytes: usize,
@@ -132,6 +133,10 @@ pub struct ResultRecord {
     /// division by events (e.g. passing a token without a switch), ns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline_ns: Option<f64>,
+    /// Mode periodic: period, frequency, wake-ups, failures, timer slack,
+    /// policy and the interrupt comparison, as fields of the result.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub periodic: Option<PeriodicFacts>,
 }
 
 /// One-way latency: median/mean/stddev over samples, the rest over
@@ -161,7 +166,6 @@ pub struct Latency {
 impl ResultRecord {
     /// Converts an engine result.
     pub fn from_figure(f: &FigureResult) -> ResultRecord {
-        let op = f.mode == Mode::Op;
         let mut r = ResultRecord {
             benchmark: f.mechanism,
             mode: f.mode.name(),
@@ -185,6 +189,7 @@ impl ResultRecord {
             kernel_counter: None,
             events: None,
             baseline_ns: None,
+            periodic: f.periodic.clone(),
         };
         match &f.outcome {
             Outcome::Skipped(why) => {
@@ -213,17 +218,22 @@ impl ResultRecord {
                 });
                 r.loop_overhead_ns = Some(m.loop_overhead_ns);
                 r.clock_overhead_ns = Some(m.clock_overhead_ns);
-                if op {
-                    r.timed_ops = Some(l.count);
-                    r.kernel_counter = f.proof.as_ref().and_then(|p| p.counter.clone());
-                    r.events = f.proof.as_ref().and_then(|p| p.events);
-                    r.baseline_ns = f.proof.as_ref().and_then(|p| p.baseline_ns);
-                } else {
-                    r.timed_round_trips = Some(l.count);
-                    r.verified_round_trips = Some(m.verified_round_trips);
+                match f.mode {
+                    Mode::Op => {
+                        r.timed_ops = Some(l.count);
+                        r.kernel_counter = f.proof.as_ref().and_then(|p| p.counter.clone());
+                        r.events = f.proof.as_ref().and_then(|p| p.events);
+                        r.baseline_ns = f.proof.as_ref().and_then(|p| p.baseline_ns);
+                    }
+                    Mode::PingPong => {
+                        r.timed_round_trips = Some(l.count);
+                        r.verified_round_trips = Some(m.verified_round_trips);
+                    }
+                    // Counts are in the periodic fields; nothing moves bytes.
+                    Mode::Periodic => {}
                 }
-                r.throughput_bytes_per_s =
-                    (s.median > 0.0).then(|| f.size as f64 / (s.median * 1e-9));
+                r.throughput_bytes_per_s = (f.mode != Mode::Periodic && s.median > 0.0)
+                    .then(|| f.size as f64 / (s.median * 1e-9));
             }
         }
         r

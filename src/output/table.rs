@@ -1,7 +1,7 @@
 //! The terminal tables: one row per mechanism × size, one per operation benchmark.
 
 use crate::engine::runner::{FigureResult, Outcome};
-use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table, presets};
 
 /// Human form of a byte count: 64, 4K, 1M.
 pub fn format_size(bytes: usize) -> String {
@@ -255,6 +255,126 @@ pub fn render_preset(preset: &crate::presets::Preset, results: &[FigureResult]) 
         preset.study,
         columns.join(", ")
     )
+}
+
+/// What the columns of [`render_periodic`] mean.
+pub const PERIODIC_FOOTNOTE: &str = "latency = wake time − absolute deadline (clock_nanosleep TIMER_ABSTIME), nothing subtracted; failures = wake-ups later than tolerance × period; Fail_sys = failures / wake-ups; irq: cost per interrupt = (loop time with timer − without) / interrupts, median of alternating rounds";
+
+/// Frequency in Hz, as short as it reads: 60, 1000, 62.5.
+fn hz(f: f64) -> String {
+    if f.fract() == 0.0 {
+        format!("{f:.0}")
+    } else {
+        format!("{f:.1}")
+    }
+}
+
+/// Renders periodic results (mode `periodic`): one row per figure, so
+/// timer-failures' rows are the failure curve over its frequencies.
+pub fn render_periodic(results: &[FigureResult]) -> String {
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(vec![
+            "benchmark",
+            "Hz",
+            "wake-ups",
+            "failures",
+            "Fail_sys %",
+            "p50 µs",
+            "p99 µs",
+            "max µs",
+            "notes",
+        ]);
+    fit_width(&mut t);
+    let mut previous: Option<&str> = None;
+    for r in results {
+        let name = if previous == Some(r.mechanism) {
+            ""
+        } else {
+            r.mechanism
+        };
+        previous = Some(r.mechanism);
+        let freq = r
+            .periodic
+            .as_ref()
+            .map_or("-".into(), |p| hz(p.frequency_hz));
+        let dash = || "-".to_string();
+        let row = match (&r.outcome, &r.periodic) {
+            (Outcome::Ok(m), Some(p)) => {
+                // Slack and policy only when they are not the usual (1 ns
+                // slack, SCHED_OTHER): the JSON records them always.
+                let mut notes = Vec::new();
+                if p.irq.is_none() && p.timer_slack_ns != 1 {
+                    notes.push(format!("slack {} ns", p.timer_slack_ns));
+                }
+                if p.sched_policy != "SCHED_OTHER" {
+                    notes.push(p.sched_policy.to_string());
+                }
+                notes.extend(r.note.clone());
+                match &p.irq {
+                    Some(irq) => {
+                        notes.insert(
+                            0,
+                            format!(
+                                "{} µs per interrupt (median of {} rounds)",
+                                us(irq.cost_per_interrupt_ns),
+                                irq.rounds
+                            ),
+                        );
+                        vec![
+                            irq.interrupts.to_string(),
+                            dash(),
+                            dash(),
+                            dash(),
+                            dash(),
+                            dash(),
+                        ]
+                    }
+                    None => vec![
+                        p.wakeups.map_or_else(dash, |w| w.to_string()),
+                        p.failures.map_or_else(dash, |f| f.to_string()),
+                        p.fail_ratio
+                            .map_or_else(dash, |f| format!("{:.2}", f * 100.0)),
+                        us(m.latency.p50 as f64),
+                        us(m.latency.p99 as f64),
+                        us(m.latency.max as f64),
+                    ],
+                }
+                .into_iter()
+                .chain(std::iter::once(notes.join("; ")))
+                .collect::<Vec<_>>()
+            }
+            (Outcome::Skipped(why), _) => {
+                let mut v = vec![dash(); 6];
+                v.push(format!("skipped: {why}"));
+                v
+            }
+            (Outcome::Failed(why), _) => {
+                let mut v = vec![dash(); 6];
+                v.push(format!("FAILED: {why}"));
+                v
+            }
+            (Outcome::Ok(_), None) => {
+                let mut v = vec![dash(); 6];
+                v.push("FAILED: no periodic record".into());
+                v
+            }
+        };
+        let mut cells = vec![name.to_string(), freq];
+        cells.extend(row);
+        t.add_row(cells);
+    }
+    for col in 1..8 {
+        if let Some(c) = t.column_mut(col) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    // Ids whole; the notes wrap instead.
+    if let Some(c) = t.column_mut(0) {
+        c.set_constraint(ColumnConstraint::ContentWidth);
+    }
+    t.to_string()
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! results; printed after the table and saved in the JSON.
 
 use crate::engine::environment::Environment;
-use crate::engine::runner::{FigureResult, Outcome};
+use crate::engine::runner::{FigureResult, Mode, Outcome};
 use std::fmt;
 
 /// Busy share of all CPUs at start above which other load is reported, percent.
@@ -118,10 +118,16 @@ pub fn collect(env: &Environment, results: &[FigureResult]) -> Vec<Warning> {
     let mut spread: Vec<(String, f64)> = results
         .iter()
         .filter_map(|r| match &r.outcome {
-            Outcome::Ok(m) if m.summary.relative_range() > SPREAD_LIMIT => Some((
-                format!("{} {}", r.mechanism, super::table::format_size(r.size)),
-                m.summary.relative_range(),
-            )),
+            // Periodic figures are one run each: their slices differ by
+            // what happened during the run, which more --samples cannot fix.
+            Outcome::Ok(m)
+                if r.mode != Mode::Periodic && m.summary.relative_range() > SPREAD_LIMIT =>
+            {
+                Some((
+                    format!("{} {}", r.mechanism, super::table::format_size(r.size)),
+                    m.summary.relative_range(),
+                ))
+            }
             _ => None,
         })
         .collect();

@@ -16,6 +16,7 @@ pub mod signal;
 pub mod socket;
 pub mod sync;
 pub mod sysv;
+pub mod timer;
 
 use std::io;
 

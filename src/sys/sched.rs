@@ -96,3 +96,24 @@ pub fn yield_cpu() -> io::Result<()> {
     // SAFETY: sched_yield has no arguments.
     cvt(unsafe { libc::sched_yield() }).map(|_| ())
 }
+
+/// Sets the calling thread's timer slack in nanoseconds (at least 1: 0 would
+/// mean "the default" to the kernel).
+pub fn set_timer_slack(ns: u64) -> io::Result<()> {
+    // SAFETY: PR_SET_TIMERSLACK takes the value as an unsigned long.
+    cvt(unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns.max(1) as libc::c_ulong, 0, 0, 0) })
+        .map(|_| ())
+}
+
+/// The calling thread's scheduling policy: "SCHED_FIFO", "SCHED_OTHER", ….
+pub fn policy_name() -> &'static str {
+    // SAFETY: pid 0 is the calling thread; no pointers.
+    match unsafe { libc::sched_getscheduler(0) } {
+        libc::SCHED_OTHER => "SCHED_OTHER",
+        libc::SCHED_FIFO => "SCHED_FIFO",
+        libc::SCHED_RR => "SCHED_RR",
+        libc::SCHED_BATCH => "SCHED_BATCH",
+        libc::SCHED_IDLE => "SCHED_IDLE",
+        _ => "unknown",
+    }
+}

@@ -1,0 +1,82 @@
+//! Absolute sleeps on the monotonic clock and POSIX per-thread timers.
+//!
+//! `ITIMER_REAL` and `SIGALRM` belong to the engine's watchdog
+//! (`engine::interrupt`); the timers here are POSIX timers (`timer_create`)
+//! that signal one thread with a real-time signal, so the two never mix.
+
+use super::cvt;
+use std::io;
+
+fn timespec(ns: u64) -> libc::timespec {
+    libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    }
+}
+
+/// Sleeps until `CLOCK_MONOTONIC` reaches `deadline_ns` (`TIMER_ABSTIME`).
+/// A signal handler ends the sleep early with `EINTR` (handlers have no
+/// `SA_RESTART`): the caller decides whether to sleep again to the same deadline.
+pub fn sleep_until_ns(deadline_ns: u64) -> io::Result<()> {
+    let ts = timespec(deadline_ns);
+    // SAFETY: ts is a valid timespec; the remaining-time pointer may be null
+    // with TIMER_ABSTIME.
+    let ret = unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    };
+    // clock_nanosleep returns the error number instead of setting errno.
+    if ret != 0 {
+        return Err(io::Error::from_raw_os_error(ret));
+    }
+    Ok(())
+}
+
+/// A POSIX timer on `CLOCK_MONOTONIC` that sends a signal to one thread
+/// (`SIGEV_THREAD_ID`). Deleted on drop.
+pub struct ThreadTimer(libc::timer_t);
+
+impl ThreadTimer {
+    /// Creates a disarmed timer that will send `sig` to thread `tid`.
+    pub fn new(sig: i32, tid: libc::pid_t) -> io::Result<ThreadTimer> {
+        // SAFETY: sigevent is plain data (zeroed is a valid value); timer_create
+        // writes the new timer's id into `id` on success.
+        unsafe {
+            let mut sev: libc::sigevent = std::mem::zeroed();
+            sev.sigev_notify = libc::SIGEV_THREAD_ID;
+            sev.sigev_signo = sig;
+            sev.sigev_notify_thread_id = tid;
+            let mut id: libc::timer_t = std::mem::zeroed();
+            cvt(libc::timer_create(libc::CLOCK_MONOTONIC, &mut sev, &mut id))?;
+            Ok(ThreadTimer(id))
+        }
+    }
+
+    /// Arms the timer to fire every `period_ns`, first after one period;
+    /// 0 disarms it.
+    pub fn set_period_ns(&self, period_ns: u64) -> io::Result<()> {
+        let it = libc::itimerspec {
+            it_interval: timespec(period_ns),
+            it_value: timespec(period_ns),
+        };
+        // SAFETY: self.0 is a live timer id; `it` is valid; the old value is not wanted.
+        cvt(unsafe { libc::timer_settime(self.0, 0, &it, std::ptr::null_mut()) }).map(|_| ())
+    }
+
+    /// Expirations lost because the previous signal was still pending.
+    pub fn overruns(&self) -> io::Result<u64> {
+        // SAFETY: self.0 is a live timer id.
+        cvt(unsafe { libc::timer_getoverrun(self.0) }).map(|v| v as u64)
+    }
+}
+
+impl Drop for ThreadTimer {
+    fn drop(&mut self) {
+        // SAFETY: self.0 is a live timer id, deleted exactly once here.
+        unsafe { libc::timer_delete(self.0) };
+    }
+}
