@@ -30,7 +30,7 @@ median_of() {
 }
 
 ipcmark_pipe() { # args: placement flags…
-  "$IPCMARK" run pipe --sizes "$SIZE" "$@" --json "$WORK/r.json" >/dev/null
+  "$IPCMARK" run pipe --sizes "$SIZE" "$@" --json "$WORK/r.json" >/dev/null 2>&1
   median_of "$WORK/r.json" pipe
 }
 
@@ -43,7 +43,7 @@ ref_pipe() {
 }
 
 spin_and_pipe() {
-  "$IPCMARK" run shm-spin pipe --sizes "$SIZE" --cpus "$A,$B" --json "$WORK/s.json" >/dev/null
+  "$IPCMARK" run shm-spin pipe --sizes "$SIZE" --cpus "$A,$B" --json "$WORK/s.json" >/dev/null 2>&1
   echo "$(median_of "$WORK/s.json" shm-spin) $(median_of "$WORK/s.json" pipe)"
 }
 
