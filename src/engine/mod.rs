@@ -5,6 +5,7 @@
 //! [`op::Operation`] and [`op::Op`] traits, and never names one; whole
 //! workloads run as a [`group::Group`] of processes whose work it does not know.
 
+pub mod calibrate;
 pub mod channel;
 pub mod environment;
 pub mod group;

@@ -19,6 +19,7 @@
 //! time per event = (batch time / operations − loop overhead − baseline per operation) / events per operation
 //! ```
 
+use super::calibrate::{iterations_for, warm_up};
 use super::channel::ChannelError;
 use super::interrupt::Watchdog;
 use super::op::{Events, NullOp, Op};
@@ -121,25 +122,17 @@ pub fn measure(
     // time, keep going until the warm-up time is spent.
     let per_op_ns = {
         let _wd = Watchdog::arm(budget.warmup * 3 + timeout);
-        let warm_ns = budget.warmup.as_nanos() as u64;
-        let (mut n, mut spent) = (1u64, 0u64);
-        loop {
-            // Between batches, never inside one: a stop request ends the
-            // figure within one batch even if the operation never blocks.
-            super::interrupt::check()?;
-            let t = batch(op, n)?;
-            ops += n;
-            spent += t;
-            if spent >= warm_ns && t >= warm_ns / 8 {
-                break t as f64 / n as f64;
-            }
-            if t < warm_ns / 4 {
-                n *= 2;
-            }
-        }
+        // Between batches, never inside one: a stop request ends the figure
+        // within one batch even if the operation never blocks.
+        let (per, done) = warm_up(
+            budget.warmup.as_nanos() as u64,
+            super::interrupt::check,
+            |n| batch(op, n),
+        )?;
+        ops += done;
+        per
     };
-    let iterations =
-        ((budget.sample_time.as_nanos() as f64 / per_op_ns.max(1.0)).ceil() as u64).max(1);
+    let iterations = iterations_for(budget.sample_time.as_nanos() as u64, per_op_ns);
 
     let loop_ns = null_iteration_ns()?;
     let clock_ns = clock_overhead_ns();

@@ -12,6 +12,7 @@
 //! the same loop run against an endpoint that does nothing. Nothing inside a
 //! timed batch allocates, logs, formats or locks.
 
+use super::calibrate::{iterations_for, warm_up};
 use super::channel::{ChannelError, Endpoint};
 use super::interrupt::Watchdog;
 use super::region::Region;
@@ -259,22 +260,15 @@ fn measure_with<const SELF_LOOP: bool>(
     // time, keep going until the warm-up time is spent.
     let per_iter_ns = {
         let _wd = Watchdog::arm(budget.warmup * 3 + timeout);
-        let warm_ns = budget.warmup.as_nanos() as u64;
-        let (mut n, mut spent) = (1u64, 0u64);
-        loop {
-            let t = batch::<SELF_LOOP>(ep, &mut buf, seq, n)?;
-            seq += n;
-            spent += t;
-            if spent >= warm_ns && t >= warm_ns / 8 {
-                break t as f64 / n as f64;
-            }
-            if t < warm_ns / 4 {
-                n *= 2;
-            }
-        }
+        // Blocking calls already see stop requests: nothing to do between batches.
+        let (per, _) = warm_up(
+            budget.warmup.as_nanos() as u64,
+            || Ok(()),
+            |n| batch::<SELF_LOOP>(ep, &mut buf, seq, n).inspect(|_| seq += n),
+        )?;
+        per
     };
-    let iterations =
-        ((budget.sample_time.as_nanos() as f64 / per_iter_ns.max(1.0)).ceil() as u64).max(1);
+    let iterations = iterations_for(budget.sample_time.as_nanos() as u64, per_iter_ns);
 
     // The null loop walks a region of the same kind, so moving the slot is
     // part of the overhead subtracted (not of the figure).
