@@ -17,6 +17,12 @@ use crate::engine::periodic::Periodic;
 /// The group of the IPC mechanisms (ping-pong between two processes).
 pub const IPC: &str = "ipc";
 
+/// The group of Rhealstone's metrics.
+pub const RHEALSTONE: &str = "rhealstone";
+
+/// The group of Thread-Metric's tests.
+pub const THREAD_METRIC: &str = "thread-metric";
+
 /// The name that selects every group.
 pub const ALL: &str = "all";
 
@@ -27,6 +33,8 @@ pub struct Group {
     pub name: &'static str,
     /// One line: what the group measures.
     pub summary: &'static str,
+    /// Other groups this one also selects (`rtos`: both RTOS suites).
+    pub includes: &'static [&'static str],
 }
 
 /// Every group, in the order runs show them. A group with no benchmark yet is
@@ -35,22 +43,37 @@ pub static GROUPS: &[Group] = &[
     Group {
         name: IPC,
         summary: "IPC mechanisms: one-way time of a message between two processes",
+        includes: &[],
     },
     Group {
         name: syscall::GROUP,
         summary: "single system calls timed in one process, loop overhead subtracted",
+        includes: &[],
     },
     Group {
         name: sched::GROUP,
         summary: "scheduler: context switches, wake-ups, priorities",
+        includes: &[],
     },
     Group {
         name: timer::GROUP,
         summary: "timers and sleeps: resolution and latency",
+        includes: &[],
+    },
+    Group {
+        name: RHEALSTONE,
+        summary: "Rhealstone's six RTOS metrics with threads under SCHED_FIFO",
+        includes: &[],
+    },
+    Group {
+        name: THREAD_METRIC,
+        summary: "Thread-Metric's eight RTOS tests: operations counted in a period",
+        includes: &[],
     },
     Group {
         name: "rtos",
-        summary: "Rhealstone and Thread-Metric style RTOS figures",
+        summary: "both RTOS suites: Rhealstone and Thread-Metric",
+        includes: &[RHEALSTONE, THREAD_METRIC],
     },
 ];
 
@@ -99,12 +122,18 @@ pub fn periodic_ids() -> Vec<&'static str> {
     PERIODIC.iter().map(|b| b.info().id).collect()
 }
 
-/// The periodic benchmarks of a group, in registry order.
+/// Whether a benchmark of group `own` is selected by naming group `name`:
+/// its own group, or a group that includes it.
+fn selects(name: &str, own: &str) -> bool {
+    name == own || group(name).is_some_and(|g| g.includes.contains(&own))
+}
+
+/// The periodic benchmarks of a group (and of the groups it includes), in registry order.
 pub fn periodic_members(group: &str) -> Vec<&'static dyn Periodic> {
     PERIODIC
         .iter()
         .copied()
-        .filter(|b| b.info().group == group)
+        .filter(|b| selects(group, b.info().group))
         .collect()
 }
 
@@ -123,13 +152,13 @@ pub fn group(name: &str) -> Option<&'static Group> {
     GROUPS.iter().find(|g| g.name == name)
 }
 
-/// The operation benchmarks of a group, in registry order (none for [`IPC`],
-/// whose members are the mechanisms).
+/// The operation benchmarks of a group (and of the groups it includes), in
+/// registry order (none for [`IPC`], whose members are the mechanisms).
 pub fn members(group: &str) -> Vec<&'static dyn Operation> {
     REGISTRY
         .iter()
         .copied()
-        .filter(|b| b.info().group == group)
+        .filter(|b| selects(group, b.info().group))
         .collect()
 }
 

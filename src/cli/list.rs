@@ -279,9 +279,9 @@ pub fn list(args: ListArgs) -> Result<ExitCode, Failure> {
         } else {
             "reserved".to_string()
         };
-        out.push_str(&format!("  {:<8} {} ({state})\n", g.name, g.summary));
+        out.push_str(&format!("  {:<13} {} ({state})\n", g.name, g.summary));
     }
-    out.push_str(&format!("  {:<8} every group\n", benchmarks::ALL));
+    out.push_str(&format!("  {:<13} every group\n", benchmarks::ALL));
     print_stdout(&out)?;
     Ok(ExitCode::SUCCESS)
 }
