@@ -7,8 +7,17 @@ use serde_json::Value;
 use std::time::Duration;
 use util::*;
 
-/// Short per-figure budget for tests: quick warm-up, two tiny samples.
-const SHORT: &[&str] = &["--quick", "--samples", "2", "--sample-time", "2ms"];
+/// Short per-figure budget for tests: quick warm-up, two tiny samples and no
+/// more (--max-time 0): tests check counts, and stay short.
+const SHORT: &[&str] = &[
+    "--quick",
+    "--samples",
+    "2",
+    "--max-time",
+    "0",
+    "--sample-time",
+    "2ms",
+];
 
 /// `command` followed by the `options` (which belong to the subcommand).
 fn args<'a>(options: &[&'a str], command: &[&'a str]) -> Vec<&'a str> {
@@ -87,6 +96,108 @@ fn assert_consistent(r: &Value) {
         lo <= median && median <= hi,
         "{name}: median outside its samples"
     );
+    assert_precision_consistent(r);
+}
+
+/// Checks a result's `precision` against its own samples.
+fn assert_precision_consistent(r: &Value) {
+    let name = format!("{} {}", r["benchmark"], r["size_bytes"]);
+    let p = &r["precision"];
+    let (low, high) = (
+        p["interval_ns"]["low"].as_f64().unwrap(),
+        p["interval_ns"]["high"].as_f64().unwrap(),
+    );
+    let median = r["latency_ns"]["median"].as_f64().unwrap();
+    assert!(
+        low <= median && median <= high,
+        "{name}: interval of the median {p} misses the median {median}"
+    );
+    let (achieved, target) = (
+        p["achieved"].as_f64().unwrap(),
+        p["target"].as_f64().unwrap(),
+    );
+    let half = (median - low).max(high - median) / median.max(1.0);
+    assert!(
+        (achieved - half).abs() <= 1e-9 * half.max(1.0),
+        "{name}: {p}"
+    );
+    assert_eq!(
+        p["met"].as_bool().unwrap(),
+        achieved <= target,
+        "{name}: {p}"
+    );
+}
+
+#[test]
+fn precision_target_adds_samples_until_met_or_time_is_up_and_flags_a_miss() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("p.json");
+    // A target no noisy machine meets in 1 s: samples go on past the minimum,
+    // then the miss is flagged in the result, the table and a warning.
+    let out = sb.run(
+        &[
+            "run",
+            "pipe",
+            "--sizes",
+            "64",
+            "--quick",
+            "--samples",
+            "3",
+            "--sample-time",
+            "2ms",
+            "--precision",
+            "0.001%",
+            "--max-time",
+            "1s",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = read_json(&json);
+    let r = &results(&report)[0];
+    assert_eq!(r["status"], "ok");
+    assert_eq!(report["settings"]["budget"]["precision"]["target"], 0.00001);
+    assert!(r["samples_ns"].as_array().unwrap().len() > 3, "{r}");
+    assert_eq!(r["precision"]["met"], false, "{r}");
+    assert_precision_consistent(r);
+    assert!(stdout(&out).contains("(target 0.001%)"), "{}", stdout(&out));
+    assert!(
+        report["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["kind"] == "precision-missed"),
+        "{}",
+        report["warnings"]
+    );
+    // A loose target: at least the minimum, and a verdict that agrees with
+    // the interval (whether it is met depends on the machine's noise).
+    let out = sb.run(
+        &[
+            "run",
+            "pipe-self",
+            "--sizes",
+            "64",
+            "--quick",
+            "--samples",
+            "5",
+            "--sample-time",
+            "2ms",
+            "--precision",
+            "100%",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = read_json(&json);
+    let r = &results(&report)[0];
+    assert!(r["samples_ns"].as_array().unwrap().len() >= 5, "{r}");
+    assert_precision_consistent(r);
 }
 
 fn run_matrix(peer: &str, sizes: &str) {
@@ -525,6 +636,22 @@ fn bad_input_exits_2_with_one_clear_line_and_writes_nothing() {
             "invalid duration '5'",
         ),
         (&["run", "--peer", "fiber", "--json", j], "fiber"),
+        (
+            &["run", "--precision", "0%", "--json", j],
+            "precision '0%' is out of range",
+        ),
+        (
+            &["run", "--precision", "2", "--json", j],
+            "precision '2' is out of range",
+        ),
+        (
+            &["run", "--precision", "fine", "--json", j],
+            "invalid precision 'fine'",
+        ),
+        (
+            &["run", "--max-time", "soon", "--json", j],
+            "invalid duration 'soon'",
+        ),
         (
             &["run", "--json", "/no/such/dir/out.json"],
             "does not exist",

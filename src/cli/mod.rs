@@ -130,9 +130,17 @@ pub struct RunArgs {
     /// Write the results as JSON to this file (rewritten after every mechanism).
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
-    /// Samples per figure.
+    /// Samples every figure takes at least (default 11; --quick 7).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     samples: Option<u32>,
+    /// Keep sampling until the 95% bootstrap interval of the median is within
+    /// ± this much of it (or --max-time runs out): a percentage or a fraction.
+    #[arg(long, value_name = "PERCENT", value_parser = parse::precision, default_value = "2%")]
+    precision: f64,
+    /// The longest one figure's samples may take before it is reported as
+    /// missing its precision (default 1s; --quick 250ms; 0: only --samples).
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration_or_zero)]
+    max_time: Option<Duration>,
     /// Target duration of one sample.
     #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
     sample_time: Option<Duration>,

@@ -200,6 +200,28 @@ pub fn frequency_list_arg(s: &str) -> Result<FrequencyList, String> {
     Ok(FrequencyList(out))
 }
 
+/// Parses a precision target: a percentage (`2%`) or a fraction below 1
+/// (`0.02`); the result is a fraction above 0 and at most 1.
+pub fn precision(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, scale) = match t.strip_suffix('%') {
+        Some(n) => (n.trim(), 0.01),
+        None => (t, 1.0),
+    };
+    let v: f64 = num.parse().map_err(|_| {
+        format!(
+            "invalid precision '{s}': expected a percentage such as 2% (or a fraction such as 0.02)"
+        )
+    })?;
+    let f = v * scale;
+    if !f.is_finite() || f <= 0.0 || f > 1.0 || (scale == 1.0 && f >= 1.0) {
+        return Err(format!(
+            "precision '{s}' is out of range: above 0% and at most 100% (a fraction: above 0 and below 1)"
+        ));
+    }
+    Ok(f)
+}
+
 /// `--tolerance` value parser: a fraction of the period, above 0 and at most
 /// 1 (a wake-up a whole period late has missed the next event).
 pub fn tolerance(s: &str) -> Result<f64, String> {

@@ -14,6 +14,7 @@ use crate::engine::periodic::{Periodic, PeriodicSettings};
 use crate::engine::pingpong::Budget;
 use crate::engine::placement::{SidePlacement, probe_rt};
 use crate::engine::runner::{self, FigureResult, Mode, Outcome, RunSettings};
+use crate::engine::sampling::Precision;
 use crate::mechanisms;
 use crate::output::json::{self, Report, ResultRecord, Settings};
 use crate::output::progress::Progress;
@@ -174,6 +175,14 @@ fn budget(args: &RunArgs) -> Budget {
         samples: args
             .samples
             .map_or(if quick { 7 } else { 11 }, |n| n as usize),
+        precision: Precision {
+            target: args.precision,
+            max_time: args.max_time.unwrap_or(Duration::from_millis(if quick {
+                250
+            } else {
+                1000
+            })),
+        },
         histogram_time: Duration::from_millis(if quick { 50 } else { 200 }),
         verify_rounds: 16,
         timeout: args.timeout,

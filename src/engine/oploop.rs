@@ -24,6 +24,7 @@ use super::channel::ChannelError;
 use super::interrupt::Watchdog;
 use super::op::{Events, NullOp, Op};
 use super::pingpong::{Budget, Measurement, clock_overhead_ns};
+use super::sampling;
 use crate::stats::{LatencyHistogram, Summary};
 use crate::sys::clock::monotonic_ns;
 use std::hint::black_box;
@@ -150,14 +151,13 @@ pub fn measure(
         .clamp(1, 1_000_000);
     let mut stamps = vec![u64::MAX; hist_n + 1];
 
-    let mut samples_ns = Vec::with_capacity(budget.samples);
-    for _ in 0..budget.samples {
+    let (samples_ns, precision) = sampling::take(budget.samples, &budget.precision, || {
         super::interrupt::check()?;
         let _wd = Watchdog::arm(budget.sample_time * 4 + timeout);
         let t = batch(op, iterations)?;
         ops += iterations;
-        samples_ns.push(((t as f64 / iterations as f64 - subtracted) / per_op).max(0.0));
-    }
+        Ok(((t as f64 / iterations as f64 - subtracted) / per_op).max(0.0))
+    })?;
 
     {
         super::interrupt::check()?;
@@ -202,6 +202,7 @@ pub fn measure(
             iterations,
             samples_ns,
             summary,
+            precision,
             loop_overhead_ns: loop_ns,
             clock_overhead_ns: clock_ns,
             latency,
@@ -223,6 +224,11 @@ mod tests {
             warmup: Duration::from_millis(2),
             sample_time: Duration::from_millis(1),
             samples: 3,
+            // Fixed count: no time for further samples.
+            precision: crate::engine::sampling::Precision {
+                target: 0.02,
+                max_time: Duration::ZERO,
+            },
             histogram_time: Duration::from_millis(1),
             verify_rounds: 4,
             timeout: Duration::from_secs(5),

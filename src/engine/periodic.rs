@@ -244,6 +244,7 @@ fn wakeups(
     let latency = hist.percentiles().expect("at least one wake-up");
     let summary = Summary::of(&samples).expect("at least one slice");
     let measurement = Measurement {
+        precision: None,
         iterations: n,
         samples_ns: samples,
         summary,
@@ -431,6 +432,7 @@ fn irq_overhead(
         hist.record(c.round() as u64);
     }
     let measurement = Measurement {
+        precision: None,
         iterations: chunks * n_blocks as u64,
         samples_ns: clamped,
         summary,

@@ -16,6 +16,7 @@ use super::calibrate::{iterations_for, warm_up};
 use super::channel::{ChannelError, Endpoint};
 use super::interrupt::Watchdog;
 use super::region::Region;
+use super::sampling::{self, Achieved, Precision};
 use crate::stats::{LatencyHistogram, Percentiles, Summary};
 use crate::sys::clock::monotonic_ns;
 use std::hint::black_box;
@@ -30,8 +31,10 @@ pub struct Budget {
     /// Target duration of one sample.
     #[serde(serialize_with = "ser_ms")]
     pub sample_time: Duration,
-    /// Number of samples.
+    /// Samples every figure takes at least.
     pub samples: usize,
+    /// Further samples until the median is known this precisely, within a time limit.
+    pub precision: Precision,
     /// Duration of the per-round-trip (histogram) pass.
     #[serde(serialize_with = "ser_ms")]
     pub histogram_time: Duration,
@@ -42,7 +45,7 @@ pub struct Budget {
     pub timeout: Duration,
 }
 
-fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+pub(super) fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64() * 1e3)
 }
 
@@ -55,6 +58,8 @@ pub struct Measurement {
     pub samples_ns: Vec<f64>,
     /// Summary of `samples_ns`.
     pub summary: Summary,
+    /// The interval of the median and whether it met the precision target.
+    pub precision: Option<Achieved>,
     /// Loop overhead subtracted from every one-way figure, in ns.
     pub loop_overhead_ns: f64,
     /// Cost of one clock read, subtracted from every individually timed round trip.
@@ -285,13 +290,12 @@ fn measure_with<const SELF_LOOP: bool>(
         .clamp(1, 1_000_000);
     let mut stamps = vec![u64::MAX; hist_n + 1];
 
-    let mut samples_ns = Vec::with_capacity(budget.samples);
-    for _ in 0..budget.samples {
+    let (samples_ns, precision) = sampling::take(budget.samples, &budget.precision, || {
         let _wd = Watchdog::arm(budget.sample_time * 4 + timeout);
         let t = batch::<SELF_LOOP>(ep, &mut buf, seq, iterations)?;
         seq += iterations;
-        samples_ns.push(((t as f64 / iterations as f64 - overhead_rt) / 2.0).max(0.0));
-    }
+        Ok(((t as f64 / iterations as f64 - overhead_rt) / 2.0).max(0.0))
+    })?;
 
     {
         let _wd = Watchdog::arm(budget.histogram_time * 4 + timeout);
@@ -322,6 +326,7 @@ fn measure_with<const SELF_LOOP: bool>(
         iterations,
         samples_ns,
         summary,
+        precision,
         loop_overhead_ns: overhead_rt / 2.0,
         clock_overhead_ns: clock_ns,
         latency,
@@ -367,6 +372,11 @@ mod tests {
             warmup: Duration::from_millis(2),
             sample_time: Duration::from_millis(1),
             samples: 3,
+            // Fixed count: no time for further samples.
+            precision: crate::engine::sampling::Precision {
+                target: 0.02,
+                max_time: Duration::ZERO,
+            },
             histogram_time: Duration::from_millis(1),
             verify_rounds: 4,
             timeout: Duration::from_secs(5),

@@ -8,6 +8,7 @@ use crate::engine::periodic::PeriodicFacts;
 use crate::engine::pingpong::Budget;
 use crate::engine::probe::KernelCheck;
 use crate::engine::runner::{FigureResult, Mode, Outcome};
+use crate::engine::sampling::Achieved;
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
@@ -96,6 +97,10 @@ pub struct ResultRecord {
     /// One-way latency statistics, ns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_ns: Option<Latency>,
+    /// Modes pingpong and op: the 95% interval of the median (ns) and whether
+    /// it met the precision target.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precision: Option<Achieved>,
     /// Loop overhead subtracted from every one-way figure, ns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loop_overhead_ns: Option<f64>,
@@ -178,6 +183,7 @@ impl ResultRecord {
             iterations: None,
             samples_ns: None,
             latency_ns: None,
+            precision: None,
             loop_overhead_ns: None,
             clock_overhead_ns: None,
             timed_round_trips: None,
@@ -216,6 +222,7 @@ impl ResultRecord {
                     p99: l.p99 as f64,
                     p999: l.p999 as f64,
                 });
+                r.precision = m.precision;
                 r.loop_overhead_ns = Some(m.loop_overhead_ns);
                 r.clock_overhead_ns = Some(m.clock_overhead_ns);
                 match f.mode {

@@ -1,5 +1,6 @@
 //! The terminal tables: one row per mechanism × size, one per operation benchmark.
 
+use crate::engine::pingpong::Measurement;
 use crate::engine::runner::{FigureResult, Outcome};
 use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table, presets};
 
@@ -68,10 +69,7 @@ pub fn render(results: &[FigureResult]) -> String {
                 } else {
                     "-".into()
                 };
-                let mut notes = Vec::new();
-                if m.summary.relative_range() > 0.25 {
-                    notes.push(format!("spread {:.0}%", m.summary.relative_range() * 100.0));
-                }
+                let mut notes = quality_notes(m);
                 if let Some(bytes) = r.cold_region {
                     notes.push(format!("cold ({} region)", format_size(bytes)));
                 }
@@ -137,6 +135,35 @@ fn proven_calls(r: &FigureResult) -> String {
     }
 }
 
+/// What makes a figure less certain: samples spread widely, or a median not
+/// known to the precision asked for.
+fn quality_notes(m: &Measurement) -> Vec<String> {
+    let mut notes = Vec::new();
+    if m.summary.relative_range() > 0.25 {
+        notes.push(format!("spread {:.0}%", m.summary.relative_range() * 100.0));
+    }
+    if let Some(p) = m.precision.filter(|p| !p.met) {
+        notes.push(format!(
+            "±{}% (target {}%)",
+            percent(p.achieved),
+            percent(p.target)
+        ));
+    }
+    notes
+}
+
+/// A fraction as a percentage with no more digits than it needs
+/// (0.02 → "2", 0.075 → "7.5", 0.00001 → "0.001").
+pub fn percent(fraction: f64) -> String {
+    let v = fraction * 100.0;
+    let s = if v >= 1.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    };
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// Renders operation results (mode `op`) as a table that fits 100 columns.
 pub fn render_ops(results: &[FigureResult]) -> String {
     let mut t = Table::new();
@@ -160,10 +187,7 @@ pub fn render_ops(results: &[FigureResult]) -> String {
                 } else {
                     "-".into()
                 };
-                let mut notes = Vec::new();
-                if m.summary.relative_range() > 0.25 {
-                    notes.push(format!("spread {:.0}%", m.summary.relative_range() * 100.0));
-                }
+                let mut notes = quality_notes(m);
                 // Per what: an operation, or each of several events in it.
                 match r.proof.as_ref().and_then(|p| p.events) {
                     Some(e) => notes.push(format!("per {} ({} per op)", e.name, e.per_op)),
@@ -389,6 +413,14 @@ mod tests {
         assert_eq!(format_size(65536), "64K");
         assert_eq!(format_size(1 << 20), "1M");
         assert_eq!(format_size(1500), "1500");
+    }
+
+    #[test]
+    fn percentages_use_the_digits_they_need() {
+        assert_eq!(percent(0.02), "2");
+        assert_eq!(percent(0.075), "7.5");
+        assert_eq!(percent(0.00001), "0.001");
+        assert_eq!(percent(0.279), "27.9");
     }
 
     #[test]

@@ -33,6 +33,16 @@ pub enum Warning {
         /// The largest relative range among them.
         worst: f64,
     },
+    /// The median of these figures is not known as precisely as asked
+    /// (`--precision`) within the time allowed (`--max-time`).
+    PrecisionMissed {
+        /// "mechanism size" of each such figure.
+        figures: Vec<String>,
+        /// The target, a fraction of the median.
+        target: f64,
+        /// The widest half-interval among them, a fraction of the median.
+        worst: f64,
+    },
     /// Running in a virtual machine.
     Virtualized {
         /// The hypervisor.
@@ -48,6 +58,7 @@ impl Warning {
             Warning::FrequencyScaling { .. } => "frequency-scaling",
             Warning::IdleStatesAllowed => "idle-states-allowed",
             Warning::HighSpread { .. } => "high-spread",
+            Warning::PrecisionMissed { .. } => "precision-missed",
             Warning::Virtualized { .. } => "virtualized",
         }
     }
@@ -79,13 +90,20 @@ impl fmt::Display for Warning {
                 figures.len(),
                 SPREAD_LIMIT * 100.0,
                 worst * 100.0,
-                figures
-                    .iter()
-                    .take(4)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-                    + if figures.len() > 4 { ", …" } else { "" }
+                first_few(figures)
+            ),
+            Warning::PrecisionMissed {
+                figures,
+                target,
+                worst,
+            } => write!(
+                f,
+                "{} figure(s) did not reach the precision target: the 95% interval of the median is wider \
+                 than ±{}% (worst ±{}%: {}); give them more time (--max-time), or run on a quieter machine",
+                figures.len(),
+                super::table::percent(*target),
+                super::table::percent(*worst),
+                first_few(figures)
             ),
             Warning::Virtualized { hypervisor } => write!(
                 f,
@@ -94,6 +112,22 @@ impl fmt::Display for Warning {
             ),
         }
     }
+}
+
+/// The first four names, and an ellipsis if there are more.
+fn first_few(figures: &[String]) -> String {
+    figures
+        .iter()
+        .take(4)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ")
+        + if figures.len() > 4 { ", …" } else { "" }
+}
+
+/// "mechanism size", naming a figure in a warning.
+fn figure_name(r: &FigureResult) -> String {
+    format!("{} {}", r.mechanism, super::table::format_size(r.size))
 }
 
 /// The warnings that apply to this run.
@@ -123,10 +157,7 @@ pub fn collect(env: &Environment, results: &[FigureResult]) -> Vec<Warning> {
             Outcome::Ok(m)
                 if r.mode != Mode::Periodic && m.summary.relative_range() > SPREAD_LIMIT =>
             {
-                Some((
-                    format!("{} {}", r.mechanism, super::table::format_size(r.size)),
-                    m.summary.relative_range(),
-                ))
+                Some((figure_name(r), m.summary.relative_range()))
             }
             _ => None,
         })
@@ -136,6 +167,24 @@ pub fn collect(env: &Environment, results: &[FigureResult]) -> Vec<Warning> {
         w.push(Warning::HighSpread {
             worst: spread[0].1,
             figures: spread.into_iter().map(|(n, _)| n).collect(),
+        });
+    }
+    let mut missed: Vec<(String, f64, f64)> = results
+        .iter()
+        .filter_map(|r| match &r.outcome {
+            Outcome::Ok(m) => m
+                .precision
+                .filter(|p| !p.met)
+                .map(|p| (figure_name(r), p.achieved, p.target)),
+            _ => None,
+        })
+        .collect();
+    if !missed.is_empty() {
+        missed.sort_by(|a, b| b.1.total_cmp(&a.1));
+        w.push(Warning::PrecisionMissed {
+            worst: missed[0].1,
+            target: missed[0].2,
+            figures: missed.into_iter().map(|(n, ..)| n).collect(),
         });
     }
     if env.virtualization != "none" {

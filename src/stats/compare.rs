@@ -186,8 +186,8 @@ pub fn bootstrap_ratio_of_medians(
     })
 }
 
-/// Percentile-bootstrap interval of the median of `v`.
-#[cfg(test)]
+/// Percentile-bootstrap interval of the median of `v` at `level`, from
+/// `resamples` resamples drawn with a fixed seed.
 pub fn bootstrap_median(v: &[f64], level: f64, resamples: usize, seed: u64) -> Option<Interval> {
     if v.is_empty() {
         return None;
