@@ -7,18 +7,6 @@ use serde_json::Value;
 use std::time::Duration;
 use util::*;
 
-/// Short per-figure budget for tests: quick warm-up, two tiny samples and no
-/// more (--max-time 0): tests check counts, and stay short.
-const SHORT: &[&str] = &[
-    "--quick",
-    "--samples",
-    "2",
-    "--max-time",
-    "0",
-    "--sample-time",
-    "2ms",
-];
-
 /// `command` followed by the `options` (which belong to the subcommand).
 fn args<'a>(options: &[&'a str], command: &[&'a str]) -> Vec<&'a str> {
     let mut v = command.to_vec();

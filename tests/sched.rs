@@ -10,18 +10,6 @@ use serde_json::Value;
 use std::time::Duration;
 use util::*;
 
-/// Short per-figure budget for tests: quick warm-up, two tiny samples and no
-/// more (--max-time 0): tests check counts, and stay short.
-const SHORT: &[&str] = &[
-    "--quick",
-    "--samples",
-    "2",
-    "--max-time",
-    "0",
-    "--sample-time",
-    "2ms",
-];
-
 /// The benchmarks the issue asks for, by id.
 const ISSUE_IDS: &[&str] = &[
     "sched-yield",

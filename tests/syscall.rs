@@ -10,18 +10,6 @@ use std::collections::HashSet;
 use std::time::Duration;
 use util::*;
 
-/// Short per-figure budget for tests: quick warm-up, two tiny samples and no
-/// more (--max-time 0): tests check counts, and stay short.
-const SHORT: &[&str] = &[
-    "--quick",
-    "--samples",
-    "2",
-    "--max-time",
-    "0",
-    "--sample-time",
-    "2ms",
-];
-
 /// Every system call the issue names, by benchmark id.
 const ISSUE_CALLS: &[&str] = &[
     "syscall-getpid",

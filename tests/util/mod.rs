@@ -13,6 +13,18 @@ use std::time::{Duration, Instant};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
+/// Short per-figure budget for tests: quick warm-up, two tiny samples and no
+/// more (--max-time 0): tests check counts, and stay short.
+pub const SHORT: &[&str] = &[
+    "--quick",
+    "--samples",
+    "2",
+    "--max-time",
+    "0",
+    "--sample-time",
+    "2ms",
+];
+
 /// Takes the global lock (a poisoned lock from a failed test is still usable).
 pub fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
