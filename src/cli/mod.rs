@@ -178,7 +178,7 @@ pub struct RunArgs {
     mode: Option<ModeArg>,
     /// Mode oneway: send one message per interval (sporadic, e.g. 1s, 10ms,
     /// 100us; at most 60s); without it, saturated.
-    #[arg(long, value_name = "DURATION", value_parser = parse::interval)]
+    #[arg(long, value_name = "DURATION", value_parser = parse::interval, allow_hyphen_values = true)]
     interval: Option<Duration>,
     /// Mode oneway: messages per window of min / max / mean (default 100000;
     /// --quick 10000).

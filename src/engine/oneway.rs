@@ -42,6 +42,7 @@
 
 use super::channel::{ChannelError, Endpoint};
 use super::interrupt::{self, Watchdog};
+use super::peer::{Fault, inject};
 use super::periodic::SlackGuard;
 use super::pingpong::{Budget, Measurement, clock_overhead_ns, fill_pattern};
 use super::region::Region;
@@ -110,9 +111,9 @@ pub struct OneWayFacts {
     /// Whether the saturated phase stopped at its time bound before `messages`.
     pub time_bounded: bool,
     /// Timer slack of the sending thread while it sent, ns.
-    pub timer_slack_ns: u64,
+    pub sender_timer_slack_ns: u64,
     /// Scheduling policy of the sending thread.
-    pub sched_policy: &'static str,
+    pub sender_sched_policy: &'static str,
 }
 
 /// Where the receiver leaves its count and each message's latency: a shared
@@ -177,11 +178,14 @@ fn read_header(buf: &[u8]) -> u64 {
 
 /// The receiving peer's loop: receive, read the clock, check the sequence,
 /// store the latency, send the message back as the acknowledgement; until
-/// stopped. Any mismatch ends it with an error the engine reports.
+/// stopped. Any mismatch ends it with an error the engine reports. `fault`
+/// is the test-only fault of [`super::peer::Fault`], applied to what is
+/// acknowledged.
 pub fn receive(
     ep: &mut dyn Endpoint,
     region: &mut Region,
     rx: &Receiver,
+    fault: Option<Fault>,
 ) -> Result<(), ChannelError> {
     let cap = rx.store.capacity();
     let count = rx.store.0.atomic_u64(0);
@@ -209,6 +213,9 @@ pub fn receive(
             .atomic_u64(seq as usize * 8)
             .store(now - sent_at, Ordering::Relaxed);
         count.store(seq, Ordering::Release);
+        if let Some(f) = fault {
+            inject(f, seq, buf)?;
+        }
         ep.send(buf)?;
     }
 }
@@ -360,8 +367,8 @@ pub fn measure(
         m,
         OneWayFacts {
             time_bounded,
-            timer_slack_ns,
-            sched_policy: sched::policy_name(),
+            sender_timer_slack_ns: timer_slack_ns,
+            sender_sched_policy: sched::policy_name(),
             ..facts
         },
     ))
@@ -426,8 +433,8 @@ fn summarise(
             windows,
             mean_ns,
             time_bounded: false,
-            timer_slack_ns: 0,
-            sched_policy: "",
+            sender_timer_slack_ns: 0,
+            sender_sched_policy: "",
         },
     ))
 }

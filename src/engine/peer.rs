@@ -341,7 +341,9 @@ fn run_server(mut server: Box<dyn Endpoint>, spec: &PeerSpec, ctl: &ControlPage)
     };
     let served = match &spec.role {
         PeerRole::Echo => serve(server.as_mut(), &mut region, spec.fault),
-        PeerRole::OneWayReceiver(rx) => super::oneway::receive(server.as_mut(), &mut region, rx),
+        PeerRole::OneWayReceiver(rx) => {
+            super::oneway::receive(server.as_mut(), &mut region, rx, spec.fault)
+        }
     };
     match served {
         Ok(()) | Err(ChannelError::Stopped) => 0,
@@ -370,7 +372,8 @@ fn serve(
     }
 }
 
-fn inject(fault: Fault, count: u64, buf: &mut [u8]) -> Result<(), ChannelError> {
+/// Applies a test-only fault to the `count`-th message received.
+pub(super) fn inject(fault: Fault, count: u64, buf: &mut [u8]) -> Result<(), ChannelError> {
     match fault {
         Fault::Corrupt => {
             if let Some(last) = buf.last_mut() {
