@@ -295,7 +295,7 @@ fn column_mode_matches(mode: ColumnMode, r: &FigureResult) -> bool {
 }
 
 /// What the columns of [`render_oneway`] mean.
-pub const ONEWAY_FOOTNOTE: &str = "one-way = receiver's clock after recv − sender's CLOCK_MONOTONIC stamp in the message, one clock read subtracted; one message in flight (the receiver acknowledges each); saturated = next message on the acknowledgement, otherwise one per interval; mean over every message, percentiles of every message";
+pub const ONEWAY_FOOTNOTE: &str = "client = sender, server = receiver; one-way = receiver's clock after recv − sender's CLOCK_MONOTONIC stamp in the message, one clock read subtracted; one message in flight (the receiver acknowledges each); saturated = next message on the acknowledgement, otherwise one per interval; mean over every message, percentiles of every message";
 
 /// Renders mode `oneway` results: one row per mechanism × size × pacing.
 pub fn render_oneway(results: &[FigureResult]) -> String {
