@@ -337,3 +337,41 @@ fn bad_oneway_flags_exit_2_with_a_clear_message() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn sigint_during_a_sporadic_sleep_releases_everything() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("i.json");
+    // pipe finishes quickly; posix-mq is then asleep between 500 ms sends.
+    let child = sb
+        .cmd(&[
+            "run",
+            "--mode",
+            "oneway",
+            "--interval",
+            "500ms",
+            "--messages",
+            "2",
+            "pipe",
+            "posix-mq",
+            "--sizes",
+            "64,128",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    assert!(
+        eventually(Duration::from_secs(20), || json.exists()),
+        "no partial JSON after the first mechanism"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    signal(pid, libc::SIGINT);
+    let out = wait_with_deadline(child, Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let report = read_json(&json);
+    assert_eq!(report["complete"], false);
+    assert_clean(&sb, pid);
+}
