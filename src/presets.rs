@@ -2,7 +2,26 @@
 //! names the study it reproduces, the mechanisms standing in for the study's
 //! columns, and the study's sizes.
 
-/// One column of a preset's table: a mechanism, warm or cold.
+use std::time::Duration;
+
+/// How a column is timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnMode {
+    /// Round trips through an echo server (`--mode pingpong`).
+    PingPong,
+    /// Stamped messages one way (`--mode oneway`); `interval` `None` is
+    /// saturated, otherwise one message per interval. `messages`: timed
+    /// messages (`None`: the run's default for the pacing; `--messages`
+    /// overrides both).
+    OneWay {
+        /// Time between two sends (sporadic), or `None` (saturated).
+        interval: Option<Duration>,
+        /// Timed messages.
+        messages: Option<u64>,
+    },
+}
+
+/// One column of a preset's table: a mechanism, warm or cold, and how it is timed.
 #[derive(Debug, Clone, Copy)]
 pub struct Column {
     /// Mechanism id.
@@ -11,6 +30,35 @@ pub struct Column {
     pub cold: bool,
     /// The study's name for the column.
     pub label: &'static str,
+    /// Ping-pong or one-way, saturated or sporadic.
+    pub mode: ColumnMode,
+}
+
+impl Column {
+    /// The column as the command line would run it: mechanism and flags,
+    /// e.g. "vm-copy --cold", "posix-mq --mode oneway --interval 100ms".
+    pub fn command(&self) -> String {
+        let mut s = self.mechanism.to_string();
+        if self.cold {
+            s.push_str(" --cold");
+        }
+        if let ColumnMode::OneWay { interval, .. } = self.mode {
+            s.push_str(" --mode oneway");
+            if let Some(d) = interval {
+                s.push_str(&format!(" --interval {}", format_duration(d)));
+            }
+        }
+        s
+    }
+
+    const fn pingpong(mechanism: &'static str, cold: bool, label: &'static str) -> Column {
+        Column {
+            mechanism,
+            cold,
+            label,
+            mode: ColumnMode::PingPong,
+        }
+    }
 }
 
 /// A ready-made run.
@@ -24,54 +72,81 @@ pub struct Preset {
     pub columns: &'static [Column],
     /// The study's message sizes, bytes.
     pub sizes: &'static [usize],
+    /// SCHED_FIFO priority the study ran both sides at, if any: used when
+    /// permitted (a warning and SCHED_OTHER otherwise); `--rt` overrides it.
+    pub rt_priority: Option<i32>,
+    /// How the run differs from the study, printed under its table.
+    pub differences: Option<&'static str>,
 }
 
 /// Every preset.
-pub static PRESETS: &[Preset] = &[Preset {
-    name: "qnx-table4",
-    study: "QNX 4 IPC study (1998), Table 4: transfer time (µs) by message size, one column per mechanism",
-    columns: &[
-        Column {
-            mechanism: "pipe",
-            cold: false,
-            label: "pipe",
-        },
-        Column {
-            mechanism: "fifo",
-            cold: false,
-            label: "FIFO",
-        },
-        Column {
-            mechanism: "vm-copy",
-            cold: false,
-            label: "message",
-        },
-        Column {
-            mechanism: "unix-seqpacket",
-            cold: false,
-            label: "message (socket)",
-        },
-        Column {
-            mechanism: "vm-copy",
-            cold: true,
-            label: "message, no cache",
-        },
-        Column {
-            mechanism: "signal-sigqueue",
-            cold: false,
-            label: "proxy",
-        },
-        Column {
-            mechanism: "shm-posix-sem",
-            cold: false,
-            label: "shm + sem + memcpy",
-        },
-    ],
-    sizes: &[
-        1, 32, 100, 128, 512, 1024, 2048, 2560, 3072, 3584, 4096, 5120, 6144, 8192, 10240, 12288,
-        15369, 22528,
-    ],
-}];
+pub static PRESETS: &[Preset] = &[
+    Preset {
+        name: "qnx-table4",
+        study: "QNX 4 IPC study (1998), Table 4: transfer time (µs) by message size, one column per mechanism",
+        columns: &[
+            Column::pingpong("pipe", false, "pipe"),
+            Column::pingpong("fifo", false, "FIFO"),
+            Column::pingpong("vm-copy", false, "message"),
+            Column::pingpong("unix-seqpacket", false, "message (socket)"),
+            Column::pingpong("vm-copy", true, "message, no cache"),
+            Column::pingpong("signal-sigqueue", false, "proxy"),
+            Column::pingpong("shm-posix-sem", false, "shm + sem + memcpy"),
+        ],
+        sizes: &[
+            1, 32, 100, 128, 512, 1024, 2048, 2560, 3072, 3584, 4096, 5120, 6144, 8192, 10240,
+            12288, 15369, 22528,
+        ],
+        rt_priority: None,
+        differences: None,
+    },
+    Preset {
+        name: "mq-article",
+        study: "POSIX message queues (Blaess, 2011): one-way latency (µs) of a stamped message, \
+            sporadic vs saturated sending, min / mean / max, sender and receiver on two CPUs, SCHED_FIFO 40",
+        columns: &[
+            Column {
+                mechanism: "posix-mq",
+                cold: false,
+                label: "sporadic",
+                mode: ColumnMode::OneWay {
+                    interval: Some(Duration::from_millis(100)),
+                    messages: Some(30),
+                },
+            },
+            Column {
+                mechanism: "posix-mq",
+                cold: false,
+                label: "saturated",
+                mode: ColumnMode::OneWay {
+                    interval: None,
+                    messages: None,
+                },
+            },
+        ],
+        sizes: &[8, 64, 512, 4096, 8192, 16384, 65536],
+        rt_priority: Some(40),
+        differences: Some(
+            "differences from the study: sporadic = one message every 100 ms, 30 per size (the study: one a second, \
+         read by eye), to stay within minutes; saturated = one message in flight, the next sent as soon as the \
+         receiver acknowledges the last (the study let the queue fill), windows of --window messages (100000 as \
+         in the study); CLOCK_MONOTONIC in ns, one clock read subtracted (the study: gettimeofday in µs); sizes \
+         above fs.mqueue.msgsize_max are skipped",
+        ),
+    },
+];
+
+/// A duration as the command line takes it: 100ms, 1s, 250us.
+pub fn format_duration(d: Duration) -> String {
+    let ns = d.as_nanos();
+    if ns.is_multiple_of(1_000_000_000) {
+        format!("{}s", ns / 1_000_000_000)
+    } else if ns.is_multiple_of(1_000_000) {
+        format!("{}ms", ns / 1_000_000)
+    } else {
+        format!("{}us", ns as f64 / 1e3)
+    }
+}
 
 /// Finds a preset by name.
 pub fn find(name: &str) -> Option<&'static Preset> {

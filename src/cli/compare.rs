@@ -44,6 +44,11 @@ struct RunResult {
     samples_ns: Option<Vec<f64>>,
     #[serde(default)]
     cold_region_bytes: Option<u64>,
+    /// Mode oneway: "saturated" or "sporadic", with `interval_ns`.
+    #[serde(default)]
+    pacing: Option<String>,
+    #[serde(default)]
+    interval_ns: Option<u64>,
 }
 
 /// One side's identity in the output.
@@ -130,9 +135,13 @@ fn index(f: &RunFile) -> BTreeMap<Key, &RunResult> {
         .iter()
         .map(|r| {
             // A cold figure is a different measurement from a warm one of the same size.
-            let mode = match r.cold_region_bytes {
-                Some(_) => format!("{} (cold)", r.mode),
-                None => r.mode.clone(),
+            // A sporadic one-way figure is a different measurement from a
+            // saturated one, and from one at another interval.
+            let mode = match (r.cold_region_bytes, r.pacing.as_deref(), r.interval_ns) {
+                (Some(_), _, _) => format!("{} (cold)", r.mode),
+                (None, Some(_), Some(ns)) => format!("{} (every {ns} ns)", r.mode),
+                (None, Some(p), None) => format!("{} ({p})", r.mode),
+                (None, None, _) => r.mode.clone(),
             };
             ((r.benchmark.clone(), mode, r.size_bytes), r)
         })

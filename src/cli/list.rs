@@ -196,7 +196,7 @@ fn op_table() -> Table {
 struct PresetEntry {
     name: &'static str,
     study: &'static str,
-    /// Column labels with the mechanism (and `--cold`) behind each.
+    /// Column labels with the mechanism and flags (`--cold`, `--mode oneway`, …) behind each.
     columns: Vec<String>,
     sizes: &'static [usize],
 }
@@ -210,14 +210,7 @@ fn list_presets(json: bool) -> Result<ExitCode, Failure> {
             columns: p
                 .columns
                 .iter()
-                .map(|c| {
-                    format!(
-                        "{}: {}{}",
-                        c.label,
-                        c.mechanism,
-                        if c.cold { " --cold" } else { "" }
-                    )
-                })
+                .map(|c| format!("{}: {}", c.label, c.command()))
                 .collect(),
             sizes: p.sizes,
         })

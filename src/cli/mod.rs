@@ -83,6 +83,15 @@ pub enum PeerArg {
     Thread,
 }
 
+/// How IPC mechanisms are timed (`--mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// Round trips through an echo server; one-way = round trip / 2.
+    Pingpong,
+    /// Stamped messages one way, one in flight: saturated, or sporadic with --interval.
+    Oneway,
+}
+
 /// Faults for tests of the engine's checks (hidden).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FaultArg {
@@ -171,6 +180,23 @@ pub struct RunArgs {
     #[arg(long, value_name = "HZ", value_parser = parse::frequency,
           default_value = "1000", allow_negative_numbers = true)]
     irq_frequency: f64,
+    /// How IPC mechanisms are timed: pingpong (default) or oneway (a
+    /// CLOCK_MONOTONIC stamp in each message, latency computed by the receiver).
+    #[arg(long, value_enum, value_name = "MODE")]
+    mode: Option<ModeArg>,
+    /// Mode oneway: send one message per interval (sporadic, e.g. 1s, 10ms,
+    /// 100us; at most 60s); without it, saturated.
+    #[arg(long, value_name = "DURATION", value_parser = parse::interval, allow_hyphen_values = true)]
+    interval: Option<Duration>,
+    /// Mode oneway: messages per window of min / max / mean (default 100000;
+    /// --quick 10000).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    window: Option<u64>,
+    /// Mode oneway: timed messages per figure (default: saturated 3 windows,
+    /// --quick 2; sporadic 30, --quick 10). Saturated stops after 60 s
+    /// (--quick 10 s) even if fewer were sent. At most 10 000 000.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    messages: Option<u64>,
     /// Inject a fault in the echo server (for testing ipcmark itself).
     #[arg(long, value_enum, hide = true)]
     fault: Option<FaultArg>,

@@ -118,6 +118,18 @@ pub fn duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// Parses `--interval`: a duration above zero, at most one minute (a
+/// sporadic figure sends tens of messages, each waited for that long).
+pub fn interval(s: &str) -> Result<Duration, String> {
+    let d = duration(s)?;
+    if d > Duration::from_secs(60) {
+        return Err(format!(
+            "interval '{s}' is too long: at most 60s (a figure sends tens of messages)"
+        ));
+    }
+    Ok(d)
+}
+
 /// Parses a duration that may also be zero ("0", "0s", "30ms"): for waits a
 /// user may want to leave out, such as thinking time.
 pub fn duration_or_zero(s: &str) -> Result<Duration, String> {

@@ -2,12 +2,13 @@
 //! every operation benchmark, saving the JSON after each mechanism or
 //! benchmark so an interrupted run keeps its results.
 
-use super::{Failure, FaultArg, PeerArg, RunArgs, print_stdout};
+use super::{Failure, FaultArg, ModeArg, PeerArg, RunArgs, print_stdout};
 use crate::benchmarks;
 use crate::engine::channel::Mechanism;
 use crate::engine::environment::{self, Environment};
 use crate::engine::interrupt;
 use crate::engine::objects::ObjectNamer;
+use crate::engine::oneway::OneWayPlan;
 use crate::engine::op::Operation;
 use crate::engine::peer::{Fault, PeerKind};
 use crate::engine::periodic::{Periodic, PeriodicSettings};
@@ -34,17 +35,93 @@ enum Selected {
     Op(&'static dyn Operation),
     /// A benchmark of the periodic model, one figure per planned [`Model`].
     Periodic(&'static dyn Periodic),
+    /// An IPC mechanism timed one way (mode `oneway`) at every size it runs at.
+    OneWay(&'static dyn Mechanism, OneWayPlan),
 }
 
 impl Selected {
-    /// What makes two selections the same figure set.
-    fn key(&self) -> (&'static str, bool) {
+    /// What makes two selections the same figure set: id, cold, and the
+    /// one-way pacing (0: not one-way; 1: saturated; 2 + ns: sporadic).
+    fn key(&self) -> (&'static str, bool, u64) {
         match self {
-            Selected::Mechanism(m, cold) => (m.info().id, *cold),
-            Selected::Op(b) => (b.info().id, false),
-            Selected::Periodic(b) => (b.info().id, false),
+            Selected::Mechanism(m, cold) => (m.info().id, *cold, 0),
+            Selected::Op(b) => (b.info().id, false, 0),
+            Selected::Periodic(b) => (b.info().id, false, 0),
+            Selected::OneWay(m, plan) => (
+                m.info().id,
+                false,
+                plan.interval.map_or(1, |d| 2 + d.as_nanos() as u64),
+            ),
         }
     }
+}
+
+/// The one-way plan for a figure set: `--interval`, `--window`, `--messages`
+/// and `--quick`, or a preset column's interval and count.
+fn oneway_plan(
+    args: &RunArgs,
+    interval: Option<Duration>,
+    preset_messages: Option<u64>,
+) -> OneWayPlan {
+    let quick = args.quick;
+    let window = args.window.unwrap_or(if quick { 10_000 } else { 100_000 });
+    let default_messages = match interval {
+        Some(_) => preset_messages
+            .filter(|_| !quick)
+            .unwrap_or(if quick { 10 } else { 30 }),
+        None => preset_messages.unwrap_or(window * if quick { 2 } else { 3 }),
+    };
+    OneWayPlan {
+        interval,
+        messages: args.messages.unwrap_or(default_messages),
+        window,
+        max_time: Duration::from_secs(if quick { 10 } else { 60 }),
+    }
+}
+
+/// Checks the one-way flags against `--mode` and `--preset` (exit 2).
+fn check_mode_flags(
+    args: &RunArgs,
+    preset: Option<&crate::presets::Preset>,
+) -> Result<(), Failure> {
+    if let Some(p) = preset {
+        if args.mode.is_some() || args.interval.is_some() {
+            return Err(Failure::usage(format!(
+                "--preset {} sets each column's mode and interval; drop --mode and --interval",
+                p.name
+            )));
+        }
+        let has_oneway = p
+            .columns
+            .iter()
+            .any(|c| matches!(c.mode, crate::presets::ColumnMode::OneWay { .. }));
+        if !has_oneway && (args.window.is_some() || args.messages.is_some()) {
+            return Err(Failure::usage(format!(
+                "--window and --messages apply to mode oneway; preset {} has no one-way column",
+                p.name
+            )));
+        }
+        return Ok(());
+    }
+    if args.mode != Some(ModeArg::Oneway) {
+        for (flag, given) in [
+            ("--interval", args.interval.is_some()),
+            ("--window", args.window.is_some()),
+            ("--messages", args.messages.is_some()),
+        ] {
+            if given {
+                return Err(Failure::usage(format!(
+                    "{flag} applies to --mode oneway only (mode is {})",
+                    if args.mode.is_some() {
+                        "pingpong"
+                    } else {
+                        "pingpong by default"
+                    }
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Resolves the names given to `ipcmark run`: mechanism ids, benchmark ids and
@@ -111,8 +188,12 @@ fn resolve(names: &[String], cold: bool) -> Result<Vec<Selected>, Failure> {
 }
 
 /// Client and server placement, and a remark when the machine forces one.
+/// `preset_rt`: the preset's SCHED_FIFO priority, used when permitted and
+/// `--rt` is not given; when it is not permitted the run goes on under
+/// SCHED_OTHER and the note says so.
 fn placement(
     args: &RunArgs,
+    preset_rt: Option<i32>,
 ) -> Result<(SidePlacement, SidePlacement, Option<String>, usize), Failure> {
     let allowed = crate::sys::sched::allowed_cpus()
         .map_err(|e| Failure::run(format!("sched_getaffinity: {e}")))?;
@@ -158,9 +239,24 @@ fn placement(
             ))
         })?;
     }
+    let mut rt = args.rt;
+    if let (None, Some(prio)) = (args.rt, preset_rt) {
+        match probe_rt(prio) {
+            Ok(()) => rt = Some(prio),
+            Err(e) => {
+                let fact = format!(
+                    "SCHED_FIFO {prio}, as in the study, is not permitted here ({e}): running under SCHED_OTHER"
+                );
+                note = Some(match note {
+                    Some(n) => format!("{n}; {fact}"),
+                    None => fact,
+                });
+            }
+        }
+    }
     let side = |cpu| SidePlacement {
         cpu: Some(cpu),
-        rt_priority: args.rt,
+        rt_priority: rt,
     };
     Ok((side(client_cpu), side(server_cpu), note, allowed.len()))
 }
@@ -219,18 +315,57 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             .map(|c| {
                 let m = mechanisms::find(c.mechanism)
                     .expect("presets name registered mechanisms (tested)");
-                Selected::Mechanism(m, c.cold)
+                match c.mode {
+                    crate::presets::ColumnMode::PingPong => Selected::Mechanism(m, c.cold),
+                    crate::presets::ColumnMode::OneWay { interval, messages } => {
+                        Selected::OneWay(m, oneway_plan(&args, interval, messages))
+                    }
+                }
             })
             .collect(),
         None => resolve(&args.names, args.cold)?,
+    };
+    check_mode_flags(&args, preset)?;
+    let oneway = args.mode == Some(ModeArg::Oneway);
+    let selected = if oneway {
+        if args.cold {
+            return Err(Failure::usage(
+                "--cold applies to --mode pingpong only: a one-way figure uses warm buffers",
+            ));
+        }
+        let plan = oneway_plan(&args, args.interval, None);
+        selected
+            .into_iter()
+            .map(|sel| match sel {
+                Selected::Mechanism(m, _) => Ok(Selected::OneWay(m, plan)),
+                Selected::Op(b) => Err(b.info().id),
+                Selected::Periodic(b) => Err(b.info().id),
+                Selected::OneWay(..) => Ok(sel),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|id| {
+                Failure::usage(format!(
+                    "--mode oneway times IPC mechanisms; '{id}' is a single-process benchmark"
+                ))
+            })?
+    } else {
+        selected
     };
     let sizes = match (&args.sizes, preset, args.quick) {
         (Some(s), _, _) => s.0.clone(),
         (None, Some(p), _) => p.sizes.to_vec(),
         (None, None, true) => vec![64],
+        // One-way messages carry an 8-byte stamp: 8 B stands in for 1 B.
+        (None, None, false) if oneway => DEFAULT_SIZES.map(|s| s.max(8)).to_vec(),
         (None, None, false) => DEFAULT_SIZES.to_vec(),
     };
-    let (client, server, placement_note, cpus_available) = placement(&args)?;
+    let (client, server, placement_note, cpus_available) =
+        placement(&args, preset.and_then(|p| p.rt_priority))?;
+    if let Some(n) = placement_note.as_deref()
+        && n.contains("SCHED_FIFO")
+    {
+        eprintln!("warning: {n}");
+    }
     super::check_json_path(args.json.as_deref())?;
     // Held for the whole run; the kernel drops the request when it is closed.
     let _cpu_latency = match args.cpu_latency {
@@ -272,7 +407,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             sizes: sizes.clone(),
             client_cpu: client.cpu,
             server_cpu: server.cpu,
-            rt_priority: args.rt,
+            rt_priority: client.rt_priority,
             peer: settings.peer,
             quick: args.quick,
             budget: settings.budget,
@@ -300,6 +435,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             Selected::Mechanism(m, _) => (sel, runner::sizes_for(m, &sizes)),
             Selected::Op(b) => (sel, vec![b.info().bytes]),
             Selected::Periodic(b) => (sel, (0..b.plan(&periodic_settings).len()).collect()),
+            Selected::OneWay(m, _) => (sel, runner::sizes_for(m, &sizes)),
         })
         .collect();
     let progress = Progress::new(plan.iter().map(|(_, s)| s.len()).sum());
@@ -336,6 +472,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
                     progress.start(b.info().id);
                     runner::run_periodic_figure(b.info().id, &models[size], &settings)
                 }
+                Selected::OneWay(m, plan) => {
+                    progress.start(&format!(
+                        "{} {} one-way",
+                        m.info().id,
+                        table::format_size(size)
+                    ));
+                    runner::run_oneway_figure(m, size, &plan, &settings, &names)
+                }
             };
             progress.done_one();
             report.results.push(ResultRecord::from_figure(&r));
@@ -353,9 +497,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     report.finished_at = Some(now_rfc3339());
     save(&report)?;
 
-    let (periodic, results_rest): (Vec<FigureResult>, Vec<FigureResult>) = results
+    let (oneway_results, results_rest): (Vec<FigureResult>, Vec<FigureResult>) = results
         .iter()
         .cloned()
+        .partition(|r| r.mode == Mode::OneWay);
+    let (periodic, results_rest): (Vec<FigureResult>, Vec<FigureResult>) = results_rest
+        .into_iter()
         .partition(|r| r.mode == Mode::Periodic);
     let (pingpong, ops): (Vec<FigureResult>, Vec<FigureResult>) = results_rest
         .into_iter()
@@ -363,10 +510,18 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let mut out = header(
         &env,
         &report.settings,
-        !pingpong.is_empty(),
+        !pingpong.is_empty() || !oneway_results.is_empty(),
         !ops.is_empty() || !periodic.is_empty(),
     );
     out.push('\n');
+    if !oneway_results.is_empty() {
+        out.push_str(&format!(
+            "{}\n{}\n{}",
+            table::render_oneway(&oneway_results),
+            table::ONEWAY_FOOTNOTE,
+            table::render_windows(&oneway_results),
+        ));
+    }
     if !pingpong.is_empty() {
         out.push_str(&format!(
             "{}\n{}\n",

@@ -11,6 +11,7 @@ pub mod environment;
 pub mod group;
 pub mod interrupt;
 pub mod objects;
+pub mod oneway;
 pub mod op;
 pub mod oploop;
 pub mod peer;

@@ -92,8 +92,28 @@ pub struct Peer {
     reaped: bool,
 }
 
+/// What the peer does with its end of the channel.
+#[derive(Clone, Default)]
+pub enum PeerRole {
+    /// Echo every message back (ping-pong).
+    #[default]
+    Echo,
+    /// Receive stamped messages, record their one-way latency and acknowledge
+    /// each (`oneway.rs`).
+    OneWayReceiver(super::oneway::Receiver),
+}
+
+impl std::fmt::Debug for PeerRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PeerRole::Echo => "Echo",
+            PeerRole::OneWayReceiver(_) => "OneWayReceiver",
+        })
+    }
+}
+
 /// What to start.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct PeerSpec {
     /// Process or thread.
     pub kind: PeerKind,
@@ -109,6 +129,8 @@ pub struct PeerSpec {
     pub fault: Option<Fault>,
     /// Walk a region this large instead of one buffer (`--cold`).
     pub cold_region: Option<usize>,
+    /// What the peer does (echo by default).
+    pub role: PeerRole,
 }
 
 impl Peer {
@@ -255,7 +277,7 @@ fn spawn_thread(
     spec: &PeerSpec,
     ctl: ControlPage,
 ) -> Result<Peer, ChannelError> {
-    let spec = *spec;
+    let spec = spec.clone();
     let thread_ctl = ctl.clone();
     let measuring_thread = signal::pthread_self();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -317,7 +339,13 @@ fn run_server(mut server: Box<dyn Endpoint>, spec: &PeerSpec, ctl: &ControlPage)
         Some(bytes) => Region::cold(spec.size, bytes),
         None => Region::warm(spec.size),
     };
-    match serve(server.as_mut(), &mut region, spec.fault) {
+    let served = match &spec.role {
+        PeerRole::Echo => serve(server.as_mut(), &mut region, spec.fault),
+        PeerRole::OneWayReceiver(rx) => {
+            super::oneway::receive(server.as_mut(), &mut region, rx, spec.fault)
+        }
+    };
+    match served {
         Ok(()) | Err(ChannelError::Stopped) => 0,
         Err(e) => {
             ctl.set_error(&e.to_string());
@@ -344,7 +372,8 @@ fn serve(
     }
 }
 
-fn inject(fault: Fault, count: u64, buf: &mut [u8]) -> Result<(), ChannelError> {
+/// Applies a test-only fault to the `count`-th message received.
+pub(super) fn inject(fault: Fault, count: u64, buf: &mut [u8]) -> Result<(), ChannelError> {
     match fault {
         Fault::Corrupt => {
             if let Some(last) = buf.last_mut() {

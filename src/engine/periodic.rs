@@ -170,12 +170,12 @@ fn io_err(op: &'static str) -> impl FnOnce(io::Error) -> ChannelError {
 /// Sets the calling thread's timer slack to 1 ns and puts back the previous
 /// value on drop: with the default 50 µs slack the kernel may defer every
 /// wake-up by up to 50 µs (ENGINEERING.md, pitfall 4).
-struct SlackGuard {
+pub(super) struct SlackGuard {
     previous: u64,
 }
 
 impl SlackGuard {
-    fn tight() -> Result<SlackGuard, ChannelError> {
+    pub(super) fn tight() -> Result<SlackGuard, ChannelError> {
         let previous = sched::timer_slack().map_err(io_err("PR_GET_TIMERSLACK"))?;
         sched::set_timer_slack(1).map_err(io_err("PR_SET_TIMERSLACK"))?;
         Ok(SlackGuard { previous })

@@ -5,9 +5,10 @@
 use super::channel::{ChannelError, Mechanism, OpenContext, Payload, PeerIdentity, Topology};
 use super::interrupt::ChildExitsHeld;
 use super::objects::ObjectNamer;
+use super::oneway::{self, OneWayFacts, OneWayPlan};
 use super::op::{Events, OpContext, Operation};
 use super::oploop::{self, CounterCheck};
-use super::peer::{Fault, Peer, PeerKind, PeerSpec};
+use super::peer::{Fault, Peer, PeerKind, PeerRole, PeerSpec};
 use super::periodic::{self, Model, PeriodicFacts};
 use super::pingpong::{self, Budget, Measurement};
 use super::placement::{PlacementGuard, SidePlacement};
@@ -51,6 +52,9 @@ pub enum Mode {
     Op,
     /// Wake-ups at fixed deadlines, or a loop under a periodic interrupt (`periodic.rs`).
     Periodic,
+    /// Stamped messages from the client to a receiving peer, one in flight,
+    /// saturated or sporadic (`oneway.rs`).
+    OneWay,
 }
 
 impl Mode {
@@ -60,6 +64,7 @@ impl Mode {
             Mode::PingPong => "pingpong",
             Mode::Op => "op",
             Mode::Periodic => "periodic",
+            Mode::OneWay => "oneway",
         }
     }
 }
@@ -99,6 +104,8 @@ pub struct FigureResult {
     pub cold_region: Option<usize>,
     /// Mode `periodic`: period, wake-ups, failures, timer slack, policy.
     pub periodic: Option<PeriodicFacts>,
+    /// Mode `oneway`: pacing, messages, windows.
+    pub oneway: Option<OneWayFacts>,
 }
 
 /// The sizes a mechanism runs at: the requested sizes, or its fixed size.
@@ -158,12 +165,66 @@ pub fn run_figure(
         proof: None,
         cold_region: cold.then(super::region::cold_region_bytes),
         periodic: None,
+        oneway: None,
     };
     if let Some(reason) = skip_reason(mech, size, s) {
         result.outcome = Outcome::Skipped(reason);
         return result;
     }
-    result.outcome = match measure_figure(mech, size, s, names, &mut result) {
+    result.outcome = match measure_figure(mech, size, s, names, None, &mut result) {
+        Ok(m) => Outcome::Ok(Box::new(m)),
+        Err(e) => Outcome::Failed(e),
+    };
+    result
+}
+
+/// Why a mechanism cannot run in mode `oneway` at `size`, if it cannot: the
+/// message must carry the stamp, and a second process must receive it.
+pub fn oneway_skip_reason(mech: &dyn Mechanism, size: usize) -> Option<String> {
+    let info = mech.info();
+    if info.topology == Topology::SelfLoop {
+        return Some("one process sends to itself: there is no receiver to time one way".into());
+    }
+    match info.payload {
+        Payload::Fixed(n) if n < oneway::HEADER => Some(format!(
+            "its message carries {n} B; the one-way stamp needs {} B",
+            oneway::HEADER
+        )),
+        Payload::Bytes if size < oneway::HEADER => Some(format!(
+            "{size} B cannot carry the {}-byte one-way stamp",
+            oneway::HEADER
+        )),
+        _ => None,
+    }
+}
+
+/// Runs one figure of mode `oneway` (`oneway.rs`): the client sends, the
+/// peer receives and times. Never panics on a channel failure.
+pub fn run_oneway_figure(
+    mech: &dyn Mechanism,
+    size: usize,
+    plan: &OneWayPlan,
+    s: &RunSettings,
+    names: &ObjectNamer,
+) -> FigureResult {
+    let info = mech.info();
+    let mut result = FigureResult {
+        mechanism: info.id,
+        mode: Mode::OneWay,
+        size,
+        outcome: Outcome::Skipped(String::new()),
+        cpus: Vec::new(),
+        note: None,
+        proof: None,
+        cold_region: None,
+        periodic: None,
+        oneway: None,
+    };
+    if let Some(reason) = oneway_skip_reason(mech, size).or_else(|| skip_reason(mech, size, s)) {
+        result.outcome = Outcome::Skipped(reason);
+        return result;
+    }
+    result.outcome = match measure_figure(mech, size, s, names, Some(plan), &mut result) {
         Ok(m) => Outcome::Ok(Box::new(m)),
         Err(e) => Outcome::Failed(e),
     };
@@ -175,12 +236,23 @@ fn measure_figure(
     size: usize,
     s: &RunSettings,
     names: &ObjectNamer,
+    oneway_plan: Option<&OneWayPlan>,
     result: &mut FigureResult,
 ) -> Result<Measurement, String> {
     let info = mech.info();
     // Flags of the previous figure's peer (stop request, exit) must not leak
     // into this one, peer or not.
     super::interrupt::reset_for_figure();
+    // Mode oneway: the receiver's store exists (pages touched) before the
+    // peer forks, and the stamps count from a base taken now.
+    let receiver = match oneway_plan {
+        Some(plan) => Some(oneway::Receiver {
+            store: oneway::Store::new(oneway::capacity(plan, &s.budget))
+                .map_err(|e| format!("set-up: mmap latency store: {e}"))?,
+            base_ns: crate::sys::clock::monotonic_ns(),
+        }),
+        None => None,
+    };
     let ctx = OpenContext { size, names };
     let channel = mech.open(&ctx).map_err(|e| format!("set-up: {e}"))?;
     result.note = channel.note;
@@ -200,6 +272,10 @@ fn measure_figure(
                 timeout: s.budget.timeout,
                 fault: s.fault,
                 cold_region: result.cold_region,
+                role: match &receiver {
+                    Some(rx) => PeerRole::OneWayReceiver(rx.clone()),
+                    None => PeerRole::Echo,
+                },
             };
             Some(Peer::spawn(server, &spec).map_err(|e| e.to_string())?)
         }
@@ -213,13 +289,20 @@ fn measure_figure(
         let _placed =
             PlacementGuard::apply(&s.client).map_err(|e| ChannelError::Setup(e.to_string()))?;
         result.cpus.extend(crate::sys::sched::current_cpu());
-        pingpong::measure(
-            client.as_mut(),
-            size,
-            info.topology == Topology::SelfLoop,
-            &s.budget,
-            result.cold_region,
-        )
+        match (oneway_plan, &receiver) {
+            (Some(plan), Some(rx)) => {
+                let (m, facts) = oneway::measure(client.as_mut(), size, plan, &s.budget, rx)?;
+                result.oneway = Some(facts);
+                Ok(m)
+            }
+            _ => pingpong::measure(
+                client.as_mut(),
+                size,
+                info.topology == Topology::SelfLoop,
+                &s.budget,
+                result.cold_region,
+            ),
+        }
     })();
     if let Some(p) = &peer {
         result.cpus.extend(p.server_cpu);
@@ -250,6 +333,7 @@ pub fn run_op_figure(bench: &dyn Operation, s: &RunSettings, names: &ObjectNamer
         proof: None,
         cold_region: None,
         periodic: None,
+        oneway: None,
     };
     if let Some(reason) = bench.unavailable() {
         result.outcome = Outcome::Skipped(reason);
@@ -338,6 +422,7 @@ pub fn run_periodic_figure(id: &'static str, model: &Model, s: &RunSettings) -> 
         proof: None,
         periodic: None,
         cold_region: None,
+        oneway: None,
     };
     super::interrupt::reset_for_figure();
     let placement = SidePlacement {

@@ -2,6 +2,7 @@
 //! docs/schema/run.schema.json).
 
 use crate::engine::environment::Environment;
+use crate::engine::oneway::OneWayFacts;
 use crate::engine::op::Events;
 use crate::engine::oploop::CounterCheck;
 use crate::engine::periodic::PeriodicFacts;
@@ -142,6 +143,10 @@ pub struct ResultRecord {
     /// policy and the interrupt comparison, as fields of the result.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub periodic: Option<PeriodicFacts>,
+    /// Mode oneway: pacing, interval, messages sent and received, gaps and
+    /// the windows, as fields of the result.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub oneway: Option<OneWayFacts>,
 }
 
 /// One-way latency: median/mean/stddev over samples, the rest over
@@ -196,6 +201,7 @@ impl ResultRecord {
             events: None,
             baseline_ns: None,
             periodic: f.periodic.clone(),
+            oneway: f.oneway.clone(),
         };
         match &f.outcome {
             Outcome::Skipped(why) => {
@@ -238,8 +244,11 @@ impl ResultRecord {
                     }
                     // Counts are in the periodic fields; nothing moves bytes.
                     Mode::Periodic => {}
+                    // Counts are in the oneway fields.
+                    Mode::OneWay => r.verified_round_trips = Some(m.verified_round_trips),
                 }
-                r.throughput_bytes_per_s = (f.mode != Mode::Periodic && s.median > 0.0)
+                r.throughput_bytes_per_s = (matches!(f.mode, Mode::PingPong | Mode::Op)
+                    && s.median > 0.0)
                     .then(|| f.size as f64 / (s.median * 1e-9));
             }
         }

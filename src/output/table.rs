@@ -1,7 +1,9 @@
 //! The terminal tables: one row per mechanism × size, one per operation benchmark.
 
+use crate::engine::oneway::OneWayFacts;
 use crate::engine::pingpong::Measurement;
-use crate::engine::runner::{FigureResult, Outcome};
+use crate::engine::runner::{FigureResult, Mode, Outcome};
+use crate::presets::ColumnMode;
 use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table, presets};
 
 /// Human form of a byte count: 64, 4K, 1M.
@@ -237,17 +239,28 @@ pub fn render_preset(preset: &crate::presets::Preset, results: &[FigureResult]) 
     let figure = |col: &crate::presets::Column, size: usize| {
         let of_column: Vec<&FigureResult> = results
             .iter()
-            .filter(|r| r.mechanism == col.mechanism && r.cold_region.is_some() == col.cold)
+            .filter(|r| {
+                r.mechanism == col.mechanism
+                    && r.cold_region.is_some() == col.cold
+                    && column_mode_matches(col.mode, r)
+            })
             .collect();
         // A fixed-payload mechanism ran once: its figure stands for every row.
         let r = match of_column.as_slice() {
             [only] if only.size != size => Some(*only),
             all => all.iter().find(|r| r.size == size).copied(),
         };
-        match r.map(|r| &r.outcome) {
-            Some(Outcome::Ok(m)) => format!("{:.2}", m.summary.median / 1e3),
-            Some(Outcome::Skipped(_)) => "n/a".to_string(),
-            Some(Outcome::Failed(_)) => "failed".to_string(),
+        match r.map(|r| (&r.outcome, r.oneway.as_ref())) {
+            // One-way columns in the study's terms: min / mean / max.
+            Some((Outcome::Ok(m), Some(f))) => format!(
+                "{} / {} / {}",
+                us(m.latency.min as f64),
+                us(f.mean_ns),
+                us(m.latency.max as f64)
+            ),
+            Some((Outcome::Ok(m), None)) => format!("{:.2}", m.summary.median / 1e3),
+            Some((Outcome::Skipped(_), _)) => "n/a".to_string(),
+            Some((Outcome::Failed(_), _)) => "failed".to_string(),
             None => "-".to_string(),
         }
     };
@@ -264,21 +277,151 @@ pub fn render_preset(preset: &crate::presets::Preset, results: &[FigureResult]) 
     let columns: Vec<String> = preset
         .columns
         .iter()
-        .map(|c| {
-            format!(
-                "{} = {}{}",
-                c.label,
-                c.mechanism,
-                if c.cold { " --cold" } else { "" }
-            )
-        })
+        .map(|c| format!("{} = {}", c.label, c.command()))
         .collect();
-    format!(
-        "{}\n{t}\none-way µs (median); {}; n/a = beyond the mechanism's limit here (see above); \
+    let any_oneway = preset
+        .columns
+        .iter()
+        .any(|c| matches!(c.mode, ColumnMode::OneWay { .. }));
+    let any_pingpong = preset
+        .columns
+        .iter()
+        .any(|c| c.mode == ColumnMode::PingPong);
+    let unit = match (any_pingpong, any_oneway) {
+        (true, true) => "one-way µs (ping-pong columns: median; one-way columns: min / mean / max)",
+        (false, true) => "one-way µs, min / mean / max of the messages",
+        _ => "one-way µs (median)",
+    };
+    let mut out = format!(
+        "{}\n{t}\n{unit}; {}; n/a = beyond the mechanism's limit here (see above); \
          a fixed-payload mechanism has one figure for every row\n",
         preset.study,
         columns.join(", ")
-    )
+    );
+    if let Some(d) = preset.differences {
+        out.push_str(d);
+        out.push('\n');
+    }
+    out
+}
+
+/// Whether result `r` belongs to a preset column timed as `mode`.
+fn column_mode_matches(mode: ColumnMode, r: &FigureResult) -> bool {
+    match (mode, &r.oneway) {
+        (ColumnMode::PingPong, _) => r.mode == Mode::PingPong,
+        (ColumnMode::OneWay { interval, .. }, Some(f)) => {
+            f.interval_ns == interval.map(|d| d.as_nanos() as u64)
+        }
+        // A skipped or failed one-way figure has no facts: its mode and
+        // size still place it, whichever pacing (both rows say n/a alike).
+        (ColumnMode::OneWay { .. }, None) => r.mode == Mode::OneWay,
+    }
+}
+
+/// What the columns of [`render_oneway`] mean.
+pub const ONEWAY_FOOTNOTE: &str = "client = sender, server = receiver; one-way = receiver's clock after recv − sender's CLOCK_MONOTONIC stamp in the message, one clock read subtracted; one message in flight (the receiver acknowledges each); saturated = next message on the acknowledgement, otherwise one per interval; mean over every message, percentiles of every message";
+
+/// Renders mode `oneway` results: one row per mechanism × size × pacing.
+pub fn render_oneway(results: &[FigureResult]) -> String {
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(vec![
+            "mechanism",
+            "size",
+            "pacing",
+            "messages",
+            "min µs",
+            "p50 µs",
+            "mean µs",
+            "p99 µs",
+            "max µs",
+            "notes",
+        ]);
+    fit_width(&mut t);
+    for r in results {
+        let size = format_size(r.size);
+        let mut row = vec![r.mechanism.to_string(), size];
+        match (&r.outcome, &r.oneway) {
+            (Outcome::Ok(m), Some(f)) => {
+                let l = m.latency;
+                row.push(pacing(f));
+                row.push(f.messages_sent.to_string());
+                for v in [
+                    l.min as f64,
+                    l.p50 as f64,
+                    f.mean_ns,
+                    l.p99 as f64,
+                    l.max as f64,
+                ] {
+                    row.push(us(v));
+                }
+                let mut notes = Vec::new();
+                if f.time_bounded {
+                    notes.push("stopped at its time bound".to_string());
+                }
+                notes.extend(r.note.clone());
+                row.push(notes.join("; "));
+            }
+            (outcome, _) => {
+                row.extend(std::iter::repeat_n("-".to_string(), 7));
+                row.push(match outcome {
+                    Outcome::Skipped(why) => format!("skipped: {why}"),
+                    Outcome::Failed(why) => format!("FAILED: {why}"),
+                    Outcome::Ok(_) => String::new(),
+                });
+            }
+        }
+        t.add_row(row);
+    }
+    for col in 3..9 {
+        if let Some(c) = t.column_mut(col) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t.to_string()
+}
+
+fn pacing(f: &OneWayFacts) -> String {
+    match f.interval_ns {
+        Some(ns) => format!(
+            "every {}",
+            crate::presets::format_duration(std::time::Duration::from_nanos(ns))
+        ),
+        None => "saturated".into(),
+    }
+}
+
+/// The windows of each measured one-way figure, one line each, in the 2011
+/// study's shape (`min = 1   max = 78 moy = 7.8`, µs).
+pub fn render_windows(results: &[FigureResult]) -> String {
+    let mut out = String::new();
+    for r in results {
+        let (Outcome::Ok(_), Some(f)) = (&r.outcome, &r.oneway) else {
+            continue;
+        };
+        out.push_str(&format!(
+            "{} {} {}, windows of {} messages (µs):\n",
+            r.mechanism,
+            format_size(r.size),
+            pacing(f),
+            f.window
+        ));
+        for w in &f.windows {
+            let short = if w.messages < f.window {
+                format!("   ({} messages)", w.messages)
+            } else {
+                String::new()
+            };
+            out.push_str(&format!(
+                "  min = {:>7}   max = {:>7}   mean = {:>7}{short}\n",
+                us(w.min_ns as f64),
+                us(w.max_ns as f64),
+                us(w.mean_ns)
+            ));
+        }
+    }
+    out
 }
 
 /// What the columns of [`render_periodic`] mean.

@@ -153,9 +153,12 @@ pub fn collect(env: &Environment, results: &[FigureResult]) -> Vec<Warning> {
         .iter()
         .filter_map(|r| match &r.outcome {
             // Periodic figures are one run each: their slices differ by
-            // what happened during the run, which more --samples cannot fix.
+            // what happened during the run, which more --samples cannot fix;
+            // one-way samples are single messages or windows, whose spread
+            // is the figure itself (min / max), not a sign of noise.
             Outcome::Ok(m)
-                if r.mode != Mode::Periodic && m.summary.relative_range() > SPREAD_LIMIT =>
+                if matches!(r.mode, Mode::PingPong | Mode::Op)
+                    && m.summary.relative_range() > SPREAD_LIMIT =>
             {
                 Some((figure_name(r), m.summary.relative_range()))
             }
