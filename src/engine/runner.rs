@@ -12,6 +12,7 @@ use super::periodic::{self, Model, PeriodicFacts};
 use super::pingpong::{self, Budget, Measurement};
 use super::placement::{PlacementGuard, SidePlacement};
 use super::probe::{self, KernelCheck};
+use super::score::{self, ScoreContext, ScoreFacts, ScoreSettings, Scored};
 use crate::sys::process;
 
 /// Settings shared by every figure of a run.
@@ -51,6 +52,8 @@ pub enum Mode {
     Op,
     /// Wake-ups at fixed deadlines, or a loop under a periodic interrupt (`periodic.rs`).
     Periodic,
+    /// Operations completed by a set of threads in a fixed period (`score.rs`).
+    Score,
 }
 
 impl Mode {
@@ -60,6 +63,7 @@ impl Mode {
             Mode::PingPong => "pingpong",
             Mode::Op => "op",
             Mode::Periodic => "periodic",
+            Mode::Score => "score",
         }
     }
 }
@@ -99,6 +103,8 @@ pub struct FigureResult {
     pub cold_region: Option<usize>,
     /// Mode `periodic`: period, wake-ups, failures, timer slack, policy.
     pub periodic: Option<PeriodicFacts>,
+    /// Mode `score`: the score, its intervals, threads, counters and R.
+    pub score: Option<ScoreFacts>,
 }
 
 /// The sizes a mechanism runs at: the requested sizes, or its fixed size.
@@ -158,6 +164,7 @@ pub fn run_figure(
         proof: None,
         cold_region: cold.then(super::region::cold_region_bytes),
         periodic: None,
+        score: None,
     };
     if let Some(reason) = skip_reason(mech, size, s) {
         result.outcome = Outcome::Skipped(reason);
@@ -250,6 +257,7 @@ pub fn run_op_figure(bench: &dyn Operation, s: &RunSettings, names: &ObjectNamer
         proof: None,
         cold_region: None,
         periodic: None,
+        score: None,
     };
     if let Some(reason) = bench.unavailable() {
         result.outcome = Outcome::Skipped(reason);
@@ -337,6 +345,7 @@ pub fn run_periodic_figure(id: &'static str, model: &Model, s: &RunSettings) -> 
         note: None,
         proof: None,
         periodic: None,
+        score: None,
         cold_region: None,
     };
     super::interrupt::reset_for_figure();
@@ -357,6 +366,70 @@ pub fn run_periodic_figure(id: &'static str, model: &Model, s: &RunSettings) -> 
                     Outcome::Ok(Box::new(m))
                 }
                 Err(e) => Outcome::Failed(e.to_string()),
+            }
+        }
+    };
+    result
+}
+
+/// Runs one figure of the score model (`score.rs`): every thread of the test
+/// and the reporter (this thread) on the client's CPU, under SCHED_FIFO with
+/// the test's priorities when `ss.fifo`. Never panics on a failure: it is
+/// reported in the result, with the counters read up to it.
+pub fn run_score_figure(
+    bench: &dyn Scored,
+    ss: &ScoreSettings,
+    fifo_refused: Option<&str>,
+    names: &ObjectNamer,
+) -> FigureResult {
+    let info = bench.info();
+    let mut result = FigureResult {
+        mechanism: info.id,
+        mode: Mode::Score,
+        size: 0,
+        outcome: Outcome::Skipped(String::new()),
+        cpus: Vec::new(),
+        note: None,
+        proof: None,
+        cold_region: None,
+        periodic: None,
+        score: None,
+    };
+    if info.needs_fifo && !ss.fifo {
+        result.outcome = Outcome::Skipped(format!(
+            "needs strict priorities (SCHED_FIFO), refused here ({}): run as root or grant CAP_SYS_NICE",
+            fifo_refused.unwrap_or("not permitted")
+        ));
+        return result;
+    }
+    if !ss.fifo {
+        result.note = Some("SCHED_OTHER: priorities not applied".into());
+    }
+    super::interrupt::reset_for_figure();
+    let test = match bench.prepare(&ScoreContext { names }) {
+        Ok(t) => t,
+        Err(e) => {
+            result.outcome = Outcome::Failed(format!("set-up: {e}"));
+            return result;
+        }
+    };
+    let placement = SidePlacement {
+        cpu: ss.cpu,
+        rt_priority: ss.fifo.then_some(score::REPORTER_FIFO),
+    };
+    result.outcome = match PlacementGuard::apply(&placement) {
+        Err(e) => Outcome::Failed(e.to_string()),
+        Ok(_placed) => {
+            result.cpus.extend(crate::sys::sched::current_cpu());
+            match score::measure(&info, test, ss) {
+                Ok((m, facts)) => {
+                    result.score = Some(facts);
+                    Outcome::Ok(Box::new(m))
+                }
+                Err(f) => {
+                    result.score = f.facts.map(|b| *b);
+                    Outcome::Failed(f.message)
+                }
             }
         }
     };

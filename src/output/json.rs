@@ -8,6 +8,7 @@ use crate::engine::periodic::PeriodicFacts;
 use crate::engine::pingpong::Budget;
 use crate::engine::probe::KernelCheck;
 use crate::engine::runner::{FigureResult, Mode, Outcome};
+use crate::engine::score::ScoreFacts;
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
@@ -70,7 +71,7 @@ pub struct Settings {
 pub struct ResultRecord {
     /// Mechanism or benchmark id.
     pub benchmark: &'static str,
-    /// Measurement mode: "pingpong", "op" or "periodic".
+    /// Measurement mode: "pingpong", "op", "periodic" or "score".
     pub mode: &'static str,
     /// Payload bytes per message; for an operation, bytes it moves (0 if none).
     pub size_bytes: usize,
@@ -137,6 +138,10 @@ pub struct ResultRecord {
     /// policy and the interrupt comparison, as fields of the result.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub periodic: Option<PeriodicFacts>,
+    /// Mode score: the score, its intervals, R, threads, counters and checks
+    /// (also on a failed figure, up to the failure).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<ScoreFacts>,
 }
 
 /// One-way latency: median/mean/stddev over samples, the rest over
@@ -190,6 +195,7 @@ impl ResultRecord {
             events: None,
             baseline_ns: None,
             periodic: f.periodic.clone(),
+            score: f.score.clone(),
         };
         match &f.outcome {
             Outcome::Skipped(why) => {
@@ -219,6 +225,13 @@ impl ResultRecord {
                 r.loop_overhead_ns = Some(m.loop_overhead_ns);
                 r.clock_overhead_ns = Some(m.clock_overhead_ns);
                 match f.mode {
+                    // Counts over a period: no single operation is timed, so
+                    // only the intervals' time per operation is reported.
+                    Mode::Score => {
+                        r.latency_ns = None;
+                        r.loop_overhead_ns = None;
+                        r.clock_overhead_ns = None;
+                    }
                     Mode::Op => {
                         r.timed_ops = Some(l.count);
                         r.kernel_counter = f.proof.as_ref().and_then(|p| p.counter.clone());
@@ -232,7 +245,8 @@ impl ResultRecord {
                     // Counts are in the periodic fields; nothing moves bytes.
                     Mode::Periodic => {}
                 }
-                r.throughput_bytes_per_s = (f.mode != Mode::Periodic && s.median > 0.0)
+                r.throughput_bytes_per_s = (matches!(f.mode, Mode::PingPong | Mode::Op)
+                    && s.median > 0.0)
                     .then(|| f.size as f64 / (s.median * 1e-9));
             }
         }

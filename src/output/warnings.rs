@@ -118,10 +118,12 @@ pub fn collect(env: &Environment, results: &[FigureResult]) -> Vec<Warning> {
     let mut spread: Vec<(String, f64)> = results
         .iter()
         .filter_map(|r| match &r.outcome {
-            // Periodic figures are one run each: their slices differ by
-            // what happened during the run, which more --samples cannot fix.
+            // Periodic and score figures are one run each: their slices
+            // differ by what happened during the run, which more --samples
+            // cannot fix (the score table shows its spread).
             Outcome::Ok(m)
-                if r.mode != Mode::Periodic && m.summary.relative_range() > SPREAD_LIMIT =>
+                if !matches!(r.mode, Mode::Periodic | Mode::Score)
+                    && m.summary.relative_range() > SPREAD_LIMIT =>
             {
                 Some((
                     format!("{} {}", r.mechanism, super::table::format_size(r.size)),
