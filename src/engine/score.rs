@@ -832,6 +832,134 @@ mod tests {
         assert!(descending_by_at_most_one(&[7, 6]).is_ok());
     }
 
+    /// A test of two threads handing a turn back and forth through
+    /// suspend/resume, and an interrupt; `fail_after` makes thread 1 fail.
+    struct PingPong {
+        fail_after: Option<u64>,
+    }
+
+    impl Scored for PingPong {
+        fn info(&self) -> ScoreInfo {
+            ScoreInfo {
+                id: "test-pingpong",
+                summary: "two threads taking turns",
+                group: "test",
+                operation: "one turn",
+                is_baseline: false,
+                needs_fifo: false,
+            }
+        }
+
+        fn prepare(&self, _ctx: &ScoreContext) -> Result<ScoreTest, String> {
+            let fail_after = self.fail_after;
+            Ok(ScoreTest {
+                threads: vec![
+                    ThreadSpec {
+                        name: "thread 0",
+                        priority: 10,
+                        ready: true,
+                        body: body(|b| {
+                            loop {
+                                b.running()?;
+                                b.interrupt()?;
+                                b.resume(1)?;
+                                b.suspend(0)?;
+                            }
+                        }),
+                    },
+                    ThreadSpec {
+                        name: "thread 1",
+                        priority: 10,
+                        ready: false,
+                        body: body(move |b| {
+                            let mut n = 0u64;
+                            loop {
+                                b.running()?;
+                                b.count(0);
+                                n += 1;
+                                if fail_after.is_some_and(|f| n >= f) {
+                                    return Err("deliberate failure".to_string().into());
+                                }
+                                b.resume(0)?;
+                                b.suspend(1)?;
+                            }
+                        }),
+                    },
+                ],
+                counters: &["turns", "interrupts"],
+                score: &[0],
+                routine: Some(routine(|b| b.count(1))),
+                check: Some(Check {
+                    description: "one interrupt per turn",
+                    test: |c| {
+                        if c[1] == c[0] || c[1] == c[0] + 1 {
+                            Ok(())
+                        } else {
+                            Err(format!("{} interrupts for {} turns", c[1], c[0]))
+                        }
+                    },
+                }),
+            })
+        }
+    }
+
+    /// Serialises the tests that install the interrupt routine.
+    static ROUTINE: Mutex<()> = Mutex::new(());
+
+    fn settings() -> ScoreSettings {
+        ScoreSettings {
+            period: Duration::from_millis(50),
+            intervals: INTERVALS,
+            cpu: sched::current_cpu(),
+            fifo: crate::engine::placement::probe_rt(REPORTER_FIFO).is_ok(),
+            timeout: Duration::from_secs(5),
+            unfair: false,
+        }
+    }
+
+    #[test]
+    fn a_figure_counts_checks_joins_and_restores_the_thread() {
+        let _g = ROUTINE.lock().unwrap_or_else(|p| p.into_inner());
+        let cpus = sched::allowed_cpus().unwrap();
+        let names = ObjectNamer::new();
+        let r = crate::engine::runner::run_score_figure(
+            &PingPong { fail_after: None },
+            &settings(),
+            None,
+            &names,
+        );
+        assert!(matches!(r.outcome, Outcome::Ok(_)), "{:?}", r.outcome);
+        let f = r.score.unwrap();
+        assert_eq!(f.interval_operations.len(), INTERVALS);
+        assert_eq!(f.operations, f.interval_operations.iter().sum::<u64>());
+        assert_eq!(f.counters[0].value, f.operations);
+        assert!(f.operations > 0);
+        assert_eq!(sched::policy_name(), "SCHED_OTHER");
+        assert_eq!(sched::allowed_cpus().unwrap(), cpus);
+    }
+
+    #[test]
+    fn a_thread_error_fails_the_figure_and_still_joins_everything() {
+        let _g = ROUTINE.lock().unwrap_or_else(|p| p.into_inner());
+        let names = ObjectNamer::new();
+        let r = crate::engine::runner::run_score_figure(
+            &PingPong {
+                fail_after: Some(100),
+            },
+            &settings(),
+            None,
+            &names,
+        );
+        match &r.outcome {
+            Outcome::Failed(e) => assert!(e.contains("thread 1: deliberate failure"), "{e}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(sched::policy_name(), "SCHED_OTHER");
+        // The routine is gone: another can be installed.
+        let isr = sig::Isr::install(interrupt_signal(), Box::new(|| {})).unwrap();
+        drop(isr);
+    }
+
     #[test]
     fn priorities_keep_thread_metric_order_below_the_reporter() {
         assert!(fifo_priority(3) > fifo_priority(10));
