@@ -307,14 +307,15 @@ fn unknown_and_reserved_names_exit_2_saying_what_is_allowed() {
             &["run", "nosuch", "--json", j],
             &[
                 "unknown benchmark or group 'nosuch'",
-                "groups: ipc, syscall, sched, timer, all",
+                "groups: ipc, syscall, sched, timer",
+                "thread-metric-basic",
                 "syscall-getpid",
                 "pipe",
             ],
         ),
         (
-            &["run", "rtos", "--json", j],
-            &["group 'rtos' has no benchmarks yet", "ipc, syscall, sched"],
+            &["run", "rtos-nosuch", "--json", j],
+            &["unknown benchmark or group 'rtos-nosuch'", "thread-metric"],
         ),
         (
             &["run", "syscall", "bogus-call", "--json", j],

@@ -1,6 +1,7 @@
 //! Benchmarks timed in one process: one file each, one line each in
-//! [`REGISTRY`] (mode `op`) or [`PERIODIC`] (mode `periodic`), grouped
-//! (`syscall`, `timer`, later `sched`, `rtos`).
+//! [`REGISTRY`] (mode `op`), [`PERIODIC`] (mode `periodic`) or [`SCORED`]
+//! (mode `score`), grouped (`syscall`, `sched`, `timer`, `thread-metric`;
+//! `rtos` selects the RTOS suites).
 //!
 //! Everything user-facing about them (`ipcmark list`, the names `ipcmark run`
 //! accepts, the conformance tests) is derived from the registry and
@@ -9,10 +10,12 @@
 
 pub mod sched;
 pub mod syscall;
+pub mod thread_metric;
 pub mod timer;
 
 use crate::engine::op::Operation;
 use crate::engine::periodic::Periodic;
+use crate::engine::score::Scored;
 
 /// The group of the IPC mechanisms (ping-pong between two processes).
 pub const IPC: &str = "ipc";
@@ -112,6 +115,38 @@ pub static PERIODIC: &[&dyn Periodic] = &[
     &timer::irq_overhead::IrqOverhead,
 ];
 
+/// Every benchmark of the score model (operations counted in a period), in
+/// the order runs and tables show them; the baseline first.
+pub static SCORED: &[&dyn Scored] = &[
+    &thread_metric::basic::Basic,
+    &thread_metric::cooperative::Cooperative,
+    &thread_metric::preemptive::Preemptive,
+    &thread_metric::interrupt::Interrupt,
+    &thread_metric::interrupt_preemption::InterruptPreemption,
+    &thread_metric::message::Message,
+    &thread_metric::synchronization::Synchronization,
+    &thread_metric::memory::Memory,
+];
+
+/// Finds a score benchmark by id.
+pub fn find_scored(id: &str) -> Option<&'static dyn Scored> {
+    SCORED.iter().copied().find(|b| b.info().id == id)
+}
+
+/// All score benchmark ids, in registry order.
+pub fn scored_ids() -> Vec<&'static str> {
+    SCORED.iter().map(|b| b.info().id).collect()
+}
+
+/// The score benchmarks of a group (and of the groups it includes), in registry order.
+pub fn scored_members(group: &str) -> Vec<&'static dyn Scored> {
+    SCORED
+        .iter()
+        .copied()
+        .filter(|b| selects(group, b.info().group))
+        .collect()
+}
+
 /// Finds a periodic benchmark by id.
 pub fn find_periodic(id: &str) -> Option<&'static dyn Periodic> {
     PERIODIC.iter().copied().find(|b| b.info().id == id)
@@ -167,7 +202,12 @@ pub fn available_groups() -> Vec<&'static str> {
     GROUPS
         .iter()
         .map(|g| g.name)
-        .filter(|&g| g == IPC || !members(g).is_empty() || !periodic_members(g).is_empty())
+        .filter(|&g| {
+            g == IPC
+                || !members(g).is_empty()
+                || !periodic_members(g).is_empty()
+                || !scored_members(g).is_empty()
+        })
         .collect()
 }
 
@@ -221,9 +261,41 @@ mod tests {
             assert!(group(info.group).is_some(), "{}: unknown group", info.id);
             assert!(!info.summary.is_empty() && !info.summary.ends_with('.'));
         }
+        let mut baselines = HashSet::new();
+        for b in SCORED {
+            let info = b.info();
+            assert!(seen.insert(info.id), "duplicate id {}", info.id);
+            assert!(
+                info.id.starts_with(&format!("{}-", info.group)),
+                "{} is not named after its group {}",
+                info.id,
+                info.group
+            );
+            assert!(group(info.group).is_some(), "{}: unknown group", info.id);
+            assert!(!info.summary.is_empty() && !info.summary.ends_with('.'));
+            assert!(!info.operation.is_empty(), "{}: operation", info.id);
+            if info.is_baseline {
+                assert!(
+                    baselines.insert(info.group),
+                    "two baselines in {}",
+                    info.group
+                );
+            }
+        }
+        assert!(
+            baselines.contains(THREAD_METRIC),
+            "thread-metric has a baseline"
+        );
         assert_eq!(
             available_groups(),
-            vec![IPC, syscall::GROUP, sched::GROUP, timer::GROUP]
+            vec![
+                IPC,
+                syscall::GROUP,
+                sched::GROUP,
+                timer::GROUP,
+                THREAD_METRIC,
+                "rtos"
+            ]
         );
     }
 

@@ -57,12 +57,29 @@ struct PeriodicEntry {
     mode: &'static str,
 }
 
+/// One score benchmark as `ipcmark list --json` prints it.
+#[derive(serde::Serialize)]
+struct ScoreEntry {
+    id: &'static str,
+    summary: &'static str,
+    group: &'static str,
+    /// Always "score".
+    mode: &'static str,
+    /// What one operation of the score is.
+    operation: &'static str,
+    /// Whether the group's other scores are normalised by this one.
+    baseline: bool,
+    /// Whether it needs SCHED_FIFO (skipped without).
+    needs_fifo: bool,
+}
+
 #[derive(serde::Serialize)]
 #[serde(untagged)]
 enum Entry {
     Mechanism(MechanismEntry),
     Op(OpEntry),
     Periodic(PeriodicEntry),
+    Score(ScoreEntry),
 }
 
 fn entries() -> Vec<Entry> {
@@ -111,7 +128,50 @@ fn entries() -> Vec<Entry> {
             mode: "periodic",
         })
     });
-    mechanisms.chain(ops).chain(periodic).collect()
+    let scored = benchmarks::SCORED.iter().map(|b| {
+        let info = b.info();
+        Entry::Score(ScoreEntry {
+            id: info.id,
+            summary: info.summary,
+            group: info.group,
+            mode: "score",
+            operation: info.operation,
+            baseline: info.is_baseline,
+            needs_fifo: info.needs_fifo,
+        })
+    });
+    mechanisms
+        .chain(ops)
+        .chain(periodic)
+        .chain(scored)
+        .collect()
+}
+
+fn score_table() -> Table {
+    let mut t = Table::new();
+    t.load_style(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(vec![
+            "benchmark",
+            "what it measures (mode score)",
+            "one operation",
+        ]);
+    for b in benchmarks::SCORED {
+        let info = b.info();
+        let mut op = info.operation.to_string();
+        if info.is_baseline {
+            op.push_str(" (baseline: R = S / H)");
+        }
+        if info.needs_fifo {
+            op.push_str("; needs SCHED_FIFO");
+        }
+        t.add_row(vec![info.id.to_string(), info.summary.to_string(), op]);
+    }
+    fit_width(&mut t);
+    if let Some(c) = t.column_mut(0) {
+        c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+    }
+    t
 }
 
 fn periodic_table() -> Table {
@@ -254,17 +314,20 @@ pub fn list(args: ListArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = format!(
-        "{}\n\n{}\n\n{}\n\ngroups (ipcmark run GROUP):\n",
+        "{}\n\n{}\n\n{}\n\n{}\n\ngroups (ipcmark run GROUP):\n",
         mechanism_table(),
         op_table(),
-        periodic_table()
+        periodic_table(),
+        score_table()
     );
     let available = benchmarks::available_groups();
     for g in GROUPS {
         let count = if g.name == IPC {
             format!("{} mechanisms", REGISTRY.len())
         } else {
-            let n = benchmarks::members(g.name).len() + benchmarks::periodic_members(g.name).len();
+            let n = benchmarks::members(g.name).len()
+                + benchmarks::periodic_members(g.name).len()
+                + benchmarks::scored_members(g.name).len();
             format!("{n} benchmarks")
         };
         let state = if available.contains(&g.name) {

@@ -101,12 +101,16 @@ pub enum FaultArg {
     Die,
     /// The server stops answering after 50 messages.
     Hang,
+    /// Score tests: the first thread runs one SCHED_FIFO priority above its
+    /// peers (an unfair schedule the cooperative test's check must catch).
+    Unfair,
 }
 
 /// Arguments of `ipcmark run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Mechanisms, benchmarks or groups to run (ipc, syscall, all; default: ipc).
+    /// Mechanisms, benchmarks or groups to run (ipc, syscall, sched, timer,
+    /// thread-metric, rtos, all; default: ipc).
     /// See `ipcmark list`.
     #[arg(value_name = "NAME")]
     names: Vec<String>,
@@ -160,9 +164,11 @@ pub struct RunArgs {
     /// How long a silent peer is waited for before the figure fails.
     #[arg(long, value_name = "DURATION", value_parser = parse::duration, default_value = "5s")]
     timeout: Duration,
-    /// Timer group: period of timer-latency's wake-ups.
-    #[arg(long, value_name = "DURATION", value_parser = parse::duration, default_value = "1ms")]
-    period: Duration,
+    /// Two meanings, by group: timer: period of timer-latency's wake-ups
+    /// (default 1ms); thread-metric: the counting period of each test, whose
+    /// operations are its score (default 30s, 2s with --quick; at least 10ms).
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
+    period: Option<Duration>,
     /// Timer group: length of one figure (timer-latency 5s, timer-irq-overhead
     /// 3s; timer-failures: per frequency, 2000 periods within 1s..10s).
     #[arg(long, value_name = "DURATION", value_parser = parse::duration)]

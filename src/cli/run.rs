@@ -16,6 +16,7 @@ use crate::engine::pingpong::Budget;
 use crate::engine::placement::{SidePlacement, probe_rt};
 use crate::engine::runner::{self, FigureResult, Mode, Outcome, RunSettings};
 use crate::engine::sampling::Precision;
+use crate::engine::score::{self, ScoreSettings, Scored};
 use crate::mechanisms;
 use crate::output::json::{self, Report, ResultRecord, Settings};
 use crate::output::progress::Progress;
@@ -37,6 +38,8 @@ enum Selected {
     Periodic(&'static dyn Periodic),
     /// An IPC mechanism timed one way (mode `oneway`) at every size it runs at.
     OneWay(&'static dyn Mechanism, OneWayPlan),
+    /// A benchmark of the score model: operations counted in a period.
+    Scored(&'static dyn Scored),
 }
 
 impl Selected {
@@ -52,6 +55,7 @@ impl Selected {
                 false,
                 plan.interval.map_or(1, |d| 2 + d.as_nanos() as u64),
             ),
+            Selected::Scored(b) => (b.info().id, false, 0),
         }
     }
 }
@@ -141,6 +145,7 @@ fn resolve(names: &[String], cold: bool) -> Result<Vec<Selected>, Failure> {
             ipc()
                 .chain(benchmarks::REGISTRY.iter().map(|&b| Selected::Op(b)))
                 .chain(benchmarks::PERIODIC.iter().map(|&b| Selected::Periodic(b)))
+                .chain(benchmarks::SCORED.iter().map(|&b| Selected::Scored(b)))
                 .collect()
         } else if name == benchmarks::IPC {
             ipc().collect()
@@ -152,6 +157,11 @@ fn resolve(names: &[String], cold: bool) -> Result<Vec<Selected>, Failure> {
                     benchmarks::periodic_members(group.name)
                         .into_iter()
                         .map(Selected::Periodic),
+                )
+                .chain(
+                    benchmarks::scored_members(group.name)
+                        .into_iter()
+                        .map(Selected::Scored),
                 )
                 .collect();
             if members.is_empty() {
@@ -168,14 +178,17 @@ fn resolve(names: &[String], cold: bool) -> Result<Vec<Selected>, Failure> {
             vec![Selected::Op(b)]
         } else if let Some(b) = benchmarks::find_periodic(name) {
             vec![Selected::Periodic(b)]
+        } else if let Some(b) = benchmarks::find_scored(name) {
+            vec![Selected::Scored(b)]
         } else {
             return Err(Failure::usage(format!(
-                "unknown benchmark or group '{name}'; groups: {}, {}; benchmarks: {}, {}, {}",
+                "unknown benchmark or group '{name}'; groups: {}, {}; benchmarks: {}, {}, {}, {}",
                 benchmarks::available_groups().join(", "),
                 benchmarks::ALL,
                 mechanisms::ids().join(", "),
                 benchmarks::ids().join(", "),
-                benchmarks::periodic_ids().join(", ")
+                benchmarks::periodic_ids().join(", "),
+                benchmarks::scored_ids().join(", ")
             )));
         };
         for sel in found {
@@ -285,6 +298,47 @@ fn budget(args: &RunArgs) -> Budget {
     }
 }
 
+/// The timer group's `--period` when none is given.
+const TIMER_PERIOD: Duration = Duration::from_millis(1);
+
+/// Thread-Metric's counting period when `--period` is not given (its
+/// `TM_TEST_DURATION`), and with `--quick`.
+const SCORE_PERIOD: Duration = Duration::from_secs(30);
+const SCORE_PERIOD_QUICK: Duration = Duration::from_secs(2);
+
+/// Shortest counting period: each of its reports must hold operations.
+const SCORE_PERIOD_MIN: Duration = Duration::from_millis(10);
+
+/// The score model's settings, checked: `--period` of at least
+/// [`SCORE_PERIOD_MIN`], and whether SCHED_FIFO is permitted (if not, why).
+fn score_settings(
+    args: &RunArgs,
+    client: &SidePlacement,
+) -> Result<(ScoreSettings, Option<String>), Failure> {
+    let period = args.period.unwrap_or(if args.quick {
+        SCORE_PERIOD_QUICK
+    } else {
+        SCORE_PERIOD
+    });
+    if period < SCORE_PERIOD_MIN {
+        return Err(Failure::usage(format!(
+            "--period {period:?} is too short for thread-metric: its counting period must be at least {SCORE_PERIOD_MIN:?}"
+        )));
+    }
+    let refused = probe_rt(score::REPORTER_FIFO).err().map(|e| e.to_string());
+    Ok((
+        ScoreSettings {
+            period,
+            intervals: score::INTERVALS,
+            cpu: client.cpu,
+            fifo: refused.is_none(),
+            timeout: args.timeout,
+            unfair: args.fault == Some(FaultArg::Unfair),
+        },
+        refused,
+    ))
+}
+
 pub(super) fn now_rfc3339() -> String {
     jiff::Timestamp::now().to_string()
 }
@@ -340,6 +394,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
                 Selected::Mechanism(m, _) => Ok(Selected::OneWay(m, plan)),
                 Selected::Op(b) => Err(b.info().id),
                 Selected::Periodic(b) => Err(b.info().id),
+                Selected::Scored(b) => Err(b.info().id),
                 Selected::OneWay(..) => Ok(sel),
             })
             .collect::<Result<Vec<_>, _>>()
@@ -366,6 +421,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     {
         eprintln!("warning: {n}");
     }
+    let scores = if selected.iter().any(|s| matches!(s, Selected::Scored(_))) {
+        Some(score_settings(&args, &client)?)
+    } else {
+        None
+    };
     super::check_json_path(args.json.as_deref())?;
     // Held for the whole run; the kernel drops the request when it is closed.
     let _cpu_latency = match args.cpu_latency {
@@ -388,10 +448,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         },
         budget: budget(&args),
         cpus_available,
-        fault: args.fault.map(|f| match f {
-            FaultArg::Corrupt => Fault::Corrupt,
-            FaultArg::Die => Fault::Die(50),
-            FaultArg::Hang => Fault::Hang(50),
+        fault: args.fault.and_then(|f| match f {
+            FaultArg::Corrupt => Some(Fault::Corrupt),
+            FaultArg::Die => Some(Fault::Die(50)),
+            FaultArg::Hang => Some(Fault::Hang(50)),
+            FaultArg::Unfair => None,
         }),
     };
     let env = environment::collect();
@@ -420,7 +481,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     };
 
     let periodic_settings = PeriodicSettings {
-        period: args.period,
+        period: args.period.unwrap_or(TIMER_PERIOD),
         duration: args.duration,
         tolerance: args.tolerance,
         frequencies: args.frequencies.0.clone(),
@@ -436,6 +497,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             Selected::Op(b) => (sel, vec![b.info().bytes]),
             Selected::Periodic(b) => (sel, (0..b.plan(&periodic_settings).len()).collect()),
             Selected::OneWay(m, _) => (sel, runner::sizes_for(m, &sizes)),
+            Selected::Scored(_) => (sel, vec![0]),
         })
         .collect();
     let progress = Progress::new(plan.iter().map(|(_, s)| s.len()).sum());
@@ -480,10 +542,26 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
                     ));
                     runner::run_oneway_figure(m, size, &plan, &settings, &names)
                 }
+                Selected::Scored(b) => {
+                    progress.start(b.info().id);
+                    let (ss, refused) = scores.as_ref().expect("settings made for score tests");
+                    runner::run_score_figure(b, ss, refused.as_deref(), &names)
+                }
             };
             progress.done_one();
+            let scored = r.mode == Mode::Score;
             report.results.push(ResultRecord::from_figure(&r));
             results.push(r);
+            if scored {
+                // R = S / H for every score once the baseline has run, in
+                // whatever order the tests were named.
+                score::normalise(&mut results);
+                for (record, r) in report.results.iter_mut().zip(&results) {
+                    if r.mode == Mode::Score {
+                        *record = ResultRecord::from_figure(r);
+                    }
+                }
+            }
         }
         save(&report)?;
     }
@@ -501,6 +579,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         .iter()
         .cloned()
         .partition(|r| r.mode == Mode::OneWay);
+    let (scored, results_rest): (Vec<FigureResult>, Vec<FigureResult>) = results_rest
+        .into_iter()
+        .partition(|r| r.mode == Mode::Score);
     let (periodic, results_rest): (Vec<FigureResult>, Vec<FigureResult>) = results_rest
         .into_iter()
         .partition(|r| r.mode == Mode::Periodic);
@@ -513,6 +594,21 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         !pingpong.is_empty() || !oneway_results.is_empty(),
         !ops.is_empty() || !periodic.is_empty(),
     );
+    if let Some((ss, refused)) = &scores {
+        out.push_str(&format!(
+            "\nthread-metric: each test's threads and its reporter on CPU {}, {}; period {:?} in {} reports",
+            ss.cpu.map_or("any".into(), |c| c.to_string()),
+            match refused {
+                None => format!(
+                    "SCHED_FIFO 40 − priority, reporter {}",
+                    score::REPORTER_FIFO
+                ),
+                Some(e) => format!("SCHED_OTHER (SCHED_FIFO refused: {e})"),
+            },
+            ss.period,
+            ss.intervals
+        ));
+    }
     out.push('\n');
     if !oneway_results.is_empty() {
         out.push_str(&format!(
@@ -541,6 +637,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             "{}\n{}\n",
             table::render_periodic(&periodic),
             table::PERIODIC_FOOTNOTE
+        ));
+    }
+    if !scored.is_empty() {
+        out.push_str(&format!(
+            "{}\n{}\n",
+            table::render_scores(&scored),
+            table::SCORE_FOOTNOTE
         ));
     }
     if let Some(p) = preset {

@@ -22,3 +22,4 @@ pub mod probe;
 pub mod region;
 pub mod runner;
 pub mod sampling;
+pub mod score;

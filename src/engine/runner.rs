@@ -13,6 +13,7 @@ use super::periodic::{self, Model, PeriodicFacts};
 use super::pingpong::{self, Budget, Measurement};
 use super::placement::{PlacementGuard, SidePlacement};
 use super::probe::{self, KernelCheck};
+use super::score::{self, ScoreContext, ScoreFacts, ScoreSettings, Scored};
 use crate::sys::process;
 
 /// Settings shared by every figure of a run.
@@ -55,6 +56,8 @@ pub enum Mode {
     /// Stamped messages from the client to a receiving peer, one in flight,
     /// saturated or sporadic (`oneway.rs`).
     OneWay,
+    /// Operations completed by a set of threads in a fixed period (`score.rs`).
+    Score,
 }
 
 impl Mode {
@@ -65,6 +68,7 @@ impl Mode {
             Mode::Op => "op",
             Mode::Periodic => "periodic",
             Mode::OneWay => "oneway",
+            Mode::Score => "score",
         }
     }
 }
@@ -106,6 +110,27 @@ pub struct FigureResult {
     pub periodic: Option<PeriodicFacts>,
     /// Mode `oneway`: pacing, messages, windows.
     pub oneway: Option<OneWayFacts>,
+    /// Mode `score`: the score, its intervals, threads, counters and R.
+    pub score: Option<ScoreFacts>,
+}
+
+impl FigureResult {
+    /// A figure not yet run: no outcome, no CPUs, no facts.
+    pub fn new(mechanism: &'static str, mode: Mode, size: usize) -> FigureResult {
+        FigureResult {
+            mechanism,
+            mode,
+            size,
+            outcome: Outcome::Skipped(String::new()),
+            cpus: Vec::new(),
+            note: None,
+            proof: None,
+            cold_region: None,
+            periodic: None,
+            oneway: None,
+            score: None,
+        }
+    }
 }
 
 /// The sizes a mechanism runs at: the requested sizes, or its fixed size.
@@ -155,18 +180,8 @@ pub fn run_figure(
     names: &ObjectNamer,
 ) -> FigureResult {
     let info = mech.info();
-    let mut result = FigureResult {
-        mechanism: info.id,
-        mode: Mode::PingPong,
-        size,
-        outcome: Outcome::Skipped(String::new()),
-        cpus: Vec::new(),
-        note: None,
-        proof: None,
-        cold_region: cold.then(super::region::cold_region_bytes),
-        periodic: None,
-        oneway: None,
-    };
+    let mut result = FigureResult::new(info.id, Mode::PingPong, size);
+    result.cold_region = cold.then(super::region::cold_region_bytes);
     if let Some(reason) = skip_reason(mech, size, s) {
         result.outcome = Outcome::Skipped(reason);
         return result;
@@ -208,18 +223,7 @@ pub fn run_oneway_figure(
     names: &ObjectNamer,
 ) -> FigureResult {
     let info = mech.info();
-    let mut result = FigureResult {
-        mechanism: info.id,
-        mode: Mode::OneWay,
-        size,
-        outcome: Outcome::Skipped(String::new()),
-        cpus: Vec::new(),
-        note: None,
-        proof: None,
-        cold_region: None,
-        periodic: None,
-        oneway: None,
-    };
+    let mut result = FigureResult::new(info.id, Mode::OneWay, size);
     if let Some(reason) = oneway_skip_reason(mech, size).or_else(|| skip_reason(mech, size, s)) {
         result.outcome = Outcome::Skipped(reason);
         return result;
@@ -323,18 +327,7 @@ fn measure_figure(
 /// failure: it is reported in the result.
 pub fn run_op_figure(bench: &dyn Operation, s: &RunSettings, names: &ObjectNamer) -> FigureResult {
     let info = bench.info();
-    let mut result = FigureResult {
-        mechanism: info.id,
-        mode: Mode::Op,
-        size: info.bytes,
-        outcome: Outcome::Skipped(String::new()),
-        cpus: Vec::new(),
-        note: None,
-        proof: None,
-        cold_region: None,
-        periodic: None,
-        oneway: None,
-    };
+    let mut result = FigureResult::new(info.id, Mode::Op, info.bytes);
     if let Some(reason) = bench.unavailable() {
         result.outcome = Outcome::Skipped(reason);
         return result;
@@ -412,18 +405,7 @@ fn measure_op_figure(
 /// on the client's placement; SCHED_FIFO (`--rt`) only where the model
 /// sleeps. Never panics on a failure: it is reported in the result.
 pub fn run_periodic_figure(id: &'static str, model: &Model, s: &RunSettings) -> FigureResult {
-    let mut result = FigureResult {
-        mechanism: id,
-        mode: Mode::Periodic,
-        size: 0,
-        outcome: Outcome::Skipped(String::new()),
-        cpus: Vec::new(),
-        note: None,
-        proof: None,
-        periodic: None,
-        cold_region: None,
-        oneway: None,
-    };
+    let mut result = FigureResult::new(id, Mode::Periodic, 0);
     super::interrupt::reset_for_figure();
     let placement = SidePlacement {
         cpu: s.client.cpu,
@@ -442,6 +424,59 @@ pub fn run_periodic_figure(id: &'static str, model: &Model, s: &RunSettings) -> 
                     Outcome::Ok(Box::new(m))
                 }
                 Err(e) => Outcome::Failed(e.to_string()),
+            }
+        }
+    };
+    result
+}
+
+/// Runs one figure of the score model (`score.rs`): every thread of the test
+/// and the reporter (this thread) on the client's CPU, under SCHED_FIFO with
+/// the test's priorities when `ss.fifo`. Never panics on a failure: it is
+/// reported in the result, with the counters read up to it.
+pub fn run_score_figure(
+    bench: &dyn Scored,
+    ss: &ScoreSettings,
+    fifo_refused: Option<&str>,
+    names: &ObjectNamer,
+) -> FigureResult {
+    let info = bench.info();
+    let mut result = FigureResult::new(info.id, Mode::Score, 0);
+    if info.needs_fifo && !ss.fifo {
+        result.outcome = Outcome::Skipped(format!(
+            "needs strict priorities (SCHED_FIFO), refused here ({}): run as root or grant CAP_SYS_NICE",
+            fifo_refused.unwrap_or("not permitted")
+        ));
+        return result;
+    }
+    if !ss.fifo {
+        result.note = Some("SCHED_OTHER: priorities not applied".into());
+    }
+    super::interrupt::reset_for_figure();
+    let test = match bench.prepare(&ScoreContext { names }) {
+        Ok(t) => t,
+        Err(e) => {
+            result.outcome = Outcome::Failed(format!("set-up: {e}"));
+            return result;
+        }
+    };
+    let placement = SidePlacement {
+        cpu: ss.cpu,
+        rt_priority: ss.fifo.then_some(score::REPORTER_FIFO),
+    };
+    result.outcome = match PlacementGuard::apply(&placement) {
+        Err(e) => Outcome::Failed(e.to_string()),
+        Ok(_placed) => {
+            result.cpus.extend(crate::sys::sched::current_cpu());
+            match score::measure(&info, test, ss) {
+                Ok((m, facts)) => {
+                    result.score = Some(facts);
+                    Outcome::Ok(Box::new(m))
+                }
+                Err(f) => {
+                    result.score = f.facts.map(|b| *b);
+                    Outcome::Failed(f.message)
+                }
             }
         }
     };

@@ -204,7 +204,11 @@ mod tests {
         let names = ObjectNamer::new();
         // A second namer of the same process hands out the same keys: take
         // the first one, as a stale set of a dead run with this pid would.
-        let squatter = crate::sys::sysv::sem_create(ObjectNamer::new().sysv_key(), 1).unwrap();
+        // Tests running beside this one hold keys of this pid too: a key
+        // they hold is taken just as well, so squat on the first free one.
+        let squatter = (0..8)
+            .find_map(|_| crate::sys::sysv::sem_create(ObjectNamer::new().sysv_key(), 1).ok())
+            .expect("a free key among this process's keys");
         let ctx = OpenContext {
             size: 16,
             names: &names,

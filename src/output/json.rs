@@ -10,6 +10,7 @@ use crate::engine::pingpong::Budget;
 use crate::engine::probe::KernelCheck;
 use crate::engine::runner::{FigureResult, Mode, Outcome};
 use crate::engine::sampling::Achieved;
+use crate::engine::score::ScoreFacts;
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
@@ -72,7 +73,7 @@ pub struct Settings {
 pub struct ResultRecord {
     /// Mechanism or benchmark id.
     pub benchmark: &'static str,
-    /// Measurement mode: "pingpong", "op" or "periodic".
+    /// Measurement mode: "pingpong", "op", "periodic" or "score".
     pub mode: &'static str,
     /// Payload bytes per message; for an operation, bytes it moves (0 if none).
     pub size_bytes: usize,
@@ -147,6 +148,10 @@ pub struct ResultRecord {
     /// the windows, as fields of the result.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub oneway: Option<OneWayFacts>,
+    /// Mode score: the score, its intervals, R, threads, counters and checks
+    /// (also on a failed figure, up to the failure).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<ScoreFacts>,
 }
 
 /// One-way latency: median/mean/stddev over samples, the rest over
@@ -202,6 +207,7 @@ impl ResultRecord {
             baseline_ns: None,
             periodic: f.periodic.clone(),
             oneway: f.oneway.clone(),
+            score: f.score.clone(),
         };
         match &f.outcome {
             Outcome::Skipped(why) => {
@@ -232,6 +238,13 @@ impl ResultRecord {
                 r.loop_overhead_ns = Some(m.loop_overhead_ns);
                 r.clock_overhead_ns = Some(m.clock_overhead_ns);
                 match f.mode {
+                    // Counts over a period: no single operation is timed, so
+                    // only the intervals' time per operation is reported.
+                    Mode::Score => {
+                        r.latency_ns = None;
+                        r.loop_overhead_ns = None;
+                        r.clock_overhead_ns = None;
+                    }
                     Mode::Op => {
                         r.timed_ops = Some(l.count);
                         r.kernel_counter = f.proof.as_ref().and_then(|p| p.counter.clone());

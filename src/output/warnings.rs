@@ -152,10 +152,11 @@ pub fn collect(env: &Environment, results: &[FigureResult]) -> Vec<Warning> {
     let mut spread: Vec<(String, f64)> = results
         .iter()
         .filter_map(|r| match &r.outcome {
-            // Periodic figures are one run each: their slices differ by
-            // what happened during the run, which more --samples cannot fix;
-            // one-way samples are single messages or windows, whose spread
-            // is the figure itself (min / max), not a sign of noise.
+            // Periodic and score figures are one run each: their slices
+            // differ by what happened during the run, which more --samples
+            // cannot fix (the score table shows its spread); one-way samples
+            // are single messages or windows, whose spread is the figure
+            // itself (min / max), not a sign of noise.
             Outcome::Ok(m)
                 if matches!(r.mode, Mode::PingPong | Mode::Op)
                     && m.summary.relative_range() > SPREAD_LIMIT =>

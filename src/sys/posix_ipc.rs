@@ -55,6 +55,18 @@ impl MessageQueue {
     }
 }
 
+impl MessageQueue {
+    /// Makes send and receive fail with `EAGAIN` instead of blocking on a
+    /// full or empty queue.
+    pub fn set_nonblocking(&self) -> io::Result<()> {
+        // SAFETY: mq_attr is plain data; mq_setattr reads only mq_flags.
+        let mut attr: libc::mq_attr = unsafe { std::mem::zeroed() };
+        attr.mq_flags = libc::O_NONBLOCK as _;
+        // SAFETY: the descriptor is open; attr is valid; the old value is not wanted.
+        cvt(unsafe { libc::mq_setattr(self.0, &attr, std::ptr::null_mut()) }).map(|_| ())
+    }
+}
+
 impl Drop for MessageQueue {
     fn drop(&mut self) {
         // SAFETY: the descriptor is ours and closed once.
@@ -123,4 +135,52 @@ pub fn sem_unlink(name: &str) -> io::Result<()> {
     let cname = c_name(name)?;
     // SAFETY: valid C string.
     cvt(unsafe { libc::sem_unlink(cname.as_ptr()) }).map(|_| ())
+}
+
+/// An unnamed POSIX semaphore shared by the threads of this process
+/// (`sem_init` with pshared 0): nothing to name or remove; destroyed on drop.
+pub struct Semaphore(Box<std::cell::UnsafeCell<libc::sem_t>>);
+
+// SAFETY: sem_t operations are thread-safe and the semaphore never moves (boxed).
+unsafe impl Send for Semaphore {}
+// SAFETY: as above.
+unsafe impl Sync for Semaphore {}
+
+impl Semaphore {
+    /// A semaphore with count `value`.
+    pub fn new(value: u32) -> io::Result<Self> {
+        // SAFETY: sem_t is plain data until sem_init initialises it in place.
+        let cell = Box::new(std::cell::UnsafeCell::new(unsafe {
+            std::mem::zeroed::<libc::sem_t>()
+        }));
+        // SAFETY: the box gives the semaphore a fixed address for its lifetime.
+        cvt(unsafe { libc::sem_init(cell.get(), 0, value) })?;
+        Ok(Semaphore(cell))
+    }
+
+    /// Increments the count (async-signal-safe: usable from a handler).
+    #[inline]
+    pub fn post(&self) -> io::Result<()> {
+        // SAFETY: initialised by sem_init, destroyed only on drop.
+        cvt(unsafe { libc::sem_post(self.0.get()) }).map(|_| ())
+    }
+
+    /// Decrements the count if it is above zero; `Ok(false)` if it is zero.
+    #[inline]
+    pub fn try_wait(&self) -> io::Result<bool> {
+        // SAFETY: as in post.
+        match cvt(unsafe { libc::sem_trywait(self.0.get()) }) {
+            Ok(_) => Ok(true),
+            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl Drop for Semaphore {
+    fn drop(&mut self) {
+        // SAFETY: initialised by sem_init; no thread waits on it any more
+        // (its users are joined before it is dropped).
+        unsafe { libc::sem_destroy(self.0.get()) };
+    }
 }

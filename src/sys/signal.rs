@@ -177,3 +177,113 @@ pub fn tgkill_from_handler(pid: libc::pid_t, tid: libc::pid_t, sig: i32) -> bool
         ret == 0
     }
 }
+
+impl SigSet {
+    /// Every signal (`sigfillset`; glibc leaves out its own internal ones).
+    pub fn full() -> Self {
+        // SAFETY: sigfillset initialises the zeroed set.
+        unsafe {
+            let mut s: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut s);
+            SigSet(s)
+        }
+    }
+}
+
+/// Sends `sig` to the calling thread. An unblocked signal sent to oneself is
+/// handled before the call returns, like a software trap.
+#[inline]
+pub fn raise_here(sig: i32) -> io::Result<()> {
+    pthread_kill(pthread_self(), sig)
+}
+
+/// The routine an installed [`Isr`] runs on each signal.
+pub type IsrFn = dyn Fn() + Send + Sync;
+
+/// The routine [`on_isr`] calls; null when none is installed. A thin pointer
+/// to a leaked `Box<Box<IsrFn>>`, owned by the live [`Isr`] guard.
+static ISR: std::sync::atomic::AtomicPtr<Box<IsrFn>> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+/// Handlers running [`ISR`] now, so that [`Isr::drop`] frees it only when
+/// none still uses it.
+static ISR_RUNNING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+extern "C" fn on_isr(_: libc::c_int) {
+    use std::sync::atomic::Ordering::SeqCst;
+    ISR_RUNNING.fetch_add(1, SeqCst);
+    let p = ISR.load(SeqCst);
+    if !p.is_null() {
+        // SAFETY: a non-null pointer is the live Box installed by Isr::install;
+        // Isr::drop nulls it before waiting for ISR_RUNNING to fall to zero, and
+        // frees it only then, so it is valid for the whole call.
+        unsafe { (*p)() };
+    }
+    ISR_RUNNING.fetch_sub(1, SeqCst);
+}
+
+/// A signal handler that runs a closure: an interrupt service routine for
+/// signals a thread raises (or a timer sends). One at a time per process; the
+/// previous disposition of the signal is restored on drop.
+pub struct Isr {
+    sig: i32,
+    previous: libc::sigaction,
+}
+
+impl Isr {
+    /// Installs `routine` as the handler of `sig` (without `SA_RESTART`). The
+    /// routine runs in signal context: it may only use atomics and
+    /// async-signal-safe calls (sem_post, futex, …).
+    pub fn install(sig: i32, routine: Box<IsrFn>) -> io::Result<Isr> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let p = Box::into_raw(Box::new(routine));
+        if ISR
+            .compare_exchange(std::ptr::null_mut(), p, SeqCst, SeqCst)
+            .is_err()
+        {
+            // SAFETY: p came from Box::into_raw above and was never shared.
+            drop(unsafe { Box::from_raw(p) });
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "another interrupt routine is installed",
+            ));
+        }
+        // SAFETY: sigaction is plain data; on_isr only touches atomics and
+        // calls the routine, whose contract is async-signal safety.
+        let installed = unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_isr as Handler as usize;
+            sa.sa_flags = 0;
+            libc::sigemptyset(&mut sa.sa_mask);
+            let mut old: libc::sigaction = std::mem::zeroed();
+            cvt(libc::sigaction(sig, &sa, &mut old)).map(|_| old)
+        };
+        match installed {
+            Ok(previous) => Ok(Isr { sig, previous }),
+            Err(e) => {
+                let p = ISR.swap(std::ptr::null_mut(), SeqCst);
+                // SAFETY: the handler was never installed, so nothing else saw p.
+                drop(unsafe { Box::from_raw(p) });
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for Isr {
+    fn drop(&mut self) {
+        use std::sync::atomic::Ordering::SeqCst;
+        // SAFETY: previous is the action sigaction returned at install.
+        unsafe { libc::sigaction(self.sig, &self.previous, std::ptr::null_mut()) };
+        let p = ISR.swap(std::ptr::null_mut(), SeqCst);
+        // A handler that loaded p before the swap has counted itself in
+        // ISR_RUNNING first: wait for it to leave.
+        while ISR_RUNNING.load(SeqCst) != 0 {
+            std::hint::spin_loop();
+        }
+        if !p.is_null() {
+            // SAFETY: p came from Box::into_raw in install; no handler uses it now.
+            drop(unsafe { Box::from_raw(p) });
+        }
+    }
+}

@@ -41,6 +41,49 @@ pub fn futex_wake(word: &AtomicU32, n: i32) -> io::Result<()> {
     Ok(())
 }
 
+/// Sleeps while `*word == expected`, for waiters of this process only
+/// (`FUTEX_PRIVATE_FLAG`: no shared-mapping key to compute). Returns Ok on
+/// wake-up or if the value already differed; EINTR on a handled signal.
+#[inline]
+pub fn futex_wait_private(word: &AtomicU32, expected: u32) -> io::Result<()> {
+    // SAFETY: word points to a live, aligned u32; no timeout.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            std::ptr::null::<libc::timespec>(),
+        )
+    };
+    if ret == -1 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EAGAIN) {
+            return Ok(());
+        }
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Wakes up to `n` waiters of this process on `word` (async-signal-safe).
+#[inline]
+pub fn futex_wake_private(word: &AtomicU32, n: i32) -> io::Result<()> {
+    // SAFETY: word points to a live, aligned u32.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            n,
+        )
+    };
+    if ret == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Sleeps while `*word == expected`, as a waiter interested in `bitset`:
 /// only a [`futex_wake_bitset`] whose bitset shares a bit with it wakes it.
 /// Returns Ok on wake-up or if the value already differed.
