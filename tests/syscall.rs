@@ -310,14 +310,17 @@ fn unknown_and_reserved_names_exit_2_saying_what_is_allowed() {
             &["run", "nosuch", "--json", j],
             &[
                 "unknown benchmark or group 'nosuch'",
-                "groups: ipc, syscall, sched, timer, all",
+                "groups: ipc, syscall, sched, timer, rhealstone, rtos, all",
                 "syscall-getpid",
                 "pipe",
             ],
         ),
         (
-            &["run", "rtos", "--json", j],
-            &["group 'rtos' has no benchmarks yet", "ipc, syscall, sched"],
+            &["run", "thread-metric", "--json", j],
+            &[
+                "group 'thread-metric' has no benchmarks yet",
+                "ipc, syscall, sched",
+            ],
         ),
         (
             &["run", "syscall", "bogus-call", "--json", j],

@@ -1,12 +1,13 @@
 //! Benchmarks timed in one process: one file each, one line each in
 //! [`REGISTRY`] (mode `op`) or [`PERIODIC`] (mode `periodic`), grouped
-//! (`syscall`, `timer`, later `sched`, `rtos`).
+//! (`syscall`, `sched`, `timer`, `rhealstone`; `rtos` selects both RTOS suites).
 //!
 //! Everything user-facing about them (`ipcmark list`, the names `ipcmark run`
 //! accepts, the conformance tests) is derived from the registry and
 //! [`GROUPS`]. The IPC mechanisms are the group [`IPC`], listed in
 //! `crate::mechanisms::REGISTRY`.
 
+pub mod rhealstone;
 pub mod sched;
 pub mod syscall;
 pub mod timer;
@@ -102,6 +103,13 @@ pub static REGISTRY: &[&dyn Operation] = &[
     &sched::ring::Ring::PROC_8_64K,
     &sched::ring::Ring::THREADS_2,
     &sched::ring::Ring::THREADS_8,
+    &rhealstone::task_switch::TaskSwitch,
+    &rhealstone::preemption::Preemption,
+    &rhealstone::interrupt_latency::InterruptLatency,
+    &rhealstone::semaphore_shuffle::SemaphoreShuffle,
+    &rhealstone::message_latency::MessageLatency,
+    &rhealstone::deadlock_break::DeadlockBreak::PI,
+    &rhealstone::deadlock_break::DeadlockBreak::NO_PI,
 ];
 
 /// Every benchmark of the periodic model (wake-ups at deadlines, periodic
@@ -223,7 +231,14 @@ mod tests {
         }
         assert_eq!(
             available_groups(),
-            vec![IPC, syscall::GROUP, sched::GROUP, timer::GROUP]
+            vec![
+                IPC,
+                syscall::GROUP,
+                sched::GROUP,
+                timer::GROUP,
+                RHEALSTONE,
+                "rtos"
+            ]
         );
     }
 

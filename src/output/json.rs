@@ -7,7 +7,7 @@ use crate::engine::oploop::CounterCheck;
 use crate::engine::periodic::PeriodicFacts;
 use crate::engine::pingpong::Budget;
 use crate::engine::probe::KernelCheck;
-use crate::engine::runner::{FigureResult, Mode, Outcome};
+use crate::engine::runner::{FigureResult, Mode, Outcome, Scheduling};
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
@@ -70,7 +70,7 @@ pub struct Settings {
 pub struct ResultRecord {
     /// Mechanism or benchmark id.
     pub benchmark: &'static str,
-    /// Measurement mode: "pingpong", "op" or "periodic".
+    /// Measurement mode: "pingpong", "op", "event" or "periodic".
     pub mode: &'static str,
     /// Payload bytes per message; for an operation, bytes it moves (0 if none).
     pub size_bytes: usize,
@@ -133,6 +133,14 @@ pub struct ResultRecord {
     /// division by events (e.g. passing a token without a switch), ns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline_ns: Option<f64>,
+    /// Modes op and event, for a benchmark that needs SCHED_FIFO: the policy
+    /// its threads ran under, the base priority, why SCHED_FIFO was refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheduling: Option<Scheduling>,
+    /// Modes op and event: named counts of what the benchmark observed
+    /// besides its times (e.g. rounds with a priority inversion).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observations: Option<std::collections::BTreeMap<&'static str, u64>>,
     /// Mode periodic: period, frequency, wake-ups, failures, timer slack,
     /// policy and the interrupt comparison, as fields of the result.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
@@ -189,6 +197,8 @@ impl ResultRecord {
             kernel_counter: None,
             events: None,
             baseline_ns: None,
+            scheduling: f.proof.as_ref().and_then(|p| p.scheduling.clone()),
+            observations: None,
             periodic: f.periodic.clone(),
         };
         match &f.outcome {
@@ -219,7 +229,12 @@ impl ResultRecord {
                 r.loop_overhead_ns = Some(m.loop_overhead_ns);
                 r.clock_overhead_ns = Some(m.clock_overhead_ns);
                 match f.mode {
-                    Mode::Op => {
+                    Mode::Op | Mode::Event => {
+                        r.observations = f
+                            .proof
+                            .as_ref()
+                            .and_then(|p| p.findings.as_ref())
+                            .map(|x| x.counts.clone());
                         r.timed_ops = Some(l.count);
                         r.kernel_counter = f.proof.as_ref().and_then(|p| p.counter.clone());
                         r.events = f.proof.as_ref().and_then(|p| p.events);

@@ -38,6 +38,11 @@ pub enum Warning {
         /// The hypervisor.
         hypervisor: String,
     },
+    /// Benchmarks that need SCHED_FIFO ran under SCHED_OTHER: it was refused.
+    NoRealtime {
+        /// Each such figure, with what it loses.
+        figures: Vec<String>,
+    },
 }
 
 impl Warning {
@@ -49,6 +54,7 @@ impl Warning {
             Warning::IdleStatesAllowed => "idle-states-allowed",
             Warning::HighSpread { .. } => "high-spread",
             Warning::Virtualized { .. } => "virtualized",
+            Warning::NoRealtime { .. } => "no-realtime",
         }
     }
 }
@@ -92,6 +98,13 @@ impl fmt::Display for Warning {
                 "running under a hypervisor ({hypervisor}): other guests change the machine's speed between \
                  runs; compare figures within one run, or runs taken back to back"
             ),
+            Warning::NoRealtime { figures } => write!(
+                f,
+                "SCHED_FIFO was refused, so {} figure(s) ran under SCHED_OTHER and lose their meaning: {}; \
+                 run as root or grant CAP_SYS_NICE",
+                figures.len(),
+                figures.join("; ")
+            ),
         }
     }
 }
@@ -114,6 +127,24 @@ pub fn collect(env: &Environment, results: &[FigureResult]) -> Vec<Warning> {
     // PM QoS default is 2000 s: no constraint at all.
     if env.cpu_dma_latency_us.is_some_and(|v| v >= 2_000_000_000) {
         w.push(Warning::IdleStatesAllowed);
+    }
+    let refused: Vec<String> = results
+        .iter()
+        .filter_map(|r| {
+            let why = r
+                .proof
+                .as_ref()?
+                .scheduling
+                .as_ref()?
+                .fifo_refused
+                .as_ref()?;
+            // The reason ends with what the figure loses ("…, so <what>").
+            let loses = why.rsplit_once(", so ").map_or(why.as_str(), |(_, l)| l);
+            Some(format!("{} ({loses})", r.mechanism))
+        })
+        .collect();
+    if !refused.is_empty() {
+        w.push(Warning::NoRealtime { figures: refused });
     }
     let mut spread: Vec<(String, f64)> = results
         .iter()
