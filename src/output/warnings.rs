@@ -229,4 +229,54 @@ mod tests {
             "{text}"
         );
     }
+
+    #[test]
+    fn a_figure_run_without_the_fifo_it_needs_says_what_it_loses() {
+        use crate::engine::runner::{OpProof, Scheduling};
+        let mut env = environment::collect();
+        env.cpu_busy_percent_at_start = Some(0.0);
+        env.frequency_governor = None;
+        env.cpu_dma_latency_us = Some(0);
+        env.virtualization = "none".into();
+        let figure = |refused: Option<&str>| FigureResult {
+            mechanism: "rhealstone-preemption",
+            mode: Mode::Op,
+            size: 0,
+            outcome: Outcome::Skipped("not measured here".into()),
+            cpus: vec![],
+            note: None,
+            proof: Some(OpProof {
+                kernel_calls: vec![],
+                counter: None,
+                events: None,
+                baseline_ns: None,
+                scheduling: Some(Scheduling {
+                    policy: if refused.is_some() {
+                        "SCHED_OTHER"
+                    } else {
+                        "SCHED_FIFO"
+                    },
+                    base_priority: None,
+                    fifo_refused: refused.map(String::from),
+                }),
+                findings: None,
+            }),
+            cold_region: None,
+            periodic: None,
+        };
+        assert!(collect(&env, &[figure(None)]).is_empty());
+        let w = collect(
+            &env,
+            &[figure(Some(
+                "SCHED_FIFO priority 20 refused (EPERM): ran under SCHED_OTHER, so no preemption",
+            ))],
+        );
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].kind(), "no-realtime");
+        let text = w[0].to_string();
+        assert!(
+            text.contains("rhealstone-preemption (no preemption)") && text.contains("CAP_SYS_NICE"),
+            "{text}"
+        );
+    }
 }
