@@ -104,7 +104,7 @@ impl Operation for SemaphoreShuffle {
                 shared: shared.clone(),
                 baseline: YieldsOnly { shared },
                 fifo: ctx.rt_priority.is_some(),
-                helpers,
+                _helpers: helpers,
             }),
             note: Some(format!(
                 "helper on CPU {cpu}{}",
@@ -119,7 +119,8 @@ struct ShuffleOp {
     shared: Arc<Shared>,
     baseline: YieldsOnly,
     fifo: bool,
-    helpers: Helpers,
+    /// Stopped and joined on drop.
+    _helpers: Helpers,
 }
 
 impl Op for ShuffleOp {
@@ -152,7 +153,6 @@ impl Op for ShuffleOp {
         if !self.fifo {
             return Ok(None);
         }
-        let _ = &self.helpers;
         Ok(Some(Counter {
             source: SWITCH_SOURCE,
             value: switches_in("/proc/thread-self/status")?,

@@ -78,7 +78,7 @@ impl Operation for TaskSwitch {
                 shared: shared.clone(),
                 baseline: ParkedYield { shared },
                 fifo: ctx.rt_priority.is_some(),
-                helpers,
+                _helpers: helpers,
             }),
             note: Some(format!(
                 "helper thread yielding on CPU {cpu}{}",
@@ -94,7 +94,7 @@ struct SwitchOp {
     baseline: ParkedYield,
     fifo: bool,
     /// Last: stopped and joined after nothing else needs it.
-    helpers: Helpers,
+    _helpers: Helpers,
 }
 
 impl Op for SwitchOp {
@@ -111,7 +111,6 @@ impl Op for SwitchOp {
     fn counter(&mut self) -> Result<Option<Counter>, ChannelError> {
         // Under SCHED_FIFO each yield with the helper ready switches the
         // measuring thread out; under SCHED_OTHER nothing guarantees it.
-        let _ = &self.helpers;
         if !self.fifo {
             return Ok(None);
         }
