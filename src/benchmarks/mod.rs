@@ -1,13 +1,15 @@
 //! Benchmarks timed in one process: one file each, one line each in
-//! [`REGISTRY`] (mode `op`), [`PERIODIC`] (mode `periodic`) or [`SCORED`]
-//! (mode `score`), grouped (`syscall`, `sched`, `timer`, `thread-metric`;
-//! `rtos` selects the RTOS suites).
+//! [`REGISTRY`] (mode `op`, or `event` when the benchmark times itself),
+//! [`PERIODIC`] (mode `periodic`) or [`SCORED`] (mode `score`), grouped
+//! (`syscall`, `sched`, `timer`, `rhealstone`, `thread-metric`; `rtos` selects
+//! both RTOS suites).
 //!
 //! Everything user-facing about them (`ipcmark list`, the names `ipcmark run`
 //! accepts, the conformance tests) is derived from the registry and
 //! [`GROUPS`]. The IPC mechanisms are the group [`IPC`], listed in
 //! `crate::mechanisms::REGISTRY`.
 
+pub mod rhealstone;
 pub mod sched;
 pub mod syscall;
 pub mod thread_metric;
@@ -105,6 +107,13 @@ pub static REGISTRY: &[&dyn Operation] = &[
     &sched::ring::Ring::PROC_8_64K,
     &sched::ring::Ring::THREADS_2,
     &sched::ring::Ring::THREADS_8,
+    &rhealstone::task_switch::TaskSwitch,
+    &rhealstone::preemption::Preemption,
+    &rhealstone::interrupt_latency::InterruptLatency,
+    &rhealstone::semaphore_shuffle::SemaphoreShuffle,
+    &rhealstone::message_latency::MessageLatency,
+    &rhealstone::deadlock_break::DeadlockBreak::PI,
+    &rhealstone::deadlock_break::DeadlockBreak::NO_PI,
 ];
 
 /// Every benchmark of the periodic model (wake-ups at deadlines, periodic
@@ -293,6 +302,7 @@ mod tests {
                 syscall::GROUP,
                 sched::GROUP,
                 timer::GROUP,
+                RHEALSTONE,
                 THREAD_METRIC,
                 "rtos"
             ]

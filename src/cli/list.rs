@@ -35,7 +35,7 @@ struct OpEntry {
     id: &'static str,
     summary: &'static str,
     group: &'static str,
-    /// Always "op".
+    /// "op", or "event" for a benchmark that times its events itself.
     mode: &'static str,
     /// Bytes one operation moves (0 if none); sizes do not apply.
     bytes_per_op: usize,
@@ -112,7 +112,7 @@ fn entries() -> Vec<Entry> {
             id: info.id,
             summary: info.summary,
             group: info.group,
-            mode: "op",
+            mode: if b.self_timed() { "event" } else { "op" },
             bytes_per_op: info.bytes,
             syscalls: info.enters.iter().map(|c| c.name).collect(),
             avoids: info.avoids.iter().map(|c| c.name).collect(),

@@ -8,6 +8,7 @@
 pub mod calibrate;
 pub mod channel;
 pub mod environment;
+pub mod eventloop;
 pub mod group;
 pub mod interrupt;
 pub mod objects;

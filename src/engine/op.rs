@@ -62,6 +62,37 @@ pub struct Events {
     pub per_op: u32,
 }
 
+/// The scheduling a benchmark's threads need: SCHED_FIFO at explicit,
+/// different priorities, all on the measuring thread's CPU (Rhealstone's
+/// preemption and priority inversion mean nothing without them).
+///
+/// The engine puts the measuring thread under SCHED_FIFO at the base priority
+/// (the one `--rt` gives, else `base_priority`) before `prepare`, when the
+/// system permits it, and passes that base in [`OpContext::rt_priority`];
+/// the benchmark's helpers run at the base plus at most `helpers_above`. When
+/// SCHED_FIFO is refused, every thread runs under SCHED_OTHER, the context
+/// carries `None`, and the result says so with `without_fifo`.
+#[derive(Debug, Clone, Copy)]
+pub struct RealTime {
+    /// The measuring thread's priority when `--rt` gives none.
+    pub base_priority: i32,
+    /// How many priorities above the base the helpers use (the base is
+    /// lowered so that base + this stays within 1..=99).
+    pub helpers_above: i32,
+    /// What the figure loses under SCHED_OTHER, for the note and the warning.
+    pub without_fifo: &'static str,
+}
+
+/// What a benchmark observed while it ran, beyond its times (e.g. in how many
+/// rounds a priority inversion happened), recorded with the result.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Findings {
+    /// Named counts (JSON `observations`).
+    pub counts: std::collections::BTreeMap<&'static str, u64>,
+    /// One line for the table's notes.
+    pub note: String,
+}
+
 /// A benchmark, prepared.
 pub struct Prepared {
     /// The operation the engine times.
@@ -86,6 +117,20 @@ pub trait Operation: Sync {
     /// `None` (the default): the figure is per operation.
     fn events(&self) -> Option<Events> {
         None
+    }
+    /// If the benchmark's threads need SCHED_FIFO at explicit priorities:
+    /// which, and what the figure loses without it. `None` (the default):
+    /// the policy is the run's (`--rt`).
+    fn realtime(&self) -> Option<RealTime> {
+        None
+    }
+    /// Whether the benchmark times its events itself (mode `event`,
+    /// `eventloop.rs`): each run reports the latency of one event measured
+    /// inside it ([`Op::event_ns`]), e.g. from a timer's expiry to the
+    /// thread that handles it running. `false` (the default): the engine
+    /// times the loop (mode `op`).
+    fn self_timed(&self) -> bool {
+        false
     }
 }
 
@@ -120,6 +165,17 @@ pub trait Op {
     /// has such a companion: the engine times it apart, like the null loop,
     /// and subtracts its time per operation from every figure.
     fn baseline(&mut self) -> Option<&mut dyn Op> {
+        None
+    }
+    /// Self-timed operations ([`Operation::self_timed`]): the latency of the
+    /// event of the run that just returned, ns, measured on the monotonic
+    /// clock by the benchmark's threads. `None` for a loop-timed operation.
+    fn event_ns(&self) -> Option<u64> {
+        None
+    }
+    /// What the operation observed over all its runs so far, read once
+    /// after the timed phases.
+    fn findings(&self) -> Option<Findings> {
         None
     }
 }

@@ -22,7 +22,7 @@
 use super::calibrate::{iterations_for, warm_up};
 use super::channel::ChannelError;
 use super::interrupt::Watchdog;
-use super::op::{Events, NullOp, Op};
+use super::op::{Counter, Events, NullOp, Op};
 use super::pingpong::{Budget, Measurement, clock_overhead_ns};
 use super::sampling;
 use crate::stats::{LatencyHistogram, Summary};
@@ -107,6 +107,32 @@ fn baseline_ns(op: &mut dyn Op, n: u64, loop_ns: f64) -> Result<Option<f64>, Cha
     Ok(Some((best as f64 / n as f64 - loop_ns).max(0.0)))
 }
 
+/// Checks the kernel counter read before and after `ops` operations: it
+/// must have grown by at least `per_op` for each.
+pub(super) fn check_counter(
+    before: Option<Counter>,
+    after: Option<Counter>,
+    ops: u64,
+) -> Result<Option<CounterCheck>, ChannelError> {
+    let (Some(b), Some(a)) = (before, after) else {
+        return Ok(None);
+    };
+    let check = CounterCheck {
+        source: b.source,
+        per_op: b.per_op,
+        ops,
+        observed: a.value.saturating_sub(b.value),
+    };
+    let expected = check.per_op.saturating_mul(ops);
+    if check.observed < expected {
+        return Err(ChannelError::Check(format!(
+            "{} grew by {} over {ops} operations, less than the {expected} they must have added: the operations were not all performed",
+            check.source, check.observed
+        )));
+    }
+    Ok(Some(check))
+}
+
 /// Measures one figure of `op`, prepared and placed; with `events`, every
 /// figure is per event instead of per operation.
 pub fn measure(
@@ -171,26 +197,7 @@ pub fn measure(
         hist.record(one.max(0.0).round() as u64);
     }
 
-    let after = op.counter()?;
-    let counter = match (before, after) {
-        (Some(b), Some(a)) => {
-            let check = CounterCheck {
-                source: b.source,
-                per_op: b.per_op,
-                ops,
-                observed: a.value.saturating_sub(b.value),
-            };
-            let expected = check.per_op.saturating_mul(ops);
-            if check.observed < expected {
-                return Err(ChannelError::Check(format!(
-                    "{} grew by {} over {ops} operations, less than the {expected} they must have added: the operations were not all performed",
-                    check.source, check.observed
-                )));
-            }
-            Some(check)
-        }
-        _ => None,
-    };
+    let counter = check_counter(before, op.counter()?, ops)?;
 
     let summary = Summary::of(&samples_ns)
         .ok_or_else(|| ChannelError::Setup("no samples were taken".into()))?;
@@ -216,7 +223,6 @@ pub fn measure(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::op::Counter;
     use std::time::Duration;
 
     fn tiny_budget() -> Budget {

@@ -6,12 +6,12 @@ use super::channel::{ChannelError, Mechanism, OpenContext, Payload, PeerIdentity
 use super::interrupt::ChildExitsHeld;
 use super::objects::ObjectNamer;
 use super::oneway::{self, OneWayFacts, OneWayPlan};
-use super::op::{Events, OpContext, Operation};
+use super::op::{Events, Findings, OpContext, Operation};
 use super::oploop::{self, CounterCheck};
 use super::peer::{Fault, Peer, PeerKind, PeerRole, PeerSpec};
 use super::periodic::{self, Model, PeriodicFacts};
 use super::pingpong::{self, Budget, Measurement};
-use super::placement::{PlacementGuard, SidePlacement};
+use super::placement::{PlacementGuard, SidePlacement, probe_rt};
 use super::probe::{self, KernelCheck};
 use super::score::{self, ScoreContext, ScoreFacts, ScoreSettings, Scored};
 use crate::sys::process;
@@ -51,6 +51,8 @@ pub enum Mode {
     PingPong,
     /// One operation repeated in one process (`oploop.rs`).
     Op,
+    /// Events timed by the benchmark's own threads (`eventloop.rs`).
+    Event,
     /// Wake-ups at fixed deadlines, or a loop under a periodic interrupt (`periodic.rs`).
     Periodic,
     /// Stamped messages from the client to a receiving peer, one in flight,
@@ -66,6 +68,7 @@ impl Mode {
         match self {
             Mode::PingPong => "pingpong",
             Mode::Op => "op",
+            Mode::Event => "event",
             Mode::Periodic => "periodic",
             Mode::OneWay => "oneway",
             Mode::Score => "score",
@@ -84,6 +87,62 @@ pub struct OpProof {
     pub events: Option<Events>,
     /// The baseline subtracted per operation (ns), if the benchmark has one.
     pub baseline_ns: Option<f64>,
+    /// The policy its threads ran under, if the benchmark needs SCHED_FIFO.
+    pub scheduling: Option<Scheduling>,
+    /// What the operation observed besides its times.
+    pub findings: Option<Findings>,
+}
+
+/// The scheduling of a benchmark that needs SCHED_FIFO at explicit priorities.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Scheduling {
+    /// `SCHED_FIFO`, or `SCHED_OTHER` when SCHED_FIFO was refused.
+    pub policy: &'static str,
+    /// The measuring thread's SCHED_FIFO priority (helpers run above it);
+    /// `None` under SCHED_OTHER.
+    pub base_priority: Option<i32>,
+    /// Why SCHED_FIFO was not used and what the figure loses; `None` when it was.
+    pub fifo_refused: Option<String>,
+}
+
+/// The measuring thread's placement for a benchmark that needs SCHED_FIFO:
+/// the run's CPU, SCHED_FIFO at `--rt` or the benchmark's base priority
+/// (lowered to leave room for its helpers) when the system permits it.
+fn realtime_placement(
+    need: &super::op::RealTime,
+    client: &SidePlacement,
+) -> (SidePlacement, Scheduling) {
+    let base = client
+        .rt_priority
+        .unwrap_or(need.base_priority)
+        .clamp(1, 99 - need.helpers_above);
+    match probe_rt(base) {
+        Ok(()) => (
+            SidePlacement {
+                cpu: client.cpu,
+                rt_priority: Some(base),
+            },
+            Scheduling {
+                policy: "SCHED_FIFO",
+                base_priority: Some(base),
+                fifo_refused: None,
+            },
+        ),
+        Err(e) => (
+            SidePlacement {
+                cpu: client.cpu,
+                rt_priority: None,
+            },
+            Scheduling {
+                policy: "SCHED_OTHER",
+                base_priority: None,
+                fifo_refused: Some(format!(
+                    "SCHED_FIFO priority {base} refused ({e}): ran under SCHED_OTHER, so {}",
+                    need.without_fifo
+                )),
+            },
+        ),
+    }
 }
 
 /// One mechanism at one size, or one operation.
@@ -327,7 +386,12 @@ fn measure_figure(
 /// failure: it is reported in the result.
 pub fn run_op_figure(bench: &dyn Operation, s: &RunSettings, names: &ObjectNamer) -> FigureResult {
     let info = bench.info();
-    let mut result = FigureResult::new(info.id, Mode::Op, info.bytes);
+    let mode = if bench.self_timed() {
+        Mode::Event
+    } else {
+        Mode::Op
+    };
+    let mut result = FigureResult::new(info.id, mode, info.bytes);
     if let Some(reason) = bench.unavailable() {
         result.outcome = Outcome::Skipped(reason);
         return result;
@@ -347,19 +411,45 @@ fn measure_op_figure(
 ) -> Result<Measurement, String> {
     let info = bench.info();
     super::interrupt::reset_for_figure();
+    // A benchmark that needs SCHED_FIFO is placed before it prepares: its
+    // helpers start on the measuring thread's CPU beside a thread already at
+    // the base priority (a SCHED_OTHER thread moved later onto a CPU where a
+    // FIFO helper yields would wait for RT throttling), and are joined (the
+    // operation dropped) before the placement is restored.
+    let (early, scheduling) = match bench.realtime() {
+        Some(need) => {
+            let (p, sch) = realtime_placement(&need, &s.client);
+            let guard = PlacementGuard::apply(&p).map_err(|e| e.to_string())?;
+            (Some((guard, p)), Some(sch))
+        }
+        None => (None, None),
+    };
+    let rt_priority = match &early {
+        Some((_, p)) => p.rt_priority,
+        None => s.client.rt_priority,
+    };
+    if let Some(why) = scheduling.as_ref().and_then(|s| s.fifo_refused.clone()) {
+        result.note = Some(why);
+    }
     let prepared = bench
         .prepare(&OpContext {
             names,
             cpu: s.client.cpu,
-            rt_priority: s.client.rt_priority,
+            rt_priority,
         })
         .map_err(|e| format!("set-up: {e}"))?;
-    result.note = prepared.note;
+    result.note = match (result.note.take(), prepared.note) {
+        (Some(a), Some(b)) => Some(format!("{b}; {a}")),
+        (a, b) => b.or(a),
+    };
     // Dropped last (declared first): the operation's files go after the
     // placement and the signal mask are restored.
     let mut op = prepared.op;
     let _held = ChildExitsHeld::hold().map_err(|e| format!("block SIGCHLD: {e}"))?;
-    let _placed = PlacementGuard::apply(&s.client).map_err(|e| e.to_string())?;
+    let _placed = match early {
+        Some(_) => None,
+        None => Some(PlacementGuard::apply(&s.client).map_err(|e| e.to_string())?),
+    };
     result.cpus.extend(crate::sys::sched::current_cpu());
 
     let kernel_calls =
@@ -391,12 +481,27 @@ fn measure_op_figure(
         counter: None,
         events,
         baseline_ns: None,
+        scheduling,
+        findings: None,
     });
 
-    let timing = oploop::measure(op.as_mut(), &s.budget, events).map_err(|e| e.to_string())?;
+    let timing = if bench.self_timed() {
+        super::eventloop::measure(op.as_mut(), &s.budget, events)
+    } else {
+        oploop::measure(op.as_mut(), &s.budget, events)
+    }
+    .map_err(|e| e.to_string())?;
+    let findings = op.findings();
+    if let Some(f) = &findings {
+        result.note = Some(match result.note.take() {
+            Some(n) => format!("{}; {n}", f.note),
+            None => f.note.clone(),
+        });
+    }
     if let Some(p) = result.proof.as_mut() {
         p.counter = timing.counter;
         p.baseline_ns = timing.baseline_ns;
+        p.findings = findings;
     }
     Ok(timing.measurement)
 }

@@ -8,7 +8,7 @@ use crate::engine::oploop::CounterCheck;
 use crate::engine::periodic::PeriodicFacts;
 use crate::engine::pingpong::Budget;
 use crate::engine::probe::KernelCheck;
-use crate::engine::runner::{FigureResult, Mode, Outcome};
+use crate::engine::runner::{FigureResult, Mode, Outcome, Scheduling};
 use crate::engine::sampling::Achieved;
 use crate::engine::score::ScoreFacts;
 use serde::Serialize;
@@ -73,7 +73,7 @@ pub struct Settings {
 pub struct ResultRecord {
     /// Mechanism or benchmark id.
     pub benchmark: &'static str,
-    /// Measurement mode: "pingpong", "op", "periodic" or "score".
+    /// Measurement mode: "pingpong", "op", "event", "periodic", "oneway" or "score".
     pub mode: &'static str,
     /// Payload bytes per message; for an operation, bytes it moves (0 if none).
     pub size_bytes: usize,
@@ -140,6 +140,14 @@ pub struct ResultRecord {
     /// division by events (e.g. passing a token without a switch), ns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline_ns: Option<f64>,
+    /// Modes op and event, for a benchmark that needs SCHED_FIFO: the policy
+    /// its threads ran under, the base priority, why SCHED_FIFO was refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheduling: Option<Scheduling>,
+    /// Modes op and event: named counts of what the benchmark observed
+    /// besides its times (e.g. rounds with a priority inversion).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observations: Option<std::collections::BTreeMap<&'static str, u64>>,
     /// Mode periodic: period, frequency, wake-ups, failures, timer slack,
     /// policy and the interrupt comparison, as fields of the result.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
@@ -205,6 +213,8 @@ impl ResultRecord {
             kernel_counter: None,
             events: None,
             baseline_ns: None,
+            scheduling: f.proof.as_ref().and_then(|p| p.scheduling.clone()),
+            observations: None,
             periodic: f.periodic.clone(),
             oneway: f.oneway.clone(),
             score: f.score.clone(),
@@ -245,7 +255,12 @@ impl ResultRecord {
                         r.loop_overhead_ns = None;
                         r.clock_overhead_ns = None;
                     }
-                    Mode::Op => {
+                    Mode::Op | Mode::Event => {
+                        r.observations = f
+                            .proof
+                            .as_ref()
+                            .and_then(|p| p.findings.as_ref())
+                            .map(|x| x.counts.clone());
                         r.timed_ops = Some(l.count);
                         r.kernel_counter = f.proof.as_ref().and_then(|p| p.counter.clone());
                         r.events = f.proof.as_ref().and_then(|p| p.events);

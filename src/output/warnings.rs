@@ -48,6 +48,11 @@ pub enum Warning {
         /// The hypervisor.
         hypervisor: String,
     },
+    /// Benchmarks that need SCHED_FIFO ran under SCHED_OTHER: it was refused.
+    NoRealtime {
+        /// Each such figure, with what it loses.
+        figures: Vec<String>,
+    },
 }
 
 impl Warning {
@@ -60,6 +65,7 @@ impl Warning {
             Warning::HighSpread { .. } => "high-spread",
             Warning::PrecisionMissed { .. } => "precision-missed",
             Warning::Virtualized { .. } => "virtualized",
+            Warning::NoRealtime { .. } => "no-realtime",
         }
     }
 }
@@ -110,6 +116,13 @@ impl fmt::Display for Warning {
                 "running under a hypervisor ({hypervisor}): other guests change the machine's speed between \
                  runs; compare figures within one run, or runs taken back to back"
             ),
+            Warning::NoRealtime { figures } => write!(
+                f,
+                "SCHED_FIFO was refused, so {} figure(s) ran under SCHED_OTHER and lose their meaning: {}; \
+                 run as root or grant CAP_SYS_NICE",
+                figures.len(),
+                figures.join("; ")
+            ),
         }
     }
 }
@@ -149,6 +162,24 @@ pub fn collect(env: &Environment, results: &[FigureResult]) -> Vec<Warning> {
     if env.cpu_dma_latency_us.is_some_and(|v| v >= 2_000_000_000) {
         w.push(Warning::IdleStatesAllowed);
     }
+    let refused: Vec<String> = results
+        .iter()
+        .filter_map(|r| {
+            let why = r
+                .proof
+                .as_ref()?
+                .scheduling
+                .as_ref()?
+                .fifo_refused
+                .as_ref()?;
+            // The reason ends with what the figure loses ("…, so <what>").
+            let loses = why.rsplit_once(", so ").map_or(why.as_str(), |(_, l)| l);
+            Some(format!("{} ({loses})", r.mechanism))
+        })
+        .collect();
+    if !refused.is_empty() {
+        w.push(Warning::NoRealtime { figures: refused });
+    }
     let mut spread: Vec<(String, f64)> = results
         .iter()
         .filter_map(|r| match &r.outcome {
@@ -158,7 +189,7 @@ pub fn collect(env: &Environment, results: &[FigureResult]) -> Vec<Warning> {
             // are single messages or windows, whose spread is the figure
             // itself (min / max), not a sign of noise.
             Outcome::Ok(m)
-                if matches!(r.mode, Mode::PingPong | Mode::Op)
+                if matches!(r.mode, Mode::PingPong | Mode::Op | Mode::Event)
                     && m.summary.relative_range() > SPREAD_LIMIT =>
             {
                 Some((figure_name(r), m.summary.relative_range()))
@@ -248,6 +279,51 @@ mod tests {
         let text = collect(&env, &[])[1].to_string();
         assert!(
             text.contains("powersave") && text.contains("performance"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_figure_run_without_the_fifo_it_needs_says_what_it_loses() {
+        use crate::engine::runner::{OpProof, Scheduling};
+        let mut env = environment::collect();
+        env.cpu_busy_percent_at_start = Some(0.0);
+        env.frequency_governor = None;
+        env.cpu_dma_latency_us = Some(0);
+        env.virtualization = "none".into();
+        let figure = |refused: Option<&str>| {
+            let mut f = FigureResult::new("rhealstone-preemption", Mode::Op, 0);
+            f.outcome = Outcome::Skipped("not measured here".into());
+            f.proof = Some(OpProof {
+                kernel_calls: vec![],
+                counter: None,
+                events: None,
+                baseline_ns: None,
+                scheduling: Some(Scheduling {
+                    policy: if refused.is_some() {
+                        "SCHED_OTHER"
+                    } else {
+                        "SCHED_FIFO"
+                    },
+                    base_priority: None,
+                    fifo_refused: refused.map(String::from),
+                }),
+                findings: None,
+            });
+            f
+        };
+        assert!(collect(&env, &[figure(None)]).is_empty());
+        let w = collect(
+            &env,
+            &[figure(Some(
+                "SCHED_FIFO priority 20 refused (EPERM): ran under SCHED_OTHER, so no preemption",
+            ))],
+        );
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].kind(), "no-realtime");
+        let text = w[0].to_string();
+        assert!(
+            text.contains("rhealstone-preemption (no preemption)") && text.contains("CAP_SYS_NICE"),
             "{text}"
         );
     }

@@ -38,6 +38,21 @@ impl MessageQueue {
         cvt(unsafe { libc::mq_send(self.0, msg.as_ptr().cast(), msg.len(), 0) }).map(|_| ())
     }
 
+    /// Sends one message unless the queue stays full for `timeout`
+    /// (`ErrorKind::TimedOut` then).
+    pub fn send_timeout(&self, msg: &[u8], timeout: std::time::Duration) -> io::Result<()> {
+        // SAFETY: timespec is plain data; clock_gettime writes it.
+        let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+        // SAFETY: valid clock id and out-pointer.
+        unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+        let ns = ts.tv_nsec as u64 + u64::from(timeout.subsec_nanos());
+        ts.tv_sec += timeout.as_secs() as libc::time_t + (ns / 1_000_000_000) as libc::time_t;
+        ts.tv_nsec = (ns % 1_000_000_000) as libc::c_long;
+        // SAFETY: msg is a valid slice for its length; ts is a valid deadline.
+        cvt(unsafe { libc::mq_timedsend(self.0, msg.as_ptr().cast(), msg.len(), 0, &ts) })
+            .map(|_| ())
+    }
+
     /// Receives one message into `buf` (which must hold the queue's message size);
     /// returns its length.
     #[inline]

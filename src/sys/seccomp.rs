@@ -169,6 +169,12 @@ pub mod calls {
     /// Creating a process: `clone` or `clone3`.
     #[cfg(not(target_arch = "x86_64"))]
     pub const CLONE: &[c_long] = &[libc::SYS_clone, libc::SYS_clone3];
+    /// `futex` (waking a thread blocked on a word).
+    pub const FUTEX: &[c_long] = &[libc::SYS_futex];
+    /// `timerfd_settime` (arming a timer descriptor).
+    pub const TIMERFD_SETTIME: &[c_long] = &[libc::SYS_timerfd_settime];
+    /// `mq_send`, which glibc makes as `mq_timedsend`.
+    pub const MQ_TIMEDSEND: &[c_long] = &[libc::SYS_mq_timedsend];
 }
 
 #[cfg(test)]

@@ -188,3 +188,169 @@ pub fn sig_wait_info(set: &super::signal::SigSet) -> io::Result<(i32, u64)> {
     let value = unsafe { info.si_value().sival_ptr } as usize as u64;
     Ok((sig, value))
 }
+
+/// An absolute `CLOCK_REALTIME` deadline `timeout` from now, as the timed
+/// POSIX waits (`sem_timedwait`, `pthread_mutex_timedlock`) take it.
+fn realtime_deadline(timeout: std::time::Duration) -> libc::timespec {
+    // SAFETY: timespec is plain data; clock_gettime writes it.
+    let mut now: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: valid clock id and out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut now) };
+    let ns = now.tv_nsec as u64 + u64::from(timeout.subsec_nanos());
+    libc::timespec {
+        tv_sec: now.tv_sec
+            + timeout.as_secs() as libc::time_t
+            + (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    }
+}
+
+/// An unnamed POSIX semaphore shared by the threads of one process
+/// (`sem_init` with `pshared` 0): no name, so nothing to clean up after a
+/// crash. Destroyed on drop.
+pub struct Semaphore(Box<std::cell::UnsafeCell<libc::sem_t>>);
+
+// SAFETY: a sem_t is made to be used from several threads at once through
+// the sem_* calls; its address never moves (boxed).
+unsafe impl Send for Semaphore {}
+// SAFETY: as above.
+unsafe impl Sync for Semaphore {}
+
+impl Semaphore {
+    /// A semaphore with the given initial value.
+    pub fn new(value: u32) -> io::Result<Semaphore> {
+        // SAFETY: zeroed sem_t is valid storage for sem_init to initialise.
+        let sem = Semaphore(Box::new(std::cell::UnsafeCell::new(unsafe {
+            std::mem::zeroed()
+        })));
+        // SAFETY: the storage is live, aligned and not yet shared.
+        cvt(unsafe { libc::sem_init(sem.0.get(), 0, value) })?;
+        Ok(sem)
+    }
+
+    /// Raises the value by one, waking one waiter.
+    #[inline]
+    pub fn post(&self) -> io::Result<()> {
+        // SAFETY: initialised in new, destroyed only on drop.
+        cvt(unsafe { libc::sem_post(self.0.get()) }).map(|_| ())
+    }
+
+    /// Waits until the value is above zero and lowers it. A handled signal
+    /// ends the wait with `EINTR` (the engine's handlers have no SA_RESTART).
+    #[inline]
+    pub fn wait(&self) -> io::Result<()> {
+        // SAFETY: as in post.
+        cvt(unsafe { libc::sem_wait(self.0.get()) }).map(|_| ())
+    }
+
+    /// Like [`Semaphore::wait`] for at most `timeout`; `Ok(false)` if it
+    /// timed out.
+    pub fn wait_for(&self, timeout: std::time::Duration) -> io::Result<bool> {
+        let deadline = realtime_deadline(timeout);
+        // SAFETY: as in post; deadline is a valid timespec.
+        match cvt(unsafe { libc::sem_timedwait(self.0.get(), &deadline) }) {
+            Ok(_) => Ok(true),
+            Err(e) if e.raw_os_error() == Some(libc::ETIMEDOUT) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl Drop for Semaphore {
+    fn drop(&mut self) {
+        // SAFETY: initialised in new; no thread waits on it any more (its
+        // owner joins its threads first).
+        unsafe { libc::sem_destroy(self.0.get()) };
+    }
+}
+
+unsafe extern "C" {
+    // glibc exports these; the libc crate does not bind them for Linux.
+    fn pthread_mutexattr_setprotocol(
+        attr: *mut libc::pthread_mutexattr_t,
+        protocol: libc::c_int,
+    ) -> libc::c_int;
+    fn pthread_mutex_timedlock(
+        mutex: *mut libc::pthread_mutex_t,
+        abstime: *const libc::timespec,
+    ) -> libc::c_int;
+}
+
+/// A pthread mutex of the threads of one process, with or without priority
+/// inheritance (`PTHREAD_PRIO_INHERIT`: the holder runs at the priority of
+/// its highest waiter until it unlocks). Destroyed on drop.
+pub struct PthreadMutex {
+    inner: Box<std::cell::UnsafeCell<libc::pthread_mutex_t>>,
+}
+
+// SAFETY: a pthread mutex is made to be used from several threads at once;
+// its address never moves (boxed).
+unsafe impl Send for PthreadMutex {}
+// SAFETY: as above.
+unsafe impl Sync for PthreadMutex {}
+
+impl PthreadMutex {
+    /// A new unlocked mutex; `inherit` selects `PTHREAD_PRIO_INHERIT`, else
+    /// `PTHREAD_PRIO_NONE`.
+    pub fn new(inherit: bool) -> io::Result<PthreadMutex> {
+        let protocol = if inherit {
+            libc::PTHREAD_PRIO_INHERIT
+        } else {
+            libc::PTHREAD_PRIO_NONE
+        };
+        // SAFETY: zeroed storage is what the init calls expect to fill; the
+        // attribute object is initialised before use and destroyed after;
+        // pthread calls return the error number instead of setting errno.
+        unsafe {
+            let mut attr: libc::pthread_mutexattr_t = std::mem::zeroed();
+            let e = libc::pthread_mutexattr_init(&mut attr);
+            if e != 0 {
+                return Err(io::Error::from_raw_os_error(e));
+            }
+            let e = pthread_mutexattr_setprotocol(&mut attr, protocol);
+            if e != 0 {
+                libc::pthread_mutexattr_destroy(&mut attr);
+                return Err(io::Error::from_raw_os_error(e));
+            }
+            let m = PthreadMutex {
+                inner: Box::new(std::cell::UnsafeCell::new(std::mem::zeroed())),
+            };
+            let e = libc::pthread_mutex_init(m.inner.get(), &attr);
+            libc::pthread_mutexattr_destroy(&mut attr);
+            if e != 0 {
+                // Not initialised: must not be destroyed.
+                std::mem::forget(m);
+                return Err(io::Error::from_raw_os_error(e));
+            }
+            Ok(m)
+        }
+    }
+
+    /// Locks, waiting at most `timeout`; `ErrorKind::TimedOut` if it did not get it.
+    #[inline]
+    pub fn lock_for(&self, timeout: std::time::Duration) -> io::Result<()> {
+        let deadline = realtime_deadline(timeout);
+        // SAFETY: initialised in new; deadline is a valid timespec.
+        match unsafe { pthread_mutex_timedlock(self.inner.get(), &deadline) } {
+            0 => Ok(()),
+            e => Err(io::Error::from_raw_os_error(e)),
+        }
+    }
+
+    /// Unlocks a mutex the calling thread holds.
+    #[inline]
+    pub fn unlock(&self) -> io::Result<()> {
+        // SAFETY: initialised in new; glibc checks the owner of a PI mutex.
+        match unsafe { libc::pthread_mutex_unlock(self.inner.get()) } {
+            0 => Ok(()),
+            e => Err(io::Error::from_raw_os_error(e)),
+        }
+    }
+}
+
+impl Drop for PthreadMutex {
+    fn drop(&mut self) {
+        // SAFETY: initialised in new; its users are joined before it drops.
+        unsafe { libc::pthread_mutex_destroy(self.inner.get()) };
+    }
+}

@@ -80,3 +80,57 @@ impl Drop for ThreadTimer {
         unsafe { libc::timer_delete(self.0) };
     }
 }
+
+/// A `timerfd` on `CLOCK_MONOTONIC`: a timer whose expiry a thread waits for
+/// by reading it. Closed on drop.
+pub struct TimerFd(std::os::fd::OwnedFd);
+
+impl TimerFd {
+    /// A disarmed timer.
+    pub fn new() -> io::Result<TimerFd> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: plain call with flags.
+        let fd = cvt(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC) })?;
+        // SAFETY: fd is a fresh descriptor owned by nobody else.
+        Ok(TimerFd(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }))
+    }
+
+    /// Arms the timer to expire once when `CLOCK_MONOTONIC` reaches
+    /// `deadline_ns` (at once if it is past; 0 would disarm it, so it is
+    /// raised to 1).
+    #[inline]
+    pub fn expire_at(&self, deadline_ns: u64) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let it = libc::itimerspec {
+            it_interval: timespec(0),
+            it_value: timespec(deadline_ns.max(1)),
+        };
+        // SAFETY: live descriptor; `it` is valid; the old value is not wanted.
+        cvt(unsafe {
+            libc::timerfd_settime(
+                self.0.as_raw_fd(),
+                libc::TFD_TIMER_ABSTIME,
+                &it,
+                std::ptr::null_mut(),
+            )
+        })
+        .map(|_| ())
+    }
+
+    /// Waits for an expiry and returns how many expirations it covers.
+    #[inline]
+    pub fn wait(&self) -> io::Result<u64> {
+        use std::os::fd::AsRawFd;
+        let mut n = 0u64;
+        // SAFETY: n is valid for 8 bytes of writes.
+        let r = unsafe {
+            libc::read(
+                self.0.as_raw_fd(),
+                (&mut n as *mut u64).cast(),
+                std::mem::size_of::<u64>(),
+            )
+        };
+        super::cvt_long(r as libc::c_long)?;
+        Ok(n)
+    }
+}
