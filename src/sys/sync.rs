@@ -228,7 +228,8 @@ impl Semaphore {
         Ok(sem)
     }
 
-    /// Raises the value by one, waking one waiter.
+    /// Raises the value by one, waking one waiter (async-signal-safe: usable
+    /// from a signal handler).
     #[inline]
     pub fn post(&self) -> io::Result<()> {
         // SAFETY: initialised in new, destroyed only on drop.
@@ -241,6 +242,17 @@ impl Semaphore {
     pub fn wait(&self) -> io::Result<()> {
         // SAFETY: as in post.
         cvt(unsafe { libc::sem_wait(self.0.get()) }).map(|_| ())
+    }
+
+    /// Lowers the value if it is above zero; `Ok(false)` if it is zero.
+    #[inline]
+    pub fn try_wait(&self) -> io::Result<bool> {
+        // SAFETY: as in post.
+        match cvt(unsafe { libc::sem_trywait(self.0.get()) }) {
+            Ok(_) => Ok(true),
+            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// Like [`Semaphore::wait`] for at most `timeout`; `Ok(false)` if it

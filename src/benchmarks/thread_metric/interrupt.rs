@@ -10,7 +10,7 @@ use crate::engine::score::{
     Check, ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body, descending_by_at_most_one,
     routine, within_one_of_average,
 };
-use crate::sys::posix_ipc::Semaphore;
+use crate::sys::sync::Semaphore;
 use std::sync::Arc;
 
 /// The interrupt processing test.

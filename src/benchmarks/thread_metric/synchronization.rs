@@ -3,7 +3,7 @@
 //! finds it empty means a put was lost: the figure fails.
 
 use crate::engine::score::{ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body};
-use crate::sys::posix_ipc::Semaphore;
+use crate::sys::sync::Semaphore;
 
 /// The synchronisation processing test.
 pub struct Synchronization;
