@@ -152,7 +152,7 @@ fn every_test_runs_consistently_normalises_and_validates() {
         ],
         Duration::from_secs(60),
     );
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     let report = read_json(&json);
     let rs = results(&report);
     let ids: Vec<&str> = rs

@@ -387,7 +387,8 @@ impl From<String> for ScoreFailure {
 }
 
 /// The checks the engine makes on every test, beside the test's own.
-const PROGRESS_CHECK: &str = "the score advanced in every interval";
+const PROGRESS_CHECK: &str =
+    "the score advanced in every other interval at least, and in the period";
 
 /// Runs one test for the period on the calling thread's CPU, the caller
 /// being the reporter (placed by the runner at [`REPORTER_FIFO`] when
@@ -637,6 +638,7 @@ fn report(
     r.start_ns = monotonic_ns();
     board.start.store(1, Ordering::SeqCst);
     let _ = sync::futex_wake_private(&board.start, i32::MAX);
+    let mut stalled_before = false;
     for k in 0..n {
         let target = r.start_ns + period_ns * (k as u64 + 1) / n as u64;
         loop {
@@ -663,19 +665,26 @@ fn report(
         // while the counters are read, so they are one consistent state.
         board.read(&mut r.counters[k]);
         r.at_ns.push(monotonic_ns());
+        // One interval without progress is what RT throttling does (every
+        // SCHED_FIFO task of the CPU, the reporter too, paused for up to
+        // 50 ms a second; the reporter, first to run again, reads before the
+        // threads have run); two in a row, or a whole period, mean the
+        // test's threads are stuck.
+        let before = if k == 0 { 0 } else { r.score_at(k - 1, score) };
+        let stalled = r.score_at(k, score) <= before;
         let verdict = check
             .map_or(Ok(()), |c| (c.test)(&r.counters[k]))
-            .and_then(|()| {
-                let before = if k == 0 { 0 } else { r.score_at(k - 1, score) };
-                if r.score_at(k, score) > before {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "no operation completed in interval {} of {n}",
-                        k + 1
-                    ))
+            .and_then(|()| match (stalled, stalled_before) {
+                (true, true) => Err(format!(
+                    "no operation completed in intervals {k} and {} of {n}",
+                    k + 1
+                )),
+                (true, false) if k + 1 == n && r.score_at(k, score) == 0 => {
+                    Err("no operation completed in the whole period".into())
                 }
+                _ => Ok(()),
             });
+        stalled_before = stalled;
         if let Err(why) = verdict {
             r.counters.truncate(r.at_ns.len());
             let shown: Vec<String> = counter_names
