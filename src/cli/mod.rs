@@ -83,6 +83,15 @@ pub enum PeerArg {
     Thread,
 }
 
+/// How the IPC mechanisms are timed (`ipcmark run --mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// Round trips through an echo server: one-way latency.
+    Pingpong,
+    /// One direction as fast as it goes: MB/s, messages/s, CPU per message.
+    Stream,
+}
+
 /// Faults for tests of the engine's checks (hidden).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FaultArg {
@@ -108,6 +117,10 @@ pub struct RunArgs {
     /// Run a study's experiment as it was done (see `ipcmark list presets`).
     #[arg(long, value_name = "NAME")]
     preset: Option<String>,
+    /// How IPC mechanisms are timed: pingpong (one-way latency from round
+    /// trips) or stream (throughput one way; mechanisms only).
+    #[arg(long, value_enum, default_value_t = ModeArg::Pingpong)]
+    mode: ModeArg,
     /// Give every message a buffer not in cache: each message uses the next
     /// slot of a region twice the size of the last-level cache.
     #[arg(long)]

@@ -20,3 +20,4 @@ pub mod placement;
 pub mod probe;
 pub mod region;
 pub mod runner;
+pub mod stream;

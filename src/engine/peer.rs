@@ -41,6 +41,10 @@ const OFF_TID: usize = 4;
 const OFF_CPU: usize = 8;
 const OFF_ERROR_LEN: usize = 12;
 const OFF_ERROR: usize = 64;
+/// Where a role's own exchange with the measuring side lives (the stream
+/// sink's board); the rest of the page.
+const OFF_BOARD: usize = 1024;
+const BOARD_LEN: usize = 3072;
 
 const READY_PENDING: u32 = 0;
 const READY_OK: u32 = 1;
@@ -54,7 +58,7 @@ struct ControlPage(Arc<SharedMapping>);
 impl ControlPage {
     fn new() -> std::io::Result<Self> {
         Ok(ControlPage(Arc::new(SharedMapping::new(
-            OFF_ERROR + ERROR_CAP,
+            OFF_BOARD + BOARD_LEN,
         )?)))
     }
 
@@ -78,6 +82,17 @@ impl ControlPage {
             String::from_utf8_lossy(&buf).into_owned()
         })
     }
+}
+
+/// What the server does with its end of the channel.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PeerRole {
+    /// Echo every message back (ping-pong).
+    #[default]
+    Echo,
+    /// Receive a one-way stream, check it and report on the board
+    /// (`stream.rs`).
+    Sink(super::stream::SinkPlan),
 }
 
 /// A running server.
@@ -109,6 +124,8 @@ pub struct PeerSpec {
     pub fault: Option<Fault>,
     /// Walk a region this large instead of one buffer (`--cold`).
     pub cold_region: Option<usize>,
+    /// Echo (default) or another role.
+    pub role: PeerRole,
 }
 
 impl Peer {
@@ -157,6 +174,11 @@ impl Peer {
             }
             std::thread::sleep(Duration::from_micros(200));
         }
+    }
+
+    /// The part of the control page a role other than echo reports on.
+    pub fn board(&self) -> super::stream::Board<'_> {
+        super::stream::Board::new(&self.ctl.0, OFF_BOARD, BOARD_LEN)
     }
 
     /// The error the server recorded before it ended, if any.
@@ -317,7 +339,17 @@ fn run_server(mut server: Box<dyn Endpoint>, spec: &PeerSpec, ctl: &ControlPage)
         Some(bytes) => Region::cold(spec.size, bytes),
         None => Region::warm(spec.size),
     };
-    match serve(server.as_mut(), &mut region, spec.fault) {
+    let served = match spec.role {
+        PeerRole::Echo => serve(server.as_mut(), &mut region, spec.fault),
+        PeerRole::Sink(plan) => super::stream::sink(
+            server.as_mut(),
+            &mut region,
+            spec.fault,
+            &plan,
+            &super::stream::Board::new(&ctl.0, OFF_BOARD, BOARD_LEN),
+        ),
+    };
+    match served {
         Ok(()) | Err(ChannelError::Stopped) => 0,
         Err(e) => {
             ctl.set_error(&e.to_string());
@@ -344,7 +376,7 @@ fn serve(
     }
 }
 
-fn inject(fault: Fault, count: u64, buf: &mut [u8]) -> Result<(), ChannelError> {
+pub(super) fn inject(fault: Fault, count: u64, buf: &mut [u8]) -> Result<(), ChannelError> {
     match fault {
         Fault::Corrupt => {
             if let Some(last) = buf.last_mut() {

@@ -2,16 +2,20 @@
 //! (or prepare the operation), start the peer, place both sides, measure, and
 //! release everything.
 
-use super::channel::{ChannelError, Mechanism, OpenContext, Payload, PeerIdentity, Topology};
+use super::channel::{
+    Channel, ChannelError, Endpoint, Mechanism, OpenContext, Payload, PeerIdentity, StreamSupport,
+    Topology,
+};
 use super::interrupt::ChildExitsHeld;
 use super::objects::ObjectNamer;
 use super::op::{Events, OpContext, Operation};
 use super::oploop::{self, CounterCheck};
-use super::peer::{Fault, Peer, PeerKind, PeerSpec};
+use super::peer::{Fault, Peer, PeerKind, PeerRole, PeerSpec};
 use super::periodic::{self, Model, PeriodicFacts};
 use super::pingpong::{self, Budget, Measurement};
 use super::placement::{PlacementGuard, SidePlacement};
 use super::probe::{self, KernelCheck};
+use super::stream::{self, SinkPlan, StreamFacts};
 use crate::sys::process;
 
 /// Settings shared by every figure of a run.
@@ -51,6 +55,8 @@ pub enum Mode {
     Op,
     /// Wake-ups at fixed deadlines, or a loop under a periodic interrupt (`periodic.rs`).
     Periodic,
+    /// Messages streamed one way as fast as they go (`stream.rs`).
+    Stream,
 }
 
 impl Mode {
@@ -60,6 +66,7 @@ impl Mode {
             Mode::PingPong => "pingpong",
             Mode::Op => "op",
             Mode::Periodic => "periodic",
+            Mode::Stream => "stream",
         }
     }
 }
@@ -99,6 +106,8 @@ pub struct FigureResult {
     pub cold_region: Option<usize>,
     /// Mode `periodic`: period, wake-ups, failures, timer slack, policy.
     pub periodic: Option<PeriodicFacts>,
+    /// Mode `stream`: throughput, CPU per message, counts and loss.
+    pub stream: Option<StreamFacts>,
 }
 
 /// The sizes a mechanism runs at: the requested sizes, or its fixed size.
@@ -158,6 +167,7 @@ pub fn run_figure(
         proof: None,
         cold_region: cold.then(super::region::cold_region_bytes),
         periodic: None,
+        stream: None,
     };
     if let Some(reason) = skip_reason(mech, size, s) {
         result.outcome = Outcome::Skipped(reason);
@@ -177,17 +187,40 @@ fn measure_figure(
     names: &ObjectNamer,
     result: &mut FigureResult,
 ) -> Result<Measurement, String> {
-    let info = mech.info();
+    let self_loop = mech.info().topology == Topology::SelfLoop;
+    let cold_region = result.cold_region;
+    with_channel(
+        || mech.open(&OpenContext { size, names }),
+        mech.info().topology,
+        PeerRole::Echo,
+        size,
+        s,
+        result,
+        |client, _| pingpong::measure(client, size, self_loop, &s.budget, cold_region),
+    )
+}
+
+/// Opens a channel with `open`, starts its server end as a peer in `role`
+/// (if the topology has one), attaches and places the client, runs `timed`,
+/// then stops the peer and releases the channel, on every path.
+fn with_channel<T>(
+    open: impl FnOnce() -> Result<Channel, ChannelError>,
+    topology: Topology,
+    role: PeerRole,
+    size: usize,
+    s: &RunSettings,
+    result: &mut FigureResult,
+    timed: impl FnOnce(&mut dyn Endpoint, Option<&Peer>) -> Result<T, ChannelError>,
+) -> Result<T, String> {
     // Flags of the previous figure's peer (stop request, exit) must not leak
     // into this one, peer or not.
     super::interrupt::reset_for_figure();
-    let ctx = OpenContext { size, names };
-    let channel = mech.open(&ctx).map_err(|e| format!("set-up: {e}"))?;
+    let channel = open().map_err(|e| format!("set-up: {e}"))?;
     result.note = channel.note;
     let mut client = channel.client;
     // Field order matters on the way out: the peer is stopped (below) before
     // `client` is dropped, which releases the OS objects.
-    let peer = match (info.topology, channel.server) {
+    let peer = match (topology, channel.server) {
         (Topology::Peer, Some(server)) => {
             let spec = PeerSpec {
                 kind: s.peer,
@@ -200,6 +233,7 @@ fn measure_figure(
                 timeout: s.budget.timeout,
                 fault: s.fault,
                 cold_region: result.cold_region,
+                role,
             };
             Some(Peer::spawn(server, &spec).map_err(|e| e.to_string())?)
         }
@@ -213,13 +247,7 @@ fn measure_figure(
         let _placed =
             PlacementGuard::apply(&s.client).map_err(|e| ChannelError::Setup(e.to_string()))?;
         result.cpus.extend(crate::sys::sched::current_cpu());
-        pingpong::measure(
-            client.as_mut(),
-            size,
-            info.topology == Topology::SelfLoop,
-            &s.budget,
-            result.cold_region,
-        )
+        timed(client.as_mut(), peer.as_ref())
     })();
     if let Some(p) = &peer {
         result.cpus.extend(p.server_cpu);
@@ -236,6 +264,79 @@ fn measure_figure(
     })
 }
 
+/// Why a stream figure cannot run, if it cannot: the mechanism cannot
+/// stream, its messages are too small to count losses, or any reason a
+/// ping-pong figure has.
+pub fn stream_skip_reason(mech: &dyn Mechanism, size: usize, s: &RunSettings) -> Option<String> {
+    match mech.stream() {
+        StreamSupport::No(why) => return Some(format!("cannot stream: {why}")),
+        StreamSupport::Lossy if size < stream::LOSSY_MIN_SIZE => {
+            return Some(format!(
+                "{size} B is too small to count losses: a lossy stream needs the whole \
+                 {}-byte sequence number",
+                stream::LOSSY_MIN_SIZE
+            ));
+        }
+        _ => {}
+    }
+    skip_reason(mech, size, s)
+}
+
+/// Runs one figure of the stream model (`stream.rs`): the client sends, the
+/// peer receives. Never panics on a channel failure: it is reported in the
+/// result.
+pub fn run_stream_figure(
+    mech: &dyn Mechanism,
+    size: usize,
+    cold: bool,
+    s: &RunSettings,
+    names: &ObjectNamer,
+) -> FigureResult {
+    let info = mech.info();
+    let mut result = FigureResult {
+        mechanism: info.id,
+        mode: Mode::Stream,
+        size,
+        outcome: Outcome::Skipped(String::new()),
+        cpus: Vec::new(),
+        note: None,
+        proof: None,
+        cold_region: cold.then(super::region::cold_region_bytes),
+        periodic: None,
+        stream: None,
+    };
+    if let Some(reason) = stream_skip_reason(mech, size, s) {
+        result.outcome = Outcome::Skipped(reason);
+        return result;
+    }
+    let plan = SinkPlan {
+        lossy: mech.stream() == StreamSupport::Lossy,
+        verify: s.budget.verify_rounds,
+        samples: s.budget.samples.min(stream::MAX_SAMPLES),
+    };
+    let cold_region = result.cold_region;
+    let measured = with_channel(
+        || mech.open_stream(&OpenContext { size, names }),
+        info.topology,
+        PeerRole::Sink(plan),
+        size,
+        s,
+        &mut result,
+        |client, peer| {
+            let peer = peer.ok_or_else(|| ChannelError::Setup("a stream needs a peer".into()))?;
+            stream::measure(client, size, &plan, &s.budget, cold_region, &peer.board())
+        },
+    );
+    result.outcome = match measured {
+        Ok((m, facts)) => {
+            result.stream = Some(facts);
+            Outcome::Ok(Box::new(m))
+        }
+        Err(e) => Outcome::Failed(e),
+    };
+    result
+}
+
 /// Runs one operation benchmark on the client's placement. Never panics on a
 /// failure: it is reported in the result.
 pub fn run_op_figure(bench: &dyn Operation, s: &RunSettings, names: &ObjectNamer) -> FigureResult {
@@ -250,6 +351,7 @@ pub fn run_op_figure(bench: &dyn Operation, s: &RunSettings, names: &ObjectNamer
         proof: None,
         cold_region: None,
         periodic: None,
+        stream: None,
     };
     if let Some(reason) = bench.unavailable() {
         result.outcome = Outcome::Skipped(reason);
@@ -338,6 +440,7 @@ pub fn run_periodic_figure(id: &'static str, model: &Model, s: &RunSettings) -> 
         proof: None,
         periodic: None,
         cold_region: None,
+        stream: None,
     };
     super::interrupt::reset_for_figure();
     let placement = SidePlacement {

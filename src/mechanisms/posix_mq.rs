@@ -35,6 +35,10 @@ impl Mechanism for PosixMq {
         })
     }
 
+    fn stream(&self) -> StreamSupport {
+        StreamSupport::Queued
+    }
+
     fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
         let to_server = Arc::new(open_unlinked(ctx, ctx.size)?);
         let to_client = Arc::new(open_unlinked(ctx, ctx.size)?);

@@ -49,6 +49,10 @@ impl Mechanism for SysvMsg {
         })
     }
 
+    fn stream(&self) -> StreamSupport {
+        StreamSupport::Queued
+    }
+
     fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
         let mut last = None;
         let mut id = None;

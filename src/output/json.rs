@@ -8,6 +8,7 @@ use crate::engine::periodic::PeriodicFacts;
 use crate::engine::pingpong::Budget;
 use crate::engine::probe::KernelCheck;
 use crate::engine::runner::{FigureResult, Mode, Outcome};
+use crate::engine::stream::StreamFacts;
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
@@ -70,7 +71,7 @@ pub struct Settings {
 pub struct ResultRecord {
     /// Mechanism or benchmark id.
     pub benchmark: &'static str,
-    /// Measurement mode: "pingpong", "op" or "periodic".
+    /// Measurement mode: "pingpong", "op", "periodic" or "stream".
     pub mode: &'static str,
     /// Payload bytes per message; for an operation, bytes it moves (0 if none).
     pub size_bytes: usize,
@@ -137,6 +138,10 @@ pub struct ResultRecord {
     /// policy and the interrupt comparison, as fields of the result.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub periodic: Option<PeriodicFacts>,
+    /// Mode stream: messages per second, CPU per message of each side,
+    /// messages sent and received, loss, per-sample throughput.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamFacts>,
 }
 
 /// One-way latency: median/mean/stddev over samples, the rest over
@@ -190,6 +195,7 @@ impl ResultRecord {
             events: None,
             baseline_ns: None,
             periodic: f.periodic.clone(),
+            stream: None,
         };
         match &f.outcome {
             Outcome::Skipped(why) => {
@@ -205,6 +211,15 @@ impl ResultRecord {
                 let l = m.latency;
                 r.iterations = Some(m.iterations);
                 r.samples_ns = Some(m.samples_ns.clone());
+                r.loop_overhead_ns = Some(m.loop_overhead_ns);
+                r.clock_overhead_ns = Some(m.clock_overhead_ns);
+                if f.mode == Mode::Stream {
+                    // No single-message latencies: time per message per
+                    // sample, and the stream's own facts.
+                    r.stream = f.stream.clone();
+                    r.throughput_bytes_per_s = f.stream.as_ref().map(|x| x.bytes_per_s);
+                    return r;
+                }
                 r.latency_ns = Some(Latency {
                     median: s.median,
                     mean: s.mean,
@@ -216,8 +231,6 @@ impl ResultRecord {
                     p99: l.p99 as f64,
                     p999: l.p999 as f64,
                 });
-                r.loop_overhead_ns = Some(m.loop_overhead_ns);
-                r.clock_overhead_ns = Some(m.clock_overhead_ns);
                 match f.mode {
                     Mode::Op => {
                         r.timed_ops = Some(l.count);
@@ -230,7 +243,8 @@ impl ResultRecord {
                         r.verified_round_trips = Some(m.verified_round_trips);
                     }
                     // Counts are in the periodic fields; nothing moves bytes.
-                    Mode::Periodic => {}
+                    // (Stream returned above.)
+                    Mode::Periodic | Mode::Stream => {}
                 }
                 r.throughput_bytes_per_s = (f.mode != Mode::Periodic && s.median > 0.0)
                     .then(|| f.size as f64 / (s.median * 1e-9));
