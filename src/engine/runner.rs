@@ -329,6 +329,12 @@ pub fn run_stream_figure(
     );
     result.outcome = match measured {
         Ok((m, facts)) => {
+            if let Some(n) = &facts.note {
+                result.note = Some(match result.note.take() {
+                    Some(old) => format!("{old}; {n}"),
+                    None => n.clone(),
+                });
+            }
             result.stream = Some(facts);
             Outcome::Ok(Box::new(m))
         }
