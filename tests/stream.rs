@@ -303,3 +303,32 @@ fn sigint_mid_stream_releases_everything() {
     assert!(sb.leftover_tmp().is_empty(), "{:?}", sb.leftover_tmp());
     assert!(eventually(Duration::from_secs(3), || ipcmark_processes().is_empty()));
 }
+
+#[test]
+fn sizes_beyond_a_limit_are_skipped_with_the_limit_as_in_pingpong() {
+    let _g = serial();
+    let (code, report, _) = run_clean(
+        &stream_args(&["posix-mq", "vm-copy", "--sizes", "1M"]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(code, Some(0));
+    let rs = results(&report);
+    assert_eq!(rs.len(), 2);
+    assert_eq!(rs[0]["status"], "skipped");
+    assert!(
+        rs[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("fs.mqueue.msgsize_max"),
+        "{}",
+        rs[0]
+    );
+    assert!(
+        rs[1]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("cannot stream"),
+        "{}",
+        rs[1]
+    );
+}
