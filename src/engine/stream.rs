@@ -155,6 +155,9 @@ pub struct StreamFacts {
     /// A remark for the result's note (lossy samples left untimed).
     #[serde(skip)]
     pub note: Option<String>,
+    /// Whether the channel may lose messages (its loss is then a figure).
+    #[serde(skip)]
+    pub lossy: bool,
 }
 
 fn cpu_now() -> Result<u64, ChannelError> {
@@ -622,6 +625,7 @@ pub fn measure(
         samples_bytes_per_s,
         verified_messages: board.word(VERIFIED).load(Ordering::Relaxed),
         sender_loop_overhead_ns: sender_loop,
+        lossy: plan.lossy,
         note: (untimed > 0).then(|| {
             format!(
                 "{untimed} of {} samples untimed: fewer than two of their messages arrived",

@@ -149,10 +149,10 @@ pub fn render_stream(results: &[FigureResult]) -> String {
                     notes.push(format!("cold ({} region)", format_size(bytes)));
                 }
                 notes.extend(r.note.clone());
-                let loss = if f.sent == f.received {
-                    dash()
-                } else {
+                let loss = if f.lossy {
                     format!("{:.1}%", f.loss_ratio * 100.0)
+                } else {
+                    dash()
                 };
                 vec![
                     rate(f.bytes_per_s / 1e6),
