@@ -332,3 +332,30 @@ fn sizes_beyond_a_limit_are_skipped_with_the_limit_as_in_pingpong() {
         rs[1]
     );
 }
+
+#[test]
+fn docs_describe_the_stream_mode_and_every_field_it_writes() {
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{p}: {e}"));
+    assert!(read("README.md").contains("ipcmark run --mode stream"));
+    assert!(read("docs/method.md").contains("### Timing model: stream"));
+    let fields = read("docs/json-schema.md");
+    let schema: Value = serde_json::from_str(&read(SCHEMA)).unwrap();
+    let props = &schema["$defs"]["result"]["properties"];
+    for field in [
+        "throughput_bytes_per_s",
+        "messages_per_s",
+        "samples_bytes_per_s",
+        "cpu_ns_per_message",
+        "sender_loop_overhead_ns",
+        "sent",
+        "received",
+        "loss_ratio",
+        "verified_messages",
+    ] {
+        assert!(
+            fields.contains(&format!("`{field}`")),
+            "json-schema.md lacks {field}"
+        );
+        assert!(props.get(field).is_some(), "the schema lacks {field}");
+    }
+}
