@@ -2,7 +2,7 @@
 
 use super::{Failure, ListArgs, print_stdout};
 use crate::benchmarks::{self, GROUPS, IPC};
-use crate::engine::channel::{Payload, Topology};
+use crate::engine::channel::{Payload, StreamSupport, Topology};
 use crate::mechanisms::REGISTRY;
 use crate::output::table::{fit_width, format_size};
 use comfy_table::{ContentArrangement, Table, presets};
@@ -15,8 +15,13 @@ struct MechanismEntry {
     summary: &'static str,
     /// Always "ipc".
     group: &'static str,
-    /// Always "pingpong".
+    /// Always "pingpong" (the default mode).
     mode: &'static str,
+    /// `--mode stream`: "queued", "lossy", or null with `no_stream` saying why not.
+    stream: Option<&'static str>,
+    /// Why the mechanism cannot stream.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    no_stream: Option<&'static str>,
     /// "bytes" (swept by --sizes) or "fixed".
     payload: &'static str,
     /// Fixed payload size, or the largest message on this system (null: no limit).
@@ -99,6 +104,15 @@ fn entries() -> Vec<Entry> {
             summary: info.summary,
             group: IPC,
             mode: "pingpong",
+            stream: match m.stream() {
+                StreamSupport::Queued => Some("queued"),
+                StreamSupport::Lossy => Some("lossy"),
+                StreamSupport::No(_) => None,
+            },
+            no_stream: match m.stream() {
+                StreamSupport::No(why) => Some(why),
+                _ => None,
+            },
             payload,
             max_bytes,
             limit_reason,
@@ -209,6 +223,11 @@ fn mechanism_table() -> Table {
             Topology::Peer => "pingpong",
             Topology::SelfLoop => "pingpong (self)",
         }];
+        match m.stream() {
+            StreamSupport::Queued => modes.push("stream"),
+            StreamSupport::Lossy => modes.push("stream (lossy)"),
+            StreamSupport::No(_) => {}
+        }
         if info.spins {
             modes.push("needs 2 CPUs");
         }

@@ -90,6 +90,8 @@ pub enum ModeArg {
     Pingpong,
     /// Stamped messages one way, one in flight: saturated, or sporadic with --interval.
     Oneway,
+    /// One direction as fast as it goes: MB/s, messages/s, CPU per message.
+    Stream,
 }
 
 /// Faults for tests of the engine's checks (hidden).
@@ -186,8 +188,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "HZ", value_parser = parse::frequency,
           default_value = "1000", allow_negative_numbers = true)]
     irq_frequency: f64,
-    /// How IPC mechanisms are timed: pingpong (default) or oneway (a
-    /// CLOCK_MONOTONIC stamp in each message, latency computed by the receiver).
+    /// How IPC mechanisms are timed: pingpong (default: one-way latency from
+    /// round trips), oneway (a CLOCK_MONOTONIC stamp in each message, latency
+    /// computed by the receiver) or stream (throughput one way).
     #[arg(long, value_enum, value_name = "MODE")]
     mode: Option<ModeArg>,
     /// Mode oneway: send one message per interval (sporadic, e.g. 1s, 10ms,

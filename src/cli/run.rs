@@ -116,10 +116,10 @@ fn check_mode_flags(
             if given {
                 return Err(Failure::usage(format!(
                     "{flag} applies to --mode oneway only (mode is {})",
-                    if args.mode.is_some() {
-                        "pingpong"
-                    } else {
-                        "pingpong by default"
+                    match args.mode {
+                        Some(ModeArg::Stream) => "stream",
+                        Some(_) => "pingpong",
+                        None => "pingpong by default",
                     }
                 )));
             }
@@ -406,6 +406,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     } else {
         selected
     };
+    if args.mode == Some(ModeArg::Stream) {
+        check_stream_args(&args, &selected)?;
+    }
     let sizes = match (&args.sizes, preset, args.quick) {
         (Some(s), _, _) => s.0.clone(),
         (None, Some(p), _) => p.sizes.to_vec(),
@@ -524,7 +527,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             let r = match *sel {
                 Selected::Mechanism(m, cold) => {
                     progress.start(&format!("{} {}", m.info().id, table::format_size(size)));
-                    runner::run_figure(m, size, cold, &settings, &names)
+                    if args.mode == Some(ModeArg::Stream) {
+                        runner::run_stream_figure(m, size, cold, &settings, &names)
+                    } else {
+                        runner::run_figure(m, size, cold, &settings, &names)
+                    }
                 }
                 Selected::Op(b) => {
                     progress.start(b.info().id);
@@ -585,13 +592,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let (periodic, results_rest): (Vec<FigureResult>, Vec<FigureResult>) = results_rest
         .into_iter()
         .partition(|r| r.mode == Mode::Periodic);
+    let (streams, results_rest): (Vec<FigureResult>, Vec<FigureResult>) = results_rest
+        .into_iter()
+        .partition(|r| r.mode == Mode::Stream);
     let (pingpong, ops): (Vec<FigureResult>, Vec<FigureResult>) = results_rest
         .into_iter()
         .partition(|r| r.mode == Mode::PingPong);
     let mut out = header(
         &env,
         &report.settings,
-        !pingpong.is_empty() || !oneway_results.is_empty(),
+        !pingpong.is_empty() || !oneway_results.is_empty() || !streams.is_empty(),
         !ops.is_empty() || !periodic.is_empty(),
     );
     if let Some((ss, refused)) = &scores {
@@ -623,6 +633,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             "{}\n{}\n",
             table::render(&pingpong),
             "one-way = round trip / 2, loop overhead subtracted; median of samples; p99 of single round trips; MB/s = size / one-way (10^6 B/s)"
+        ));
+    }
+    if !streams.is_empty() {
+        out.push_str(&format!(
+            "{}\n{}\n",
+            table::render_stream(&streams),
+            table::STREAM_FOOTNOTE
         ));
     }
     if !ops.is_empty() {
@@ -673,6 +690,38 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--mode stream` streams IPC mechanisms only, and its board holds a
+/// bounded number of samples.
+fn check_stream_args(args: &RunArgs, selected: &[Selected]) -> Result<(), Failure> {
+    if let Some(p) = &args.preset {
+        return Err(Failure::usage(format!(
+            "--mode stream: --preset {p} reproduces a ping-pong study; drop one of them"
+        )));
+    }
+    if let Some(other) = selected.iter().find_map(|s| match s {
+        Selected::Mechanism(..) => None,
+        Selected::Op(b) => Some(b.info().id),
+        Selected::Periodic(b) => Some(b.info().id),
+        Selected::Scored(b) => Some(b.info().id),
+        Selected::OneWay(m, _) => Some(m.info().id),
+    }) {
+        return Err(Failure::usage(format!(
+            "--mode stream: '{other}' is not an IPC mechanism; stream runs mechanisms only \
+             (the ipc group: {})",
+            mechanisms::ids().join(", ")
+        )));
+    }
+    if let Some(n) = args.samples
+        && n as usize > crate::engine::stream::MAX_SAMPLES
+    {
+        return Err(Failure::usage(format!(
+            "--samples {n}: --mode stream takes at most {} samples",
+            crate::engine::stream::MAX_SAMPLES
+        )));
+    }
+    Ok(())
 }
 
 /// The machine on one line, then where each kind of figure ran.

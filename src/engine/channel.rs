@@ -26,6 +26,20 @@ pub enum Topology {
     SelfLoop,
 }
 
+/// Whether and how a mechanism can carry a stream of messages in one
+/// direction (`--mode stream`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamSupport {
+    /// It cannot, and why (shown as the figure's skip reason).
+    No(&'static str),
+    /// `send` may be called back to back: the channel queues messages and
+    /// blocks the sender when full; nothing is lost, so a gap is a failure.
+    Queued,
+    /// Like [`StreamSupport::Queued`], but a full receiver drops messages
+    /// (datagrams): the receiver counts losses instead of failing on gaps.
+    Lossy,
+}
+
 /// Static facts about a mechanism, shown by `ipcmark list` and recorded with results.
 #[derive(Debug, Clone, Copy)]
 pub struct MechanismInfo {
@@ -108,6 +122,17 @@ pub trait Mechanism: Sync {
     /// creates must be released when the returned endpoints are dropped in the
     /// creating process (see [`super::objects::Cleanup`]).
     fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError>;
+    /// Whether it can stream (`--mode stream`); most mechanisms cannot.
+    fn stream(&self) -> StreamSupport {
+        StreamSupport::No("one message at a time: no queue of messages")
+    }
+    /// Builds a channel for streaming from the client end to the server end
+    /// (called only when [`Mechanism::stream`] allows it). The default is the
+    /// ordinary channel; a mechanism whose ping-pong layout holds one message
+    /// per direction (shared memory) builds a queue instead.
+    fn open_stream(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
+        self.open(ctx)
+    }
 }
 
 /// Why a channel operation failed.

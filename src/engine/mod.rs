@@ -24,3 +24,4 @@ pub mod region;
 pub mod runner;
 pub mod sampling;
 pub mod score;
+pub mod stream;

@@ -67,6 +67,15 @@ impl ObjectNamer {
     }
 }
 
+/// Held by unit tests that create System V objects: a process has four
+/// System V keys (two bits of the key beside the pid), and tests run as
+/// threads of one process, so more than four at once would exhaust them.
+#[cfg(test)]
+pub fn sysv_test_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The pid encoded in an ipcmark System V key, if the key is one of ours.
 pub fn pid_of_sysv_key(key: i64) -> Option<libc::pid_t> {
     let key = key as i32;

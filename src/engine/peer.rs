@@ -41,6 +41,10 @@ const OFF_TID: usize = 4;
 const OFF_CPU: usize = 8;
 const OFF_ERROR_LEN: usize = 12;
 const OFF_ERROR: usize = 64;
+/// Where a role's own exchange with the measuring side lives (the stream
+/// sink's board); the rest of the page.
+const OFF_BOARD: usize = 1024;
+const BOARD_LEN: usize = 3072;
 
 const READY_PENDING: u32 = 0;
 const READY_OK: u32 = 1;
@@ -54,7 +58,7 @@ struct ControlPage(Arc<SharedMapping>);
 impl ControlPage {
     fn new() -> std::io::Result<Self> {
         Ok(ControlPage(Arc::new(SharedMapping::new(
-            OFF_ERROR + ERROR_CAP,
+            OFF_BOARD + BOARD_LEN,
         )?)))
     }
 
@@ -101,6 +105,9 @@ pub enum PeerRole {
     /// Receive stamped messages, record their one-way latency and acknowledge
     /// each (`oneway.rs`).
     OneWayReceiver(super::oneway::Receiver),
+    /// Receive a one-way stream, check it and report on the board
+    /// (`stream.rs`).
+    Sink(super::stream::SinkPlan),
 }
 
 impl std::fmt::Debug for PeerRole {
@@ -108,6 +115,7 @@ impl std::fmt::Debug for PeerRole {
         f.write_str(match self {
             PeerRole::Echo => "Echo",
             PeerRole::OneWayReceiver(_) => "OneWayReceiver",
+            PeerRole::Sink(_) => "Sink",
         })
     }
 }
@@ -179,6 +187,11 @@ impl Peer {
             }
             std::thread::sleep(Duration::from_micros(200));
         }
+    }
+
+    /// The part of the control page a role other than echo reports on.
+    pub fn board(&self) -> super::stream::Board<'_> {
+        super::stream::Board::new(&self.ctl.0, OFF_BOARD, BOARD_LEN)
     }
 
     /// The error the server recorded before it ended, if any.
@@ -344,6 +357,13 @@ fn run_server(mut server: Box<dyn Endpoint>, spec: &PeerSpec, ctl: &ControlPage)
         PeerRole::OneWayReceiver(rx) => {
             super::oneway::receive(server.as_mut(), &mut region, rx, spec.fault)
         }
+        PeerRole::Sink(plan) => super::stream::sink(
+            server.as_mut(),
+            &mut region,
+            spec.fault,
+            plan,
+            &super::stream::Board::new(&ctl.0, OFF_BOARD, BOARD_LEN),
+        ),
     };
     match served {
         Ok(()) | Err(ChannelError::Stopped) => 0,

@@ -99,17 +99,17 @@ fn round_trip<const SELF_LOOP: bool>(
 
 /// Bytes of the sequence number carried at the start of each message.
 #[inline(always)]
-fn seq_len(buf: &[u8]) -> usize {
+pub(super) fn seq_len(buf: &[u8]) -> usize {
     buf.len().min(8)
 }
 
 #[inline(always)]
-fn stamp(buf: &mut [u8], seq: u64, k: usize) {
+pub(super) fn stamp(buf: &mut [u8], seq: u64, k: usize) {
     buf[..k].copy_from_slice(&seq.to_le_bytes()[..k]);
 }
 
 #[inline(always)]
-fn check_seq(buf: &[u8], seq: u64, k: usize) -> Result<(), ChannelError> {
+pub(super) fn check_seq(buf: &[u8], seq: u64, k: usize) -> Result<(), ChannelError> {
     let want = seq.to_le_bytes();
     if buf[..k] != want[..k] {
         let offset = (0..k).find(|&i| buf[i] != want[i]).unwrap_or(0);

@@ -2,7 +2,10 @@
 //! (or prepare the operation), start the peer, place both sides, measure, and
 //! release everything.
 
-use super::channel::{ChannelError, Mechanism, OpenContext, Payload, PeerIdentity, Topology};
+use super::channel::{
+    Channel, ChannelError, Endpoint, Mechanism, OpenContext, Payload, PeerIdentity, StreamSupport,
+    Topology,
+};
 use super::interrupt::ChildExitsHeld;
 use super::objects::ObjectNamer;
 use super::oneway::{self, OneWayFacts, OneWayPlan};
@@ -14,6 +17,7 @@ use super::pingpong::{self, Budget, Measurement};
 use super::placement::{PlacementGuard, SidePlacement, probe_rt};
 use super::probe::{self, KernelCheck};
 use super::score::{self, ScoreContext, ScoreFacts, ScoreSettings, Scored};
+use super::stream::{self, SinkPlan, StreamFacts};
 use crate::sys::process;
 
 /// Settings shared by every figure of a run.
@@ -60,6 +64,8 @@ pub enum Mode {
     OneWay,
     /// Operations completed by a set of threads in a fixed period (`score.rs`).
     Score,
+    /// Messages streamed one way as fast as they go (`stream.rs`).
+    Stream,
 }
 
 impl Mode {
@@ -72,6 +78,7 @@ impl Mode {
             Mode::Periodic => "periodic",
             Mode::OneWay => "oneway",
             Mode::Score => "score",
+            Mode::Stream => "stream",
         }
     }
 }
@@ -171,6 +178,8 @@ pub struct FigureResult {
     pub oneway: Option<OneWayFacts>,
     /// Mode `score`: the score, its intervals, threads, counters and R.
     pub score: Option<ScoreFacts>,
+    /// Mode `stream`: throughput, CPU per message, counts and loss.
+    pub stream: Option<StreamFacts>,
 }
 
 impl FigureResult {
@@ -188,6 +197,7 @@ impl FigureResult {
             periodic: None,
             oneway: None,
             score: None,
+            stream: None,
         }
     }
 }
@@ -245,11 +255,31 @@ pub fn run_figure(
         result.outcome = Outcome::Skipped(reason);
         return result;
     }
-    result.outcome = match measure_figure(mech, size, s, names, None, &mut result) {
+    result.outcome = match measure_figure(mech, size, s, names, &mut result) {
         Ok(m) => Outcome::Ok(Box::new(m)),
         Err(e) => Outcome::Failed(e),
     };
     result
+}
+
+fn measure_figure(
+    mech: &dyn Mechanism,
+    size: usize,
+    s: &RunSettings,
+    names: &ObjectNamer,
+    result: &mut FigureResult,
+) -> Result<Measurement, String> {
+    let self_loop = mech.info().topology == Topology::SelfLoop;
+    let cold_region = result.cold_region;
+    with_channel(
+        || mech.open(&OpenContext { size, names }),
+        mech.info().topology,
+        PeerRole::Echo,
+        size,
+        s,
+        result,
+        |client, _| pingpong::measure(client, size, self_loop, &s.budget, cold_region),
+    )
 }
 
 /// Why a mechanism cannot run in mode `oneway` at `size`, if it cannot: the
@@ -287,42 +317,58 @@ pub fn run_oneway_figure(
         result.outcome = Outcome::Skipped(reason);
         return result;
     }
-    result.outcome = match measure_figure(mech, size, s, names, Some(plan), &mut result) {
-        Ok(m) => Outcome::Ok(Box::new(m)),
+    // The receiver's store exists (pages touched) before the peer forks,
+    // and the stamps count from a base taken now.
+    let receiver = match oneway::Store::new(oneway::capacity(plan, &s.budget)) {
+        Ok(store) => oneway::Receiver {
+            store,
+            base_ns: crate::sys::clock::monotonic_ns(),
+        },
+        Err(e) => {
+            result.outcome = Outcome::Failed(format!("set-up: mmap latency store: {e}"));
+            return result;
+        }
+    };
+    let measured = with_channel(
+        || mech.open(&OpenContext { size, names }),
+        info.topology,
+        PeerRole::OneWayReceiver(receiver.clone()),
+        size,
+        s,
+        &mut result,
+        |client, _| oneway::measure(client, size, plan, &s.budget, &receiver),
+    );
+    result.outcome = match measured {
+        Ok((m, facts)) => {
+            result.oneway = Some(facts);
+            Outcome::Ok(Box::new(m))
+        }
         Err(e) => Outcome::Failed(e),
     };
     result
 }
 
-fn measure_figure(
-    mech: &dyn Mechanism,
+/// Opens a channel with `open`, starts its server end as a peer in `role`
+/// (if the topology has one), attaches and places the client, runs `timed`,
+/// then stops the peer and releases the channel, on every path.
+fn with_channel<T>(
+    open: impl FnOnce() -> Result<Channel, ChannelError>,
+    topology: Topology,
+    role: PeerRole,
     size: usize,
     s: &RunSettings,
-    names: &ObjectNamer,
-    oneway_plan: Option<&OneWayPlan>,
     result: &mut FigureResult,
-) -> Result<Measurement, String> {
-    let info = mech.info();
+    timed: impl FnOnce(&mut dyn Endpoint, Option<&Peer>) -> Result<T, ChannelError>,
+) -> Result<T, String> {
     // Flags of the previous figure's peer (stop request, exit) must not leak
     // into this one, peer or not.
     super::interrupt::reset_for_figure();
-    // Mode oneway: the receiver's store exists (pages touched) before the
-    // peer forks, and the stamps count from a base taken now.
-    let receiver = match oneway_plan {
-        Some(plan) => Some(oneway::Receiver {
-            store: oneway::Store::new(oneway::capacity(plan, &s.budget))
-                .map_err(|e| format!("set-up: mmap latency store: {e}"))?,
-            base_ns: crate::sys::clock::monotonic_ns(),
-        }),
-        None => None,
-    };
-    let ctx = OpenContext { size, names };
-    let channel = mech.open(&ctx).map_err(|e| format!("set-up: {e}"))?;
+    let channel = open().map_err(|e| format!("set-up: {e}"))?;
     result.note = channel.note;
     let mut client = channel.client;
     // Field order matters on the way out: the peer is stopped (below) before
     // `client` is dropped, which releases the OS objects.
-    let peer = match (info.topology, channel.server) {
+    let peer = match (topology, channel.server) {
         (Topology::Peer, Some(server)) => {
             let spec = PeerSpec {
                 kind: s.peer,
@@ -335,10 +381,7 @@ fn measure_figure(
                 timeout: s.budget.timeout,
                 fault: s.fault,
                 cold_region: result.cold_region,
-                role: match &receiver {
-                    Some(rx) => PeerRole::OneWayReceiver(rx.clone()),
-                    None => PeerRole::Echo,
-                },
+                role,
             };
             Some(Peer::spawn(server, &spec).map_err(|e| e.to_string())?)
         }
@@ -352,20 +395,7 @@ fn measure_figure(
         let _placed =
             PlacementGuard::apply(&s.client).map_err(|e| ChannelError::Setup(e.to_string()))?;
         result.cpus.extend(crate::sys::sched::current_cpu());
-        match (oneway_plan, &receiver) {
-            (Some(plan), Some(rx)) => {
-                let (m, facts) = oneway::measure(client.as_mut(), size, plan, &s.budget, rx)?;
-                result.oneway = Some(facts);
-                Ok(m)
-            }
-            _ => pingpong::measure(
-                client.as_mut(),
-                size,
-                info.topology == Topology::SelfLoop,
-                &s.budget,
-                result.cold_region,
-            ),
-        }
+        timed(client.as_mut(), peer.as_ref())
     })();
     if let Some(p) = &peer {
         result.cpus.extend(p.server_cpu);
@@ -380,6 +410,75 @@ fn measure_figure(
         (_, Some(pe)) => format!("{e} (peer: {pe})"),
         (_, None) => e.to_string(),
     })
+}
+
+/// Why a stream figure cannot run, if it cannot: the mechanism cannot
+/// stream, its messages are too small to count losses, or any reason a
+/// ping-pong figure has.
+pub fn stream_skip_reason(mech: &dyn Mechanism, size: usize, s: &RunSettings) -> Option<String> {
+    match mech.stream() {
+        StreamSupport::No(why) => return Some(format!("cannot stream: {why}")),
+        StreamSupport::Lossy if size < stream::LOSSY_MIN_SIZE => {
+            return Some(format!(
+                "{size} B is too small to count losses: a lossy stream needs the whole \
+                 {}-byte sequence number",
+                stream::LOSSY_MIN_SIZE
+            ));
+        }
+        _ => {}
+    }
+    skip_reason(mech, size, s)
+}
+
+/// Runs one figure of the stream model (`stream.rs`): the client sends, the
+/// peer receives. Never panics on a channel failure: it is reported in the
+/// result.
+pub fn run_stream_figure(
+    mech: &dyn Mechanism,
+    size: usize,
+    cold: bool,
+    s: &RunSettings,
+    names: &ObjectNamer,
+) -> FigureResult {
+    let info = mech.info();
+    let mut result = FigureResult::new(info.id, Mode::Stream, size);
+    result.cold_region = cold.then(super::region::cold_region_bytes);
+    if let Some(reason) = stream_skip_reason(mech, size, s) {
+        result.outcome = Outcome::Skipped(reason);
+        return result;
+    }
+    let plan = SinkPlan {
+        lossy: mech.stream() == StreamSupport::Lossy,
+        verify: s.budget.verify_rounds,
+        samples: s.budget.samples.min(stream::MAX_SAMPLES),
+    };
+    let cold_region = result.cold_region;
+    let measured = with_channel(
+        || mech.open_stream(&OpenContext { size, names }),
+        info.topology,
+        PeerRole::Sink(plan),
+        size,
+        s,
+        &mut result,
+        |client, peer| {
+            let peer = peer.ok_or_else(|| ChannelError::Setup("a stream needs a peer".into()))?;
+            stream::measure(client, size, &plan, &s.budget, cold_region, &peer.board())
+        },
+    );
+    result.outcome = match measured {
+        Ok((m, facts)) => {
+            if let Some(n) = &facts.note {
+                result.note = Some(match result.note.take() {
+                    Some(old) => format!("{old}; {n}"),
+                    None => n.clone(),
+                });
+            }
+            result.stream = Some(facts);
+            Outcome::Ok(Box::new(m))
+        }
+        Err(e) => Outcome::Failed(e),
+    };
+    result
 }
 
 /// Runs one operation benchmark on the client's placement. Never panics on a

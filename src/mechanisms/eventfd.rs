@@ -23,6 +23,12 @@ impl Mechanism for EventFd {
         }
     }
 
+    fn stream(&self) -> StreamSupport {
+        StreamSupport::No(
+            "an eventfd is one counter: back-to-back writes add up into a single read",
+        )
+    }
+
     fn open(&self, _ctx: &OpenContext) -> Result<Channel, ChannelError> {
         let to_server = eventfd().map_err(ChannelError::io("eventfd"))?;
         let to_client = eventfd().map_err(ChannelError::io("eventfd"))?;

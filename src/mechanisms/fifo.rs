@@ -64,6 +64,10 @@ impl Mechanism for Fifo {
         }
     }
 
+    fn stream(&self) -> StreamSupport {
+        StreamSupport::Queued
+    }
+
     fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
         let base = self.base();
         let dir = ctx

@@ -14,6 +14,7 @@ mod shm_common;
 mod shm_eventfd;
 mod shm_futex;
 mod shm_posix_sem;
+mod shm_ring;
 mod shm_spin;
 mod shm_sysv_sem;
 mod sig_common;

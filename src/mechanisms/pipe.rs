@@ -17,6 +17,10 @@ impl Mechanism for Pipe {
         }
     }
 
+    fn stream(&self) -> StreamSupport {
+        StreamSupport::Queued
+    }
+
     fn open(&self, _ctx: &OpenContext) -> Result<Channel, ChannelError> {
         let (to_server_rx, to_server_tx) = std::io::pipe().map_err(ChannelError::io("pipe"))?;
         let (to_client_rx, to_client_tx) = std::io::pipe().map_err(ChannelError::io("pipe"))?;

@@ -32,6 +32,12 @@ impl Mechanism for PipeSelf {
         })
     }
 
+    fn stream(&self) -> StreamSupport {
+        StreamSupport::No(
+            "a self-loop: one process writes to itself, so there is no receiving side",
+        )
+    }
+
     fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
         let (rx, tx) = std::io::pipe().map_err(ChannelError::io("pipe"))?;
         if ctx.size > DEFAULT_CAPACITY {

@@ -11,6 +11,10 @@ const DEFAULT_MSGSIZE_MAX: usize = 8192;
 /// Ping-pong never has more than one message in a queue.
 const MAX_MSGS: usize = 1;
 
+/// Linux's default fs.mqueue.msg_max: the deepest queue an unprivileged
+/// process may create.
+const DEFAULT_MSG_MAX: usize = 10;
+
 /// mq_send / mq_receive on two queues.
 pub struct PosixMq;
 
@@ -35,29 +39,55 @@ impl Mechanism for PosixMq {
         })
     }
 
-    fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
-        let to_server = Arc::new(open_unlinked(ctx, ctx.size)?);
-        let to_client = Arc::new(open_unlinked(ctx, ctx.size)?);
-        Ok(Channel {
-            client: Box::new(MqEnd {
-                rx: to_client.clone(),
-                tx: to_server.clone(),
-            }),
-            server: Some(Box::new(MqEnd {
-                rx: to_server,
-                tx: to_client,
-            })),
-            note: None,
-        })
+    fn stream(&self) -> StreamSupport {
+        StreamSupport::Queued
     }
+
+    fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
+        channel(ctx, MAX_MSGS, None)
+    }
+
+    /// A stream needs a queue that can hold several messages: the one to the
+    /// server is as deep as fs.mqueue.msg_max allows (without privilege).
+    fn open_stream(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
+        let depth = kernel_limit("/proc/sys/fs/mqueue/msg_max")
+            .unwrap_or(DEFAULT_MSG_MAX)
+            .max(1);
+        channel(
+            ctx,
+            depth,
+            Some(format!("queue of {depth} messages (fs.mqueue.msg_max)")),
+        )
+    }
+}
+
+/// Two queues of `size` bytes; the one towards the server holds `depth` messages.
+fn channel(ctx: &OpenContext, depth: usize, note: Option<String>) -> Result<Channel, ChannelError> {
+    let to_server = Arc::new(open_unlinked(ctx, depth, ctx.size)?);
+    let to_client = Arc::new(open_unlinked(ctx, MAX_MSGS, ctx.size)?);
+    Ok(Channel {
+        client: Box::new(MqEnd {
+            rx: to_client.clone(),
+            tx: to_server.clone(),
+        }),
+        server: Some(Box::new(MqEnd {
+            rx: to_server,
+            tx: to_client,
+        })),
+        note,
+    })
 }
 
 /// Creates a queue and removes its name at once: both ends hold the
 /// descriptor (a forked peer inherits it), so nothing is left even after
 /// kill -9, whether or not /dev/mqueue is mounted.
-fn open_unlinked(ctx: &OpenContext, size: usize) -> Result<MessageQueue, ChannelError> {
+fn open_unlinked(
+    ctx: &OpenContext,
+    depth: usize,
+    size: usize,
+) -> Result<MessageQueue, ChannelError> {
     let name = format!("/{}", ctx.names.name("mq"));
-    let q = MessageQueue::create(&name, MAX_MSGS, size).map_err(|e| match e.raw_os_error() {
+    let q = MessageQueue::create(&name, depth, size).map_err(|e| match e.raw_os_error() {
         Some(libc::EMFILE) | Some(libc::ENOMEM) => ChannelError::Setup(format!(
             "mq_open: {e}: two queues of {size} B exceed RLIMIT_MSGQUEUE (ulimit -q) \
                  or the descriptor limit (ulimit -n)"

@@ -184,6 +184,7 @@ mod tests {
 
     #[test]
     fn every_mechanism_echoes_through_a_thread() {
+        let _keys = crate::engine::objects::sysv_test_lock();
         let mechs: [&dyn Mechanism; 6] = [
             &ShmPosixSem,
             &ShmSysvSem,
@@ -201,20 +202,23 @@ mod tests {
 
     #[test]
     fn sysv_sem_skips_a_taken_key() {
+        let _keys = crate::engine::objects::sysv_test_lock();
         let names = ObjectNamer::new();
-        // A second namer of the same process hands out the same keys: take
-        // the first one, as a stale set of a dead run with this pid would.
-        // Tests running beside this one hold keys of this pid too: a key
-        // they hold is taken just as well, so squat on the first free one.
-        let squatter = (0..8)
-            .find_map(|_| crate::sys::sysv::sem_create(ObjectNamer::new().sysv_key(), 1).ok())
-            .expect("a free key among this process's keys");
+        // Keys differ in their two low bits, handed out in turn: squat on the
+        // next two, as stale sets of a dead run with this pid would, so the
+        // mechanism must skip both to open.
+        let next = |k: libc::key_t| (k & !3) | ((k + 1) & 3);
+        let k1 = next(names.sysv_key());
+        let k2 = next(k1);
+        let squatters = [k1, k2].map(|k| crate::sys::sysv::sem_create(k, 1).unwrap());
         let ctx = OpenContext {
             size: 16,
             names: &names,
         };
         let opened = ShmSysvSem.open(&ctx);
-        crate::sys::sysv::remove("sem", squatter).unwrap();
+        for id in squatters {
+            crate::sys::sysv::remove("sem", id).unwrap();
+        }
         drop(opened.unwrap());
     }
 

@@ -2,6 +2,7 @@
 //! per direction.
 
 use super::shm_common::{self, Handoff};
+use super::shm_ring::{self, Doorbell};
 use crate::engine::channel::*;
 use crate::sys::sync::eventfd;
 use std::fs::File;
@@ -37,6 +38,37 @@ impl Handoff for EventfdHandoff {
     }
 }
 
+/// In a stream ring rings may coalesce: a read takes whatever count built up.
+impl Doorbell for EventfdHandoff {
+    #[inline]
+    fn ring(&mut self) -> Result<(), ChannelError> {
+        self.notify()
+    }
+
+    #[inline]
+    fn sleep(&mut self, _armed: u32) -> Result<(), ChannelError> {
+        let mut count = [0u8; 8];
+        let n = retry("eventfd read", || (&*self.wait).read(&mut count))?;
+        expect_len(8, n)
+    }
+}
+
+/// The client's and the server's halves over two fresh eventfds.
+fn eventfd_pair() -> Result<(EventfdHandoff, EventfdHandoff), ChannelError> {
+    let to_server = Arc::new(eventfd().map_err(ChannelError::io("eventfd"))?);
+    let to_client = Arc::new(eventfd().map_err(ChannelError::io("eventfd"))?);
+    Ok((
+        EventfdHandoff {
+            post: Arc::clone(&to_server),
+            wait: Arc::clone(&to_client),
+        },
+        EventfdHandoff {
+            post: to_client,
+            wait: to_server,
+        },
+    ))
+}
+
 impl Mechanism for ShmEventfd {
     fn info(&self) -> MechanismInfo {
         MechanismInfo {
@@ -50,16 +82,17 @@ impl Mechanism for ShmEventfd {
 
     fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
         let map = shm_common::mapping(ctx.size)?;
-        let to_server = Arc::new(eventfd().map_err(ChannelError::io("eventfd"))?);
-        let to_client = Arc::new(eventfd().map_err(ChannelError::io("eventfd"))?);
-        let client = EventfdHandoff {
-            post: Arc::clone(&to_server),
-            wait: Arc::clone(&to_client),
-        };
-        let server = EventfdHandoff {
-            post: to_client,
-            wait: to_server,
-        };
+        let (client, server) = eventfd_pair()?;
         Ok(shm_common::channel(ctx, map, client, server, Vec::new()))
+    }
+
+    fn stream(&self) -> StreamSupport {
+        StreamSupport::Queued
+    }
+
+    fn open_stream(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
+        let map = shm_ring::mapping(ctx.size)?;
+        let (sender, receiver) = eventfd_pair()?;
+        Ok(shm_ring::channel(ctx, map, sender, receiver, Vec::new()))
     }
 }

@@ -2,6 +2,7 @@
 //! word per direction.
 
 use super::shm_common::{self, Handoff, TO_CLIENT_WORD, TO_SERVER_WORD};
+use super::shm_ring::{self, DATA_BELL, Doorbell, SPACE_BELL};
 use crate::engine::channel::*;
 use crate::sys::mem::SharedMapping;
 use crate::sys::sync::{futex_wait, futex_wake};
@@ -106,6 +107,35 @@ pub fn check_ahead(seen: u32, now: u32, mask: u32) -> Result<(), ChannelError> {
     }
 }
 
+/// A stream ring's bell: a shared futex word per direction whose value
+/// changes with every ring, so a sleeper armed before the ring does not sleep.
+struct FutexBell {
+    map: Arc<SharedMapping>,
+    post: usize,
+    wait: usize,
+}
+
+impl Doorbell for FutexBell {
+    #[inline]
+    fn arm(&self) -> u32 {
+        self.map.atomic_u32(self.wait).load(Ordering::Acquire)
+    }
+
+    #[inline]
+    fn ring(&mut self) -> Result<(), ChannelError> {
+        let word = self.map.atomic_u32(self.post);
+        word.fetch_add(1, Ordering::Release);
+        futex_wake(word, 1).map_err(ChannelError::io("futex wake"))
+    }
+
+    #[inline]
+    fn sleep(&mut self, armed: u32) -> Result<(), ChannelError> {
+        retry("futex wait", || {
+            futex_wait(self.map.atomic_u32(self.wait), armed)
+        })
+    }
+}
+
 impl Mechanism for ShmFutex {
     fn info(&self) -> MechanismInfo {
         MechanismInfo {
@@ -121,5 +151,20 @@ impl Mechanism for ShmFutex {
         let map = shm_common::mapping(ctx.size)?;
         let (client, server) = FutexHandoff::pair(&map);
         Ok(shm_common::channel(ctx, map, client, server, Vec::new()))
+    }
+
+    fn stream(&self) -> StreamSupport {
+        StreamSupport::Queued
+    }
+
+    fn open_stream(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
+        let map = shm_ring::mapping(ctx.size)?;
+        let bell = |post, wait| FutexBell {
+            map: Arc::clone(&map),
+            post,
+            wait,
+        };
+        let (sender, receiver) = (bell(DATA_BELL, SPACE_BELL), bell(SPACE_BELL, DATA_BELL));
+        Ok(shm_ring::channel(ctx, map, sender, receiver, Vec::new()))
     }
 }

@@ -2,6 +2,7 @@
 //! POSIX semaphores.
 
 use super::shm_common::{self, Handoff};
+use super::shm_ring::{self, Doorbell};
 use crate::engine::channel::*;
 use crate::sys::posix_ipc::{NamedSemaphore, sem_unlink};
 use std::sync::Arc;
@@ -37,6 +38,35 @@ fn anonymous_named_semaphore(ctx: &OpenContext) -> Result<Arc<NamedSemaphore>, C
     Ok(Arc::new(sem))
 }
 
+/// In a stream ring: one semaphore wakes the receiver, the other the sender.
+impl Doorbell for SemHandoff {
+    #[inline]
+    fn ring(&mut self) -> Result<(), ChannelError> {
+        self.notify()
+    }
+
+    #[inline]
+    fn sleep(&mut self, _armed: u32) -> Result<(), ChannelError> {
+        self.wait()
+    }
+}
+
+/// The sender's and the receiver's halves over two fresh semaphores.
+fn semaphore_pair(ctx: &OpenContext) -> Result<(SemHandoff, SemHandoff), ChannelError> {
+    let to_server = anonymous_named_semaphore(ctx)?;
+    let to_client = anonymous_named_semaphore(ctx)?;
+    Ok((
+        SemHandoff {
+            post: Arc::clone(&to_server),
+            wait: Arc::clone(&to_client),
+        },
+        SemHandoff {
+            post: to_client,
+            wait: to_server,
+        },
+    ))
+}
+
 impl Mechanism for ShmPosixSem {
     fn info(&self) -> MechanismInfo {
         MechanismInfo {
@@ -50,16 +80,17 @@ impl Mechanism for ShmPosixSem {
 
     fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
         let map = shm_common::mapping(ctx.size)?;
-        let to_server = anonymous_named_semaphore(ctx)?;
-        let to_client = anonymous_named_semaphore(ctx)?;
-        let client = SemHandoff {
-            post: Arc::clone(&to_server),
-            wait: Arc::clone(&to_client),
-        };
-        let server = SemHandoff {
-            post: to_client,
-            wait: to_server,
-        };
+        let (client, server) = semaphore_pair(ctx)?;
         Ok(shm_common::channel(ctx, map, client, server, Vec::new()))
+    }
+
+    fn stream(&self) -> StreamSupport {
+        StreamSupport::Queued
+    }
+
+    fn open_stream(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
+        let map = shm_ring::mapping(ctx.size)?;
+        let (sender, receiver) = semaphore_pair(ctx)?;
+        Ok(shm_ring::channel(ctx, map, sender, receiver, Vec::new()))
     }
 }

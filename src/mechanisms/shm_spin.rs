@@ -3,6 +3,7 @@
 
 use super::shm_common::{self, Handoff, TO_CLIENT_WORD, TO_SERVER_WORD};
 use super::shm_futex::check_ahead;
+use super::shm_ring::{self, Doorbell};
 use crate::engine::channel::*;
 use crate::engine::interrupt;
 use crate::sys::mem::SharedMapping;
@@ -61,6 +62,23 @@ impl Handoff for SpinHandoff {
     }
 }
 
+/// A stream ring's sides busy-wait on each other's counters: no bell.
+struct SpinBell;
+
+impl Doorbell for SpinBell {
+    fn spins(&self) -> bool {
+        true
+    }
+
+    fn ring(&mut self) -> Result<(), ChannelError> {
+        Ok(())
+    }
+
+    fn sleep(&mut self, _armed: u32) -> Result<(), ChannelError> {
+        interrupt::check()
+    }
+}
+
 impl Mechanism for ShmSpin {
     fn info(&self) -> MechanismInfo {
         MechanismInfo {
@@ -77,5 +95,14 @@ impl Mechanism for ShmSpin {
         let client = SpinHandoff::new(&map, TO_SERVER_WORD, TO_CLIENT_WORD);
         let server = SpinHandoff::new(&map, TO_CLIENT_WORD, TO_SERVER_WORD);
         Ok(shm_common::channel(ctx, map, client, server, Vec::new()))
+    }
+
+    fn stream(&self) -> StreamSupport {
+        StreamSupport::Queued
+    }
+
+    fn open_stream(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
+        let map = shm_ring::mapping(ctx.size)?;
+        Ok(shm_ring::channel(ctx, map, SpinBell, SpinBell, Vec::new()))
     }
 }

@@ -2,6 +2,7 @@
 //! semaphore set of two.
 
 use super::shm_common::{self, Handoff};
+use super::shm_ring::{self, Doorbell};
 use crate::engine::channel::*;
 use crate::engine::objects::Cleanup;
 use crate::sys::sysv;
@@ -37,6 +38,48 @@ impl Handoff for SysvHandoff {
     }
 }
 
+/// In a stream ring: one semaphore of the set wakes the receiver, the other the sender.
+impl Doorbell for SysvHandoff {
+    #[inline]
+    fn ring(&mut self) -> Result<(), ChannelError> {
+        self.notify()
+    }
+
+    #[inline]
+    fn sleep(&mut self, _armed: u32) -> Result<(), ChannelError> {
+        self.wait()
+    }
+}
+
+/// A fresh set of two semaphores (a taken key is skipped), its removal, and
+/// the client's and the server's halves.
+fn semaphore_set(ctx: &OpenContext) -> Result<(SysvHandoff, SysvHandoff, Cleanup), ChannelError> {
+    let mut tries = 0;
+    let id = loop {
+        match sysv::sem_create(ctx.names.sysv_key(), 2) {
+            Ok(id) => break id,
+            Err(e) if e.raw_os_error() == Some(libc::EEXIST) && tries + 1 < KEY_TRIES => {
+                tries += 1;
+            }
+            Err(e) => return Err(ChannelError::io("semget")(e)),
+        }
+    };
+    let cleanup = Cleanup::new(move || {
+        let _ = sysv::remove("sem", id);
+    });
+    let client = SysvHandoff {
+        id,
+        post: TO_SERVER,
+        wait: TO_CLIENT,
+    };
+    let server = SysvHandoff {
+        id,
+        post: TO_CLIENT,
+        wait: TO_SERVER,
+    };
+    Ok((client, server, cleanup))
+}
+
 impl Mechanism for ShmSysvSem {
     fn info(&self) -> MechanismInfo {
         MechanismInfo {
@@ -50,29 +93,17 @@ impl Mechanism for ShmSysvSem {
 
     fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
         let map = shm_common::mapping(ctx.size)?;
-        let mut tries = 0;
-        let id = loop {
-            match sysv::sem_create(ctx.names.sysv_key(), 2) {
-                Ok(id) => break id,
-                Err(e) if e.raw_os_error() == Some(libc::EEXIST) && tries + 1 < KEY_TRIES => {
-                    tries += 1;
-                }
-                Err(e) => return Err(ChannelError::io("semget")(e)),
-            }
-        };
-        let cleanup = Cleanup::new(move || {
-            let _ = sysv::remove("sem", id);
-        });
-        let client = SysvHandoff {
-            id,
-            post: TO_SERVER,
-            wait: TO_CLIENT,
-        };
-        let server = SysvHandoff {
-            id,
-            post: TO_CLIENT,
-            wait: TO_SERVER,
-        };
+        let (client, server, cleanup) = semaphore_set(ctx)?;
         Ok(shm_common::channel(ctx, map, client, server, vec![cleanup]))
+    }
+
+    fn stream(&self) -> StreamSupport {
+        StreamSupport::Queued
+    }
+
+    fn open_stream(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
+        let map = shm_ring::mapping(ctx.size)?;
+        let (sender, receiver, cleanup) = semaphore_set(ctx)?;
+        Ok(shm_ring::channel(ctx, map, sender, receiver, vec![cleanup]))
     }
 }

@@ -35,6 +35,12 @@ impl Mechanism for SignalHandler {
         }
     }
 
+    fn stream(&self) -> StreamSupport {
+        StreamSupport::No(
+            "standard signals do not queue: back-to-back sends merge into one delivery",
+        )
+    }
+
     fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
         common::expect_no_payload(ctx.size)?;
         common::install_handlers(echo_to_client)?;

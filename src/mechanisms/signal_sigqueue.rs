@@ -41,6 +41,12 @@ impl Mechanism for SignalSigqueue {
         }
     }
 
+    fn stream(&self) -> StreamSupport {
+        StreamSupport::No(
+            "a signal carries one 8-byte value, not a message of the requested size, from a per-user pending-signal quota",
+        )
+    }
+
     fn open(&self, _ctx: &OpenContext) -> Result<Channel, ChannelError> {
         for s in [to_server(), to_client()] {
             sig::install_handler(s, ignore_stray, 0).map_err(ChannelError::io("sigaction"))?;

@@ -49,6 +49,10 @@ impl Mechanism for SysvMsg {
         })
     }
 
+    fn stream(&self) -> StreamSupport {
+        StreamSupport::Queued
+    }
+
     fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
         let mut last = None;
         let mut id = None;
@@ -134,6 +138,7 @@ mod tests {
 
     #[test]
     fn echoes_and_removes_its_queue() {
+        let _keys = crate::engine::objects::sysv_test_lock();
         let limit = SysvMsg.size_limit().unwrap().max_bytes;
         for size in [1, 64, limit] {
             let mut ch = open(&SysvMsg, size);

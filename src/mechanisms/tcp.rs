@@ -18,6 +18,10 @@ impl Mechanism for Tcp {
         }
     }
 
+    fn stream(&self) -> StreamSupport {
+        StreamSupport::Queued
+    }
+
     fn open(&self, _ctx: &OpenContext) -> Result<Channel, ChannelError> {
         // The listener only lives for the handshake; the connection outlives it.
         let listener =

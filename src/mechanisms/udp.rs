@@ -29,6 +29,11 @@ impl Mechanism for Udp {
         })
     }
 
+    fn stream(&self) -> StreamSupport {
+        // A full receive buffer drops datagrams: the stream counts them.
+        StreamSupport::Lossy
+    }
+
     fn open(&self, _ctx: &OpenContext) -> Result<Channel, ChannelError> {
         let bind = || UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).map_err(ChannelError::io("bind"));
         let (a, b) = (bind()?, bind()?);

@@ -70,6 +70,10 @@ impl Mechanism for UnixPacket {
             .clone()
     }
 
+    fn stream(&self) -> StreamSupport {
+        StreamSupport::Queued
+    }
+
     fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
         let (a, b) = sized_pair(self.sock_type(), ctx.size)?;
         Ok(Channel {

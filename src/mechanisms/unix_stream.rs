@@ -18,6 +18,10 @@ impl Mechanism for UnixStreamPair {
         }
     }
 
+    fn stream(&self) -> StreamSupport {
+        StreamSupport::Queued
+    }
+
     fn open(&self, _ctx: &OpenContext) -> Result<Channel, ChannelError> {
         let (a, b) = UnixStream::pair().map_err(ChannelError::io("socketpair"))?;
         let a2 = a.try_clone().map_err(ChannelError::io("dup"))?;

@@ -118,6 +118,12 @@ impl Mechanism for VmCopy {
         }
     }
 
+    fn stream(&self) -> StreamSupport {
+        StreamSupport::No(
+            "process_vm_writev writes into one buffer of the peer: no queue, so every write must wait until the last one is read",
+        )
+    }
+
     fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
         let control = shm_common::control_mapping()?;
         let (client_handoff, server_handoff) = FutexHandoff::pair(&control);

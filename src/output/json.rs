@@ -11,6 +11,7 @@ use crate::engine::probe::KernelCheck;
 use crate::engine::runner::{FigureResult, Mode, Outcome, Scheduling};
 use crate::engine::sampling::Achieved;
 use crate::engine::score::ScoreFacts;
+use crate::engine::stream::StreamFacts;
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
@@ -73,7 +74,7 @@ pub struct Settings {
 pub struct ResultRecord {
     /// Mechanism or benchmark id.
     pub benchmark: &'static str,
-    /// Measurement mode: "pingpong", "op", "event", "periodic", "oneway" or "score".
+    /// Measurement mode: "pingpong", "op", "event", "periodic", "oneway", "score" or "stream".
     pub mode: &'static str,
     /// Payload bytes per message; for an operation, bytes it moves (0 if none).
     pub size_bytes: usize,
@@ -160,6 +161,10 @@ pub struct ResultRecord {
     /// (also on a failed figure, up to the failure).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<ScoreFacts>,
+    /// Mode stream: messages per second, CPU per message of each side,
+    /// messages sent and received, loss, per-sample throughput.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamFacts>,
 }
 
 /// One-way latency: median/mean/stddev over samples, the rest over
@@ -218,6 +223,7 @@ impl ResultRecord {
             periodic: f.periodic.clone(),
             oneway: f.oneway.clone(),
             score: f.score.clone(),
+            stream: None,
         };
         match &f.outcome {
             Outcome::Skipped(why) => {
@@ -233,6 +239,15 @@ impl ResultRecord {
                 let l = m.latency;
                 r.iterations = Some(m.iterations);
                 r.samples_ns = Some(m.samples_ns.clone());
+                r.loop_overhead_ns = Some(m.loop_overhead_ns);
+                r.clock_overhead_ns = Some(m.clock_overhead_ns);
+                if f.mode == Mode::Stream {
+                    // No single-message latencies: time per message per
+                    // sample, and the stream's own facts.
+                    r.stream = f.stream.clone();
+                    r.throughput_bytes_per_s = f.stream.as_ref().map(|x| x.bytes_per_s);
+                    return r;
+                }
                 r.latency_ns = Some(Latency {
                     median: s.median,
                     mean: s.mean,
@@ -245,8 +260,6 @@ impl ResultRecord {
                     p999: l.p999 as f64,
                 });
                 r.precision = m.precision;
-                r.loop_overhead_ns = Some(m.loop_overhead_ns);
-                r.clock_overhead_ns = Some(m.clock_overhead_ns);
                 match f.mode {
                     // Counts over a period: no single operation is timed, so
                     // only the intervals' time per operation is reported.
@@ -271,7 +284,8 @@ impl ResultRecord {
                         r.verified_round_trips = Some(m.verified_round_trips);
                     }
                     // Counts are in the periodic fields; nothing moves bytes.
-                    Mode::Periodic => {}
+                    // (Stream returned above.)
+                    Mode::Periodic | Mode::Stream => {}
                     // Counts are in the oneway fields.
                     Mode::OneWay => r.verified_round_trips = Some(m.verified_round_trips),
                 }

@@ -100,6 +100,103 @@ pub fn render(results: &[FigureResult]) -> String {
     t.to_string()
 }
 
+/// What the columns of [`render_stream`] mean.
+pub const STREAM_FOOTNOTE: &str = "stream: the client sends back to back, the peer receives and checks every sequence number; MB/s (10^6 B/s) and msg/s = received ÷ the receiver's clock window, its loop overhead subtracted, median of samples; CPU µs/msg = getrusage user + system time of each side over the timed part ÷ its messages (a busy-waiting side shows its spinning); loss = 1 − received ÷ sent (lossy channels only)";
+
+/// A rate as short as it reads: 0.85, 42.7, 1234.
+fn rate(v: f64) -> String {
+    if v < 10.0 {
+        format!("{v:.2}")
+    } else if v < 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// Renders stream results (mode `stream`): one row per mechanism × size.
+pub fn render_stream(results: &[FigureResult]) -> String {
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(vec![
+            "mechanism",
+            "size",
+            "MB/s",
+            "msg/s",
+            "CPU µs/msg send",
+            "CPU µs/msg recv",
+            "loss",
+            "notes",
+        ]);
+    fit_width(&mut t);
+    let mut previous: Option<&str> = None;
+    for r in results {
+        let name = if previous == Some(r.mechanism) {
+            ""
+        } else {
+            r.mechanism
+        };
+        previous = Some(r.mechanism);
+        let dash = || "-".to_string();
+        let mut cells = match (&r.outcome, &r.stream) {
+            (Outcome::Ok(m), Some(f)) => {
+                let mut notes = Vec::new();
+                if m.summary.relative_range() > 0.25 {
+                    notes.push(format!("spread {:.0}%", m.summary.relative_range() * 100.0));
+                }
+                if let Some(bytes) = r.cold_region {
+                    notes.push(format!("cold ({} region)", format_size(bytes)));
+                }
+                notes.extend(r.note.clone());
+                let loss = if f.lossy {
+                    format!("{:.1}%", f.loss_ratio * 100.0)
+                } else {
+                    dash()
+                };
+                vec![
+                    rate(f.bytes_per_s / 1e6),
+                    format!("{:.0}", f.messages_per_s),
+                    us(f.cpu_ns_per_message.sender),
+                    us(f.cpu_ns_per_message.receiver),
+                    loss,
+                    notes.join("; "),
+                ]
+            }
+            (Outcome::Skipped(why), _) => {
+                let mut v = vec![dash(); 5];
+                v.push(format!("skipped: {why}"));
+                v
+            }
+            (Outcome::Failed(why), _) => {
+                let mut v = vec![dash(); 5];
+                v.push(format!("FAILED: {why}"));
+                v
+            }
+            (Outcome::Ok(_), None) => {
+                let mut v = vec![dash(); 5];
+                v.push("FAILED: no stream record".into());
+                v
+            }
+        };
+        let size = match r.size {
+            0 => "notify".into(),
+            n => format_size(n),
+        };
+        cells.splice(0..0, [name.to_string(), size]);
+        t.add_row(cells);
+    }
+    for col in 1..7 {
+        if let Some(c) = t.column_mut(col) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    if let Some(c) = t.column_mut(0) {
+        c.set_constraint(ColumnConstraint::ContentWidth);
+    }
+    t.to_string()
+}
+
 /// What the columns of [`render_ops`] mean.
 pub const OPS_FOOTNOTE: &str = "ns = batch time / operations (÷ events per op where the notes say so), loop overhead and any baseline subtracted; median of samples; p99 of single operations; system calls each operation was proven to make (seccomp probe; none = no kernel entry); MB/s = bytes / ns per op (10^6 B/s)";
 

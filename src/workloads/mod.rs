@@ -241,6 +241,7 @@ mod tests {
 
     #[test]
     fn every_workload_prepares_with_defaults_and_names_its_processes() {
+        let _keys = crate::engine::objects::sysv_test_lock();
         for w in REGISTRY {
             let p = w.prepare(&Params::default()).expect("defaults are valid");
             let roles = p.roles();
