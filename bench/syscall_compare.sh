@@ -20,7 +20,8 @@ IPCMARK=./target/release/ipcmark
 cc -O2 -o "$WORK/getpid" bench/ref/getpid.c
 
 ipcmark_getpid() {
-  "$IPCMARK" run syscall-getpid --cpus "$CPU" --json "$WORK/r.json" >/dev/null
+  # Its warnings (hypervisor, idle states) would interleave with the table.
+  "$IPCMARK" run syscall-getpid --cpus "$CPU" --json "$WORK/r.json" >/dev/null 2>&1
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["results"][0]; print(r["latency_ns"]["median"] if r["status"]=="ok" else "nan")' "$WORK/r.json"
 }
 

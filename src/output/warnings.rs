@@ -138,9 +138,13 @@ fn first_few(figures: &[String]) -> String {
         + if figures.len() > 4 { ", …" } else { "" }
 }
 
-/// "mechanism size", naming a figure in a warning.
+/// "mechanism size", naming a figure in a warning; the id alone for a
+/// figure that moves no payload (an operation, a notification).
 fn figure_name(r: &FigureResult) -> String {
-    format!("{} {}", r.mechanism, super::table::format_size(r.size))
+    match r.size {
+        0 => r.mechanism.to_string(),
+        n => format!("{} {}", r.mechanism, super::table::format_size(n)),
+    }
 }
 
 /// The warnings that apply to this run.
