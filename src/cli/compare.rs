@@ -4,10 +4,10 @@
 
 use super::{CompareArgs, Failure, print_stdout};
 use crate::output::json::SCHEMA;
-use crate::output::table::{fit_width, format_size};
+use crate::output::table::format_size;
 use crate::stats::compare::{Interval, MannWhitney, bootstrap_ratio_of_medians, mann_whitney};
 use crate::stats::median;
-use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use comfy_table::CellAlignment;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -237,20 +237,16 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
 }
 
 fn render(r: &CompareReport) -> String {
-    let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(vec![
-            "benchmark",
-            "size",
-            "A µs",
-            "B µs",
-            "Δ %",
-            "p",
-            "B/A 95% CI",
-            "verdict",
-        ]);
-    fit_width(&mut t);
+    let mut t = crate::output::table::new_table(vec![
+        "benchmark",
+        "size",
+        "A µs",
+        "B µs",
+        "Δ %",
+        "p",
+        "B/A 95% CI",
+        "verdict",
+    ]);
     for c in &r.comparisons {
         let ci = c
             .ratio_interval

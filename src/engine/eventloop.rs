@@ -124,21 +124,6 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    fn tiny_budget() -> Budget {
-        Budget {
-            warmup: Duration::from_millis(2),
-            sample_time: Duration::from_millis(1),
-            samples: 3,
-            precision: crate::engine::sampling::Precision {
-                target: 0.02,
-                max_time: Duration::ZERO,
-            },
-            histogram_time: Duration::from_millis(1),
-            verify_rounds: 4,
-            timeout: Duration::from_secs(5),
-        }
-    }
-
     /// Reports 1000 ns per event, and 100 ns for its baseline.
     struct Fixed {
         base: Base,
@@ -167,7 +152,7 @@ mod tests {
 
     #[test]
     fn subtracts_the_baseline_from_every_event() {
-        let t = measure(&mut Fixed { base: Base }, &tiny_budget(), None).unwrap();
+        let t = measure(&mut Fixed { base: Base }, &Budget::tiny(), None).unwrap();
         assert_eq!(t.baseline_ns, Some(100.0));
         assert_eq!(t.measurement.samples_ns, vec![900.0; 3]);
         assert_eq!(t.measurement.latency.min, t.measurement.latency.max);
@@ -182,7 +167,7 @@ mod tests {
                 Ok(())
             }
         }
-        let err = measure(&mut Silent, &tiny_budget(), None).unwrap_err();
+        let err = measure(&mut Silent, &Budget::tiny(), None).unwrap_err();
         assert!(matches!(err, ChannelError::Check(_)), "{err}");
     }
 }

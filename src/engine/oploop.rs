@@ -223,23 +223,6 @@ pub fn measure(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
-
-    fn tiny_budget() -> Budget {
-        Budget {
-            warmup: Duration::from_millis(2),
-            sample_time: Duration::from_millis(1),
-            samples: 3,
-            // Fixed count: no time for further samples.
-            precision: crate::engine::sampling::Precision {
-                target: 0.02,
-                max_time: Duration::ZERO,
-            },
-            histogram_time: Duration::from_millis(1),
-            verify_rounds: 4,
-            timeout: Duration::from_secs(5),
-        }
-    }
 
     /// Counts its own runs and reports `per_op` for each through its counter,
     /// or less than it should when `cheat` is set.
@@ -273,7 +256,7 @@ mod tests {
             runs: 0,
             cheat: false,
         };
-        let t = measure(&mut op, &tiny_budget(), None).unwrap();
+        let t = measure(&mut op, &Budget::tiny(), None).unwrap();
         let m = &t.measurement;
         assert_eq!(m.samples_ns.len(), 3);
         assert!(m.iterations >= 1 && m.loop_overhead_ns >= 0.0 && m.clock_overhead_ns >= 0.0);
@@ -289,7 +272,7 @@ mod tests {
             runs: 0,
             cheat: true,
         };
-        let err = measure(&mut op, &tiny_budget(), None).unwrap_err();
+        let err = measure(&mut op, &Budget::tiny(), None).unwrap_err();
         assert!(matches!(err, ChannelError::Check(_)), "{err}");
     }
 
@@ -301,7 +284,7 @@ mod tests {
                 Err(ChannelError::Check("wrong result".into()))
             }
         }
-        let err = measure(&mut Failing, &tiny_budget(), None).unwrap_err();
+        let err = measure(&mut Failing, &Budget::tiny(), None).unwrap_err();
         assert_eq!(err.to_string(), "check failed: wrong result");
     }
 }

@@ -45,6 +45,27 @@ pub struct Budget {
     pub timeout: Duration,
 }
 
+#[cfg(test)]
+impl Budget {
+    /// A budget of a few milliseconds and a fixed count of 3 samples, for
+    /// unit tests of the timing models.
+    pub(crate) fn tiny() -> Budget {
+        Budget {
+            warmup: Duration::from_millis(2),
+            sample_time: Duration::from_millis(1),
+            samples: 3,
+            // No time for further samples: the count stays 3.
+            precision: super::sampling::Precision {
+                target: 0.02,
+                max_time: Duration::ZERO,
+            },
+            histogram_time: Duration::from_millis(1),
+            verify_rounds: 4,
+            timeout: Duration::from_secs(5),
+        }
+    }
+}
+
 pub(super) fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64() * 1e3)
 }
@@ -367,25 +388,9 @@ mod tests {
         }
     }
 
-    fn tiny_budget() -> Budget {
-        Budget {
-            warmup: Duration::from_millis(2),
-            sample_time: Duration::from_millis(1),
-            samples: 3,
-            // Fixed count: no time for further samples.
-            precision: crate::engine::sampling::Precision {
-                target: 0.02,
-                max_time: Duration::ZERO,
-            },
-            histogram_time: Duration::from_millis(1),
-            verify_rounds: 4,
-            timeout: Duration::from_secs(5),
-        }
-    }
-
     #[test]
     fn measures_a_loopback_consistently() {
-        let m = measure(&mut Loopback(Vec::new()), 64, false, &tiny_budget(), None).unwrap();
+        let m = measure(&mut Loopback(Vec::new()), 64, false, &Budget::tiny(), None).unwrap();
         assert_eq!(m.samples_ns.len(), 3);
         assert!(m.iterations >= 1);
         assert!(m.loop_overhead_ns >= 0.0 && m.clock_overhead_ns >= 0.0);
@@ -400,7 +405,7 @@ mod tests {
             &mut Loopback(Vec::new()),
             4096,
             false,
-            &tiny_budget(),
+            &Budget::tiny(),
             Some(1 << 20),
         )
         .unwrap();
@@ -409,16 +414,16 @@ mod tests {
 
     #[test]
     fn stale_echo_is_caught() {
-        let err = measure(&mut Stale(Vec::new()), 64, false, &tiny_budget(), None).unwrap_err();
+        let err = measure(&mut Stale(Vec::new()), 64, false, &Budget::tiny(), None).unwrap_err();
         assert!(matches!(err, ChannelError::Corrupt { .. }), "{err}");
-        let err = measure(&mut Stale(Vec::new()), 1, true, &tiny_budget(), None).unwrap_err();
+        let err = measure(&mut Stale(Vec::new()), 1, true, &Budget::tiny(), None).unwrap_err();
         assert!(matches!(err, ChannelError::Corrupt { .. }), "{err}");
         // Cold buffers: every message in a different slot, same checks.
         let err = measure(
             &mut Stale(Vec::new()),
             64,
             false,
-            &tiny_budget(),
+            &Budget::tiny(),
             Some(1 << 20),
         )
         .unwrap_err();

@@ -10,7 +10,7 @@
 
 use crate::engine::runner::{FigureResult, Outcome};
 use crate::stats::regression::{LineFit, segmented_fit};
-use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use comfy_table::CellAlignment;
 
 /// Fewest distinct sizes a range must hold to be fitted on its own.
 const MIN_SIZES_PER_RANGE: usize = 3;
@@ -105,11 +105,8 @@ pub fn fit(results: &[FigureResult]) -> Vec<CostModel> {
 
 /// The models as a table shaped like the study's Table 2.
 pub fn render(models: &[CostModel]) -> String {
-    let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(vec!["mechanism", "sizes", "setup µs", "per-byte ns", "R²"]);
-    super::table::fit_width(&mut t);
+    let mut t =
+        super::table::new_table(vec!["mechanism", "sizes", "setup µs", "per-byte ns", "R²"]);
     for m in models {
         for (i, s) in m.segments.iter().enumerate() {
             t.add_row(vec![

@@ -35,29 +35,42 @@ pub fn fit_width(t: &mut Table) {
     t.set_width(w.max(72));
 }
 
-/// Renders results as a table that fits an 80-column terminal.
-pub fn render(results: &[FigureResult]) -> String {
+/// A table in ipcmark's style with this header, fitted to the terminal.
+pub fn new_table<T: Into<comfy_table::Cell>>(header: Vec<T>) -> Table {
     let mut t = Table::new();
     t.load_style(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(vec![
-            "mechanism",
-            "size",
-            "one-way µs",
-            "p99 µs",
-            "MB/s",
-            "notes",
-        ]);
+        .set_header(header);
     fit_width(&mut t);
+    t
+}
+
+/// Each result's mechanism id, or "" where it repeats the row above: the
+/// name once per group of sizes, so the eye finds each mechanism's block.
+fn group_names(results: &[FigureResult]) -> impl Iterator<Item = &'static str> + '_ {
     let mut previous: Option<&str> = None;
-    for r in results {
-        // The name once per group of sizes: the eye finds each mechanism's block.
+    results.iter().map(move |r| {
         let name = if previous == Some(r.mechanism) {
             ""
         } else {
             r.mechanism
         };
         previous = Some(r.mechanism);
+        name
+    })
+}
+
+/// Renders results as a table that fits an 80-column terminal.
+pub fn render(results: &[FigureResult]) -> String {
+    let mut t = new_table(vec![
+        "mechanism",
+        "size",
+        "one-way µs",
+        "p99 µs",
+        "MB/s",
+        "notes",
+    ]);
+    for (r, name) in results.iter().zip(group_names(results)) {
         let (median, p99, mbps, notes) = match &r.outcome {
             Outcome::Ok(m) => {
                 let med = m.summary.median;
@@ -116,28 +129,17 @@ fn rate(v: f64) -> String {
 
 /// Renders stream results (mode `stream`): one row per mechanism × size.
 pub fn render_stream(results: &[FigureResult]) -> String {
-    let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(vec![
-            "mechanism",
-            "size",
-            "MB/s",
-            "msg/s",
-            "CPU µs/msg send",
-            "CPU µs/msg recv",
-            "loss",
-            "notes",
-        ]);
-    fit_width(&mut t);
-    let mut previous: Option<&str> = None;
-    for r in results {
-        let name = if previous == Some(r.mechanism) {
-            ""
-        } else {
-            r.mechanism
-        };
-        previous = Some(r.mechanism);
+    let mut t = new_table(vec![
+        "mechanism",
+        "size",
+        "MB/s",
+        "msg/s",
+        "CPU µs/msg send",
+        "CPU µs/msg recv",
+        "loss",
+        "notes",
+    ]);
+    for (r, name) in results.iter().zip(group_names(results)) {
         let dash = || "-".to_string();
         let mut cells = match (&r.outcome, &r.stream) {
             (Outcome::Ok(m), Some(f)) => {
@@ -265,18 +267,14 @@ pub fn percent(fraction: f64) -> String {
 
 /// Renders operation results (mode `op`) as a table that fits 100 columns.
 pub fn render_ops(results: &[FigureResult]) -> String {
-    let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(vec![
-            "benchmark",
-            "ns",
-            "p99 ns",
-            "MB/s",
-            "system calls",
-            "notes",
-        ]);
-    fit_width(&mut t);
+    let mut t = new_table(vec![
+        "benchmark",
+        "ns",
+        "p99 ns",
+        "MB/s",
+        "system calls",
+        "notes",
+    ]);
     for r in results {
         let (median, p99, mbps, notes) = match &r.outcome {
             Outcome::Ok(m) => {
@@ -326,13 +324,9 @@ pub fn render_ops(results: &[FigureResult]) -> String {
 /// A preset's results in the shape of the study's table: one row per size,
 /// one column per mechanism, one-way median in µs.
 pub fn render_preset(preset: &crate::presets::Preset, results: &[FigureResult]) -> String {
-    let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
     let mut header = vec!["bytes".to_string()];
     header.extend(preset.columns.iter().map(|c| c.label.to_string()));
-    t.set_header(header);
-    fit_width(&mut t);
+    let mut t = new_table(header);
     let figure = |col: &crate::presets::Column, size: usize| {
         let of_column: Vec<&FigureResult> = results
             .iter()
@@ -420,22 +414,18 @@ pub const ONEWAY_FOOTNOTE: &str = "client = sender, server = receiver; one-way =
 
 /// Renders mode `oneway` results: one row per mechanism × size × pacing.
 pub fn render_oneway(results: &[FigureResult]) -> String {
-    let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(vec![
-            "mechanism",
-            "size",
-            "pacing",
-            "messages",
-            "min µs",
-            "p50 µs",
-            "mean µs",
-            "p99 µs",
-            "max µs",
-            "notes",
-        ]);
-    fit_width(&mut t);
+    let mut t = new_table(vec![
+        "mechanism",
+        "size",
+        "pacing",
+        "messages",
+        "min µs",
+        "p50 µs",
+        "mean µs",
+        "p99 µs",
+        "max µs",
+        "notes",
+    ]);
     for r in results {
         let size = format_size(r.size);
         let mut row = vec![r.mechanism.to_string(), size];
@@ -536,29 +526,18 @@ fn hz(f: f64) -> String {
 /// Renders periodic results (mode `periodic`): one row per figure, so
 /// timer-failures' rows are the failure curve over its frequencies.
 pub fn render_periodic(results: &[FigureResult]) -> String {
-    let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(vec![
-            "benchmark",
-            "Hz",
-            "wake-ups",
-            "failures",
-            "Fail_sys %",
-            "p50 µs",
-            "p99 µs",
-            "max µs",
-            "notes",
-        ]);
-    fit_width(&mut t);
-    let mut previous: Option<&str> = None;
-    for r in results {
-        let name = if previous == Some(r.mechanism) {
-            ""
-        } else {
-            r.mechanism
-        };
-        previous = Some(r.mechanism);
+    let mut t = new_table(vec![
+        "benchmark",
+        "Hz",
+        "wake-ups",
+        "failures",
+        "Fail_sys %",
+        "p50 µs",
+        "p99 µs",
+        "max µs",
+        "notes",
+    ]);
+    for (r, name) in results.iter().zip(group_names(results)) {
         let freq = r
             .periodic
             .as_ref()
@@ -678,18 +657,14 @@ fn per_second(r: f64) -> String {
 
 /// Renders score results (mode `score`): one row per test.
 pub fn render_scores(results: &[FigureResult]) -> String {
-    let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(vec![
-            "benchmark",
-            "score",
-            "per s",
-            "R",
-            "spread %",
-            "notes",
-        ]);
-    fit_width(&mut t);
+    let mut t = new_table(vec![
+        "benchmark",
+        "score",
+        "per s",
+        "R",
+        "spread %",
+        "notes",
+    ]);
     let dash = || "-".to_string();
     for r in results {
         let mut cells = vec![r.mechanism.to_string()];

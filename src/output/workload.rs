@@ -3,12 +3,11 @@
 //! its tables, in the shape of the study's (a row per run, a mean row, and a
 //! factor against the best configuration).
 
-use super::table::fit_width;
 use crate::engine::environment::Environment;
 use crate::engine::group::Migration;
 use crate::stats::Summary;
 use crate::workloads::{Headline, RunRecord, WorkloadInfo};
-use comfy_table::{CellAlignment, ContentArrangement, Table, presets};
+use comfy_table::{CellAlignment, Table};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -435,12 +434,7 @@ fn config_notes(
 }
 
 fn new_table(header: Vec<String>) -> Table {
-    let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(header);
-    fit_width(&mut t);
-    t
+    super::table::new_table(header)
 }
 
 fn align_right_from(t: &mut Table, first: usize) {
