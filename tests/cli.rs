@@ -648,21 +648,7 @@ fn bad_input_exits_2_with_one_clear_line_and_writes_nothing() {
         (&["frobnicate"], "frobnicate"),
     ];
     for (argv, needle) in cases {
-        let out = sb.run(argv, Duration::from_secs(10));
-        let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(2), "{argv:?}: {err}");
-        assert_eq!(
-            err.trim_end().lines().count(),
-            1,
-            "{argv:?}: not one line:\n{err}"
-        );
-        assert!(err.contains(needle), "{argv:?}: {err:?} lacks {needle:?}");
-        assert!(err.starts_with("ipcmark: "), "{argv:?}: {err}");
-        assert!(
-            !err.contains("panicked") && !err.contains("backtrace"),
-            "{err}"
-        );
-        assert!(stdout(&out).is_empty(), "{argv:?} printed to stdout");
+        refused(&sb, argv, &[needle]);
         assert!(!json.exists(), "{argv:?} wrote the JSON file");
     }
 }

@@ -323,18 +323,7 @@ fn unknown_and_reserved_names_exit_2_saying_what_is_allowed() {
         ),
     ];
     for (argv, needles) in cases {
-        let out = sb.run(argv, Duration::from_secs(10));
-        let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(2), "{argv:?}: {err}");
-        assert_eq!(
-            err.trim_end().lines().count(),
-            1,
-            "{argv:?}: not one line:\n{err}"
-        );
-        for n in *needles {
-            assert!(err.contains(n), "{argv:?}: {err:?} lacks {n:?}");
-        }
-        assert!(stdout(&out).is_empty(), "{argv:?} printed to stdout");
+        refused(&sb, argv, needles);
         assert!(!json.exists(), "{argv:?} wrote the JSON file");
     }
 }

@@ -685,17 +685,7 @@ fn bad_workload_arguments_exit_2_with_one_line_and_write_nothing() {
         ),
     ];
     for (argv, needle) in cases {
-        let out = sb.run(argv, Duration::from_secs(20));
-        let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(2), "{argv:?}: {err}");
-        assert_eq!(
-            err.trim_end().lines().count(),
-            1,
-            "{argv:?}: not one line:\n{err}"
-        );
-        assert!(err.starts_with("ipcmark: "), "{argv:?}: {err}");
-        assert!(err.contains(needle), "{argv:?}: {err:?} lacks {needle:?}");
-        assert!(stdout(&out).is_empty(), "{argv:?} printed to stdout");
+        refused(&sb, argv, &[needle]);
         assert!(!json.exists(), "{argv:?} wrote the JSON file");
     }
     assert!(ipcmark_processes().is_empty());

@@ -121,6 +121,30 @@ pub fn stderr(o: &Output) -> String {
 }
 
 /// Reads a JSON report.
+/// Runs `argv` and asserts ipcmark refused it as bad usage: exit 2, one
+/// line on stderr that starts with "ipcmark: " and holds every needle, no
+/// panic or backtrace, nothing on stdout. Returns the line.
+pub fn refused(sb: &Sandbox, argv: &[&str], needles: &[&str]) -> String {
+    let out = sb.run(argv, Duration::from_secs(20));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{argv:?}: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{argv:?}: not one line:\n{err}"
+    );
+    assert!(err.starts_with("ipcmark: "), "{argv:?}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{argv:?}: {err:?} lacks {n:?}");
+    }
+    assert!(
+        !err.contains("panicked") && !err.contains("backtrace"),
+        "{argv:?}: {err}"
+    );
+    assert!(stdout(&out).is_empty(), "{argv:?} printed to stdout");
+    err
+}
+
 pub fn read_json(path: &Path) -> serde_json::Value {
     let text =
         std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
