@@ -99,9 +99,9 @@ pub enum ModeArg {
 pub enum FaultArg {
     /// The server flips the last byte of every message.
     Corrupt,
-    /// The server exits after 50 messages.
+    /// The server exits after 20 messages.
     Die,
-    /// The server stops answering after 50 messages.
+    /// The server stops answering after 20 messages.
     Hang,
     /// Score tests: the first thread runs one SCHED_FIFO priority above its
     /// peers (an unfair schedule the cooperative test's check must catch).
