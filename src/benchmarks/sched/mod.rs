@@ -13,7 +13,8 @@
 //! Every figure is per context switch. The kernel counts the switches
 //! (`voluntary_ctxt_switches` + `nonvoluntary_ctxt_switches` of every member
 //! in /proc): on one CPU each member must be switched out at least once per
-//! lap, so the count must grow by at least N per lap.
+//! lap, so the count must grow by at least N per lap; for `sched-yield`, the
+//! two threads' sum by at least one per yield.
 
 pub mod ring;
 pub mod yield_switch;

@@ -51,7 +51,11 @@ impl Operation for YieldSwitch {
                 let placed = signal::block(&interrupt::signals_for_measuring_thread())
                     .and_then(|_| place_helper(cpu, rt));
                 let ok = placed.is_ok();
-                let _ = ready_tx.send(placed.map_err(|e| e.to_string()));
+                let _ = ready_tx.send(
+                    placed
+                        .map(|_| crate::sys::process::gettid())
+                        .map_err(|e| e.to_string()),
+                );
                 while ok && !flag.load(Ordering::Relaxed) {
                     let _ = sched::yield_cpu();
                 }
@@ -62,8 +66,8 @@ impl Operation for YieldSwitch {
             stop,
             handle: Some(handle),
         };
-        match ready_rx.recv_timeout(Duration::from_secs(10)) {
-            Ok(Ok(())) => {}
+        let helper_tid = match ready_rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(Ok(tid)) => tid,
             Ok(Err(e)) => {
                 return Err(ChannelError::Setup(format!(
                     "place the yielding thread on CPU {cpu}: {e}"
@@ -74,9 +78,12 @@ impl Operation for YieldSwitch {
                     "the yielding thread never started".into(),
                 ));
             }
-        }
+        };
         Ok(Prepared {
-            op: Box::new(YieldOp { _helper: helper }),
+            op: Box::new(YieldOp {
+                _helper: helper,
+                helper_status: format!("/proc/self/task/{helper_tid}/status"),
+            }),
             note: Some(format!("helper thread yielding on CPU {cpu}")),
         })
     }
@@ -99,6 +106,8 @@ impl Drop for Helper {
 
 struct YieldOp {
     _helper: Helper,
+    /// Where the kernel counts the helper's switches.
+    helper_status: String,
 }
 
 impl Op for YieldOp {
@@ -108,11 +117,15 @@ impl Op for YieldOp {
     }
 
     fn counter(&mut self) -> Result<Option<Counter>, ChannelError> {
-        // The measuring thread's own switches: with a runnable thread on its
-        // CPU, each yield switches it out at least once.
+        // Both threads' switches: a yield hands the CPU over and the
+        // helper's yield hands it back, two switches. At least one per
+        // yield is required, not two: the scheduler may now and then let a
+        // yielding thread keep the CPU (EEVDF picks by eligibility; seen
+        // once in 45 000 yields), and a yield that never switched at all
+        // would leave the helper without the CPU and the count near zero.
         Ok(Some(Counter {
             source: SWITCH_SOURCE,
-            value: switches_in("/proc/thread-self/status")?,
+            value: switches_in("/proc/thread-self/status")? + switches_in(&self.helper_status)?,
             per_op: 1,
         }))
     }
