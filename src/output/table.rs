@@ -45,6 +45,19 @@ pub fn new_table<T: Into<comfy_table::Cell>>(header: Vec<T>) -> Table {
     t
 }
 
+/// The cells of a row without a figure: a dash in each of `n` columns, then
+/// why (skipped, failed, or measured but without its mode's `kind` record).
+fn no_figure(n: usize, outcome: &Outcome, kind: &str) -> Vec<String> {
+    let why = match outcome {
+        Outcome::Skipped(why) => format!("skipped: {why}"),
+        Outcome::Failed(why) => format!("FAILED: {why}"),
+        Outcome::Ok(_) => format!("FAILED: no {kind} record"),
+    };
+    let mut cells = vec!["-".to_string(); n];
+    cells.push(why);
+    cells
+}
+
 /// Each result's mechanism id, or "" where it repeats the row above: the
 /// name once per group of sizes, so the eye finds each mechanism's block.
 fn group_names(results: &[FigureResult]) -> impl Iterator<Item = &'static str> + '_ {
@@ -165,21 +178,7 @@ pub fn render_stream(results: &[FigureResult]) -> String {
                     notes.join("; "),
                 ]
             }
-            (Outcome::Skipped(why), _) => {
-                let mut v = vec![dash(); 5];
-                v.push(format!("skipped: {why}"));
-                v
-            }
-            (Outcome::Failed(why), _) => {
-                let mut v = vec![dash(); 5];
-                v.push(format!("FAILED: {why}"));
-                v
-            }
-            (Outcome::Ok(_), None) => {
-                let mut v = vec![dash(); 5];
-                v.push("FAILED: no stream record".into());
-                v
-            }
+            (outcome, _) => no_figure(5, outcome, "stream"),
         };
         let size = match r.size {
             0 => "notify".into(),
@@ -588,21 +587,7 @@ pub fn render_periodic(results: &[FigureResult]) -> String {
                 .chain(std::iter::once(notes.join("; ")))
                 .collect::<Vec<_>>()
             }
-            (Outcome::Skipped(why), _) => {
-                let mut v = vec![dash(); 6];
-                v.push(format!("skipped: {why}"));
-                v
-            }
-            (Outcome::Failed(why), _) => {
-                let mut v = vec![dash(); 6];
-                v.push(format!("FAILED: {why}"));
-                v
-            }
-            (Outcome::Ok(_), None) => {
-                let mut v = vec![dash(); 6];
-                v.push("FAILED: no periodic record".into());
-                v
-            }
+            (outcome, _) => no_figure(6, outcome, "periodic"),
         };
         let mut cells = vec![name.to_string(), freq];
         cells.extend(row);
@@ -684,18 +669,7 @@ pub fn render_scores(results: &[FigureResult]) -> String {
                     notes.join("; "),
                 ]);
             }
-            (Outcome::Ok(_), None) => {
-                cells.extend([dash(), dash(), dash(), dash()]);
-                cells.push("FAILED: no score record".into());
-            }
-            (Outcome::Skipped(why), _) => {
-                cells.extend([dash(), dash(), dash(), dash()]);
-                cells.push(format!("skipped: {why}"));
-            }
-            (Outcome::Failed(why), _) => {
-                cells.extend([dash(), dash(), dash(), dash()]);
-                cells.push(format!("FAILED: {why}"));
-            }
+            (outcome, _) => cells.extend(no_figure(4, outcome, "score")),
         }
         t.add_row(cells);
     }
