@@ -16,6 +16,15 @@ SIZE=${SIZE:-64}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
+# Both sides of every ratio measure under the same CPU idle conditions: ipcmark
+# holds /dev/cpu_dma_latency at 0 by default, so the script holds it for the peer
+# tools too; where it cannot (not root), ipcmark is told not to either.
+LAT_FLAGS=()
+if ! { exec 9>/dev/cpu_dma_latency && printf '0x00000000' >&9; } 2>/dev/null; then
+  LAT_FLAGS=(--cpu-latency off)
+  echo "cannot hold /dev/cpu_dma_latency: every figure measured with idle states allowed" >&2
+fi
+
 cargo build --release --quiet
 IPCMARK=./target/release/ipcmark
 cc -O2 -o "$WORK/pingpong" bench/ref/pingpong.c
@@ -30,7 +39,7 @@ median_of() {
 }
 
 ipcmark_pipe() { # args: placement flags…
-  "$IPCMARK" run pipe --sizes "$SIZE" "$@" --json "$WORK/r.json" >/dev/null 2>&1
+  "$IPCMARK" run pipe --sizes "$SIZE" "${LAT_FLAGS[@]}" "$@" --json "$WORK/r.json" >/dev/null 2>&1
   median_of "$WORK/r.json" pipe
 }
 
@@ -43,7 +52,7 @@ ref_pipe() {
 }
 
 spin_and_pipe() {
-  "$IPCMARK" run shm-spin pipe --sizes "$SIZE" --cpus "$A,$B" --json "$WORK/s.json" >/dev/null 2>&1
+  "$IPCMARK" run shm-spin pipe --sizes "$SIZE" "${LAT_FLAGS[@]}" --cpus "$A,$B" --json "$WORK/s.json" >/dev/null 2>&1
   echo "$(median_of "$WORK/s.json" shm-spin) $(median_of "$WORK/s.json" pipe)"
 }
 

@@ -641,6 +641,14 @@ fn bad_input_exits_2_with_one_clear_line_and_writes_nothing() {
             "invalid duration 'soon'",
         ),
         (
+            &["run", "--cpu-latency", "low", "--json", j],
+            "invalid CPU latency 'low'",
+        ),
+        (
+            &["run", "--cpu-latency", "2000000", "--json", j],
+            "invalid CPU latency '2000000'",
+        ),
+        (
             &["run", "--json", "/no/such/dir/out.json"],
             "does not exist",
         ),

@@ -159,10 +159,11 @@ pub struct RunArgs {
     /// Target duration of one sample.
     #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
     sample_time: Option<Duration>,
-    /// Hold a PM QoS CPU wake-up latency limit of this many µs during the run
-    /// (0 keeps CPUs out of deep idle states; needs write access to /dev/cpu_dma_latency).
-    #[arg(long, value_name = "US", value_parser = clap::value_parser!(i32).range(0..=1_000_000))]
-    cpu_latency: Option<i32>,
+    /// PM QoS CPU wake-up latency limit held during the run, µs, or `off`
+    /// (default 0 when /dev/cpu_dma_latency is writable: CPUs stay out of deep
+    /// idle states, as in cyclictest; `off` measures with them).
+    #[arg(long, value_name = "US|off", value_parser = parse::cpu_latency)]
+    cpu_latency: Option<parse::CpuLatency>,
     /// How long a silent peer is waited for before the figure fails.
     #[arg(long, value_name = "DURATION", value_parser = parse::duration, default_value = "5s")]
     timeout: Duration,

@@ -28,6 +28,29 @@ pub fn size(s: &str) -> Result<usize, String> {
     Ok(bytes)
 }
 
+/// What `--cpu-latency` asks of the PM QoS CPU latency limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuLatency {
+    /// Hold a limit of this many µs for the run.
+    Hold(i32),
+    /// Leave idle states as the machine has them.
+    Off,
+}
+
+/// `--cpu-latency` value parser: a whole number of µs from 0 to 1000000, or `off`.
+pub fn cpu_latency(s: &str) -> Result<CpuLatency, String> {
+    let t = s.trim();
+    if t == "off" {
+        return Ok(CpuLatency::Off);
+    }
+    match t.parse::<i32>() {
+        Ok(us) if (0..=1_000_000).contains(&us) => Ok(CpuLatency::Hold(us)),
+        _ => Err(format!(
+            "invalid CPU latency '{s}': expected a whole number of µs from 0 to 1000000, or 'off'"
+        )),
+    }
+}
+
 /// A list of message sizes in bytes (one command-line value, comma-separated).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SizeList(pub Vec<usize>);

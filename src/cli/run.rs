@@ -2,6 +2,7 @@
 //! every operation benchmark, saving the JSON after each mechanism or
 //! benchmark so an interrupted run keeps its results.
 
+use super::parse::CpuLatency;
 use super::{Failure, FaultArg, ModeArg, PeerArg, RunArgs, print_stdout};
 use crate::benchmarks;
 use crate::engine::channel::Mechanism;
@@ -434,13 +435,24 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     };
     super::check_json_path(args.json.as_deref())?;
     // Held for the whole run; the kernel drops the request when it is closed.
-    let _cpu_latency = match args.cpu_latency {
-        Some(us) => Some(environment::hold_cpu_latency(us).map_err(|e| {
-            Failure::usage(format!(
-                "--cpu-latency {us}: cannot write /dev/cpu_dma_latency ({e}); run as root"
-            ))
-        })?),
-        None => None,
+    // By default CPUs are kept out of deep idle states when this user may ask
+    // for it: on a guest or a power-saving host, waking a halted CPU costs tens
+    // of µs, which every blocking hand-off would pay and which would drown the
+    // cost being measured. Without the right, the run goes on and warns.
+    let (_cpu_latency, cpu_latency_us) = match args.cpu_latency {
+        Some(CpuLatency::Hold(us)) => {
+            let held = environment::hold_cpu_latency(us).map_err(|e| {
+                Failure::usage(format!(
+                    "--cpu-latency {us}: cannot write /dev/cpu_dma_latency ({e}); run as root, or give --cpu-latency off"
+                ))
+            })?;
+            (Some(held), Some(us))
+        }
+        Some(CpuLatency::Off) => (None, None),
+        None => match environment::hold_cpu_latency(0) {
+            Ok(held) => (Some(held), Some(0)),
+            Err(_) => (None, None),
+        },
     };
 
     interrupt::install()
@@ -482,7 +494,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             quick: args.quick,
             budget: settings.budget,
             placement_note: placement_note.clone(),
-            cpu_latency_us: args.cpu_latency,
+            cpu_latency_us,
         },
         results: Vec::new(),
         warnings: Vec::new(),

@@ -85,9 +85,9 @@ impl fmt::Display for Warning {
             ),
             Warning::IdleStatesAllowed => write!(
                 f,
-                "deep CPU idle states are allowed (/dev/cpu_dma_latency unconstrained): a sleeping CPU takes \
-                 microseconds to wake, which blocking mechanisms pay on every hand-off; run with \
-                 --cpu-latency 0 to measure without it"
+                "deep CPU idle states were allowed (/dev/cpu_dma_latency unconstrained: --cpu-latency off, or \
+                 not writable by this user): a sleeping CPU takes microseconds to wake, which blocking mechanisms \
+                 pay on every hand-off; run as root without --cpu-latency off to measure without it"
             ),
             Warning::HighSpread { figures, worst } => write!(
                 f,
