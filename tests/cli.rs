@@ -333,6 +333,128 @@ fn json_report_validates_against_documented_schema() {
 }
 
 #[test]
+fn sizes_of_a_mechanism_are_sampled_in_rounds_unless_it_spins_or_runs_out() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("sweep.json");
+    // pipe and fifo: three sizes in rounds. shm-spin busy-waits: its idle
+    // peers would spin, so its sizes run one after another. sysv-msg at five
+    // sizes needs five System V keys at once, one more than a process has:
+    // it must fall back to one size after another, and say so.
+    let out = sb.run(
+        &args(
+            SHORT,
+            &[
+                "run",
+                "pipe",
+                "fifo",
+                "shm-spin",
+                "--sizes",
+                "1,4K,16K",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
+        Duration::from_secs(120),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = read_json(&json);
+    for r in results(&report) {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_consistent(r);
+        let sweep = &r["sweep"];
+        if r["benchmark"] == "shm-spin" {
+            assert!(sweep.is_null(), "a spinning mechanism was interleaved: {r}");
+            continue;
+        }
+        assert_eq!(sweep["figures"], 3, "{r}");
+        let rounds = sweep["rounds"].as_u64().unwrap();
+        assert_eq!(rounds as usize, r["samples_ns"].as_array().unwrap().len());
+        assert!(
+            sweep["drift_corrected_median_ns"].as_f64().unwrap() > 0.0,
+            "{r}"
+        );
+    }
+    assert_eq!(
+        schema_errors("docs/schema/run.schema.json", &report),
+        Vec::<String>::new()
+    );
+
+    let out = sb.run(
+        &args(
+            SHORT,
+            &[
+                "run",
+                "sysv-msg",
+                "--sizes",
+                "1,16,64,256,1K",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
+        Duration::from_secs(120),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = read_json(&json);
+    let rs = results(&report);
+    assert_eq!(rs.len(), 5);
+    for r in rs {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_consistent(r);
+        assert!(r["sweep"].is_null(), "{r}");
+        assert!(
+            r["note"].as_str().unwrap_or("").contains("measured alone"),
+            "the fallback is not explained: {r}"
+        );
+    }
+    assert!(ipcmark_processes().is_empty());
+    assert!(sb.leftover_tmp().is_empty(), "{:?}", sb.leftover_tmp());
+}
+
+#[test]
+fn idle_states_are_held_off_by_default_when_permitted_and_allowed_on_request() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("lat.json");
+    let j = json.to_str().unwrap();
+    let writable = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/cpu_dma_latency")
+        .is_ok();
+    let run = |extra: &[&str]| {
+        let mut a = vec!["run", "pipe", "--sizes", "64", "--json", j];
+        a.extend_from_slice(extra);
+        let out = sb.run(&args(SHORT, &a), Duration::from_secs(30));
+        assert!(out.status.success(), "{}", stderr(&out));
+        read_json(&json)
+    };
+    let report = run(&[]);
+    if writable {
+        assert_eq!(
+            report["settings"]["cpu_latency_us"], 0,
+            "{}",
+            report["settings"]
+        );
+        assert_eq!(report["environment"]["cpu_dma_latency_us"], 0);
+    } else {
+        assert!(report["settings"]["cpu_latency_us"].is_null());
+    }
+    let report = run(&["--cpu-latency", "off"]);
+    assert!(report["settings"]["cpu_latency_us"].is_null());
+    // Nothing else holds a request while this test does (serial), so the
+    // limit in force is the kernel's default, and the run says what it costs.
+    if report["environment"]["cpu_dma_latency_us"].as_i64() >= Some(2_000_000_000) {
+        let kinds: Vec<&str> = report["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["kind"].as_str().unwrap())
+            .collect();
+        assert!(kinds.contains(&"idle-states-allowed"), "{kinds:?}");
+    }
+}
+
+#[test]
 fn corrupting_channel_is_caught_in_timed_loop_and_in_content_check() {
     let _g = serial();
     let sb = Sandbox::new();

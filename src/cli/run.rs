@@ -18,6 +18,7 @@ use crate::engine::placement::{SidePlacement, probe_rt};
 use crate::engine::runner::{self, FigureResult, Mode, Outcome, RunSettings};
 use crate::engine::sampling::Precision;
 use crate::engine::score::{self, ScoreSettings, Scored};
+use crate::engine::sweep;
 use crate::mechanisms;
 use crate::output::json::{self, Report, ResultRecord, Settings};
 use crate::output::progress::Progress;
@@ -538,6 +539,27 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             Selected::Periodic(b) => b.plan(&periodic_settings),
             _ => Vec::new(),
         };
+        // A ping-pong mechanism at several sizes: one sweep, samples interleaved.
+        if let Selected::Mechanism(m, cold) = *sel
+            && args.mode != Some(ModeArg::Stream)
+            && sweep::interleaves(m, figure_sizes)
+        {
+            if interrupt::stop_requested().is_some() {
+                break 'plan;
+            }
+            progress.start(&format!(
+                "{} at {} sizes, interleaved",
+                m.info().id,
+                figure_sizes.len()
+            ));
+            for r in sweep::run(m, figure_sizes, cold, &settings, &names) {
+                progress.done_one();
+                report.results.push(ResultRecord::from_figure(&r));
+                results.push(r);
+            }
+            save(&report)?;
+            continue;
+        }
         for &size in figure_sizes {
             if interrupt::stop_requested().is_some() {
                 break 'plan;

@@ -25,3 +25,4 @@ pub mod runner;
 pub mod sampling;
 pub mod score;
 pub mod stream;
+pub mod sweep;

@@ -249,110 +249,177 @@ pub fn measure(
     budget: &Budget,
     cold_region: Option<usize>,
 ) -> Result<Measurement, ChannelError> {
-    if self_loop {
-        measure_with::<true>(ep, size, budget, cold_region)
-    } else {
-        measure_with::<false>(ep, size, budget, cold_region)
-    }
+    let mut figure = Prepared::new(ep, size, self_loop, budget, cold_region)?;
+    let (samples, precision) =
+        sampling::take(budget.samples, &budget.precision, || figure.sample(ep))?;
+    figure.finish(ep, samples, precision)
 }
 
-fn measure_with<const SELF_LOOP: bool>(
-    ep: &mut dyn Endpoint,
-    size: usize,
-    budget: &Budget,
-    cold_region: Option<usize>,
-) -> Result<Measurement, ChannelError> {
-    let region_of = || match cold_region {
-        Some(bytes) => Region::cold(size, bytes),
-        None => Region::warm(size),
+/// One figure between its warm-up and its samples: content checked, the
+/// iteration count calibrated and the overheads measured, so that its
+/// samples can be taken now or interleaved with other figures' (a sweep).
+pub struct Prepared {
+    self_loop: bool,
+    budget: Budget,
+    buf: Region,
+    expected: Vec<u8>,
+    seq: u64,
+    iterations: u64,
+    /// Loop overhead per round trip, ns.
+    overhead_rt: f64,
+    clock_ns: f64,
+    /// Timestamps of the histogram pass, allocated and touched beforehand.
+    stamps: Vec<u64>,
+}
+
+/// `f::<true>` or `f::<false>` by a runtime flag, outside any timed loop.
+macro_rules! by_loop {
+    ($self_loop:expr, $f:ident($($arg:expr),*)) => {
+        if $self_loop { $f::<true>($($arg),*) } else { $f::<false>($($arg),*) }
     };
-    let mut buf = region_of();
-    let mut expected = vec![0u8; size];
-    let mut seq = 1u64;
-    let timeout = budget.timeout;
+}
 
-    // Content check first: a broken channel never gets as far as a figure.
-    verify::<SELF_LOOP>(
-        ep,
-        &mut buf,
-        &mut expected,
-        seq,
-        budget.verify_rounds,
-        timeout,
-    )?;
-    seq += budget.verify_rounds;
+impl Prepared {
+    /// Checks content, warms up and calibrates through `ep`.
+    pub fn new(
+        ep: &mut dyn Endpoint,
+        size: usize,
+        self_loop: bool,
+        budget: &Budget,
+        cold_region: Option<usize>,
+    ) -> Result<Prepared, ChannelError> {
+        let region_of = || match cold_region {
+            Some(bytes) => Region::cold(size, bytes),
+            None => Region::warm(size),
+        };
+        let mut buf = region_of();
+        let mut expected = vec![0u8; size];
+        let mut seq = 1u64;
+        let timeout = budget.timeout;
 
-    // Warm-up and calibration: double the batch until it is long enough to
-    // time, keep going until the warm-up time is spent.
-    let per_iter_ns = {
-        let _wd = Watchdog::arm(budget.warmup * 3 + timeout);
-        // Blocking calls already see stop requests: nothing to do between batches.
-        let (per, _) = warm_up(
-            budget.warmup.as_nanos() as u64,
-            || Ok(()),
-            |n| batch::<SELF_LOOP>(ep, &mut buf, seq, n).inspect(|_| seq += n),
+        // Content check first: a broken channel never gets as far as a figure.
+        by_loop!(
+            self_loop,
+            verify(
+                ep,
+                &mut buf,
+                &mut expected,
+                seq,
+                budget.verify_rounds,
+                timeout
+            )
         )?;
-        per
-    };
-    let iterations = iterations_for(budget.sample_time.as_nanos() as u64, per_iter_ns);
+        seq += budget.verify_rounds;
 
-    // The null loop walks a region of the same kind, so moving the slot is
-    // part of the overhead subtracted (not of the figure).
-    let null_ns = null_iteration_ns::<SELF_LOOP>(&mut region_of())?;
-    // Per round trip: the client's loop and the server's (the same shape);
-    // a self-loop has one loop doing both halves.
-    let overhead_rt = if SELF_LOOP { null_ns } else { 2.0 * null_ns };
-    let clock_ns = clock_overhead_ns();
+        // Warm-up and calibration: double the batch until it is long enough to
+        // time, keep going until the warm-up time is spent.
+        let per_iter_ns = {
+            let _wd = Watchdog::arm(budget.warmup * 3 + timeout);
+            // Blocking calls already see stop requests: nothing to do between batches.
+            let (per, _) = warm_up(
+                budget.warmup.as_nanos() as u64,
+                || Ok(()),
+                |n| by_loop!(self_loop, batch(ep, &mut buf, seq, n)).inspect(|_| seq += n),
+            )?;
+            per
+        };
+        let iterations = iterations_for(budget.sample_time.as_nanos() as u64, per_iter_ns);
 
-    // The timestamp array is allocated and written now: a zeroed allocation
-    // maps its pages lazily, and first-touch page faults would otherwise land
-    // inside the histogram pass and inflate its tail.
-    let hist_n = ((budget.histogram_time.as_nanos() as f64 / per_iter_ns.max(1.0)) as usize)
-        .clamp(1, 1_000_000);
-    let mut stamps = vec![u64::MAX; hist_n + 1];
+        // The null loop walks a region of the same kind, so moving the slot is
+        // part of the overhead subtracted (not of the figure).
+        let null_ns = by_loop!(self_loop, null_iteration_ns(&mut region_of()))?;
+        // Per round trip: the client's loop and the server's (the same shape);
+        // a self-loop has one loop doing both halves.
+        let overhead_rt = if self_loop { null_ns } else { 2.0 * null_ns };
 
-    let (samples_ns, precision) = sampling::take(budget.samples, &budget.precision, || {
-        let _wd = Watchdog::arm(budget.sample_time * 4 + timeout);
-        let t = batch::<SELF_LOOP>(ep, &mut buf, seq, iterations)?;
-        seq += iterations;
-        Ok(((t as f64 / iterations as f64 - overhead_rt) / 2.0).max(0.0))
-    })?;
-
-    {
-        let _wd = Watchdog::arm(budget.histogram_time * 4 + timeout);
-        timestamped::<SELF_LOOP>(ep, &mut buf, seq, &mut stamps)?;
-        seq += hist_n as u64;
+        // The timestamp array is allocated and written now: a zeroed allocation
+        // maps its pages lazily, and first-touch page faults would otherwise land
+        // inside the histogram pass and inflate its tail.
+        let hist_n = ((budget.histogram_time.as_nanos() as f64 / per_iter_ns.max(1.0)) as usize)
+            .clamp(1, 1_000_000);
+        Ok(Prepared {
+            self_loop,
+            budget: *budget,
+            buf,
+            expected,
+            seq,
+            iterations,
+            overhead_rt,
+            clock_ns: clock_overhead_ns(),
+            stamps: vec![u64::MAX; hist_n + 1],
+        })
     }
-    let mut hist = LatencyHistogram::new();
-    for w in stamps.windows(2) {
-        let one_way = ((w[1] - w[0]) as f64 - clock_ns - overhead_rt) / 2.0;
-        hist.record(one_way.max(0.0).round() as u64);
+
+    /// Round trips, untimed, to bring this figure's channel, peer and buffers
+    /// back into the caches after other figures ran: an eighth of a sample.
+    pub fn rewarm(&mut self, ep: &mut dyn Endpoint) -> Result<(), ChannelError> {
+        let n = (self.iterations / 8).max(1);
+        let _wd = Watchdog::arm(self.budget.sample_time + self.budget.timeout);
+        by_loop!(self.self_loop, batch(ep, &mut self.buf, self.seq, n))?;
+        self.seq += n;
+        Ok(())
     }
 
-    verify::<SELF_LOOP>(
-        ep,
-        &mut buf,
-        &mut expected,
-        seq,
-        budget.verify_rounds,
-        timeout,
-    )?;
+    /// Takes one sample: the one-way time of a calibrated batch, ns.
+    pub fn sample(&mut self, ep: &mut dyn Endpoint) -> Result<f64, ChannelError> {
+        let _wd = Watchdog::arm(self.budget.sample_time * 4 + self.budget.timeout);
+        let n = self.iterations;
+        let t = by_loop!(self.self_loop, batch(ep, &mut self.buf, self.seq, n))?;
+        self.seq += n;
+        Ok(((t as f64 / n as f64 - self.overhead_rt) / 2.0).max(0.0))
+    }
 
-    let summary = Summary::of(&samples_ns)
-        .ok_or_else(|| ChannelError::Setup("no samples were taken".into()))?;
-    let latency = hist
-        .percentiles()
-        .ok_or_else(|| ChannelError::Setup("no round trip was timed".into()))?;
-    Ok(Measurement {
-        iterations,
-        samples_ns,
-        summary,
-        precision,
-        loop_overhead_ns: overhead_rt / 2.0,
-        clock_overhead_ns: clock_ns,
-        latency,
-        verified_round_trips: 2 * budget.verify_rounds,
-    })
+    /// Times single round trips for the histogram, checks content again and
+    /// makes the figure of `samples_ns`.
+    pub fn finish(
+        mut self,
+        ep: &mut dyn Endpoint,
+        samples_ns: Vec<f64>,
+        precision: Option<Achieved>,
+    ) -> Result<Measurement, ChannelError> {
+        let budget = self.budget;
+        {
+            let _wd = Watchdog::arm(budget.histogram_time * 4 + budget.timeout);
+            by_loop!(
+                self.self_loop,
+                timestamped(ep, &mut self.buf, self.seq, &mut self.stamps)
+            )?;
+            self.seq += (self.stamps.len() - 1) as u64;
+        }
+        let mut hist = LatencyHistogram::new();
+        for w in self.stamps.windows(2) {
+            let one_way = ((w[1] - w[0]) as f64 - self.clock_ns - self.overhead_rt) / 2.0;
+            hist.record(one_way.max(0.0).round() as u64);
+        }
+
+        by_loop!(
+            self.self_loop,
+            verify(
+                ep,
+                &mut self.buf,
+                &mut self.expected,
+                self.seq,
+                budget.verify_rounds,
+                budget.timeout
+            )
+        )?;
+
+        let summary = Summary::of(&samples_ns)
+            .ok_or_else(|| ChannelError::Setup("no samples were taken".into()))?;
+        let latency = hist
+            .percentiles()
+            .ok_or_else(|| ChannelError::Setup("no round trip was timed".into()))?;
+        Ok(Measurement {
+            iterations: self.iterations,
+            samples_ns,
+            summary,
+            precision,
+            loop_overhead_ns: self.overhead_rt / 2.0,
+            clock_overhead_ns: self.clock_ns,
+            latency,
+            verified_round_trips: 2 * budget.verify_rounds,
+        })
+    }
 }
 
 #[cfg(test)]

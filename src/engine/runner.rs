@@ -180,6 +180,8 @@ pub struct FigureResult {
     pub score: Option<ScoreFacts>,
     /// Mode `stream`: throughput, CPU per message, counts and loss.
     pub stream: Option<StreamFacts>,
+    /// A ping-pong figure sampled in rounds with other sizes (`sweep.rs`).
+    pub sweep: Option<super::sweep::SweepFacts>,
 }
 
 impl FigureResult {
@@ -198,6 +200,7 @@ impl FigureResult {
             oneway: None,
             score: None,
             stream: None,
+            sweep: None,
         }
     }
 }
@@ -348,6 +351,47 @@ pub fn run_oneway_figure(
     result
 }
 
+/// Starts the server end of a channel as a peer in `role`, placed and
+/// budgeted as the run says; `None` for a self-loop.
+pub(super) fn spawn_peer(
+    topology: Topology,
+    server: Option<Box<dyn Endpoint>>,
+    role: PeerRole,
+    size: usize,
+    s: &RunSettings,
+    cold_region: Option<usize>,
+) -> Result<Option<Peer>, String> {
+    match (topology, server) {
+        (Topology::Peer, Some(server)) => {
+            let spec = PeerSpec {
+                kind: s.peer,
+                placement: s.server,
+                size,
+                client: PeerIdentity {
+                    pid: process::getpid(),
+                    tid: process::gettid(),
+                },
+                timeout: s.budget.timeout,
+                fault: s.fault,
+                cold_region,
+                role,
+            };
+            Ok(Some(Peer::spawn(server, &spec).map_err(|e| e.to_string())?))
+        }
+        (Topology::Peer, None) => Err("the mechanism built no server end".into()),
+        (Topology::SelfLoop, _) => Ok(None),
+    }
+}
+
+/// What a figure's error says, with the peer's own account when it left one.
+pub(super) fn describe_failure(e: &ChannelError, peer_error: Option<String>) -> String {
+    match (e, peer_error) {
+        (ChannelError::Interrupted(_), _) => e.to_string(),
+        (_, Some(pe)) => format!("{e} (peer: {pe})"),
+        (_, None) => e.to_string(),
+    }
+}
+
 /// Opens a channel with `open`, starts its server end as a peer in `role`
 /// (if the topology has one), attaches and places the client, runs `timed`,
 /// then stops the peer and releases the channel, on every path.
@@ -368,26 +412,7 @@ fn with_channel<T>(
     let mut client = channel.client;
     // Field order matters on the way out: the peer is stopped (below) before
     // `client` is dropped, which releases the OS objects.
-    let peer = match (topology, channel.server) {
-        (Topology::Peer, Some(server)) => {
-            let spec = PeerSpec {
-                kind: s.peer,
-                placement: s.server,
-                size,
-                client: PeerIdentity {
-                    pid: process::getpid(),
-                    tid: process::gettid(),
-                },
-                timeout: s.budget.timeout,
-                fault: s.fault,
-                cold_region: result.cold_region,
-                role,
-            };
-            Some(Peer::spawn(server, &spec).map_err(|e| e.to_string())?)
-        }
-        (Topology::Peer, None) => return Err("the mechanism built no server end".into()),
-        (Topology::SelfLoop, _) => None,
-    };
+    let peer = spawn_peer(topology, channel.server, role, size, s, result.cold_region)?;
     let measured = (|| {
         if let Some(p) = &peer {
             client.attach(p.identity())?;
@@ -405,11 +430,7 @@ fn with_channel<T>(
         p.stop();
     }
     drop(client);
-    measured.map_err(|e| match (&e, peer_error) {
-        (ChannelError::Interrupted(_), _) => e.to_string(),
-        (_, Some(pe)) => format!("{e} (peer: {pe})"),
-        (_, None) => e.to_string(),
-    })
+    measured.map_err(|e| describe_failure(&e, peer_error))
 }
 
 /// Why a stream figure cannot run, if it cannot: the mechanism cannot

@@ -105,6 +105,74 @@ pub fn take<E>(
     Ok((samples, achieved))
 }
 
+/// One figure's samples and the precision they reached.
+pub type Taken = (Vec<f64>, Option<Achieved>);
+
+/// Samples of one figure in an interleaved set, and where they stand.
+struct Turn {
+    samples: Vec<f64>,
+    achieved: Option<Achieved>,
+    assessed_at: usize,
+    /// Time spent in this figure's own samples.
+    spent: Duration,
+}
+
+impl Turn {
+    fn wants_more(&self, min: usize, precision: &Precision) -> bool {
+        self.samples.len() < min.max(1)
+            || (self.achieved.is_some_and(|a| !a.met)
+                && self.samples.len() < MAX_SAMPLES
+                && self.spent < precision.max_time)
+    }
+}
+
+/// [`take`] for `n` figures at once, in rounds of one sample of each (0, 1,
+/// …, n − 1, 0, …), so that a drift of the machine's speed weighs on all of
+/// them alike instead of on whichever ran during it. Rounds go on while any
+/// figure still wants samples by `take`'s rule (its time being that of its
+/// own samples), and every figure takes part in every round: sample `k` of
+/// each figure comes from round `k`, which [`crate::stats::drift`] relies
+/// on. `sample(i)` takes one sample of figure `i`. The first error ends it
+/// all, with the figure it came from.
+pub fn take_interleaved<E>(
+    n: usize,
+    min: usize,
+    precision: &Precision,
+    mut sample: impl FnMut(usize) -> Result<f64, E>,
+) -> Result<Vec<Taken>, (usize, E)> {
+    let mut turns: Vec<Turn> = (0..n)
+        .map(|_| Turn {
+            samples: Vec::with_capacity(min.max(1).max(64)),
+            achieved: None,
+            assessed_at: 0,
+            spent: Duration::ZERO,
+        })
+        .collect();
+    while turns.iter().any(|t| t.wants_more(min, precision)) {
+        for (i, t) in turns.iter_mut().enumerate() {
+            let start = Instant::now();
+            t.samples.push(sample(i).map_err(|e| (i, e))?);
+            t.spent += start.elapsed();
+            let len = t.samples.len();
+            if len >= min.max(1) && (t.assessed_at == 0 || assess_now(len)) {
+                t.achieved = assess(&t.samples, precision.target);
+                t.assessed_at = len;
+            }
+        }
+    }
+    Ok(turns
+        .into_iter()
+        .map(|t| {
+            let achieved = if t.assessed_at == t.samples.len() {
+                t.achieved
+            } else {
+                assess(&t.samples, precision.target)
+            };
+            (t.samples, achieved)
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +182,53 @@ mod tests {
             target,
             max_time: Duration::from_millis(ms),
         }
+    }
+
+    #[test]
+    fn interleaved_figures_take_rounds_until_all_are_done() {
+        // Figure 0 is steady, figure 1 noisy: 0 would stop at the minimum,
+        // but the rounds go on, both taking part, until 1 is precise.
+        let mut rng = fastrand::Rng::with_seed(5);
+        let mut order = Vec::new();
+        let out = take_interleaved::<()>(2, 5, &precision(0.03, 60_000), |i| {
+            order.push(i);
+            Ok(match i {
+                0 => 1000.0,
+                _ => 1000.0 * (0.85 + 0.3 * rng.f64()),
+            })
+        })
+        .unwrap();
+        assert!(order.chunks(2).all(|c| c == [0, 1]), "{order:?}");
+        assert!(out[0].1.unwrap().met);
+        assert!(
+            out[1].0.len() > 5 && out[1].1.unwrap().met,
+            "{:?}",
+            out[1].1
+        );
+        assert_eq!(out[0].0.len(), out[1].0.len());
+        assert_eq!(2 * out[1].0.len(), order.len());
+    }
+
+    #[test]
+    fn interleaved_errors_name_their_figure() {
+        let err = take_interleaved(3, 4, &precision(0.02, 0), |i| {
+            if i == 2 { Err("broken") } else { Ok(1.0) }
+        })
+        .unwrap_err();
+        assert_eq!(err, (2, "broken"));
+    }
+
+    #[test]
+    fn interleaved_figures_keep_the_fixed_count_without_time() {
+        let mut rng = fastrand::Rng::with_seed(9);
+        let out = take_interleaved::<()>(3, 7, &precision(0.001, 0), |_| {
+            Ok(1000.0 * (0.5 + rng.f64()))
+        })
+        .unwrap();
+        assert!(
+            out.iter()
+                .all(|(s, a)| s.len() == 7 && a.is_some_and(|a| !a.met))
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The cost model of each mechanism measured at several sizes:
 //! time = setup + bytes × per-byte, per range of sizes (the QNX study's
-//! Table 2), fitted on the median of each size.
+//! Table 2), fitted on the median of each size (drift-corrected when the
+//! sizes were interleaved), weighted by 1 / time².
 //!
 //! One point per size, not one per sample: the samples of one size share
 //! that figure's channel, peer and moment, so they are not independent
@@ -9,7 +10,7 @@
 //! and lowering R² with noise the line cannot explain.
 
 use crate::engine::runner::{FigureResult, Outcome};
-use crate::stats::regression::{LineFit, segmented_fit};
+use crate::stats::regression::{LineFit, relative_weight, segmented_fit};
 use comfy_table::CellAlignment;
 
 /// Fewest distinct sizes a range must hold to be fitted on its own.
@@ -87,13 +88,25 @@ pub fn fit(results: &[FigureResult]) -> Vec<CostModel> {
                 if let (crate::engine::runner::Mode::PingPong, Outcome::Ok(m)) =
                     (r.mode, &r.outcome)
                 {
-                    points.push((r.size as f64, m.summary.median));
+                    // Sampled with the other sizes in rounds: the drift
+                    // common to the rounds is left out of the line.
+                    let y = r
+                        .sweep
+                        .and_then(|f| f.drift_corrected_median_ns)
+                        .unwrap_or(m.summary.median);
+                    points.push((r.size as f64, y));
                 }
             }
             if points.len() < MIN_SIZES_PER_RANGE {
                 return None;
             }
-            let segs = segmented_fit(&points, MAX_BREAKS, MIN_SIZES_PER_RANGE, LEVEL);
+            let segs = segmented_fit(
+                &points,
+                MAX_BREAKS,
+                MIN_SIZES_PER_RANGE,
+                relative_weight,
+                LEVEL,
+            );
             (!segs.is_empty()).then(|| CostModel {
                 benchmark: id,
                 cold,
@@ -132,8 +145,9 @@ pub fn render(models: &[CostModel]) -> String {
         }
     }
     format!(
-        "cost model: one-way time = setup + bytes × per-byte, least squares over the median of each size, \
-         a new range where the per-byte cost changes\n{t}\n"
+        "cost model: one-way time = setup + bytes × per-byte, least squares weighted by 1/time² over each \
+         size's median (drift common to interleaved sizes removed), a new range where the per-byte cost \
+         changes significantly\n{t}\n"
     )
 }
 

@@ -165,6 +165,10 @@ pub struct ResultRecord {
     /// messages sent and received, loss, per-sample throughput.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamFacts>,
+    /// Mode pingpong, a size sampled in rounds with the mechanism's other
+    /// sizes: how many, how many rounds, and the drift-corrected median.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<crate::engine::sweep::SweepFacts>,
 }
 
 /// One-way latency: median/mean/stddev over samples, the rest over
@@ -224,6 +228,7 @@ impl ResultRecord {
             oneway: f.oneway.clone(),
             score: f.score.clone(),
             stream: None,
+            sweep: f.sweep,
         };
         match &f.outcome {
             Outcome::Skipped(why) => {

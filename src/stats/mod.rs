@@ -2,6 +2,7 @@
 //! knowledge of mechanisms or of how the values were obtained.
 
 pub mod compare;
+pub mod drift;
 pub mod regression;
 
 use hdrhistogram::Histogram;
