@@ -75,6 +75,10 @@ pub struct Preset {
     /// SCHED_FIFO priority the study ran both sides at, if any: used when
     /// permitted (a warning and SCHED_OTHER otherwise); `--rt` overrides it.
     pub rt_priority: Option<i32>,
+    /// Whether the study measured with the machine's CPU idle states, as a
+    /// desktop's defaults leave them: the preset does too (as with
+    /// `--cpu-latency off`) unless `--cpu-latency` is given.
+    pub idle_states: bool,
     /// How the run differs from the study, printed under its table.
     pub differences: Option<&'static str>,
 }
@@ -98,6 +102,7 @@ pub static PRESETS: &[Preset] = &[
             12288, 15369, 22528,
         ],
         rt_priority: None,
+        idle_states: false,
         differences: None,
     },
     Preset {
@@ -126,6 +131,8 @@ pub static PRESETS: &[Preset] = &[
         ],
         sizes: &[8, 64, 512, 4096, 8192, 16384, 65536],
         rt_priority: Some(40),
+        // Part of what makes a rare message slow is waking a CPU that went idle.
+        idle_states: true,
         differences: Some(
             "differences from the study: sporadic = one message every 100 ms, 30 per size (the study: one a second, \
          read by eye), to stay within minutes; saturated = one message in flight, the next sent as soon as the \

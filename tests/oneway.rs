@@ -220,6 +220,12 @@ fn mq_article_preset_in_short_form_prints_every_column() {
     let rs = results(&report);
     // Two columns (sporadic, saturated) × three sizes.
     assert_eq!(rs.len(), 6, "{rs:#?}");
+    // Like the article's desktop, with the CPUs' idle states: no request held.
+    assert!(
+        report["settings"]["cpu_latency_us"].is_null(),
+        "{}",
+        report["settings"]
+    );
     let ok: Vec<&Value> = rs.iter().filter(|r| r["status"] == "ok").collect();
     assert_eq!(ok.iter().filter(|r| r["pacing"] == "sporadic").count(), 2);
     assert_eq!(ok.iter().filter(|r| r["pacing"] == "saturated").count(), 2);

@@ -450,6 +450,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             (Some(held), Some(us))
         }
         Some(CpuLatency::Off) => (None, None),
+        None if preset.is_some_and(|p| p.idle_states) => (None, None),
         None => match environment::hold_cpu_latency(0) {
             Ok(held) => (Some(held), Some(0)),
             Err(_) => (None, None),
