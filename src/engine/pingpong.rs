@@ -351,9 +351,10 @@ impl Prepared {
     }
 
     /// Round trips, untimed, to bring this figure's channel, peer and buffers
-    /// back into the caches after other figures ran: an eighth of a sample.
+    /// back into the caches after other figures ran: 1/32 of a sample, at
+    /// least 4 (a handful of round trips refills them; the rest is margin).
     pub fn rewarm(&mut self, ep: &mut dyn Endpoint) -> Result<(), ChannelError> {
-        let n = (self.iterations / 8).max(1);
+        let n = (self.iterations / 32).max(4);
         let _wd = Watchdog::arm(self.budget.sample_time + self.budget.timeout);
         by_loop!(self.self_loop, batch(ep, &mut self.buf, self.seq, n))?;
         self.seq += n;

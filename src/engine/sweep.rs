@@ -19,19 +19,23 @@ use super::channel::{ChannelError, Endpoint, Mechanism, OpenContext, Topology};
 use super::interrupt;
 use super::objects::ObjectNamer;
 use super::peer::{Peer, PeerRole};
-use super::pingpong::{Measurement, Prepared};
+use super::pingpong::{Budget, Measurement, Prepared};
 use super::placement::PlacementGuard;
 use super::runner::{self, FigureResult, Mode, Outcome, RunSettings};
 use super::sampling;
 use crate::stats::drift;
+use std::time::Duration;
 
 /// How a figure of an interleaved sweep was sampled.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct SweepFacts {
     /// Sizes sampled together, this one included.
     pub figures: usize,
-    /// Rounds: every figure of the sweep took one sample in each.
+    /// Rounds this figure took part in (one sample each), from the first.
     pub rounds: usize,
+    /// How long each of its samples lasted, ms ([`sample_time`]).
+    #[serde(serialize_with = "super::pingpong::ser_ms")]
+    pub sample_time: Duration,
     /// Median of this figure's samples with the drift common to the sweep's
     /// rounds divided out (`stats::drift`), ns; `None` if it could not be
     /// estimated. The cost model fits this.
@@ -55,9 +59,22 @@ impl Drop for Open {
     }
 }
 
-/// Whether `mech` at `sizes` is measured as one interleaved sweep.
-pub fn interleaves(mech: &dyn Mechanism, sizes: &[usize]) -> bool {
-    sizes.len() > 1 && !mech.info().spins
+/// Whether `mech` at `sizes` is measured as one interleaved sweep: not when
+/// it busy-waits, and not with cold buffers (each figure's region is twice
+/// the last-level cache on each side: a sweep would hold all of them).
+pub fn interleaves(mech: &dyn Mechanism, sizes: &[usize], cold: bool) -> bool {
+    sizes.len() > 1 && !mech.info().spins && !cold
+}
+
+/// Shortest sample of a sweep: two clock reads stay negligible beside it.
+const MIN_SAMPLE: Duration = Duration::from_millis(2);
+
+/// How long each sample of a sweep of `figures` sizes lasts: a round should
+/// be short against the drift it is to correct, so it lasts about four
+/// samples' worth of the budget, whatever the number of sizes (and no
+/// sample lasts less than [`MIN_SAMPLE`]).
+pub fn sample_time(nominal: Duration, figures: usize) -> Duration {
+    (nominal * 4 / figures.max(1) as u32).clamp(MIN_SAMPLE.min(nominal), nominal)
 }
 
 /// Runs the ping-pong figures of `mech` at every size in `sizes`, in that
@@ -85,7 +102,7 @@ pub fn run(
         .filter(|&i| runner::skip_reason(mech, sizes[i], s).is_none())
         .collect();
     let sizes_live: Vec<usize> = live.iter().map(|&i| sizes[i]).collect();
-    if !interleaves(mech, &sizes_live) {
+    if !interleaves(mech, &sizes_live, cold) {
         for &i in &live {
             results[i] = runner::run_figure(mech, sizes[i], cold, s, names);
         }
@@ -206,6 +223,7 @@ fn interleaved(
                 results[i].sweep = Some(SweepFacts {
                     figures: live.len(),
                     rounds: m.samples_ns.len(),
+                    sample_time: sample_time(s.budget.sample_time, live.len()),
                     drift_corrected_median_ns: factors
                         .as_ref()
                         .map(|f| drift::corrected_median(&m.samples_ns, f)),
@@ -239,7 +257,10 @@ fn measure_all(
     s: &RunSettings,
     results: &[FigureResult],
 ) -> Result<Vec<Measurement>, (usize, ChannelError)> {
-    let budget = &s.budget;
+    let budget = &Budget {
+        sample_time: sample_time(s.budget.sample_time, open.len()),
+        ..s.budget
+    };
     let mut prepared = Vec::with_capacity(open.len());
     for (k, o) in open.iter_mut().enumerate() {
         let r = &results[o.figure];
@@ -271,4 +292,25 @@ fn measure_all(
         );
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_lasts_about_four_samples_whatever_the_sizes() {
+        let ms = Duration::from_millis;
+        assert_eq!(sample_time(ms(40), 2), ms(40));
+        assert_eq!(sample_time(ms(40), 4), ms(40));
+        assert_eq!(sample_time(ms(40), 8), ms(20));
+        let eighteen = sample_time(ms(40), 18) * 18;
+        assert!(
+            eighteen.abs_diff(ms(160)) < Duration::from_micros(1),
+            "{eighteen:?}"
+        );
+        assert_eq!(sample_time(ms(40), 200), MIN_SAMPLE);
+        // A budget already below the floor is kept as given.
+        assert_eq!(sample_time(ms(1), 18), ms(1));
+    }
 }
