@@ -149,9 +149,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     samples: Option<u32>,
     /// Keep sampling until the 95% bootstrap interval of the median is within
-    /// ± this much of it (or --max-time runs out): a percentage or a fraction.
-    #[arg(long, value_name = "PERCENT", value_parser = parse::precision, default_value = "2%")]
-    precision: f64,
+    /// ± this much of it (or --max-time runs out): a percentage or a fraction
+    /// (default 2%; 1% with --sizes sweep, whose cost model needs it).
+    #[arg(long, value_name = "PERCENT", value_parser = parse::precision)]
+    precision: Option<f64>,
     /// The longest one figure's samples may take before it is reported as
     /// missing its precision (default 1s; --quick 250ms; 0: only --samples).
     #[arg(long, value_name = "DURATION", value_parser = parse::duration_or_zero)]

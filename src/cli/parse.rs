@@ -53,7 +53,12 @@ pub fn cpu_latency(s: &str) -> Result<CpuLatency, String> {
 
 /// A list of message sizes in bytes (one command-line value, comma-separated).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SizeList(pub Vec<usize>);
+pub struct SizeList {
+    /// The sizes, in order.
+    pub sizes: Vec<usize>,
+    /// Whether they came from `sweep` (a run for the cost model).
+    pub sweep: bool,
+}
 
 /// A list of one or two CPUs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,9 +74,15 @@ pub const SWEEP: &[usize] = &[
 /// `--sizes` value parser: a list, or `sweep`.
 pub fn size_list_arg(s: &str) -> Result<SizeList, String> {
     if s.trim() == "sweep" {
-        return Ok(SizeList(SWEEP.to_vec()));
+        return Ok(SizeList {
+            sizes: SWEEP.to_vec(),
+            sweep: true,
+        });
     }
-    size_list(s).map(SizeList)
+    size_list(s).map(|sizes| SizeList {
+        sizes,
+        sweep: false,
+    })
 }
 
 /// `--cpus` value parser.

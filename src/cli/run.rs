@@ -290,7 +290,13 @@ fn budget(args: &RunArgs) -> Budget {
             .samples
             .map_or(if quick { 7 } else { 11 }, |n| n as usize),
         precision: Precision {
-            target: args.precision,
+            target: args
+                .precision
+                .unwrap_or(if args.sizes.as_ref().is_some_and(|s| s.sweep) {
+                    SWEEP_PRECISION
+                } else {
+                    PRECISION
+                }),
             max_time: args.max_time.unwrap_or(Duration::from_millis(if quick {
                 250
             } else {
@@ -302,6 +308,16 @@ fn budget(args: &RunArgs) -> Budget {
         timeout: args.timeout,
     }
 }
+
+/// `--precision` when none is given.
+const PRECISION: f64 = 0.02;
+
+/// `--precision` with `--sizes sweep`: the cost model reads a nearly flat
+/// range (small messages) from the differences between its sizes' medians,
+/// a few per cent apart, which a ±2% median blurs (pipe's 1 B–8 KiB range:
+/// R² 0.95–0.99 on a 2-vCPU VM at ±2%, 0.98–0.99 at ±1%, for about a fifth
+/// more time: the sweep's short samples make the extra ones cheap).
+const SWEEP_PRECISION: f64 = 0.01;
 
 /// The timer group's `--period` when none is given.
 const TIMER_PERIOD: Duration = Duration::from_millis(1);
@@ -415,7 +431,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         check_stream_args(&args, &selected)?;
     }
     let sizes = match (&args.sizes, preset, args.quick) {
-        (Some(s), _, _) => s.0.clone(),
+        (Some(s), _, _) => s.sizes.clone(),
         (None, Some(p), _) => p.sizes.to_vec(),
         (None, None, true) => vec![64],
         // One-way messages carry an 8-byte stamp: 8 B stands in for 1 B.
@@ -543,7 +559,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         // A ping-pong mechanism at several sizes: one sweep, samples interleaved.
         if let Selected::Mechanism(m, cold) = *sel
             && args.mode != Some(ModeArg::Stream)
-            && sweep::interleaves(m, figure_sizes)
+            && sweep::interleaves(m, figure_sizes, cold)
         {
             if interrupt::stop_requested().is_some() {
                 break 'plan;
