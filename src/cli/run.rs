@@ -309,6 +309,46 @@ fn budget(args: &RunArgs) -> Budget {
     }
 }
 
+/// Most figures one sweep interleaves. Results are saved after each sweep,
+/// so this bounds what a stopped run loses (a sweep's figures are finished
+/// together), while a sweep still spans several seconds of the machine's
+/// drift.
+const SWEEP_MAX_FIGURES: usize = 24;
+
+/// What the run loop does next: plan entries (by index) measured alone, or
+/// a sweep of consecutive ones.
+enum Step {
+    Alone(usize),
+    Sweep(Vec<usize>),
+}
+
+/// Groups consecutive ping-pong mechanisms that may join a sweep into
+/// sweeps of at most [`SWEEP_MAX_FIGURES`] figures (a mechanism's sizes stay
+/// in one sweep, which may then hold more); the rest run alone, in order.
+fn sweep_steps(plan: &[(Selected, Vec<usize>)], pingpong: bool) -> Vec<Step> {
+    let mut steps = Vec::new();
+    let mut group: Vec<usize> = Vec::new();
+    let mut count = 0;
+    for (k, (sel, sizes)) in plan.iter().enumerate() {
+        let joins =
+            pingpong && matches!(*sel, Selected::Mechanism(m, cold) if sweep::joins(m, cold));
+        if !group.is_empty() && (!joins || count + sizes.len() > SWEEP_MAX_FIGURES) {
+            steps.push(Step::Sweep(std::mem::take(&mut group)));
+            count = 0;
+        }
+        if joins {
+            group.push(k);
+            count += sizes.len();
+        } else {
+            steps.push(Step::Alone(k));
+        }
+    }
+    if !group.is_empty() {
+        steps.push(Step::Sweep(group));
+    }
+    steps
+}
+
 /// `--precision` when none is given.
 const PRECISION: f64 = 0.02;
 
@@ -550,33 +590,35 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         }
     };
 
-    'plan: for (sel, figure_sizes) in &plan {
+    'plan: for step in sweep_steps(&plan, args.mode != Some(ModeArg::Stream)) {
+        let (sel, figure_sizes) = match step {
+            Step::Alone(k) => (&plan[k].0, &plan[k].1),
+            Step::Sweep(ks) => {
+                if interrupt::stop_requested().is_some() {
+                    break 'plan;
+                }
+                let figures: Vec<(&dyn Mechanism, usize)> = ks
+                    .iter()
+                    .flat_map(|&k| match plan[k].0 {
+                        Selected::Mechanism(m, _) => plan[k].1.iter().map(move |&z| (m, z)),
+                        _ => unreachable!("sweep_steps puts only mechanisms in a sweep"),
+                    })
+                    .collect();
+                progress.start(&format!("{} figures, interleaved", figures.len()));
+                for r in sweep::run(&figures, &settings, &names) {
+                    progress.done_one();
+                    report.results.push(ResultRecord::from_figure(&r));
+                    results.push(r);
+                }
+                save(&report)?;
+                continue;
+            }
+        };
         // A periodic benchmark's figures, by index (`figure_sizes` holds 0..n).
         let models = match *sel {
             Selected::Periodic(b) => b.plan(&periodic_settings),
             _ => Vec::new(),
         };
-        // A ping-pong mechanism at several sizes: one sweep, samples interleaved.
-        if let Selected::Mechanism(m, cold) = *sel
-            && args.mode != Some(ModeArg::Stream)
-            && sweep::interleaves(m, figure_sizes, cold)
-        {
-            if interrupt::stop_requested().is_some() {
-                break 'plan;
-            }
-            progress.start(&format!(
-                "{} at {} sizes, interleaved",
-                m.info().id,
-                figure_sizes.len()
-            ));
-            for r in sweep::run(m, figure_sizes, cold, &settings, &names) {
-                progress.done_one();
-                report.results.push(ResultRecord::from_figure(&r));
-                results.push(r);
-            }
-            save(&report)?;
-            continue;
-        }
         for &size in figure_sizes {
             if interrupt::stop_requested().is_some() {
                 break 'plan;

@@ -133,6 +133,12 @@ pub trait Mechanism: Sync {
     fn open_stream(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
         self.open(ctx)
     }
+    /// Whether its channel relies on state of the whole process (a signal's
+    /// disposition and what its handler records), so that no other channel
+    /// may be open beside it in the measuring process (no interleaving).
+    fn process_wide(&self) -> bool {
+        false
+    }
 }
 
 /// Why a channel operation failed.

@@ -1,19 +1,21 @@
-//! One mechanism at several sizes, its ping-pong samples interleaved.
+//! Ping-pong figures measured together: samples interleaved in rounds.
 //!
-//! Run one after another, each size's figure lives through its own second of
-//! the machine's drift (another guest, a frequency change), and that drift
-//! becomes a difference between sizes: the cost model then bends where the
-//! machine did. Here every size's channel and peer are opened first, each
-//! figure is checked, warmed up and calibrated, and then the samples are
-//! taken in turns, one per size (see [`sampling::take_interleaved`]), each
-//! after a short untimed re-warm of its channel. Then each figure's single
-//! round trips are timed and its content checked again, as alone.
+//! Run one after another, each figure lives through its own second of the
+//! machine's drift (another guest, a frequency change), and that drift
+//! becomes a difference between figures: the cost model bends where the
+//! machine did, and two runs of one configuration differ by whatever each
+//! figure happened to meet. Here every figure's channel and peer are opened
+//! first, each figure is checked, warmed up and calibrated, and then the
+//! samples are taken in rounds, one per figure (see
+//! [`sampling::take_interleaved`]), each after a short untimed re-warm of its
+//! channel. Then each figure's single round trips are timed and its content
+//! checked again, as alone. The figures may be one mechanism's sizes or
+//! several mechanisms'.
 //!
 //! A peer waiting for its next turn is blocked in a receive and costs no CPU,
-//! so this is for mechanisms that do not busy-wait. When the channels cannot
-//! all be held at once (System V keys, the POSIX message-queue byte limit,
-//! descriptors), or set-up fails, the sizes run one after another instead,
-//! and each figure's note says why.
+//! so this is for mechanisms that do not busy-wait. A figure whose channel
+//! cannot be held beside the others (System V keys, the POSIX message-queue
+//! byte limit, descriptors) runs alone afterwards, and its note says why.
 
 use super::channel::{ChannelError, Endpoint, Mechanism, OpenContext, Topology};
 use super::interrupt;
@@ -29,7 +31,7 @@ use std::time::Duration;
 /// How a figure of an interleaved sweep was sampled.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct SweepFacts {
-    /// Sizes sampled together, this one included.
+    /// Figures sampled together, this one included.
     pub figures: usize,
     /// Rounds this figure took part in (one sample each), from the first.
     pub rounds: usize,
@@ -42,11 +44,12 @@ pub struct SweepFacts {
     pub drift_corrected_median_ns: Option<f64>,
 }
 
-/// One size's open channel. Dropping it stops the peer before the client
+/// One figure's open channel. Dropping it stops the peer before the client
 /// end (and with it the OS objects) is released.
 struct Open {
     peer: Option<Peer>,
     client: Box<dyn Endpoint>,
+    self_loop: bool,
     /// Index of its figure among the sweep's results.
     figure: usize,
 }
@@ -59,139 +62,136 @@ impl Drop for Open {
     }
 }
 
-/// Whether `mech` at `sizes` is measured as one interleaved sweep: not when
-/// it busy-waits, and not with cold buffers (each figure's region is twice
-/// the last-level cache on each side: a sweep would hold all of them).
-pub fn interleaves(mech: &dyn Mechanism, sizes: &[usize], cold: bool) -> bool {
-    sizes.len() > 1 && !mech.info().spins && !cold
+/// Whether a ping-pong figure of `mech` may join a sweep: not when it
+/// busy-waits (its peer would spin while the others run), not when its
+/// channel needs the process to itself ([`Mechanism::process_wide`]), and
+/// not with cold buffers (each figure's region is twice the last-level
+/// cache on each side: a sweep would hold all of them).
+pub fn joins(mech: &dyn Mechanism, cold: bool) -> bool {
+    !mech.info().spins && !mech.process_wide() && !cold
 }
 
 /// Shortest sample of a sweep: two clock reads stay negligible beside it.
 const MIN_SAMPLE: Duration = Duration::from_millis(2);
 
-/// How long each sample of a sweep of `figures` sizes lasts: a round should
-/// be short against the drift it is to correct, so it lasts about four
-/// samples' worth of the budget, whatever the number of sizes (and no
-/// sample lasts less than [`MIN_SAMPLE`]).
+/// How long each sample of a sweep of `figures` figures lasts: a round
+/// should be short against the drift it is to correct, so it lasts about
+/// four samples' worth of the budget, whatever the number of figures (and
+/// no sample lasts less than [`MIN_SAMPLE`]).
 pub fn sample_time(nominal: Duration, figures: usize) -> Duration {
     (nominal * 4 / figures.max(1) as u32).clamp(MIN_SAMPLE.min(nominal), nominal)
 }
 
-/// Runs the ping-pong figures of `mech` at every size in `sizes`, in that
-/// order; interleaved when [`interleaves`] says so, else one after another.
+/// Runs the ping-pong figures `figures` (mechanism and size, each able to
+/// [`joins`] with warm buffers) as one interleaved sweep; results in the
+/// same order. Fewer than two that can run: one after another.
 pub fn run(
-    mech: &dyn Mechanism,
-    sizes: &[usize],
-    cold: bool,
+    figures: &[(&dyn Mechanism, usize)],
     s: &RunSettings,
     names: &ObjectNamer,
 ) -> Vec<FigureResult> {
-    let info = mech.info();
-    let mut results: Vec<FigureResult> = sizes
+    let mut results: Vec<FigureResult> = figures
         .iter()
-        .map(|&size| {
-            let mut r = FigureResult::new(info.id, Mode::PingPong, size);
-            r.cold_region = cold.then(super::region::cold_region_bytes);
+        .map(|&(mech, size)| {
+            let mut r = FigureResult::new(mech.info().id, Mode::PingPong, size);
             if let Some(reason) = runner::skip_reason(mech, size, s) {
                 r.outcome = Outcome::Skipped(reason);
             }
             r
         })
         .collect();
-    let live: Vec<usize> = (0..sizes.len())
-        .filter(|&i| runner::skip_reason(mech, sizes[i], s).is_none())
+    let live: Vec<usize> = (0..figures.len())
+        .filter(|&i| runner::skip_reason(figures[i].0, figures[i].1, s).is_none())
         .collect();
-    let sizes_live: Vec<usize> = live.iter().map(|&i| sizes[i]).collect();
-    if !interleaves(mech, &sizes_live, cold) {
-        for &i in &live {
-            results[i] = runner::run_figure(mech, sizes[i], cold, s, names);
-        }
-        return results;
-    }
-    let Err(Stop { unfinished, why }) = interleaved(mech, &live, s, names, &mut results) else {
-        return results;
+    let alone: Vec<(usize, Option<String>)> = if live.len() < 2 {
+        live.iter().map(|&i| (i, None)).collect()
+    } else {
+        interleaved(figures, &live, s, names, &mut results)
     };
-    if interrupt::stop_requested().is_some() {
-        for i in unfinished {
-            results[i].outcome = Outcome::Failed(why.clone());
+    for (i, why) in alone {
+        if interrupt::stop_requested().is_some() {
+            results[i].outcome = Outcome::Failed("interrupted before it ran".into());
+            continue;
         }
-        return results;
-    }
-    for i in unfinished {
-        let mut r = runner::run_figure(mech, sizes[i], cold, s, names);
-        r.note = Some(match r.note.take() {
-            Some(n) => format!("{n}; measured alone: {why}"),
-            None => format!("measured alone: {why}"),
-        });
+        let (mech, size) = figures[i];
+        let mut r = runner::run_figure(mech, size, false, s, names);
+        if let Some(why) = why {
+            r.note = Some(match r.note.take() {
+                Some(n) => format!("{n}; measured alone: {why}"),
+                None => format!("measured alone: {why}"),
+            });
+        }
         results[i] = r;
     }
     results
 }
 
-/// Why an interleaved sweep stopped, and the figures it left unmeasured.
-struct Stop {
-    unfinished: Vec<usize>,
-    why: String,
-}
-
-/// Opens every live figure's channel and peer, then measures them together.
-/// A figure that fails is recorded as failed; the sweep then stops, and the
-/// figures it did not finish are returned to be run alone.
+/// Opens every live figure's channel and peer, then measures those that
+/// opened together. Returns the figures left to run alone, with why: those
+/// whose channel could not be held beside the others', and, when a figure
+/// fails mid-sweep (reported failed), all the others it stopped.
 fn interleaved(
-    mech: &dyn Mechanism,
+    figures: &[(&dyn Mechanism, usize)],
     live: &[usize],
     s: &RunSettings,
     names: &ObjectNamer,
     results: &mut [FigureResult],
-) -> Result<(), Stop> {
-    let info = mech.info();
-    let self_loop = info.topology == Topology::SelfLoop;
+) -> Vec<(usize, Option<String>)> {
+    // The previous figure's peer exit (stop request, SIGCHLD) must not leak
+    // into this sweep.
     interrupt::reset_for_figure();
+    let mut alone = Vec::new();
     let mut open: Vec<Open> = Vec::with_capacity(live.len());
     for &i in live {
-        let size = results[i].size;
+        let (mech, size) = figures[i];
+        let info = mech.info();
         let opened = (|| {
             let channel = mech
                 .open(&OpenContext { size, names })
-                .map_err(|e| format!("set-up: {e}"))?;
+                .map_err(|e| e.to_string())?;
             results[i].note = channel.note;
             let mut client = channel.client;
-            let peer = runner::spawn_peer(
-                info.topology,
-                channel.server,
-                PeerRole::Echo,
-                size,
-                s,
-                results[i].cold_region,
-            )?;
+            let peer =
+                runner::spawn_peer(info.topology, channel.server, PeerRole::Echo, size, s, None)?;
             if let Some(p) = &peer {
-                client
-                    .attach(p.identity())
-                    .map_err(|e| format!("set-up: {e}"))?;
+                client.attach(p.identity()).map_err(|e| e.to_string())?;
             }
             Ok::<_, String>(Open {
                 peer,
                 client,
+                self_loop: info.topology == Topology::SelfLoop,
                 figure: i,
             })
         })();
         match opened {
             Ok(o) => open.push(o),
-            Err(e) => {
-                return Err(Stop {
-                    unfinished: live.to_vec(),
-                    why: format!("{} channels could not be open at once ({e})", live.len()),
-                });
-            }
+            Err(e) => alone.push((
+                i,
+                Some(format!(
+                    "its channel could not be held open beside {} others ({e})",
+                    open.len()
+                )),
+            )),
         }
+    }
+    // A peer that failed to start was reaped above; its exit must not read
+    // as the death of one that runs.
+    interrupt::reset_for_figure();
+    if open.len() < 2 {
+        let rest = open.iter().map(|o| (o.figure, None));
+        let rest: Vec<_> = rest.collect();
+        drop(open);
+        interrupt::reset_for_figure();
+        return rest.into_iter().chain(alone).collect();
     }
     let placed = match PlacementGuard::apply(&s.client) {
         Ok(p) => p,
         Err(e) => {
-            return Err(Stop {
-                unfinished: live.to_vec(),
-                why: format!("set-up: {e}"),
-            });
+            let why = format!("set-up: {e}");
+            let rest: Vec<_> = open.iter().map(|o| (o.figure, Some(why.clone()))).collect();
+            drop(open);
+            interrupt::reset_for_figure();
+            return rest.into_iter().chain(alone).collect();
         }
     };
     let cpu = crate::sys::sched::current_cpu();
@@ -203,7 +203,7 @@ fn interleaved(
         }
     }
 
-    let outcome = measure_all(&mut open, self_loop, s, results);
+    let outcome = measure_all(&mut open, s, results);
     drop(placed);
     // Peers stop here, all at once, before any figure is run alone: a peer's
     // exit would otherwise read as the death of the next figure's peer.
@@ -211,7 +211,9 @@ fn interleaved(
         .iter()
         .map(|o| o.peer.as_ref().and_then(Peer::reported_error))
         .collect();
+    let order: Vec<usize> = open.iter().map(|o| o.figure).collect();
     drop(open);
+    interrupt::reset_for_figure();
     match outcome {
         Ok(measurements) => {
             let all: Vec<&[f64]> = measurements
@@ -219,32 +221,40 @@ fn interleaved(
                 .map(|m| m.samples_ns.as_slice())
                 .collect();
             let factors = drift::round_factors(&all);
-            for (&i, m) in live.iter().zip(measurements) {
+            let n = order.len();
+            for (&i, m) in order.iter().zip(measurements) {
                 results[i].sweep = Some(SweepFacts {
-                    figures: live.len(),
+                    figures: n,
                     rounds: m.samples_ns.len(),
-                    sample_time: sample_time(s.budget.sample_time, live.len()),
+                    sample_time: sample_time(s.budget.sample_time, n),
                     drift_corrected_median_ns: factors
                         .as_ref()
                         .map(|f| drift::corrected_median(&m.samples_ns, f)),
                 });
                 results[i].outcome = Outcome::Ok(Box::new(m));
             }
-            Ok(())
+            alone
         }
         Err((k, e)) => {
-            let failed = live[k];
+            let failed = order[k];
             let why = runner::describe_failure(&e, errors[k].clone());
             results[failed].outcome = Outcome::Failed(why.clone());
-            let size = format!("{} {} B", results[failed].mechanism, results[failed].size);
-            Err(Stop {
-                unfinished: live.iter().copied().filter(|&i| i != failed).collect(),
-                why: if matches!(e, ChannelError::Interrupted(_)) {
-                    why
-                } else {
-                    format!("the interleaved sweep stopped when {size} failed")
-                },
-            })
+            if matches!(e, ChannelError::Interrupted(_)) {
+                for &i in &order {
+                    if i != failed {
+                        results[i].outcome = Outcome::Failed(why.clone());
+                    }
+                }
+                return Vec::new();
+            }
+            let name = format!("{} {} B", results[failed].mechanism, results[failed].size);
+            let stopped = format!("the interleaved sweep stopped when {name} failed");
+            order
+                .into_iter()
+                .filter(|&i| i != failed)
+                .map(|i| (i, Some(stopped.clone())))
+                .chain(alone)
+                .collect()
         }
     }
 }
@@ -253,7 +263,6 @@ fn interleaved(
 /// error ends it, with the index (into `open`) of the figure it came from.
 fn measure_all(
     open: &mut [Open],
-    self_loop: bool,
     s: &RunSettings,
     results: &[FigureResult],
 ) -> Result<Vec<Measurement>, (usize, ChannelError)> {
@@ -263,9 +272,9 @@ fn measure_all(
     };
     let mut prepared = Vec::with_capacity(open.len());
     for (k, o) in open.iter_mut().enumerate() {
-        let r = &results[o.figure];
+        let size = results[o.figure].size;
         prepared.push(
-            Prepared::new(o.client.as_mut(), r.size, self_loop, budget, r.cold_region)
+            Prepared::new(o.client.as_mut(), size, o.self_loop, budget, None)
                 .map_err(|e| (k, e))?,
         );
     }

@@ -25,6 +25,12 @@ extern "C" fn echo_to_client(signo: libc::c_int) {
 pub struct SignalHandler;
 
 impl Mechanism for SignalHandler {
+    /// Signals are delivered to the process: another channel's signals
+    /// would reach this one's handler.
+    fn process_wide(&self) -> bool {
+        true
+    }
+
     fn info(&self) -> MechanismInfo {
         MechanismInfo {
             id: "signal-handler",

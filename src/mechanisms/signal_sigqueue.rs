@@ -31,6 +31,12 @@ extern "C" fn ignore_stray(_: libc::c_int) {}
 pub struct SignalSigqueue;
 
 impl Mechanism for SignalSigqueue {
+    /// Signals are delivered to the process: another channel's signals
+    /// would reach this one's handler.
+    fn process_wide(&self) -> bool {
+        true
+    }
+
     fn info(&self) -> MechanismInfo {
         MechanismInfo {
             id: "signal-sigqueue",

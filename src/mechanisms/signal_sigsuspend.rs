@@ -9,6 +9,12 @@ use crate::engine::channel::*;
 pub struct SignalSigsuspend;
 
 impl Mechanism for SignalSigsuspend {
+    /// Signals are delivered to the process: another channel's signals
+    /// would reach this one's handler.
+    fn process_wide(&self) -> bool {
+        true
+    }
+
     fn info(&self) -> MechanismInfo {
         MechanismInfo {
             id: "signal-sigsuspend",

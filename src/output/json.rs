@@ -165,8 +165,8 @@ pub struct ResultRecord {
     /// messages sent and received, loss, per-sample throughput.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamFacts>,
-    /// Mode pingpong, a size sampled in rounds with the mechanism's other
-    /// sizes: how many, how many rounds, and the drift-corrected median.
+    /// Mode pingpong, a figure sampled in rounds with the others of its sweep:
+    /// how many, how many rounds, how long a sample, the drift-corrected median.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sweep: Option<crate::engine::sweep::SweepFacts>,
 }
