@@ -983,6 +983,64 @@ fn compare_reports_a_known_ten_percent_difference_and_no_difference_for_equal_ru
 }
 
 #[test]
+fn compare_separates_a_shift_of_every_result_from_one_beyond_it() {
+    let sb = Sandbox::new();
+    // Six results; B is A 8% slower throughout (the machine's speed), and
+    // "tcp" 30% slower: only tcp differs beyond what all moved together.
+    let names = ["pipe", "fifo", "tcp", "udp", "posix-mq", "eventfd"];
+    let sample = |i: usize, k: usize| 3000.0 + 200.0 * k as f64 + ((i * 37 + k) % 11) as f64 * 15.0;
+    let a: Vec<(&str, Vec<f64>)> = names
+        .iter()
+        .enumerate()
+        .map(|(k, n)| (*n, (0..11).map(|i| sample(i, k)).collect()))
+        .collect();
+    let b: Vec<(&str, Vec<f64>)> = a
+        .iter()
+        .map(|(n, v)| {
+            let f = if *n == "tcp" { 1.30 } else { 1.08 };
+            (*n, v.iter().rev().map(|x| x * f).collect())
+        })
+        .collect();
+    let (pa, pb, out) = (sb.path("a.json"), sb.path("b.json"), sb.path("cmp.json"));
+    std::fs::write(&pa, synthetic_report(&a, &[]).to_string()).unwrap();
+    std::fs::write(&pb, synthetic_report(&b, &[]).to_string()).unwrap();
+    let run = sb.run(
+        &[
+            "compare",
+            pa.to_str().unwrap(),
+            pb.to_str().unwrap(),
+            "--json",
+            out.to_str().unwrap(),
+        ],
+        Duration::from_secs(20),
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    let report = read_json(&out);
+    let shift = &report["common_shift"];
+    assert!(
+        (shift["factor"].as_f64().unwrap() - 1.08).abs() < 0.01,
+        "{shift}"
+    );
+    assert_eq!(shift["significant"], true, "{shift}");
+    assert_eq!(shift["results"], 6);
+    for c in report["comparisons"].as_array().unwrap() {
+        assert_eq!(c["significant"], true, "every result moved: {c}");
+        let beyond = &c["beyond_shift"];
+        if c["benchmark"] == "tcp" {
+            assert_eq!(beyond["verdict"], "slower", "{c}");
+        } else {
+            assert_eq!(beyond["significant"], false, "{c}");
+        }
+    }
+    let text = stdout(&run);
+    assert!(
+        text.contains("6 of 6 results differ significantly"),
+        "{text}"
+    );
+    assert!(text.contains("1 of 6 differ beyond it"), "{text}");
+}
+
+#[test]
 fn compare_rejects_bad_input_with_exit_2() {
     let sb = Sandbox::new();
     let good = sb.path("good.json");

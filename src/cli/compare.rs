@@ -1,11 +1,15 @@
 //! `ipcmark compare A.json B.json`: for every result the two runs share, both
 //! medians, the difference, and whether it is significant (Mann–Whitney U on
-//! the samples), with a bootstrap interval of the ratio B / A.
+//! the samples), with a bootstrap interval of the ratio B / A; then the shift
+//! common to all results (the machine's speed moves every figure at once) and
+//! which results differ beyond it.
 
 use super::{CompareArgs, Failure, print_stdout};
 use crate::output::json::SCHEMA;
 use crate::output::table::format_size;
-use crate::stats::compare::{Interval, MannWhitney, bootstrap_ratio_of_medians, mann_whitney};
+use crate::stats::compare::{
+    Interval, MannWhitney, bootstrap_median, bootstrap_ratio_of_medians, mann_whitney,
+};
 use crate::stats::median;
 use comfy_table::CellAlignment;
 use serde::{Deserialize, Serialize};
@@ -79,7 +83,38 @@ struct Comparison {
     significant: bool,
     /// "slower", "faster" or "no significant difference" (B relative to A).
     verdict: &'static str,
+    /// The same test with B's samples divided by the common shift: whether
+    /// this result moved beyond what all results moved together.
+    beyond_shift: Option<Beyond>,
 }
+
+/// A result's difference beyond the shift common to all results.
+#[derive(Debug, Serialize)]
+struct Beyond {
+    /// Mann–Whitney p of A's samples against B's divided by the shift factor.
+    p: f64,
+    /// p < alpha.
+    significant: bool,
+    /// "slower", "faster" or "no significant difference", beyond the shift.
+    verdict: &'static str,
+}
+
+/// How much every result moved together from A to B: the median over
+/// results of median(B) / median(A), with a bootstrap interval over results.
+#[derive(Debug, Serialize)]
+struct CommonShift {
+    /// The factor B / A.
+    factor: f64,
+    /// Its interval at 1 − alpha (results resampled).
+    interval: Interval,
+    /// Whether the interval excludes 1.
+    significant: bool,
+    /// Results it is the median of.
+    results: usize,
+}
+
+/// Fewest compared results for a common shift to mean anything.
+const SHIFT_MIN_RESULTS: usize = 5;
 
 /// A result present on one side only, or not measured on one side.
 #[derive(Debug, Serialize)]
@@ -97,6 +132,8 @@ struct CompareReport {
     a: Side,
     b: Side,
     comparisons: Vec<Comparison>,
+    /// Null with fewer than [`SHIFT_MIN_RESULTS`] results.
+    common_shift: Option<CommonShift>,
     unmatched: Vec<Unmatched>,
 }
 
@@ -169,12 +206,52 @@ fn compare_samples(key: &Key, a: &[f64], b: &[f64], alpha: f64) -> Option<Compar
         ratio_interval,
         mann_whitney: mw,
         significant,
-        verdict: match (significant, mb > ma) {
-            (false, _) => "no significant difference",
-            (true, true) => "slower",
-            (true, false) => "faster",
-        },
+        verdict: verdict(significant, mb > ma),
+        beyond_shift: None,
     })
+}
+
+fn verdict(significant: bool, slower: bool) -> &'static str {
+    match (significant, slower) {
+        (false, _) => "no significant difference",
+        (true, true) => "slower",
+        (true, false) => "faster",
+    }
+}
+
+/// The shift common to all results, if there are enough with positive medians.
+fn common_shift(comparisons: &[&Comparison], alpha: f64) -> Option<CommonShift> {
+    let logs: Vec<f64> = comparisons
+        .iter()
+        .filter(|c| c.median_a_ns > 0.0 && c.median_b_ns > 0.0)
+        .map(|c| (c.median_b_ns / c.median_a_ns).ln())
+        .collect();
+    if logs.len() < SHIFT_MIN_RESULTS {
+        return None;
+    }
+    let ci = bootstrap_median(&logs, 1.0 - alpha, RESAMPLES, 0x5417)?;
+    Some(CommonShift {
+        factor: median(&logs).exp(),
+        interval: Interval {
+            low: ci.low.exp(),
+            high: ci.high.exp(),
+        },
+        significant: !ci.contains(0.0),
+        results: logs.len(),
+    })
+}
+
+/// Tests each result again with B's samples divided by the common factor.
+fn beyond(c: &mut Comparison, a: &[f64], b: &[f64], factor: f64, alpha: f64) {
+    let scaled: Vec<f64> = b.iter().map(|x| x / factor).collect();
+    if let Some(mw) = mann_whitney(a, &scaled) {
+        let significant = mw.p < alpha;
+        c.beyond_shift = Some(Beyond {
+            p: mw.p,
+            significant,
+            verdict: verdict(significant, median(&scaled) > median(a)),
+        });
+    }
 }
 
 pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
@@ -211,7 +288,7 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
             &rb.samples_ns,
         ) {
             ("ok", "ok", Some(a), Some(b)) => match compare_samples(key, a, b, args.alpha) {
-                Some(c) => comparisons.push(c),
+                Some(c) => comparisons.push((c, a, b)),
                 None => miss(key, "no samples".into()),
             },
             (sa, sb, _, _) => miss(key, format!("not measured on both sides (A {sa}, B {sb})")),
@@ -220,12 +297,26 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
     for key in ib.keys().filter(|k| !ia.contains_key(*k)) {
         miss(key, "only in B".into());
     }
+    let shift = common_shift(
+        &comparisons.iter().map(|(c, ..)| c).collect::<Vec<_>>(),
+        args.alpha,
+    );
+    let comparisons = comparisons
+        .into_iter()
+        .map(|(mut c, a, b)| {
+            if let Some(sh) = &shift {
+                beyond(&mut c, a, b, sh.factor, args.alpha);
+            }
+            c
+        })
+        .collect();
     let report = CompareReport {
         schema: COMPARE_SCHEMA,
         alpha: args.alpha,
         a: side(&args.a, &fa),
         b: side(&args.b, &fb),
         comparisons,
+        common_shift: shift,
         unmatched,
     };
     if let Some(out) = &args.json {
@@ -237,7 +328,7 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
 }
 
 fn render(r: &CompareReport) -> String {
-    let mut t = crate::output::table::new_table(vec![
+    let mut header = vec![
         "benchmark",
         "size",
         "A µs",
@@ -246,7 +337,11 @@ fn render(r: &CompareReport) -> String {
         "p",
         "B/A 95% CI",
         "verdict",
-    ]);
+    ];
+    if r.common_shift.is_some() {
+        header.push("beyond shift");
+    }
+    let mut t = crate::output::table::new_table(header);
     for c in &r.comparisons {
         let ci = c
             .ratio_interval
@@ -258,7 +353,7 @@ fn render(r: &CompareReport) -> String {
             (v, true) => v.to_string(),
             (v, false) => format!("{v} (interval includes 1)"),
         };
-        t.add_row(vec![
+        let mut row = vec![
             c.benchmark.clone(),
             format_size(c.size_bytes),
             format!("{:.2}", c.median_a_ns / 1e3),
@@ -267,7 +362,19 @@ fn render(r: &CompareReport) -> String {
             format!("{:.3}", c.mann_whitney.p),
             ci,
             verdict,
-        ]);
+        ];
+        if r.common_shift.is_some() {
+            row.push(
+                c.beyond_shift
+                    .as_ref()
+                    .map_or("-", |b| match b.verdict {
+                        "no significant difference" => "n.s.",
+                        v => v,
+                    })
+                    .to_string(),
+            );
+        }
+        t.add_row(row);
     }
     for col in 1..7 {
         if let Some(c) = t.column_mut(col) {
@@ -289,6 +396,30 @@ fn render(r: &CompareReport) -> String {
         r.comparisons.len(),
         r.alpha
     );
+    if let Some(sh) = &r.common_shift {
+        let beyond = r
+            .comparisons
+            .iter()
+            .filter(|c| c.beyond_shift.as_ref().is_some_and(|b| b.significant))
+            .count();
+        out.push_str(&format!(
+            "all {} results together: B/A {:.3} ({:+.1}%, 95% CI {:.3}–{:.3}, {}): a change of the \
+             machine's speed between the runs moves every result so, as does a change that touches \
+             every mechanism; {} of {} differ beyond it\n",
+            sh.results,
+            sh.factor,
+            (sh.factor - 1.0) * 100.0,
+            sh.interval.low,
+            sh.interval.high,
+            if sh.significant {
+                "significant"
+            } else {
+                "not significant"
+            },
+            beyond,
+            r.comparisons.len()
+        ));
+    }
     for u in &r.unmatched {
         out.push_str(&format!(
             "not compared: {} {} {}: {}\n",
