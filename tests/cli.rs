@@ -888,6 +888,26 @@ fn synthetic_report(results: &[(&str, Vec<f64>)], extra: &[Value]) -> Value {
     })
 }
 
+/// Writes two run reports, compares them with `--json`; the command's
+/// output (it must succeed) and the comparison JSON.
+fn compare_reports(sb: &Sandbox, a: &Value, b: &Value) -> (std::process::Output, Value) {
+    let (pa, pb, out) = (sb.path("a.json"), sb.path("b.json"), sb.path("cmp.json"));
+    std::fs::write(&pa, a.to_string()).unwrap();
+    std::fs::write(&pb, b.to_string()).unwrap();
+    let run = sb.run(
+        &[
+            "compare",
+            pa.to_str().unwrap(),
+            pb.to_str().unwrap(),
+            "--json",
+            out.to_str().unwrap(),
+        ],
+        Duration::from_secs(20),
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    (run, read_json(&out))
+}
+
 #[test]
 fn compare_reports_a_known_ten_percent_difference_and_no_difference_for_equal_runs() {
     let sb = Sandbox::new();
@@ -911,21 +931,7 @@ fn compare_reports_a_known_ten_percent_difference_and_no_difference_for_equal_ru
         &[("pipe", shifted), ("tcp", reordered), ("fifo", base)],
         &[skipped],
     );
-    let (pa, pb, out) = (sb.path("a.json"), sb.path("b.json"), sb.path("cmp.json"));
-    std::fs::write(&pa, a.to_string()).unwrap();
-    std::fs::write(&pb, b.to_string()).unwrap();
-    let run = sb.run(
-        &[
-            "compare",
-            pa.to_str().unwrap(),
-            pb.to_str().unwrap(),
-            "--json",
-            out.to_str().unwrap(),
-        ],
-        Duration::from_secs(20),
-    );
-    assert!(run.status.success(), "{}", stderr(&run));
-    let report = read_json(&out);
+    let (run, report) = compare_reports(&sb, &a, &b);
     assert_eq!(report["schema"], "ipcmark.compare/1");
     let by_name = |n: &str| {
         report["comparisons"]
@@ -1001,21 +1007,8 @@ fn compare_separates_a_shift_of_every_result_from_one_beyond_it() {
             (*n, v.iter().rev().map(|x| x * f).collect())
         })
         .collect();
-    let (pa, pb, out) = (sb.path("a.json"), sb.path("b.json"), sb.path("cmp.json"));
-    std::fs::write(&pa, synthetic_report(&a, &[]).to_string()).unwrap();
-    std::fs::write(&pb, synthetic_report(&b, &[]).to_string()).unwrap();
-    let run = sb.run(
-        &[
-            "compare",
-            pa.to_str().unwrap(),
-            pb.to_str().unwrap(),
-            "--json",
-            out.to_str().unwrap(),
-        ],
-        Duration::from_secs(20),
-    );
-    assert!(run.status.success(), "{}", stderr(&run));
-    let report = read_json(&out);
+    let (run, report) =
+        compare_reports(&sb, &synthetic_report(&a, &[]), &synthetic_report(&b, &[]));
     let shift = &report["common_shift"];
     assert!(
         (shift["factor"].as_f64().unwrap() - 1.08).abs() < 0.01,
