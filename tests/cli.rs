@@ -642,8 +642,9 @@ fn sigint_and_sigterm_release_everything_and_keep_partial_results() {
         // Long samples so the signal lands mid-measurement. signal-sigqueue
         // runs alone (signals are process-wide) and is saved first; the
         // signal then lands in the sweep of the other four.
-        let child = sb
-            .cmd(&[
+        let (pid, out) = signal_after_first_save(
+            &sb,
+            &[
                 "run",
                 "signal-sigqueue",
                 "pipe",
@@ -656,16 +657,11 @@ fn sigint_and_sigterm_release_everything_and_keep_partial_results() {
                 "200ms",
                 "--json",
                 json.to_str().unwrap(),
-            ])
-            .spawn()
-            .unwrap();
-        let pid = child.id();
-        assert!(
-            eventually(Duration::from_secs(10), || json.exists()),
-            "no partial JSON after the first mechanism"
+            ],
+            &json,
+            Duration::from_secs(10),
+            sig,
         );
-        signal(pid, sig);
-        let out = wait_with_deadline(child, Duration::from_secs(20));
         assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
         assert!(stderr(&out).contains("interrupted"), "{}", stderr(&out));
         let report = read_json(&json);

@@ -264,8 +264,9 @@ fn sigint_mid_stream_releases_everything() {
     let _g = serial();
     let sb = Sandbox::new();
     let json = sb.path("i.json");
-    let child = sb
-        .cmd(&[
+    let (pid, out) = signal_after_first_save(
+        &sb,
+        &[
             "run",
             "--mode",
             "stream",
@@ -279,16 +280,11 @@ fn sigint_mid_stream_releases_everything() {
             "200ms",
             "--json",
             json.to_str().unwrap(),
-        ])
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    assert!(
-        eventually(Duration::from_secs(20), || json.exists()),
-        "no partial JSON after the first mechanism"
+        ],
+        &json,
+        Duration::from_secs(20),
+        libc::SIGINT,
     );
-    signal(pid, libc::SIGINT);
-    let out = wait_with_deadline(child, Duration::from_secs(20));
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert!(
         objects_of(pid).is_empty(),

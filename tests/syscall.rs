@@ -334,8 +334,9 @@ fn sigterm_during_fork_and_file_benchmarks_releases_everything() {
     let sb = Sandbox::new();
     let json = sb.path("i.json");
     // Long samples, so that the signal lands while processes and files exist.
-    let child = sb
-        .cmd(&[
+    let (pid, out) = signal_after_first_save(
+        &sb,
+        &[
             "run",
             "syscall-fork",
             "syscall-create-unlink",
@@ -344,16 +345,11 @@ fn sigterm_during_fork_and_file_benchmarks_releases_everything() {
             "300ms",
             "--json",
             json.to_str().unwrap(),
-        ])
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    assert!(
-        eventually(Duration::from_secs(20), || json.exists()),
-        "no partial JSON after the first benchmark"
+        ],
+        &json,
+        Duration::from_secs(20),
+        libc::SIGTERM,
     );
-    signal(pid, libc::SIGTERM);
-    let out = wait_with_deadline(child, Duration::from_secs(20));
     assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
     let report = read_json(&json);
     assert_eq!(report["complete"], false);

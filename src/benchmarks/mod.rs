@@ -234,9 +234,22 @@ mod tests {
             assert!(seen.insert(g.name), "group {} clashes with an id", g.name);
         }
         assert!(seen.insert(ALL));
+        // Every registry: a unique id named after a known group, and a summary.
+        let mut check = |id: &'static str, grp: &str, summary: &str| {
+            assert!(seen.insert(id), "duplicate id {id}");
+            assert!(
+                id.starts_with(&format!("{grp}-")),
+                "{id} is not named after its group {grp}"
+            );
+            assert!(group(grp).is_some(), "{id}: unknown group");
+            assert!(
+                !summary.is_empty() && !summary.ends_with('.'),
+                "summary of {id}"
+            );
+        };
         for b in REGISTRY {
             let info = b.info();
-            assert!(seen.insert(info.id), "duplicate id {}", info.id);
+            check(info.id, info.group, info.summary);
             assert!(
                 info.id
                     .chars()
@@ -244,44 +257,16 @@ mod tests {
                 "bad id {:?}",
                 info.id
             );
-            assert!(
-                info.id.starts_with(&format!("{}-", info.group)),
-                "{} is not named after its group {}",
-                info.id,
-                info.group
-            );
-            assert!(group(info.group).is_some(), "{}: unknown group", info.id);
             assert!(info.group != IPC, "{}: ipc is for mechanisms", info.id);
-            assert!(
-                !info.summary.is_empty() && !info.summary.ends_with('.'),
-                "summary of {}",
-                info.id
-            );
         }
         for b in PERIODIC {
             let info = b.info();
-            assert!(seen.insert(info.id), "duplicate id {}", info.id);
-            assert!(
-                info.id.starts_with(&format!("{}-", info.group)),
-                "{} is not named after its group {}",
-                info.id,
-                info.group
-            );
-            assert!(group(info.group).is_some(), "{}: unknown group", info.id);
-            assert!(!info.summary.is_empty() && !info.summary.ends_with('.'));
+            check(info.id, info.group, info.summary);
         }
         let mut baselines = HashSet::new();
         for b in SCORED {
             let info = b.info();
-            assert!(seen.insert(info.id), "duplicate id {}", info.id);
-            assert!(
-                info.id.starts_with(&format!("{}-", info.group)),
-                "{} is not named after its group {}",
-                info.id,
-                info.group
-            );
-            assert!(group(info.group).is_some(), "{}: unknown group", info.id);
-            assert!(!info.summary.is_empty() && !info.summary.ends_with('.'));
+            check(info.id, info.group, info.summary);
             assert!(!info.operation.is_empty(), "{}: operation", info.id);
             if info.is_baseline {
                 assert!(

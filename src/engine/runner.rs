@@ -351,17 +351,22 @@ pub fn run_oneway_figure(
     result
 }
 
-/// Starts the server end of a channel as a peer in `role`, placed and
-/// budgeted as the run says; `None` for a self-loop.
-pub(super) fn spawn_peer(
+/// A channel's client end, its peer (none for a self-loop) and the fact the
+/// mechanism noted about it.
+pub(super) type Opened = (Box<dyn Endpoint>, Option<Peer>, Option<String>);
+
+/// Opens a channel with `open` and starts its server end as a peer in
+/// `role`, placed and budgeted as the run says. Errors read `set-up: …`.
+pub(super) fn open_with_peer(
+    open: impl FnOnce() -> Result<Channel, ChannelError>,
     topology: Topology,
-    server: Option<Box<dyn Endpoint>>,
     role: PeerRole,
     size: usize,
     s: &RunSettings,
     cold_region: Option<usize>,
-) -> Result<Option<Peer>, String> {
-    match (topology, server) {
+) -> Result<Opened, String> {
+    let channel = open().map_err(|e| format!("set-up: {e}"))?;
+    let peer = match (topology, channel.server) {
         (Topology::Peer, Some(server)) => {
             let spec = PeerSpec {
                 kind: s.peer,
@@ -376,11 +381,12 @@ pub(super) fn spawn_peer(
                 cold_region,
                 role,
             };
-            Ok(Some(Peer::spawn(server, &spec).map_err(|e| e.to_string())?))
+            Some(Peer::spawn(server, &spec).map_err(|e| e.to_string())?)
         }
-        (Topology::Peer, None) => Err("the mechanism built no server end".into()),
-        (Topology::SelfLoop, _) => Ok(None),
-    }
+        (Topology::Peer, None) => return Err("the mechanism built no server end".into()),
+        (Topology::SelfLoop, _) => None,
+    };
+    Ok((channel.client, peer, channel.note))
 }
 
 /// What a figure's error says, with the peer's own account when it left one.
@@ -407,12 +413,11 @@ fn with_channel<T>(
     // Flags of the previous figure's peer (stop request, exit) must not leak
     // into this one, peer or not.
     super::interrupt::reset_for_figure();
-    let channel = open().map_err(|e| format!("set-up: {e}"))?;
-    result.note = channel.note;
-    let mut client = channel.client;
-    // Field order matters on the way out: the peer is stopped (below) before
+    // Order matters on the way out: the peer is stopped (below) before
     // `client` is dropped, which releases the OS objects.
-    let peer = spawn_peer(topology, channel.server, role, size, s, result.cold_region)?;
+    let (mut client, peer, note) =
+        open_with_peer(open, topology, role, size, s, result.cold_region)?;
+    result.note = note;
     let measured = (|| {
         if let Some(p) = &peer {
             client.attach(p.identity())?;

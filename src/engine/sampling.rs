@@ -76,33 +76,15 @@ fn assess_now(n: usize) -> bool {
 
 /// Takes `min` samples (at least one), then more until `precision` is met or
 /// its time runs out. `sample()` takes one sample (its own watchdog and stop
-/// checks inside). Returns the samples and the precision reached.
+/// checks inside). Returns the samples and the precision reached: the rule
+/// of [`take_interleaved`] for a single figure.
 pub fn take<E>(
     min: usize,
     precision: &Precision,
     mut sample: impl FnMut() -> Result<f64, E>,
-) -> Result<(Vec<f64>, Option<Achieved>), E> {
-    let start = Instant::now();
-    let mut samples = Vec::with_capacity(min.max(1).max(64));
-    while samples.len() < min.max(1) {
-        samples.push(sample()?);
-    }
-    let mut achieved = assess(&samples, precision.target);
-    let mut assessed_at = samples.len();
-    while achieved.is_some_and(|a| !a.met)
-        && samples.len() < MAX_SAMPLES
-        && start.elapsed() < precision.max_time
-    {
-        samples.push(sample()?);
-        if assess_now(samples.len()) {
-            achieved = assess(&samples, precision.target);
-            assessed_at = samples.len();
-        }
-    }
-    if assessed_at != samples.len() {
-        achieved = assess(&samples, precision.target);
-    }
-    Ok((samples, achieved))
+) -> Result<Taken, E> {
+    let mut taken = take_interleaved(1, min, precision, |_| sample()).map_err(|(_, e)| e)?;
+    Ok(taken.pop().expect("one figure taken"))
 }
 
 /// One figure's samples and the precision they reached.
@@ -113,7 +95,7 @@ struct Turn {
     samples: Vec<f64>,
     achieved: Option<Achieved>,
     assessed_at: usize,
-    /// Time spent in this figure's own samples.
+    /// Time spent on this figure's own samples and their assessment.
     spent: Duration,
 }
 
@@ -128,8 +110,10 @@ impl Turn {
 
 /// [`take`] for `n` figures at once, in rounds of one sample of each (0, 1,
 /// …, n − 1, 0, …), so that a drift of the machine's speed weighs on all of
-/// them alike instead of on whichever ran during it. Each figure follows
-/// `take`'s rule on its own, its time being that of its own samples, and
+/// them alike instead of on whichever ran during it. Each figure takes `min`
+/// samples, then more while its median is less precise than `precision`
+/// asks, its own samples have taken less than `max_time` and it has fewer
+/// than [`MAX_SAMPLES`]; it
 /// leaves the rounds for good when it is done: sample `k` of a figure comes
 /// from round `k`, which [`crate::stats::drift`] relies on, and the whole
 /// takes no longer than the figures one after another. `sample(i)` takes
@@ -158,12 +142,12 @@ pub fn take_interleaved<E>(
             }
             let start = Instant::now();
             t.samples.push(sample(i).map_err(|e| (i, e))?);
-            t.spent += start.elapsed();
             let len = t.samples.len();
             if len >= min.max(1) && (t.assessed_at == 0 || assess_now(len)) {
                 t.achieved = assess(&t.samples, precision.target);
                 t.assessed_at = len;
             }
+            t.spent += start.elapsed();
         }
     }
     Ok(turns

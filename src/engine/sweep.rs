@@ -90,18 +90,18 @@ pub fn run(
     s: &RunSettings,
     names: &ObjectNamer,
 ) -> Vec<FigureResult> {
+    let mut live = Vec::with_capacity(figures.len());
     let mut results: Vec<FigureResult> = figures
         .iter()
-        .map(|&(mech, size)| {
+        .enumerate()
+        .map(|(i, &(mech, size))| {
             let mut r = FigureResult::new(mech.info().id, Mode::PingPong, size);
-            if let Some(reason) = runner::skip_reason(mech, size, s) {
-                r.outcome = Outcome::Skipped(reason);
+            match runner::skip_reason(mech, size, s) {
+                Some(reason) => r.outcome = Outcome::Skipped(reason),
+                None => live.push(i),
             }
             r
         })
-        .collect();
-    let live: Vec<usize> = (0..figures.len())
-        .filter(|&i| runner::skip_reason(figures[i].0, figures[i].1, s).is_none())
         .collect();
     let alone: Vec<(usize, Option<String>)> = if live.len() < 2 {
         live.iter().map(|&i| (i, None)).collect()
@@ -146,13 +146,15 @@ fn interleaved(
         let (mech, size) = figures[i];
         let info = mech.info();
         let opened = (|| {
-            let channel = mech
-                .open(&OpenContext { size, names })
-                .map_err(|e| e.to_string())?;
-            results[i].note = channel.note;
-            let mut client = channel.client;
-            let peer =
-                runner::spawn_peer(info.topology, channel.server, PeerRole::Echo, size, s, None)?;
+            let (mut client, peer, note) = runner::open_with_peer(
+                || mech.open(&OpenContext { size, names }),
+                info.topology,
+                PeerRole::Echo,
+                size,
+                s,
+                None,
+            )?;
+            results[i].note = note;
             if let Some(p) = &peer {
                 client.attach(p.identity()).map_err(|e| e.to_string())?;
             }
@@ -177,18 +179,15 @@ fn interleaved(
     // A peer that failed to start was reaped above; its exit must not read
     // as the death of one that runs.
     interrupt::reset_for_figure();
-    if open.len() < 2 {
-        let rest = open.iter().map(|o| (o.figure, None));
-        let rest: Vec<_> = rest.collect();
-        drop(open);
-        interrupt::reset_for_figure();
-        return rest.into_iter().chain(alone).collect();
-    }
-    let placed = match PlacementGuard::apply(&s.client) {
+    // Fewer than two to interleave, or no placement: all run alone.
+    let placed = match open.len() {
+        0 | 1 => Err(None),
+        _ => PlacementGuard::apply(&s.client).map_err(|e| Some(format!("set-up: {e}"))),
+    };
+    let placed = match placed {
         Ok(p) => p,
-        Err(e) => {
-            let why = format!("set-up: {e}");
-            let rest: Vec<_> = open.iter().map(|o| (o.figure, Some(why.clone()))).collect();
+        Err(why) => {
+            let rest: Vec<_> = open.iter().map(|o| (o.figure, why.clone())).collect();
             drop(open);
             interrupt::reset_for_figure();
             return rest.into_iter().chain(alone).collect();

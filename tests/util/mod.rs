@@ -100,6 +100,26 @@ pub fn wait_with_deadline(mut child: Child, limit: Duration) -> Output {
     }
 }
 
+/// Starts ipcmark with `argv`, which writes `json`; once the report has been
+/// saved a first time (within `first`), sends `sig` and waits (20 s at
+/// most) for the run to end. Its pid and output.
+pub fn signal_after_first_save(
+    sb: &Sandbox,
+    argv: &[&str],
+    json: &Path,
+    first: Duration,
+    sig: i32,
+) -> (u32, Output) {
+    let child = sb.cmd(argv).spawn().unwrap();
+    let pid = child.id();
+    assert!(
+        eventually(first, || json.exists()),
+        "no partial JSON after the first figure"
+    );
+    signal(pid, sig);
+    (pid, wait_with_deadline(child, Duration::from_secs(20)))
+}
+
 /// Polls `cond` every 20 ms for at most `limit`.
 pub fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let start = Instant::now();
