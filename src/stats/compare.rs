@@ -207,6 +207,62 @@ pub fn bootstrap_median(v: &[f64], level: f64, resamples: usize, seed: u64) -> O
     })
 }
 
+/// Welch's t test of the log of replicate values: is B's level different
+/// from A's, given how much each run's replicates disagree among themselves?
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Welch {
+    /// Two-sided p-value.
+    pub p: f64,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub df: f64,
+    /// Interval of the ratio of geometric means B / A at the level asked for.
+    pub ratio_interval: Interval,
+}
+
+/// Welch's two-sided t test on `ln a` against `ln b`, each replicate one
+/// value (for example one pass's median); a ratio is what a latency changes
+/// by, hence logs. `None` unless each side has at least two positive finite
+/// values. Both sides without any spread give p = 1 if equal, 0 if not.
+pub fn welch_log(a: &[f64], b: &[f64], level: f64) -> Option<Welch> {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let logs = |v: &[f64]| -> Option<Vec<f64>> {
+        (v.len() >= 2 && v.iter().all(|x| *x > 0.0 && x.is_finite()))
+            .then(|| v.iter().map(|x| x.ln()).collect())
+    };
+    let (la, lb) = (logs(a)?, logs(b)?);
+    let moments = |v: &[f64]| {
+        let n = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / n;
+        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        (mean, var / n, n)
+    };
+    let ((ma, va, na), (mb, vb, nb)) = (moments(&la), moments(&lb));
+    let d = mb - ma;
+    let se2 = va + vb;
+    if se2 <= 0.0 {
+        let p = if d == 0.0 { 1.0 } else { 0.0 };
+        let r = d.exp();
+        return Some(Welch {
+            p,
+            df: na + nb - 2.0,
+            ratio_interval: Interval { low: r, high: r },
+        });
+    }
+    let df = se2 * se2 / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
+    let t = StudentsT::new(0.0, 1.0, df).ok()?;
+    let se = se2.sqrt();
+    let p = (2.0 * t.sf(d.abs() / se)).min(1.0);
+    let half = t.inverse_cdf(0.5 + level / 2.0) * se;
+    Some(Welch {
+        p,
+        df,
+        ratio_interval: Interval {
+            low: (d - half).exp(),
+            high: (d + half).exp(),
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,5 +333,47 @@ mod tests {
         }
         let rate = covered as f64 / trials as f64;
         assert!((0.88..=0.99).contains(&rate), "coverage {rate}");
+    }
+
+    #[test]
+    fn welch_on_replicates_matches_a_hand_computation() {
+        // ln values 0, 0.1 | 0.3, 0.5: means 0.05 and 0.4, variances 0.005
+        // and 0.02, se² = 0.0025 + 0.01, t = 0.35 / 0.1118 = 3.130,
+        // df = 0.0125² / (0.0025² + 0.01²) = 1.471.
+        let a = [1.0, 0.1f64.exp()];
+        let b = [0.3f64.exp(), 0.5f64.exp()];
+        let w = welch_log(&a, &b, 0.95).unwrap();
+        assert!((w.df - 1.470_588).abs() < 1e-5, "{}", w.df);
+        assert!(w.p > 0.05 && w.p < 0.3, "{}", w.p);
+        assert!(w.ratio_interval.contains(0.35f64.exp()));
+        // Replicates 5% apart within each run, 30% between runs: a real change.
+        let a = [1000.0, 1050.0, 980.0];
+        let b = [1300.0, 1360.0, 1290.0];
+        let w = welch_log(&a, &b, 0.95).unwrap();
+        assert!(w.p < 0.01 && !w.ratio_interval.contains(1.0), "{w:?}");
+        // The same spread with no change between runs: none found.
+        let b = [1040.0, 990.0, 1010.0];
+        let w = welch_log(&a, &b, 0.95).unwrap();
+        assert!(w.p > 0.5 && w.ratio_interval.contains(1.0), "{w:?}");
+        // Too few replicates, or values that are not positive: no test.
+        assert!(welch_log(&[1.0], &b, 0.95).is_none());
+        assert!(welch_log(&[1.0, 0.0], &b, 0.95).is_none());
+    }
+
+    #[test]
+    fn welch_rejects_at_about_alpha_when_nothing_changed() {
+        let mut rng = fastrand::Rng::with_seed(11);
+        let trials = 2000;
+        let mut rejected = 0;
+        for _ in 0..trials {
+            let mut draw = || (0.05 * (rng.f64() + rng.f64() + rng.f64() - 1.5)).exp() * 1000.0;
+            let a = [draw(), draw(), draw()];
+            let b = [draw(), draw(), draw()];
+            if welch_log(&a, &b, 0.95).unwrap().p < 0.05 {
+                rejected += 1;
+            }
+        }
+        let rate = rejected as f64 / trials as f64;
+        assert!((0.02..=0.08).contains(&rate), "false alarms {rate}");
     }
 }
