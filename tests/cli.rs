@@ -188,6 +188,78 @@ fn precision_target_adds_samples_until_met_or_time_is_up_and_flags_a_miss() {
     assert_precision_consistent(r);
 }
 
+#[test]
+fn passes_measure_each_figure_again_with_fresh_peers_and_pool_them() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("passes.json");
+    // pipe and fifo sweep together; shm-spin runs alone; the timer figure
+    // is measured once whatever the passes.
+    let out = sb.run(
+        &[
+            "run",
+            "pipe",
+            "fifo",
+            "shm-spin",
+            "syscall-getpid",
+            "--quick",
+            "--passes",
+            "3",
+            "--samples",
+            "2",
+            "--max-time",
+            "0",
+            "--sample-time",
+            "2ms",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = read_json(&json);
+    assert_eq!(report["settings"]["passes"], 3);
+    assert_eq!(report["complete"], true);
+    let rs = results(&report);
+    assert_eq!(rs.len(), 4, "one record per figure, not per pass");
+    for r in rs {
+        let name = r["benchmark"].as_str().unwrap();
+        if r["status"] == "skipped" {
+            continue;
+        }
+        assert_eq!(r["status"], "ok", "{r}");
+        let passes = &r["passes"];
+        assert_eq!(passes["count"], 3, "{name}: {r}");
+        let medians = passes["medians_ns"].as_array().unwrap();
+        assert_eq!(medians.len(), 3, "{name}");
+        // Each pass takes its two samples; the figure pools them all.
+        assert_eq!(r["samples_ns"].as_array().unwrap().len(), 6, "{name}");
+        assert!(medians.iter().all(|m| m.as_f64().unwrap() >= 0.0), "{name}");
+        if r["mode"] == "pingpong" {
+            assert!(
+                r["verified_round_trips"].as_u64().unwrap() >= 3 * 32,
+                "{name}: every pass checks its content: {r}"
+            );
+        }
+        if name != "shm-spin" && name != "syscall-getpid" {
+            assert_eq!(
+                r["passes"]["drift_corrected_medians_ns"]
+                    .as_array()
+                    .unwrap()
+                    .len(),
+                3,
+                "{name}: {r}"
+            );
+        }
+    }
+    assert_eq!(
+        schema_errors("docs/schema/run.schema.json", &report),
+        Vec::<String>::new()
+    );
+    assert!(ipcmark_processes().is_empty(), "a pass left a peer behind");
+    assert!(sb.leftover_tmp().is_empty(), "{:?}", sb.leftover_tmp());
+}
+
 fn run_matrix(peer: &str, sizes: &str) {
     let _g = serial();
     let sb = Sandbox::new();
@@ -771,6 +843,12 @@ fn bad_input_exits_2_with_one_clear_line_and_writes_nothing() {
             &["run", "--max-time", "soon", "--json", j],
             "invalid duration 'soon'",
         ),
+        (&["run", "--passes", "0", "--json", j], "0 is not in 1..=20"),
+        (
+            &["run", "--passes", "21", "--json", j],
+            "21 is not in 1..=20",
+        ),
+        (&["run", "--passes", "x", "--json", j], "'x' for '--passes"),
         (
             &["run", "--cpu-latency", "low", "--json", j],
             "invalid CPU latency 'low'",
@@ -1027,6 +1105,82 @@ fn compare_separates_a_shift_of_every_result_from_one_beyond_it() {
         "{text}"
     );
     assert!(text.contains("1 of 6 differ beyond it"), "{text}");
+}
+
+#[test]
+fn compare_tests_pass_medians_when_both_runs_have_passes() {
+    let sb = Sandbox::new();
+    // Each run's samples sit tightly around its own level (±0.5%), but its
+    // passes spread ±8%: B's level 4% above A's is within that spread, while
+    // a test on the samples alone calls it a difference. "tcp" is 40% slower
+    // in every pass: a real change.
+    let tight = |level: f64| -> Vec<f64> {
+        (0..11)
+            .map(|i| level * (1.0 + ((i * 7) % 11) as f64 * 0.001))
+            .collect()
+    };
+    let with_passes = |name: &str, level: f64, passes: &[f64]| {
+        serde_json::json!({
+            "benchmark": name, "mode": "pingpong", "size_bytes": 64, "status": "ok",
+            "cpus": [0, 1], "samples_ns": tight(level),
+            "passes": { "count": passes.len(), "medians_ns": passes },
+        })
+    };
+    let a = synthetic_report(
+        &[],
+        &[
+            with_passes("pipe", 1000.0, &[1000.0, 1080.0, 940.0, 1030.0, 990.0]),
+            with_passes("tcp", 5000.0, &[5000.0, 5400.0, 4700.0, 5150.0, 4950.0]),
+        ],
+    );
+    let b = synthetic_report(
+        &[],
+        &[
+            with_passes("pipe", 1040.0, &[1040.0, 960.0, 1100.0, 1000.0, 1020.0]),
+            with_passes("tcp", 7000.0, &[7000.0, 7560.0, 6580.0, 7210.0, 6930.0]),
+        ],
+    );
+    let (run, report) = compare_reports(&sb, &a, &b);
+    let by_name = |n: &str| {
+        report["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["benchmark"] == n)
+            .cloned()
+            .unwrap()
+    };
+    let pipe = by_name("pipe");
+    assert_eq!(pipe["test"], "welch-passes", "{pipe}");
+    assert!(pipe["mann_whitney"]["p"].as_f64().unwrap() < 0.05, "{pipe}");
+    assert_eq!(pipe["significant"], false, "{pipe}");
+    assert_eq!(pipe["verdict"], "no significant difference");
+    assert!(pipe["welch"]["p"].as_f64().unwrap() > 0.3, "{pipe}");
+    assert_eq!(pipe["p"], pipe["welch"]["p"]);
+    let tcp = by_name("tcp");
+    assert_eq!(tcp["significant"], true, "{tcp}");
+    assert_eq!(tcp["verdict"], "slower");
+    assert_eq!(tcp["interval_excludes_one"], true, "{tcp}");
+    let text = stdout(&run);
+    assert!(
+        text.contains("1 of 2 results differ significantly (Welch's t on the pass medians"),
+        "{text}"
+    );
+    assert!(!text.contains("without passes"), "{text}");
+
+    // One side without passes: the samples decide, and the output says what
+    // that cannot see.
+    let single = synthetic_report(&[("pipe", tight(1040.0)), ("tcp", tight(7000.0))], &[]);
+    let (run, report) = compare_reports(&sb, &a, &single);
+    for c in report["comparisons"].as_array().unwrap() {
+        assert_eq!(c["test"], "mann-whitney-samples", "{c}");
+        assert!(c["welch"].is_null(), "{c}");
+    }
+    assert!(
+        stdout(&run).contains("without passes on both sides"),
+        "{}",
+        stdout(&run)
+    );
 }
 
 #[test]

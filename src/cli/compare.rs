@@ -1,14 +1,21 @@
 //! `ipcmark compare A.json B.json`: for every result the two runs share, both
-//! medians, the difference, and whether it is significant (Mann–Whitney U on
-//! the samples), with a bootstrap interval of the ratio B / A; then the shift
+//! medians, the difference, and whether it is significant; then the shift
 //! common to all results (the machine's speed moves every figure at once) and
 //! which results differ beyond it.
+//!
+//! Where both runs measured a figure in several passes (`--passes`), the test
+//! is Welch's t on the logs of the pass medians, with its interval of the
+//! ratio B / A: a run's level moves between runs by more than its samples
+//! scatter, and only the spread between passes shows how much. Otherwise it
+//! is Mann–Whitney U on the samples, with a bootstrap interval of the ratio
+//! of medians, and the output says run-to-run variation was not measured.
 
 use super::{CompareArgs, Failure, print_stdout};
 use crate::output::json::SCHEMA;
 use crate::output::table::format_size;
 use crate::stats::compare::{
-    Interval, MannWhitney, bootstrap_median, bootstrap_ratio_of_medians, mann_whitney,
+    Interval, MannWhitney, Welch, bootstrap_median, bootstrap_ratio_of_medians, mann_whitney,
+    welch_log,
 };
 use crate::stats::median;
 use comfy_table::CellAlignment;
@@ -53,6 +60,24 @@ struct RunResult {
     pacing: Option<String>,
     #[serde(default)]
     interval_ns: Option<u64>,
+    /// With `--passes` 2 or more: each pass's median.
+    #[serde(default)]
+    passes: Option<RunPasses>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RunPasses {
+    medians_ns: Vec<f64>,
+}
+
+/// Which test decided a result's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+enum Test {
+    /// Welch's t on the logs of the pass medians (both runs had passes).
+    WelchPasses,
+    /// Mann–Whitney U on the samples (a run had one pass).
+    MannWhitneySamples,
 }
 
 /// One side's identity in the output.
@@ -74,12 +99,20 @@ struct Comparison {
     median_b_ns: f64,
     diff_ns: f64,
     diff_percent: f64,
+    /// The test the verdict is the one of.
+    test: Test,
+    /// p of that test.
+    p: f64,
+    /// Mann–Whitney U on the samples (the verdict's test only without passes).
     mann_whitney: MannWhitney,
-    /// Bootstrap interval of median(B) / median(A) at 1 − alpha.
+    /// Welch's t on the logs of the pass medians, when both runs had passes.
+    welch: Option<Welch>,
+    /// Interval of B / A at 1 − alpha: Welch's (of the geometric means of the
+    /// pass medians) with passes, else a bootstrap of the ratio of medians.
     ratio_interval: Option<Interval>,
-    /// Whether that interval excludes 1 (the bootstrap's verdict, beside the U test's).
+    /// Whether that interval excludes 1 (beside the test's p, which may disagree at the edge).
     interval_excludes_one: Option<bool>,
-    /// The U test's verdict: p < alpha.
+    /// The verdict: p < alpha.
     significant: bool,
     /// "slower", "faster" or "no significant difference" (B relative to A).
     verdict: &'static str,
@@ -91,7 +124,7 @@ struct Comparison {
 /// A result's difference beyond the shift common to all results.
 #[derive(Debug, Serialize)]
 struct Beyond {
-    /// Mann–Whitney p of A's samples against B's divided by the shift factor.
+    /// p of the result's test with B divided by the shift factor.
     p: f64,
     /// p < alpha.
     significant: bool,
@@ -185,11 +218,29 @@ fn index(f: &RunFile) -> BTreeMap<Key, &RunResult> {
         .collect()
 }
 
-fn compare_samples(key: &Key, a: &[f64], b: &[f64], alpha: f64) -> Option<Comparison> {
+/// One result's two sides: its samples and, if it had passes, their medians.
+struct Sides<'a> {
+    a: &'a [f64],
+    b: &'a [f64],
+    passes: Option<(&'a [f64], &'a [f64])>,
+}
+
+fn compare_sides(key: &Key, sides: &Sides, alpha: f64) -> Option<Comparison> {
+    let (a, b) = (sides.a, sides.b);
     let mw = mann_whitney(a, b)?;
     let (ma, mb) = (median(a), median(b));
-    let significant = mw.p < alpha;
-    let ratio_interval = bootstrap_ratio_of_medians(a, b, 1.0 - alpha, RESAMPLES, 0x1bc);
+    let welch = sides
+        .passes
+        .and_then(|(pa, pb)| welch_log(pa, pb, 1.0 - alpha));
+    let (test, p, ratio_interval) = match welch {
+        Some(w) => (Test::WelchPasses, w.p, Some(w.ratio_interval)),
+        None => (
+            Test::MannWhitneySamples,
+            mw.p,
+            bootstrap_ratio_of_medians(a, b, 1.0 - alpha, RESAMPLES, 0x1bc),
+        ),
+    };
+    let significant = p < alpha;
     Some(Comparison {
         benchmark: key.0.clone(),
         mode: key.1.clone(),
@@ -202,9 +253,12 @@ fn compare_samples(key: &Key, a: &[f64], b: &[f64], alpha: f64) -> Option<Compar
         } else {
             0.0
         },
+        test,
+        p,
         interval_excludes_one: ratio_interval.map(|i| !i.contains(1.0)),
         ratio_interval,
         mann_whitney: mw,
+        welch,
         significant,
         verdict: verdict(significant, mb > ma),
         beyond_shift: None,
@@ -241,15 +295,20 @@ fn common_shift(comparisons: &[&Comparison], alpha: f64) -> Option<CommonShift> 
     })
 }
 
-/// Tests each result again with B's samples divided by the common factor.
-fn beyond(c: &mut Comparison, a: &[f64], b: &[f64], factor: f64, alpha: f64) {
-    let scaled: Vec<f64> = b.iter().map(|x| x / factor).collect();
-    if let Some(mw) = mann_whitney(a, &scaled) {
-        let significant = mw.p < alpha;
+/// Tests each result again with B divided by the common factor (its pass
+/// medians with passes, else its samples).
+fn beyond(c: &mut Comparison, sides: &Sides, factor: f64, alpha: f64) {
+    let scale = |v: &[f64]| -> Vec<f64> { v.iter().map(|x| x / factor).collect() };
+    let p = match (c.test, sides.passes) {
+        (Test::WelchPasses, Some((pa, pb))) => welch_log(pa, &scale(pb), 1.0 - alpha).map(|w| w.p),
+        _ => mann_whitney(sides.a, &scale(sides.b)).map(|mw| mw.p),
+    };
+    if let Some(p) = p {
+        let significant = p < alpha;
         c.beyond_shift = Some(Beyond {
-            p: mw.p,
+            p,
             significant,
-            verdict: verdict(significant, median(&scaled) > median(a)),
+            verdict: verdict(significant, median(&scale(sides.b)) > median(sides.a)),
         });
     }
 }
@@ -287,10 +346,21 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
             &ra.samples_ns,
             &rb.samples_ns,
         ) {
-            ("ok", "ok", Some(a), Some(b)) => match compare_samples(key, a, b, args.alpha) {
-                Some(c) => comparisons.push((c, a, b)),
-                None => miss(key, "no samples".into()),
-            },
+            ("ok", "ok", Some(a), Some(b)) => {
+                let sides = Sides {
+                    a,
+                    b,
+                    passes: ra
+                        .passes
+                        .as_ref()
+                        .zip(rb.passes.as_ref())
+                        .map(|(pa, pb)| (pa.medians_ns.as_slice(), pb.medians_ns.as_slice())),
+                };
+                match compare_sides(key, &sides, args.alpha) {
+                    Some(c) => comparisons.push((c, sides)),
+                    None => miss(key, "no samples".into()),
+                }
+            }
             (sa, sb, _, _) => miss(key, format!("not measured on both sides (A {sa}, B {sb})")),
         }
     }
@@ -303,9 +373,9 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
     );
     let comparisons = comparisons
         .into_iter()
-        .map(|(mut c, a, b)| {
+        .map(|(mut c, sides)| {
             if let Some(sh) = &shift {
-                beyond(&mut c, a, b, sh.factor, args.alpha);
+                beyond(&mut c, &sides, sh.factor, args.alpha);
             }
             c
         })
@@ -359,7 +429,7 @@ fn render(r: &CompareReport) -> String {
             format!("{:.2}", c.median_a_ns / 1e3),
             format!("{:.2}", c.median_b_ns / 1e3),
             format!("{:+.1}", c.diff_percent),
-            format!("{:.3}", c.mann_whitney.p),
+            format!("{:.3}", c.p),
             ci,
             verdict,
         ];
@@ -382,8 +452,21 @@ fn render(r: &CompareReport) -> String {
         }
     }
     let significant = r.comparisons.iter().filter(|c| c.significant).count();
+    let with_passes = r
+        .comparisons
+        .iter()
+        .filter(|c| c.test == Test::WelchPasses)
+        .count();
+    let method = match (with_passes, r.comparisons.len()) {
+        (w, n) if w == n => "Welch's t on the pass medians".to_string(),
+        (0, _) => "Mann–Whitney U on the samples".to_string(),
+        (w, n) => format!(
+            "Welch's t on the pass medians for {w}, Mann–Whitney U on the samples for {}",
+            n - w
+        ),
+    };
     let mut out = format!(
-        "A: {} ({}, {}, Linux {})\nB: {} ({}, {}, Linux {})\n{t}\n{} of {} results differ significantly (Mann–Whitney U, α = {}; n.s. = not significant); Δ and the interval are B relative to A\n",
+        "A: {} ({}, {}, Linux {})\nB: {} ({}, {}, Linux {})\n{t}\n{} of {} results differ significantly ({method}, α = {}; n.s. = not significant); Δ and the interval are B relative to A\n",
         r.a.path,
         r.a.started_at,
         r.a.hostname,
@@ -396,6 +479,13 @@ fn render(r: &CompareReport) -> String {
         r.comparisons.len(),
         r.alpha
     );
+    if with_passes < r.comparisons.len() {
+        out.push_str(
+            "without passes on both sides a test sees only the samples of each run, not how \
+             much a run's level moves between runs: measure both with --passes 2 or more \
+             (the default is 3)\n",
+        );
+    }
     if let Some(sh) = &r.common_shift {
         let beyond = r
             .comparisons

@@ -145,9 +145,16 @@ pub struct RunArgs {
     /// Write the results as JSON to this file (rewritten after every mechanism).
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
-    /// Samples every figure takes at least (default 11; --quick 7).
+    /// Samples every figure takes at least, in each pass (default 11; --quick 7).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     samples: Option<u32>,
+    /// Measure every ping-pong and operation figure this many times, each
+    /// pass with fresh channels, peers and buffers, the passes spread over
+    /// the run (default 5): `ipcmark compare` tests between-pass medians, so
+    /// a run's own level does not read as a difference. The time budget is
+    /// shared: each pass samples for --max-time / N at --precision × √N.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=20))]
+    passes: Option<u32>,
     /// Keep sampling until the 95% bootstrap interval of the median is within
     /// ± this much of it (or --max-time runs out): a percentage or a fraction
     /// (default 2%; 1% with --sizes sweep, whose cost model needs it).

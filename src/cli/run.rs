@@ -11,6 +11,7 @@ use crate::engine::interrupt;
 use crate::engine::objects::ObjectNamer;
 use crate::engine::oneway::OneWayPlan;
 use crate::engine::op::Operation;
+use crate::engine::passes;
 use crate::engine::peer::{Fault, PeerKind};
 use crate::engine::periodic::{Periodic, PeriodicSettings};
 use crate::engine::pingpong::Budget;
@@ -322,6 +323,88 @@ enum Step {
     Sweep(Vec<usize>),
 }
 
+/// What every step of a run's plan is run with.
+struct StepContext<'a> {
+    plan: &'a [(Selected, Vec<usize>)],
+    names: &'a ObjectNamer,
+    progress: &'a Progress,
+    /// `--mode stream`: mechanisms stream instead of ping-ponging.
+    stream: bool,
+    periodic: &'a PeriodicSettings,
+    scores: Option<&'a (ScoreSettings, Option<String>)>,
+}
+
+impl StepContext<'_> {
+    /// Runs one step with settings `s`: its figures in order, fewer if the
+    /// run was asked to stop.
+    fn run_step(&self, step: &Step, s: &RunSettings) -> Vec<FigureResult> {
+        let k = match step {
+            Step::Alone(k) => *k,
+            Step::Sweep(ks) => {
+                let figures: Vec<(&dyn Mechanism, usize)> = ks
+                    .iter()
+                    .flat_map(|&k| match self.plan[k].0 {
+                        Selected::Mechanism(m, _) => self.plan[k].1.iter().map(move |&z| (m, z)),
+                        _ => unreachable!("sweep_steps puts only mechanisms in a sweep"),
+                    })
+                    .collect();
+                self.progress
+                    .start(&format!("{} figures, interleaved", figures.len()));
+                let out = sweep::run(&figures, s, self.names);
+                out.iter().for_each(|_| self.progress.done_one());
+                return out;
+            }
+        };
+        let (sel, figure_sizes) = (&self.plan[k].0, &self.plan[k].1);
+        // A periodic benchmark's figures, by index (`figure_sizes` holds 0..n).
+        let models = match *sel {
+            Selected::Periodic(b) => b.plan(self.periodic),
+            _ => Vec::new(),
+        };
+        let mut out = Vec::with_capacity(figure_sizes.len());
+        for &size in figure_sizes {
+            if interrupt::stop_requested().is_some() {
+                break;
+            }
+            let r = match *sel {
+                Selected::Mechanism(m, cold) => {
+                    self.progress
+                        .start(&format!("{} {}", m.info().id, table::format_size(size)));
+                    if self.stream {
+                        runner::run_stream_figure(m, size, cold, s, self.names)
+                    } else {
+                        runner::run_figure(m, size, cold, s, self.names)
+                    }
+                }
+                Selected::Op(b) => {
+                    self.progress.start(b.info().id);
+                    runner::run_op_figure(b, s, self.names)
+                }
+                Selected::Periodic(b) => {
+                    self.progress.start(b.info().id);
+                    runner::run_periodic_figure(b.info().id, &models[size], s)
+                }
+                Selected::OneWay(m, plan) => {
+                    self.progress.start(&format!(
+                        "{} {} one-way",
+                        m.info().id,
+                        table::format_size(size)
+                    ));
+                    runner::run_oneway_figure(m, size, &plan, s, self.names)
+                }
+                Selected::Scored(b) => {
+                    self.progress.start(b.info().id);
+                    let (ss, refused) = self.scores.expect("settings made for score tests");
+                    runner::run_score_figure(b, ss, refused.as_deref(), self.names)
+                }
+            };
+            self.progress.done_one();
+            out.push(r);
+        }
+        out
+    }
+}
+
 /// Groups consecutive ping-pong mechanisms that may join a sweep into
 /// sweeps of at most [`SWEEP_MAX_FIGURES`] figures (a mechanism's sizes stay
 /// in one sweep, which may then hold more); the rest run alone, in order.
@@ -351,6 +434,52 @@ fn sweep_steps(plan: &[(Selected, Vec<usize>)], pingpong: bool) -> Vec<Step> {
 
 /// `--precision` when none is given.
 const PRECISION: f64 = 0.02;
+
+/// `--passes` when none is given. On a 2-vCPU guest a pass median moves by
+/// 10–20% from one pass to the next (the host's load changes every few
+/// seconds), so the test between runs needs several: with three, one pass
+/// caught in a slow spell decides it; five detected pipe's −35% on one CPU
+/// (p ≤ 0.002) in each of three tries while back-to-back runs differed in
+/// 0–7 of 21 results. Each pass has a fifth of the budget, so a run takes
+/// about as long as one pass did.
+const PASSES: usize = 5;
+
+/// Whether a plan entry is measured in every pass: ping-pong figures and
+/// operations (their samples and histograms pool). Periodic, one-way,
+/// stream and score figures are measured once: each already spans its own
+/// long window of time.
+fn repeats(sel: &Selected, pingpong: bool) -> bool {
+    match sel {
+        Selected::Mechanism(..) => pingpong,
+        Selected::Op(_) => true,
+        Selected::Periodic(_) | Selected::OneWay(..) | Selected::Scored(_) => false,
+    }
+}
+
+/// The budget of one pass of `passes`: a share of the figure's time (its
+/// warm-up, samples and single round trips), at the precision whose pool of
+/// `passes` passes meets the run's target. A pass still takes a few samples
+/// of its own, so that its median means something.
+fn pass_budget(run: &Budget, passes: usize) -> Budget {
+    let n = passes.max(1);
+    Budget {
+        warmup: run.warmup / n as u32,
+        samples: run
+            .samples
+            .div_ceil(n)
+            .max(MIN_PASS_SAMPLES)
+            .min(run.samples),
+        precision: Precision {
+            target: passes::per_pass_target(run.precision.target, n),
+            max_time: run.precision.max_time / n as u32,
+        },
+        histogram_time: run.histogram_time / n as u32,
+        ..*run
+    }
+}
+
+/// Fewest samples one pass takes (unless `--samples` asks for fewer).
+const MIN_PASS_SAMPLES: usize = 3;
 
 /// `--precision` with `--sizes sweep`: the cost model reads a nearly flat
 /// range (small messages) from the differences between its sizes' medians,
@@ -550,6 +679,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             rt_priority: client.rt_priority,
             peer: settings.peer,
             quick: args.quick,
+            passes: args.passes.map_or(PASSES, |n| n as usize),
             budget: settings.budget,
             placement_note: placement_note.clone(),
             cpu_latency_us,
@@ -579,7 +709,15 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             Selected::Scored(_) => (sel, vec![0]),
         })
         .collect();
-    let progress = Progress::new(plan.iter().map(|(_, s)| s.len()).sum());
+    let pingpong = args.mode != Some(ModeArg::Stream);
+    let passes = report.settings.passes;
+    let figures_of = |k: usize| plan[k].1.len();
+    let repeated: usize = (0..plan.len())
+        .filter(|&k| repeats(&plan[k].0, pingpong))
+        .map(figures_of)
+        .sum();
+    let progress =
+        Progress::new(plan.iter().map(|(_, s)| s.len()).sum::<usize>() + (passes - 1) * repeated);
     let names = ObjectNamer::new();
     let mut results: Vec<FigureResult> = Vec::new();
     let save = |report: &Report| -> Result<(), Failure> {
@@ -589,87 +727,72 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             None => Ok(()),
         }
     };
+    // Figures measured in every pass sample with a pass's share of the budget.
+    let pass_settings = RunSettings {
+        budget: pass_budget(&settings.budget, passes),
+        ..settings.clone()
+    };
+    let target = settings.budget.precision.target;
+    let steps = sweep_steps(&plan, pingpong);
+    let ctx = StepContext {
+        plan: &plan,
+        names: &names,
+        progress: &progress,
+        stream: !pingpong,
+        periodic: &periodic_settings,
+        scores: scores.as_ref(),
+    };
+    // Where each step's figures sit in `results`, from the first pass.
+    let mut first_slot: Vec<usize> = Vec::with_capacity(steps.len());
 
-    'plan: for step in sweep_steps(&plan, args.mode != Some(ModeArg::Stream)) {
-        let (sel, figure_sizes) = match step {
-            Step::Alone(k) => (&plan[k].0, &plan[k].1),
-            Step::Sweep(ks) => {
-                if interrupt::stop_requested().is_some() {
-                    break 'plan;
-                }
-                let figures: Vec<(&dyn Mechanism, usize)> = ks
-                    .iter()
-                    .flat_map(|&k| match plan[k].0 {
-                        Selected::Mechanism(m, _) => plan[k].1.iter().map(move |&z| (m, z)),
-                        _ => unreachable!("sweep_steps puts only mechanisms in a sweep"),
-                    })
-                    .collect();
-                progress.start(&format!("{} figures, interleaved", figures.len()));
-                for r in sweep::run(&figures, &settings, &names) {
-                    progress.done_one();
-                    report.results.push(ResultRecord::from_figure(&r));
-                    results.push(r);
-                }
-                save(&report)?;
-                continue;
-            }
-        };
-        // A periodic benchmark's figures, by index (`figure_sizes` holds 0..n).
-        let models = match *sel {
-            Selected::Periodic(b) => b.plan(&periodic_settings),
-            _ => Vec::new(),
-        };
-        for &size in figure_sizes {
+    'plan: for pass in 1..=passes {
+        for (n, step) in steps.iter().enumerate() {
             if interrupt::stop_requested().is_some() {
                 break 'plan;
             }
-            let r = match *sel {
-                Selected::Mechanism(m, cold) => {
-                    progress.start(&format!("{} {}", m.info().id, table::format_size(size)));
-                    if args.mode == Some(ModeArg::Stream) {
-                        runner::run_stream_figure(m, size, cold, &settings, &names)
-                    } else {
-                        runner::run_figure(m, size, cold, &settings, &names)
-                    }
-                }
-                Selected::Op(b) => {
-                    progress.start(b.info().id);
-                    runner::run_op_figure(b, &settings, &names)
-                }
-                Selected::Periodic(b) => {
-                    progress.start(b.info().id);
-                    runner::run_periodic_figure(b.info().id, &models[size], &settings)
-                }
-                Selected::OneWay(m, plan) => {
-                    progress.start(&format!(
-                        "{} {} one-way",
-                        m.info().id,
-                        table::format_size(size)
-                    ));
-                    runner::run_oneway_figure(m, size, &plan, &settings, &names)
-                }
-                Selected::Scored(b) => {
-                    progress.start(b.info().id);
-                    let (ss, refused) = scores.as_ref().expect("settings made for score tests");
-                    runner::run_score_figure(b, ss, refused.as_deref(), &names)
-                }
+            let entry = match step {
+                Step::Alone(k) => *k,
+                Step::Sweep(ks) => ks[0],
             };
-            progress.done_one();
-            let scored = r.mode == Mode::Score;
-            report.results.push(ResultRecord::from_figure(&r));
-            results.push(r);
-            if scored {
-                // R = S / H for every score once the baseline has run, in
-                // whatever order the tests were named.
-                score::normalise(&mut results);
-                for (record, r) in report.results.iter_mut().zip(&results) {
-                    if r.mode == Mode::Score {
-                        *record = ResultRecord::from_figure(r);
+            let repeat = repeats(&plan[entry].0, pingpong);
+            if pass == 1 {
+                first_slot.push(results.len());
+            } else if !repeat {
+                continue;
+            }
+            let s = if repeat && passes > 1 {
+                &pass_settings
+            } else {
+                &settings
+            };
+            let figures = ctx.run_step(step, s);
+            if pass > 1 && interrupt::stop_requested().is_some() {
+                // A pass cut short says nothing more about its figures.
+                break 'plan;
+            }
+            for (i, r) in figures.into_iter().enumerate() {
+                if pass == 1 {
+                    let scored = r.mode == Mode::Score;
+                    report.results.push(ResultRecord::from_figure(&r));
+                    results.push(r);
+                    if scored {
+                        // R = S / H for every score once the baseline has run, in
+                        // whatever order the tests were named.
+                        score::normalise(&mut results);
+                        for (record, r) in report.results.iter_mut().zip(&results) {
+                            if r.mode == Mode::Score {
+                                *record = ResultRecord::from_figure(r);
+                            }
+                        }
                     }
+                } else {
+                    let slot = first_slot[n] + i;
+                    passes::merge(&mut results[slot], r, pass, target);
+                    report.results[slot] = ResultRecord::from_figure(&results[slot]);
                 }
             }
+            save(&report)?;
         }
-        save(&report)?;
     }
     progress.finish();
 

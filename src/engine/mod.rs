@@ -15,6 +15,7 @@ pub mod objects;
 pub mod oneway;
 pub mod op;
 pub mod oploop;
+pub mod passes;
 pub mod peer;
 pub mod periodic;
 pub mod pingpong;

@@ -420,6 +420,7 @@ fn summarise(
             clock_overhead_ns: clock_ns,
             latency,
             verified_round_trips: verified,
+            histogram: None,
         },
         OneWayFacts {
             pacing: if plan.interval.is_some() {

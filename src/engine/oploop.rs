@@ -214,6 +214,7 @@ pub fn measure(
             clock_overhead_ns: clock_ns,
             latency,
             verified_round_trips: 0,
+            histogram: Some(hist),
         },
         counter,
         baseline_ns: base_ns,

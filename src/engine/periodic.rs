@@ -252,6 +252,7 @@ fn wakeups(
         clock_overhead_ns: 0.0,
         latency,
         verified_round_trips: 0,
+        histogram: None,
     };
     let facts = PeriodicFacts {
         period_ns,
@@ -440,6 +441,7 @@ fn irq_overhead(
         clock_overhead_ns: 0.0,
         latency: hist.percentiles().expect("costs recorded"),
         verified_round_trips: 0,
+        histogram: None,
     };
     let facts = PeriodicFacts {
         period_ns,

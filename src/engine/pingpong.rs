@@ -89,6 +89,9 @@ pub struct Measurement {
     pub latency: Percentiles,
     /// Round trips whose whole content was compared.
     pub verified_round_trips: u64,
+    /// The individual times behind `latency`, kept where figures of several
+    /// passes are merged (ping-pong and operations); `None` elsewhere.
+    pub histogram: Option<LatencyHistogram>,
 }
 
 /// An endpoint that does nothing: the loop overhead is timed against it.
@@ -419,6 +422,7 @@ impl Prepared {
             clock_overhead_ns: self.clock_ns,
             latency,
             verified_round_trips: 2 * budget.verify_rounds,
+            histogram: Some(hist),
         })
     }
 }

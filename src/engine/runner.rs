@@ -182,6 +182,8 @@ pub struct FigureResult {
     pub stream: Option<StreamFacts>,
     /// A ping-pong figure sampled in rounds with other sizes (`sweep.rs`).
     pub sweep: Option<super::sweep::SweepFacts>,
+    /// A figure measured in several passes (`passes.rs`).
+    pub passes: Option<super::passes::PassFacts>,
 }
 
 impl FigureResult {
@@ -201,6 +203,7 @@ impl FigureResult {
             score: None,
             stream: None,
             sweep: None,
+            passes: None,
         }
     }
 }

@@ -601,6 +601,7 @@ impl Reports {
                 max: q(1.0),
             },
             verified_round_trips: 0,
+            histogram: None,
         }
     }
 }

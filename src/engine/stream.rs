@@ -648,6 +648,7 @@ pub fn measure(
         clock_overhead_ns: clock_ns,
         latency: hist.percentiles().expect("samples recorded"),
         verified_round_trips: 0,
+        histogram: None,
     };
     Ok((measurement, facts))
 }

@@ -179,6 +179,7 @@ mod tests {
                 max: 0,
             },
             verified_round_trips: 0,
+            histogram: None,
         }));
         f
     }

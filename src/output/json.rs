@@ -61,7 +61,11 @@ pub struct Settings {
     pub peer: crate::engine::peer::PeerKind,
     /// Whether --quick was given.
     pub quick: bool,
-    /// Phase durations (ms) and counts.
+    /// Passes over each ping-pong and operation figure (`--passes`).
+    pub passes: usize,
+    /// Phase durations (ms) and counts of the whole figure; each of its
+    /// passes has a 1/passes share of the times and of the samples, at
+    /// precision target × √passes.
     pub budget: Budget,
     /// A remark on the placement, e.g. a one-CPU machine.
     pub placement_note: Option<String>,
@@ -169,6 +173,10 @@ pub struct ResultRecord {
     /// how many, how many rounds, how long a sample, the drift-corrected median.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sweep: Option<crate::engine::sweep::SweepFacts>,
+    /// Modes pingpong and op with `--passes` 2 or more: how many passes were
+    /// pooled into this figure and each one's median (what `compare` tests).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passes: Option<crate::engine::passes::PassFacts>,
 }
 
 /// One-way latency: median/mean/stddev over samples, the rest over
@@ -229,6 +237,7 @@ impl ResultRecord {
             score: f.score.clone(),
             stream: None,
             sweep: f.sweep,
+            passes: f.passes.clone(),
         };
         match &f.outcome {
             Outcome::Skipped(why) => {

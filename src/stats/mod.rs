@@ -74,6 +74,7 @@ pub fn median(values: &[f64]) -> f64 {
 
 /// A distribution of individual latencies in nanoseconds (HDR histogram,
 /// 3 significant digits: every value is kept within 0.1%).
+#[derive(Debug, Clone)]
 pub struct LatencyHistogram(Histogram<u64>);
 
 /// Percentiles of a [`LatencyHistogram`].
@@ -115,6 +116,13 @@ impl LatencyHistogram {
     /// Records one value (clamped to [`Self::MAX_NS`]).
     pub fn record(&mut self, ns: u64) {
         self.0.saturating_record(ns);
+    }
+
+    /// Adds every value recorded in `other` (the same bounds, so it cannot fail).
+    pub fn add(&mut self, other: &LatencyHistogram) {
+        self.0
+            .add(&other.0)
+            .expect("histograms of the same bounds always add");
     }
 
     /// Percentiles, or `None` if nothing was recorded.

@@ -13,10 +13,12 @@ use std::time::{Duration, Instant};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// Short per-figure budget for tests: quick warm-up, two tiny samples and no
-/// more (--max-time 0): tests check counts, and stay short.
+/// Short per-figure budget for tests: quick warm-up, one pass of two tiny
+/// samples and no more (--max-time 0): tests check counts, and stay short.
 pub const SHORT: &[&str] = &[
     "--quick",
+    "--passes",
+    "1",
     "--samples",
     "2",
     "--max-time",

@@ -1,0 +1,228 @@
+//! Passes: a run measures its repeatable figures several times, each time
+//! with a fresh channel, fresh peers and fresh buffers, the passes spread
+//! over the whole run.
+//!
+//! On a shared or virtual machine a figure's level moves between runs by
+//! more than its samples within a run scatter: where the hypervisor puts the
+//! virtual CPUs, which pages the buffers land on, what the other guests do.
+//! A test on one run's samples cannot tell that from a real change, and
+//! calls most of two back-to-back runs different. A pass is a small run of
+//! its own; the spread of the pass medians is the run-to-run variation this
+//! machine shows, measured inside one file, and `ipcmark compare` tests
+//! between-pass medians (as benchstat tests between `-count` runs).
+//!
+//! A merged figure pools the passes: its samples are all of theirs (the
+//! median and its interval are of the pool), its latency distribution is
+//! the sum of their histograms, and [`PassFacts`] keeps each pass's median.
+
+use super::pingpong::Measurement;
+use super::runner::{FigureResult, Outcome};
+use super::sampling;
+use super::sweep::SweepFacts;
+use crate::stats::median;
+
+/// What the passes of a merged figure measured one by one.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PassFacts {
+    /// Passes merged into the figure.
+    pub count: usize,
+    /// Each pass's median one-way time, ns, in the order they ran.
+    pub medians_ns: Vec<f64>,
+    /// Each pass's drift-corrected median (a figure of a sweep), ns; empty
+    /// unless every pass had one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub drift_corrected_medians_ns: Vec<f64>,
+}
+
+/// The precision target each of `passes` passes samples for, given the
+/// run's `target`: the pool of `passes` passes has about √passes times the
+/// samples of one, so its interval is about 1/√passes as wide.
+pub fn per_pass_target(target: f64, passes: usize) -> f64 {
+    target * (passes.max(1) as f64).sqrt()
+}
+
+/// Merges pass `next` of a figure into `into`, which holds the earlier
+/// passes; `target` is the run's precision target, against which the pooled
+/// median is assessed. A figure that failed in any pass is reported failed,
+/// naming the pass; one that was skipped stays skipped.
+pub fn merge(into: &mut FigureResult, next: FigureResult, pass: usize, target: f64) {
+    let first_median = match &into.outcome {
+        Outcome::Ok(m) => m.summary.median,
+        _ => return,
+    };
+    let m = match next.outcome {
+        Outcome::Ok(m) => m,
+        Outcome::Failed(why) => {
+            into.outcome = Outcome::Failed(format!("pass {pass}: {why}"));
+            return;
+        }
+        Outcome::Skipped(why) => {
+            into.outcome = Outcome::Failed(format!("pass {pass}: skipped ({why})"));
+            return;
+        }
+    };
+    let Outcome::Ok(base) = &mut into.outcome else {
+        unreachable!("matched above")
+    };
+    let first_corrected = into.sweep.and_then(|sw| sw.drift_corrected_median_ns);
+    let facts = into.passes.get_or_insert_with(|| PassFacts {
+        count: 1,
+        medians_ns: vec![first_median],
+        drift_corrected_medians_ns: first_corrected.into_iter().collect(),
+    });
+    let corrected = next.sweep.and_then(|sw| sw.drift_corrected_median_ns);
+    match corrected {
+        Some(c) if facts.drift_corrected_medians_ns.len() == facts.count => {
+            facts.drift_corrected_medians_ns.push(c)
+        }
+        _ => facts.drift_corrected_medians_ns.clear(),
+    }
+    facts.count += 1;
+    facts.medians_ns.push(m.summary.median);
+    pool(base, *m, pass, target);
+    for c in next.cpus {
+        if !into.cpus.contains(&c) {
+            into.cpus.push(c);
+        }
+    }
+    if into.note.is_none() {
+        into.note = next.note;
+    }
+    // The cost model fits a sweep figure's drift-corrected median: merged,
+    // the median of the passes' own.
+    into.sweep = match (into.sweep.take(), next.sweep) {
+        (Some(a), Some(b)) => Some(SweepFacts {
+            figures: a.figures.max(b.figures),
+            rounds: a.rounds + b.rounds,
+            sample_time: a.sample_time.min(b.sample_time),
+            drift_corrected_median_ns: (!facts.drift_corrected_medians_ns.is_empty())
+                .then(|| median(&facts.drift_corrected_medians_ns)),
+        }),
+        _ => None,
+    };
+}
+
+/// Adds `m`, pass number `pass` (from 1), to `base`: samples, histogram
+/// and counts; the overheads each pass subtracted are averaged.
+fn pool(base: &mut Measurement, m: Measurement, pass: usize, target: f64) {
+    base.samples_ns.extend_from_slice(&m.samples_ns);
+    if let Some(s) = crate::stats::Summary::of(&base.samples_ns) {
+        base.summary = s;
+    }
+    base.precision = sampling::assess(&base.samples_ns, target);
+    // Each pass calibrates anew; the smallest count is the one every sample had at least.
+    base.iterations = base.iterations.min(m.iterations);
+    let k = pass as f64;
+    base.loop_overhead_ns += (m.loop_overhead_ns - base.loop_overhead_ns) / k;
+    base.clock_overhead_ns += (m.clock_overhead_ns - base.clock_overhead_ns) / k;
+    base.verified_round_trips += m.verified_round_trips;
+    if let (Some(h), Some(add)) = (&mut base.histogram, &m.histogram) {
+        h.add(add);
+        if let Some(p) = h.percentiles() {
+            base.latency = p;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::runner::Mode;
+    use crate::stats::{LatencyHistogram, Summary};
+
+    /// A ping-pong figure of one pass whose samples are `samples` and whose
+    /// single round trips are `singles`.
+    fn pass(samples: &[f64], singles: &[u64], cpu: usize) -> FigureResult {
+        let mut hist = LatencyHistogram::new();
+        singles.iter().for_each(|&v| hist.record(v));
+        let mut f = FigureResult::new("pipe", Mode::PingPong, 64);
+        f.cpus = vec![0, cpu];
+        f.outcome = Outcome::Ok(Box::new(Measurement {
+            iterations: samples.len() as u64 * 10,
+            samples_ns: samples.to_vec(),
+            summary: Summary::of(samples).unwrap(),
+            precision: None,
+            loop_overhead_ns: samples.len() as f64,
+            clock_overhead_ns: 20.0,
+            latency: hist.percentiles().unwrap(),
+            verified_round_trips: 32,
+            histogram: Some(hist),
+        }));
+        f
+    }
+
+    #[test]
+    fn passes_pool_samples_histograms_and_keep_each_median() {
+        let mut f = pass(&[100.0, 101.0, 102.0], &[90, 95], 1);
+        merge(
+            &mut f,
+            pass(&[200.0, 201.0, 202.0, 203.0], &[300], 1),
+            2,
+            0.02,
+        );
+        merge(&mut f, pass(&[150.0, 151.0], &[120, 130, 140], 2), 3, 0.02);
+        let facts = f.passes.clone().unwrap();
+        assert_eq!(facts.count, 3);
+        assert_eq!(facts.medians_ns, vec![101.0, 201.5, 150.5]);
+        assert!(facts.drift_corrected_medians_ns.is_empty());
+        assert_eq!(f.cpus, vec![0, 1, 2]);
+        let Outcome::Ok(m) = &f.outcome else {
+            panic!("merged figure failed: {:?}", f.outcome)
+        };
+        assert_eq!(m.samples_ns.len(), 9);
+        assert_eq!(m.summary.median, 151.0);
+        assert_eq!(m.latency.count, 6);
+        assert_eq!((m.latency.min, m.latency.max), (90, 300));
+        assert_eq!(m.verified_round_trips, 96);
+        assert_eq!(m.iterations, 20, "the smallest calibration");
+        assert!((m.loop_overhead_ns - 3.0).abs() < 1e-9, "mean of 3, 4, 2");
+        // The pooled median is assessed against the run's target, and the
+        // passes' disagreement keeps it from meeting ±2%.
+        let p = m.precision.unwrap();
+        assert_eq!(p.target, 0.02);
+        assert!(!p.met, "{p:?}");
+    }
+
+    #[test]
+    fn a_failure_in_any_pass_fails_the_figure_and_names_the_pass() {
+        let mut f = pass(&[100.0, 101.0], &[90], 1);
+        let mut dead = FigureResult::new("pipe", Mode::PingPong, 64);
+        dead.outcome = Outcome::Failed("peer died".into());
+        merge(&mut f, dead, 2, 0.02);
+        assert!(matches!(&f.outcome, Outcome::Failed(w) if w == "pass 2: peer died"));
+        // Nothing merges into a failed figure afterwards.
+        merge(&mut f, pass(&[100.0], &[90], 1), 3, 0.02);
+        assert!(matches!(f.outcome, Outcome::Failed(_)));
+        assert!(f.passes.is_none());
+    }
+
+    #[test]
+    fn sweep_figures_keep_the_median_of_their_corrected_medians() {
+        let swept = |samples: &[f64], corrected: f64| {
+            let mut f = pass(samples, &[1], 1);
+            f.sweep = Some(SweepFacts {
+                figures: 4,
+                rounds: samples.len(),
+                sample_time: std::time::Duration::from_millis(5),
+                drift_corrected_median_ns: Some(corrected),
+            });
+            f
+        };
+        let mut f = swept(&[10.0, 11.0], 10.0);
+        merge(&mut f, swept(&[30.0, 31.0, 32.0], 12.0), 2, 0.02);
+        merge(&mut f, swept(&[20.0], 11.5), 3, 0.02);
+        let sw = f.sweep.unwrap();
+        assert_eq!(sw.rounds, 6);
+        assert_eq!(sw.drift_corrected_median_ns, Some(11.5));
+        assert_eq!(
+            f.passes.unwrap().drift_corrected_medians_ns,
+            vec![10.0, 12.0, 11.5]
+        );
+    }
+
+    #[test]
+    fn the_per_pass_target_pools_to_the_run_target() {
+        assert_eq!(per_pass_target(0.02, 1), 0.02);
+        assert!((per_pass_target(0.02, 4) - 0.04).abs() < 1e-12);
+    }
+}
