@@ -11,6 +11,10 @@ const BUSY_LIMIT_PERCENT: f64 = 10.0;
 /// Relative range of samples ((max − min) / median) above which a figure is flagged.
 const SPREAD_LIMIT: f64 = 0.25;
 
+/// Largest move of the whole machine from one pass to another (the largest
+/// pass factor over the smallest, minus 1) before it is reported.
+const PASS_SHIFT_LIMIT: f64 = 0.10;
+
 /// Something about this run the reader should know.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Warning {
@@ -43,6 +47,15 @@ pub enum Warning {
         /// The widest half-interval among them, a fraction of the median.
         worst: f64,
     },
+    /// The figures of some passes moved together: the machine's speed
+    /// changed during the run.
+    SpeedChanged {
+        /// Each pass's factor (its figures over their typical value,
+        /// geometric mean), in the order the passes ran.
+        factors: Vec<f64>,
+        /// Figures the factors are read from.
+        figures: usize,
+    },
     /// Running in a virtual machine.
     Virtualized {
         /// The hypervisor.
@@ -64,6 +77,7 @@ impl Warning {
             Warning::IdleStatesAllowed => "idle-states-allowed",
             Warning::HighSpread { .. } => "high-spread",
             Warning::PrecisionMissed { .. } => "precision-missed",
+            Warning::SpeedChanged { .. } => "speed-changed",
             Warning::Virtualized { .. } => "virtualized",
             Warning::NoRealtime { .. } => "no-realtime",
         }
@@ -105,12 +119,29 @@ impl fmt::Display for Warning {
             } => write!(
                 f,
                 "{} figure(s) did not reach the precision target: the 95% interval of the median is wider \
-                 than ±{}% (worst ±{}%: {}); give them more time (--max-time), or run on a quieter machine",
+                 than ±{}% (worst ±{}%: {}); give them more time (--max-time) or more --passes, or run on a \
+                 quieter machine",
                 figures.len(),
                 super::table::percent(*target),
                 super::table::percent(*worst),
                 first_few(figures)
             ),
+            Warning::SpeedChanged { factors, figures } => {
+                let (lo, hi) = min_max(factors);
+                write!(
+                    f,
+                    "the machine's speed changed during the run: from one pass to another, {figures} figures \
+                     moved together by up to {:.0}% (pass factors {}); each figure pools its passes, so its \
+                     interval includes this, and `ipcmark compare` tests between passes; for steadier figures \
+                     run on a quieter machine",
+                    (hi / lo - 1.0) * 100.0,
+                    factors
+                        .iter()
+                        .map(|x| format!("{x:.2}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
             Warning::Virtualized { hypervisor } => write!(
                 f,
                 "running under a hypervisor ({hypervisor}): other guests change the machine's speed between \
@@ -125,6 +156,36 @@ impl fmt::Display for Warning {
             ),
         }
     }
+}
+
+fn min_max(v: &[f64]) -> (f64, f64) {
+    v.iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+            (lo.min(x), hi.max(x))
+        })
+}
+
+/// The factor of each pass common to the figures measured in all of them
+/// (`stats::drift` with passes as rounds), if the machine moved by more
+/// than [`PASS_SHIFT_LIMIT`] between two of them.
+fn speed_changed(results: &[FigureResult]) -> Option<Warning> {
+    let count = results
+        .iter()
+        .filter_map(|r| r.passes.as_ref())
+        .map(|p| p.count)
+        .max()?;
+    let medians: Vec<&[f64]> = results
+        .iter()
+        .filter_map(|r| r.passes.as_ref())
+        .filter(|p| p.count == count)
+        .map(|p| p.medians_ns.as_slice())
+        .collect();
+    let factors = crate::stats::drift::round_factors(&medians)?;
+    let (lo, hi) = min_max(&factors);
+    (hi / lo - 1.0 > PASS_SHIFT_LIMIT).then(|| Warning::SpeedChanged {
+        factors,
+        figures: medians.len(),
+    })
 }
 
 /// The first four names, and an ellipsis if there are more.
@@ -226,6 +287,7 @@ pub fn collect(env: &Environment, results: &[FigureResult]) -> Vec<Warning> {
             figures: missed.into_iter().map(|(n, ..)| n).collect(),
         });
     }
+    w.extend(speed_changed(results));
     if env.virtualization != "none" {
         w.push(Warning::Virtualized {
             hypervisor: env.virtualization.clone(),
@@ -330,5 +392,48 @@ mod tests {
             text.contains("rhealstone-preemption (no preemption)") && text.contains("CAP_SYS_NICE"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn passes_that_move_together_are_reported_as_a_change_of_speed() {
+        use crate::engine::passes::PassFacts;
+        let mut env = environment::collect();
+        env.cpu_busy_percent_at_start = Some(0.0);
+        env.frequency_governor = None;
+        env.cpu_dma_latency_us = Some(0);
+        env.virtualization = "none".into();
+        let figure = |name: &'static str, medians: &[f64]| {
+            let mut f = FigureResult::new(name, Mode::PingPong, 64);
+            f.passes = Some(PassFacts {
+                count: medians.len(),
+                medians_ns: medians.to_vec(),
+                drift_corrected_medians_ns: Vec::new(),
+            });
+            f
+        };
+        // Pass 2 is a third faster for both figures: the machine, not them.
+        let moved = [
+            figure("pipe", &[3000.0, 2000.0, 3050.0]),
+            figure("tcp", &[7000.0, 4700.0, 6950.0]),
+        ];
+        let w = collect(&env, &moved);
+        assert_eq!(w.len(), 1, "{w:?}");
+        let Warning::SpeedChanged { factors, figures } = &w[0] else {
+            panic!("{w:?}")
+        };
+        assert_eq!(*figures, 2);
+        assert!(
+            factors[1] < 0.7 && factors[0] > 0.95 && factors[2] > 0.95,
+            "{factors:?}"
+        );
+        assert!(w[0].to_string().contains("up to 5"), "{}", w[0]);
+        // Passes within a few percent of each other: nothing to say.
+        let steady = [
+            figure("pipe", &[3000.0, 3050.0, 2980.0]),
+            figure("tcp", &[7000.0, 7100.0, 6950.0]),
+        ];
+        assert!(collect(&env, &steady).is_empty());
+        // One figure alone cannot tell the machine from itself.
+        assert!(collect(&env, &moved[..1]).is_empty());
     }
 }
