@@ -182,10 +182,8 @@ fn speed_changed(results: &[FigureResult]) -> Option<Warning> {
         .collect();
     let factors = crate::stats::drift::round_factors(&medians)?;
     let (lo, hi) = min_max(&factors);
-    (hi / lo - 1.0 > PASS_SHIFT_LIMIT).then(|| Warning::SpeedChanged {
-        factors,
-        figures: medians.len(),
-    })
+    let figures = medians.len();
+    (hi / lo - 1.0 > PASS_SHIFT_LIMIT).then_some(Warning::SpeedChanged { factors, figures })
 }
 
 /// The first four names, and an ellipsis if there are more.
