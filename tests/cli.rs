@@ -193,8 +193,8 @@ fn passes_measure_each_figure_again_with_fresh_peers_and_pool_them() {
     let _g = serial();
     let sb = Sandbox::new();
     let json = sb.path("passes.json");
-    // pipe and fifo sweep together; shm-spin runs alone; the timer figure
-    // is measured once whatever the passes.
+    // pipe and fifo sweep together; shm-spin runs alone; syscall-getpid is
+    // an operation, whose passes pool too.
     let out = sb.run(
         &[
             "run",

@@ -317,6 +317,16 @@ mod tests {
     use super::*;
     use crate::engine::environment;
 
+    /// This machine's environment with nothing to warn about.
+    fn quiet_machine() -> Environment {
+        let mut env = environment::collect();
+        env.cpu_busy_percent_at_start = Some(0.0);
+        env.frequency_governor = None;
+        env.cpu_dma_latency_us = Some(0);
+        env.virtualization = "none".into();
+        env
+    }
+
     #[test]
     fn each_condition_gives_its_warning_and_a_clean_machine_none() {
         let mut env = environment::collect();
@@ -350,11 +360,7 @@ mod tests {
     #[test]
     fn a_figure_run_without_the_fifo_it_needs_says_what_it_loses() {
         use crate::engine::runner::{OpProof, Scheduling};
-        let mut env = environment::collect();
-        env.cpu_busy_percent_at_start = Some(0.0);
-        env.frequency_governor = None;
-        env.cpu_dma_latency_us = Some(0);
-        env.virtualization = "none".into();
+        let env = quiet_machine();
         let figure = |refused: Option<&str>| {
             let mut f = FigureResult::new("rhealstone-preemption", Mode::Op, 0);
             f.outcome = Outcome::Skipped("not measured here".into());
@@ -395,11 +401,7 @@ mod tests {
     #[test]
     fn passes_that_move_together_are_reported_as_a_change_of_speed() {
         use crate::engine::passes::PassFacts;
-        let mut env = environment::collect();
-        env.cpu_busy_percent_at_start = Some(0.0);
-        env.frequency_governor = None;
-        env.cpu_dma_latency_us = Some(0);
-        env.virtualization = "none".into();
+        let env = quiet_machine();
         let figure = |name: &'static str, medians: &[f64]| {
             let mut f = FigureResult::new(name, Mode::PingPong, 64);
             f.passes = Some(PassFacts {
