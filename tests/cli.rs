@@ -195,27 +195,20 @@ fn passes_measure_each_figure_again_with_fresh_peers_and_pool_them() {
     let json = sb.path("passes.json");
     // pipe and fifo sweep together; shm-spin runs alone; syscall-getpid is
     // an operation, whose passes pool too.
-    let out = sb.run(
+    let mut a = args(
+        short_budget(),
         &[
             "run",
             "pipe",
             "fifo",
             "shm-spin",
             "syscall-getpid",
-            "--quick",
             "--passes",
             "3",
-            "--samples",
-            "2",
-            "--max-time",
-            "0",
-            "--sample-time",
-            "2ms",
-            "--json",
-            json.to_str().unwrap(),
         ],
-        Duration::from_secs(60),
     );
+    a.extend(["--json", json.to_str().unwrap()]);
+    let out = sb.run(&a, Duration::from_secs(60));
     assert!(out.status.success(), "{}", stderr(&out));
     let report = read_json(&json);
     assert_eq!(report["settings"]["passes"], 3);
@@ -962,6 +955,17 @@ fn synthetic_report(results: &[(&str, Vec<f64>)], extra: &[Value]) -> Value {
     })
 }
 
+/// The comparison of benchmark `name` in a comparison JSON.
+fn compared(report: &Value, name: &str) -> Value {
+    report["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["benchmark"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("{name} not compared"))
+}
+
 /// Writes two run reports, compares them with `--json`; the command's
 /// output (it must succeed) and the comparison JSON.
 fn compare_reports(sb: &Sandbox, a: &Value, b: &Value) -> (std::process::Output, Value) {
@@ -1007,15 +1011,7 @@ fn compare_reports_a_known_ten_percent_difference_and_no_difference_for_equal_ru
     );
     let (run, report) = compare_reports(&sb, &a, &b);
     assert_eq!(report["schema"], "ipcmark.compare/1");
-    let by_name = |n: &str| {
-        report["comparisons"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["benchmark"] == n)
-            .cloned()
-            .unwrap_or_else(|| panic!("{n} not compared"))
-    };
+    let by_name = |n: &str| compared(&report, n);
     let pipe = by_name("pipe");
     assert_eq!(pipe["significant"], true, "{pipe}");
     assert_eq!(pipe["verdict"], "slower");
@@ -1141,15 +1137,7 @@ fn compare_tests_pass_medians_when_both_runs_have_passes() {
         ],
     );
     let (run, report) = compare_reports(&sb, &a, &b);
-    let by_name = |n: &str| {
-        report["comparisons"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["benchmark"] == n)
-            .cloned()
-            .unwrap()
-    };
+    let by_name = |n: &str| compared(&report, n);
     let pipe = by_name("pipe");
     assert_eq!(pipe["test"], "welch-passes", "{pipe}");
     assert!(pipe["mann_whitney"]["p"].as_f64().unwrap() < 0.05, "{pipe}");

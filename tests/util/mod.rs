@@ -16,16 +16,21 @@ static SERIAL: Mutex<()> = Mutex::new(());
 /// Short per-figure budget for tests: quick warm-up, one pass of two tiny
 /// samples and no more (--max-time 0): tests check counts, and stay short.
 pub const SHORT: &[&str] = &[
-    "--quick",
-    "--passes",
-    "1",
     "--samples",
     "2",
     "--max-time",
     "0",
     "--sample-time",
     "2ms",
+    "--quick",
+    "--passes",
+    "1",
 ];
+
+/// [`SHORT`] without its `--passes 1`, for a test that sets the passes.
+pub fn short_budget() -> &'static [&'static str] {
+    &SHORT[..SHORT.len() - 2]
+}
 
 /// Takes the global lock (a poisoned lock from a failed test is still usable).
 pub fn serial() -> MutexGuard<'static, ()> {
