@@ -747,6 +747,62 @@ fn sigint_and_sigterm_release_everything_and_keep_partial_results() {
 }
 
 #[test]
+fn a_stop_in_a_later_pass_keeps_the_passes_before_it_whole() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("p.json");
+    // signal-sigqueue runs alone, then pipe and fifo sweep together; the
+    // signal lands once a second pass has been merged and saved.
+    let child = sb
+        .cmd(&[
+            "run",
+            "signal-sigqueue",
+            "pipe",
+            "fifo",
+            "--quick",
+            "--passes",
+            "3",
+            "--sample-time",
+            "50ms",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    assert!(
+        eventually(Duration::from_secs(20), || {
+            std::fs::read_to_string(&json).is_ok_and(|t| t.contains("medians_ns"))
+        }),
+        "no pass was merged"
+    );
+    signal(pid, libc::SIGINT);
+    let out = wait_with_deadline(child, Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let report = read_json(&json);
+    assert_eq!(report["complete"], false);
+    for r in results(&report) {
+        // A pass cut short is dropped: no figure is failed by the stop, and
+        // each holds only passes that completed.
+        assert_eq!(r["status"], "ok", "{r}");
+        let passes = r["passes"]["count"].as_u64().unwrap_or(1);
+        assert!((1..=3).contains(&passes), "{r}");
+        assert_eq!(
+            r["passes"]["medians_ns"].as_array().map_or(1, Vec::len) as u64,
+            passes,
+            "{r}"
+        );
+    }
+    assert!(
+        objects_of(pid).is_empty(),
+        "left behind: {:?}",
+        objects_of(pid)
+    );
+    assert!(sb.leftover_tmp().is_empty(), "{:?}", sb.leftover_tmp());
+    assert!(eventually(Duration::from_secs(3), || ipcmark_processes().is_empty()));
+}
+
+#[test]
 fn kill_9_then_clean_removes_what_was_left() {
     let _g = serial();
     let sb = Sandbox::new();
