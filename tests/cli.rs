@@ -1153,7 +1153,8 @@ fn compare_separates_a_shift_of_every_result_from_one_beyond_it() {
     }
     let text = stdout(&run);
     assert!(
-        text.contains("6 of 6 results differ significantly"),
+        text.contains("6 of 6 results differ significantly")
+            && text.contains("with no change at all about 0 would, by chance"),
         "{text}"
     );
     assert!(text.contains("1 of 6 differ beyond it"), "{text}");

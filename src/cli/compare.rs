@@ -466,7 +466,7 @@ fn render(r: &CompareReport) -> String {
         ),
     };
     let mut out = format!(
-        "A: {} ({}, {}, Linux {})\nB: {} ({}, {}, Linux {})\n{t}\n{} of {} results differ significantly ({method}, α = {}; n.s. = not significant); Δ and the interval are B relative to A\n",
+        "A: {} ({}, {}, Linux {})\nB: {} ({}, {}, Linux {})\n{t}\n{} of {} results differ significantly ({method}, α = {}; n.s. = not significant; with no change at all about {:.0} would, by chance); Δ and the interval are B relative to A\n",
         r.a.path,
         r.a.started_at,
         r.a.hostname,
@@ -477,7 +477,8 @@ fn render(r: &CompareReport) -> String {
         r.b.kernel,
         significant,
         r.comparisons.len(),
-        r.alpha
+        r.alpha,
+        r.alpha * r.comparisons.len() as f64
     );
     if with_passes < r.comparisons.len() {
         out.push_str(
