@@ -799,6 +799,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let stopped = interrupt::stop_requested();
     let warnings = crate::output::warnings::collect(&env, &results);
     report.warnings = warnings.iter().map(Into::into).collect();
+    passes::correct_between_passes(&mut results);
+    for (record, r) in report.results.iter_mut().zip(&results) {
+        if r.passes.is_some() {
+            *record = ResultRecord::from_figure(r);
+        }
+    }
     report.cost_models = crate::output::cost_model::fit(&results);
     report.complete = stopped.is_none();
     report.finished_at = Some(now_rfc3339());

@@ -19,7 +19,7 @@ use super::pingpong::Measurement;
 use super::runner::{FigureResult, Outcome};
 use super::sampling;
 use super::sweep::SweepFacts;
-use crate::stats::median;
+use crate::stats::{drift, median};
 
 /// What the passes of a merged figure measured one by one.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -89,7 +89,7 @@ pub fn merge(into: &mut FigureResult, next: FigureResult, pass: usize, target: f
         into.note = next.note;
     }
     // The cost model fits a sweep figure's drift-corrected median: merged,
-    // the median of the passes' own.
+    // the median of the passes' own (until `correct_between_passes`).
     into.sweep = match (into.sweep.take(), next.sweep) {
         (Some(a), Some(b)) => Some(SweepFacts {
             figures: a.figures.max(b.figures),
@@ -100,6 +100,47 @@ pub fn merge(into: &mut FigureResult, next: FigureResult, pass: usize, target: f
         }),
         _ => None,
     };
+}
+
+/// Divides out, from every sweep figure's drift-corrected median, the drift
+/// common to the passes: once all passes have run, each pass's factor
+/// ([`drift::round_factors`], passes as rounds) is read from every figure
+/// that has a drift-corrected median in each pass, and such a figure's
+/// `sweep.drift_corrected_median_ns` becomes the median over passes of its
+/// own divided by its pass's factor. The rounds of a sweep correct drift
+/// within it; this corrects what moved between passes, seconds apart, so
+/// that a figure whose median fell in a slow pass is not read as costlier
+/// than its neighbours (the cost model fits these values).
+pub fn correct_between_passes(results: &mut [FigureResult]) {
+    let full = |r: &FigureResult| {
+        r.passes
+            .as_ref()
+            .filter(|p| p.count >= 2 && p.drift_corrected_medians_ns.len() == p.count)
+            .map(|p| p.count)
+    };
+    let Some(count) = results.iter().filter_map(full).max() else {
+        return;
+    };
+    let members: Vec<usize> = (0..results.len())
+        .filter(|&i| full(&results[i]) == Some(count) && results[i].sweep.is_some())
+        .collect();
+    let series: Vec<&[f64]> = members
+        .iter()
+        .filter_map(|&i| results[i].passes.as_ref())
+        .map(|p| p.drift_corrected_medians_ns.as_slice())
+        .collect();
+    let Some(factors) = drift::round_factors(&series) else {
+        return;
+    };
+    for i in members {
+        let r = &mut results[i];
+        if let (Some(p), Some(sw)) = (&r.passes, &mut r.sweep) {
+            sw.drift_corrected_median_ns = Some(drift::corrected_median(
+                &p.drift_corrected_medians_ns,
+                &factors,
+            ));
+        }
+    }
 }
 
 /// Adds `m`, pass number `pass` (from 1), to `base`: samples, histogram
@@ -224,5 +265,54 @@ mod tests {
     fn the_per_pass_target_pools_to_the_run_target() {
         assert_eq!(per_pass_target(0.02, 1), 0.02);
         assert!((per_pass_target(0.02, 4) - 0.04).abs() < 1e-12);
+    }
+
+    #[test]
+    fn drift_between_passes_is_divided_out_of_sweep_figures() {
+        let swept = |corrected: &[f64]| {
+            let mut f = pass(&[1.0], &[1], 1);
+            f.sweep = Some(SweepFacts {
+                figures: 2,
+                rounds: 1,
+                sample_time: std::time::Duration::from_millis(5),
+                drift_corrected_median_ns: Some(median(corrected)),
+            });
+            f.passes = Some(PassFacts {
+                count: corrected.len(),
+                medians_ns: corrected.to_vec(),
+                drift_corrected_medians_ns: corrected.to_vec(),
+            });
+            f
+        };
+        // Figures costing 1, 2 and 3 units, measured in passes where the
+        // machine ran at 0.9, 1.3 and 1.1, each with its own few percent of
+        // noise: the plain median of passes reads them in different passes,
+        // and their ratios come out wrong.
+        let speed = [0.9, 1.3, 1.1];
+        let noise = [[1.02, 0.97, 1.0], [0.97, 1.03, 0.96], [1.0, 0.98, 1.03]];
+        let mut rs: Vec<FigureResult> = (0..3)
+            .map(|f| {
+                let v: Vec<f64> = (0..3)
+                    .map(|k| 100.0 * (f + 1) as f64 * speed[k] * noise[f][k])
+                    .collect();
+                swept(&v)
+            })
+            .collect();
+        rs.push(pass(&[5.0], &[5], 1));
+        let ratios = |rs: &[FigureResult]| -> Vec<f64> {
+            let y = |i: usize| rs[i].sweep.unwrap().drift_corrected_median_ns.unwrap();
+            vec![y(1) / y(0), y(2) / y(0)]
+        };
+        let error = |r: &[f64]| (r[0] - 2.0).abs() + (r[1] - 3.0).abs();
+        let before = error(&ratios(&rs));
+        correct_between_passes(&mut rs);
+        let after = error(&ratios(&rs));
+        assert!(
+            after < before / 2.0,
+            "{before} → {after}: {:?}",
+            ratios(&rs)
+        );
+        // A figure without a sweep is left alone.
+        assert!(rs[3].sweep.is_none());
     }
 }

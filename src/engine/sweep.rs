@@ -40,7 +40,8 @@ pub struct SweepFacts {
     pub sample_time: Duration,
     /// Median of this figure's samples with the drift common to the sweep's
     /// rounds divided out (`stats::drift`), ns; `None` if it could not be
-    /// estimated. The cost model fits this.
+    /// estimated. With passes, the drift between passes is divided out too
+    /// (`passes::correct_between_passes`). The cost model fits this.
     pub drift_corrected_median_ns: Option<f64>,
 }
 
