@@ -736,13 +736,7 @@ fn sigint_and_sigterm_release_everything_and_keep_partial_results() {
             rs.iter().any(|r| r["status"] == "ok"),
             "partial results were kept: {rs:?}"
         );
-        assert!(
-            objects_of(pid).is_empty(),
-            "left behind: {:?}",
-            objects_of(pid)
-        );
-        assert!(sb.leftover_tmp().is_empty(), "{:?}", sb.leftover_tmp());
-        assert!(eventually(Duration::from_secs(3), || ipcmark_processes().is_empty()));
+        assert_released(&sb, pid);
     }
 }
 
@@ -793,13 +787,7 @@ fn a_stop_in_a_later_pass_keeps_the_passes_before_it_whole() {
             "{r}"
         );
     }
-    assert!(
-        objects_of(pid).is_empty(),
-        "left behind: {:?}",
-        objects_of(pid)
-    );
-    assert!(sb.leftover_tmp().is_empty(), "{:?}", sb.leftover_tmp());
-    assert!(eventually(Duration::from_secs(3), || ipcmark_processes().is_empty()));
+    assert_released(&sb, pid);
 }
 
 #[test]

@@ -286,13 +286,7 @@ fn sigint_mid_stream_releases_everything() {
         libc::SIGINT,
     );
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
-    assert!(
-        objects_of(pid).is_empty(),
-        "left behind: {:?}",
-        objects_of(pid)
-    );
-    assert!(sb.leftover_tmp().is_empty(), "{:?}", sb.leftover_tmp());
-    assert!(eventually(Duration::from_secs(3), || ipcmark_processes().is_empty()));
+    assert_released(&sb, pid);
 }
 
 #[test]

@@ -354,13 +354,7 @@ fn sigterm_during_fork_and_file_benchmarks_releases_everything() {
     let report = read_json(&json);
     assert_eq!(report["complete"], false);
     assert!(!results(&report).is_empty(), "partial results were kept");
-    assert!(
-        objects_of(pid).is_empty(),
-        "left behind: {:?}",
-        objects_of(pid)
-    );
-    assert!(sb.leftover_tmp().is_empty(), "{:?}", sb.leftover_tmp());
-    assert!(eventually(Duration::from_secs(3), || ipcmark_processes().is_empty()));
+    assert_released(&sb, pid);
 }
 
 #[test]

@@ -127,6 +127,19 @@ pub fn signal_after_first_save(
     (pid, wait_with_deadline(child, Duration::from_secs(20)))
 }
 
+/// Asserts that run `pid`, in sandbox `sb`, left nothing behind: no IPC
+/// object named after it, no temporary file, no ipcmark process (its
+/// children get 3 s to be reaped).
+pub fn assert_released(sb: &Sandbox, pid: u32) {
+    assert!(
+        objects_of(pid).is_empty(),
+        "left behind: {:?}",
+        objects_of(pid)
+    );
+    assert!(sb.leftover_tmp().is_empty(), "{:?}", sb.leftover_tmp());
+    assert!(eventually(Duration::from_secs(3), || ipcmark_processes().is_empty()));
+}
+
 /// Polls `cond` every 20 ms for at most `limit`.
 pub fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let start = Instant::now();
