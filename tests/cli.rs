@@ -747,8 +747,9 @@ fn a_stop_in_a_later_pass_keeps_the_passes_before_it_whole() {
     let json = sb.path("p.json");
     // signal-sigqueue runs alone, then pipe and fifo sweep together; the
     // signal lands once a second pass has been merged and saved.
-    let child = sb
-        .cmd(&[
+    let (pid, out) = signal_once_saved(
+        &sb,
+        &[
             "run",
             "signal-sigqueue",
             "pipe",
@@ -760,18 +761,12 @@ fn a_stop_in_a_later_pass_keeps_the_passes_before_it_whole() {
             "50ms",
             "--json",
             json.to_str().unwrap(),
-        ])
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    assert!(
-        eventually(Duration::from_secs(20), || {
-            std::fs::read_to_string(&json).is_ok_and(|t| t.contains("medians_ns"))
-        }),
-        "no pass was merged"
+        ],
+        &json,
+        "medians_ns",
+        Duration::from_secs(20),
+        libc::SIGINT,
     );
-    signal(pid, libc::SIGINT);
-    let out = wait_with_deadline(child, Duration::from_secs(20));
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     let report = read_json(&json);
     assert_eq!(report["complete"], false);

@@ -209,8 +209,10 @@ fn sigterm_during_the_deadlock_break_ends_the_run_and_keeps_what_was_measured() 
     let _g = serial();
     let sb = Sandbox::new();
     let json = sb.path("t.json");
-    let child = sb
-        .cmd(&[
+    // The first figure's result is saved once it is measured.
+    let (_, out) = signal_once_saved(
+        &sb,
+        &[
             "run",
             "rhealstone-preemption",
             "rhealstone-deadlock-break-no-pi",
@@ -220,19 +222,12 @@ fn sigterm_during_the_deadlock_break_ends_the_run_and_keeps_what_was_measured() 
             "300ms",
             "--json",
             json.to_str().unwrap(),
-        ])
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    // The first figure's result is saved once it is measured.
-    assert!(
-        eventually(Duration::from_secs(30), || {
-            std::fs::read_to_string(&json).is_ok_and(|t| t.contains("rhealstone-preemption"))
-        }),
-        "the first figure was never saved"
+        ],
+        &json,
+        "rhealstone-preemption",
+        Duration::from_secs(30),
+        libc::SIGTERM,
     );
-    signal(pid, libc::SIGTERM);
-    let out = wait_with_deadline(child, Duration::from_secs(20));
     assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
     let report = read_json(&json);
     assert_eq!(report["complete"], false);

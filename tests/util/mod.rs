@@ -117,11 +117,27 @@ pub fn signal_after_first_save(
     first: Duration,
     sig: i32,
 ) -> (u32, Output) {
+    signal_once_saved(sb, argv, json, "", first, sig)
+}
+
+/// Starts ipcmark with `argv`, which writes `json`; once a saved report
+/// contains `needle` (within `limit`), sends `sig` and waits (20 s at most)
+/// for the run to end. Its pid and output.
+pub fn signal_once_saved(
+    sb: &Sandbox,
+    argv: &[&str],
+    json: &Path,
+    needle: &str,
+    limit: Duration,
+    sig: i32,
+) -> (u32, Output) {
     let child = sb.cmd(argv).spawn().unwrap();
     let pid = child.id();
     assert!(
-        eventually(first, || json.exists()),
-        "no partial JSON after the first figure"
+        eventually(limit, || {
+            std::fs::read_to_string(json).is_ok_and(|t| t.contains(needle))
+        }),
+        "no saved report with {needle:?} within {limit:?}"
     );
     signal(pid, sig);
     (pid, wait_with_deadline(child, Duration::from_secs(20)))
