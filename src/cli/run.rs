@@ -335,24 +335,35 @@ struct StepContext<'a> {
 }
 
 impl StepContext<'_> {
-    /// Runs one step with settings `s`: its figures in order, fewer if the
-    /// run was asked to stop.
-    fn run_step(&self, step: &Step, s: &RunSettings) -> Vec<FigureResult> {
+    /// Runs with settings `s` the figures of one step that `keep` (given
+    /// each one's index in the step) selects: each with its index, in
+    /// order, fewer if the run was asked to stop.
+    fn run_step(
+        &self,
+        step: &Step,
+        s: &RunSettings,
+        keep: impl Fn(usize) -> bool,
+    ) -> Vec<(usize, FigureResult)> {
         let k = match step {
             Step::Alone(k) => *k,
             Step::Sweep(ks) => {
-                let figures: Vec<(&dyn Mechanism, usize)> = ks
+                let (index, figures): (Vec<usize>, Vec<(&dyn Mechanism, usize)>) = ks
                     .iter()
                     .flat_map(|&k| match self.plan[k].0 {
                         Selected::Mechanism(m, _) => self.plan[k].1.iter().map(move |&z| (m, z)),
                         _ => unreachable!("sweep_steps puts only mechanisms in a sweep"),
                     })
-                    .collect();
+                    .enumerate()
+                    .filter(|(i, _)| keep(*i))
+                    .unzip();
+                if figures.is_empty() {
+                    return Vec::new();
+                }
                 self.progress
                     .start(&format!("{} figures, interleaved", figures.len()));
                 let out = sweep::run(&figures, s, self.names);
                 out.iter().for_each(|_| self.progress.done_one());
-                return out;
+                return index.into_iter().zip(out).collect();
             }
         };
         let (sel, figure_sizes) = (&self.plan[k].0, &self.plan[k].1);
@@ -362,9 +373,12 @@ impl StepContext<'_> {
             _ => Vec::new(),
         };
         let mut out = Vec::with_capacity(figure_sizes.len());
-        for &size in figure_sizes {
+        for (i, &size) in figure_sizes.iter().enumerate() {
             if interrupt::stop_requested().is_some() {
                 break;
+            }
+            if !keep(i) {
+                continue;
             }
             let r = match *sel {
                 Selected::Mechanism(m, cold) => {
@@ -399,7 +413,7 @@ impl StepContext<'_> {
                 }
             };
             self.progress.done_one();
-            out.push(r);
+            out.push((i, r));
         }
         out
     }
@@ -765,12 +779,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             } else {
                 &settings
             };
-            let figures = ctx.run_step(step, s);
+            // A later pass measures again only the figures measured so far: one
+            // skipped here stays skipped, one that failed is reported failed.
+            let figures = ctx.run_step(step, s, |i| {
+                pass == 1 || matches!(results[first_slot[n] + i].outcome, Outcome::Ok(_))
+            });
             if pass > 1 && interrupt::stop_requested().is_some() {
                 // A pass cut short says nothing more about its figures.
                 break 'plan;
             }
-            for (i, r) in figures.into_iter().enumerate() {
+            for (i, r) in figures {
                 if pass == 1 {
                     let scored = r.mode == Mode::Score;
                     report.results.push(ResultRecord::from_figure(&r));
