@@ -299,16 +299,17 @@ fn common_shift(comparisons: &[&Comparison], alpha: f64) -> Option<CommonShift> 
 /// medians with passes, else its samples).
 fn beyond(c: &mut Comparison, sides: &Sides, factor: f64, alpha: f64) {
     let scale = |v: &[f64]| -> Vec<f64> { v.iter().map(|x| x / factor).collect() };
+    let b = scale(sides.b);
     let p = match (c.test, sides.passes) {
         (Test::WelchPasses, Some((pa, pb))) => welch_log(pa, &scale(pb), 1.0 - alpha).map(|w| w.p),
-        _ => mann_whitney(sides.a, &scale(sides.b)).map(|mw| mw.p),
+        _ => mann_whitney(sides.a, &b).map(|mw| mw.p),
     };
     if let Some(p) = p {
         let significant = p < alpha;
         c.beyond_shift = Some(Beyond {
             p,
             significant,
-            verdict: verdict(significant, median(&scale(sides.b)) > median(sides.a)),
+            verdict: verdict(significant, median(&b) > median(sides.a)),
         });
     }
 }
@@ -484,7 +485,7 @@ fn render(r: &CompareReport) -> String {
         out.push_str(
             "without passes on both sides a test sees only the samples of each run, not how \
              much a run's level moves between runs: measure both with --passes 2 or more \
-             (the default is 3)\n",
+             (the default is 5)\n",
         );
     }
     if let Some(sh) = &r.common_shift {

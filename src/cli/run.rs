@@ -725,10 +725,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         .collect();
     let pingpong = args.mode != Some(ModeArg::Stream);
     let passes = report.settings.passes;
-    let figures_of = |k: usize| plan[k].1.len();
-    let repeated: usize = (0..plan.len())
-        .filter(|&k| repeats(&plan[k].0, pingpong))
-        .map(figures_of)
+    let repeated: usize = plan
+        .iter()
+        .filter(|(sel, _)| repeats(sel, pingpong))
+        .map(|(_, sizes)| sizes.len())
         .sum();
     let progress =
         Progress::new(plan.iter().map(|(_, s)| s.len()).sum::<usize>() + (passes - 1) * repeated);

@@ -46,9 +46,8 @@ pub fn per_pass_target(target: f64, passes: usize) -> f64 {
 /// median is assessed. A figure that failed in any pass is reported failed,
 /// naming the pass; one that was skipped stays skipped.
 pub fn merge(into: &mut FigureResult, next: FigureResult, pass: usize, target: f64) {
-    let first_median = match &into.outcome {
-        Outcome::Ok(m) => m.summary.median,
-        _ => return,
+    let Outcome::Ok(base) = &mut into.outcome else {
+        return;
     };
     let m = match next.outcome {
         Outcome::Ok(m) => m,
@@ -61,9 +60,7 @@ pub fn merge(into: &mut FigureResult, next: FigureResult, pass: usize, target: f
             return;
         }
     };
-    let Outcome::Ok(base) = &mut into.outcome else {
-        unreachable!("matched above")
-    };
+    let first_median = base.summary.median;
     let first_corrected = into.sweep.and_then(|sw| sw.drift_corrected_median_ns);
     let facts = into.passes.get_or_insert_with(|| PassFacts {
         count: 1,
@@ -112,24 +109,11 @@ pub fn merge(into: &mut FigureResult, next: FigureResult, pass: usize, target: f
 /// that a figure whose median fell in a slow pass is not read as costlier
 /// than its neighbours (the cost model fits these values).
 pub fn correct_between_passes(results: &mut [FigureResult]) {
-    let full = |r: &FigureResult| {
-        r.passes
-            .as_ref()
-            .filter(|p| p.count >= 2 && p.drift_corrected_medians_ns.len() == p.count)
-            .map(|p| p.count)
-    };
-    let Some(count) = results.iter().filter_map(full).max() else {
-        return;
-    };
-    let members: Vec<usize> = (0..results.len())
-        .filter(|&i| full(&results[i]) == Some(count) && results[i].sweep.is_some())
-        .collect();
-    let series: Vec<&[f64]> = members
-        .iter()
-        .filter_map(|&i| results[i].passes.as_ref())
-        .map(|p| p.drift_corrected_medians_ns.as_slice())
-        .collect();
-    let Some(factors) = drift::round_factors(&series) else {
+    let Some((factors, members)) = pass_factors(results, |r| {
+        r.sweep
+            .and(r.passes.as_ref())
+            .map(|p| p.drift_corrected_medians_ns.as_slice())
+    }) else {
         return;
     };
     for i in members {
@@ -141,6 +125,29 @@ pub fn correct_between_passes(results: &mut [FigureResult]) {
             ));
         }
     }
+}
+
+/// The drift common to the passes: each pass's factor ([`drift::round_factors`]
+/// with passes as rounds) over the figures whose `series` holds a value for
+/// every pass of the run, and those figures' indices. `None` without two
+/// such figures.
+pub fn pass_factors(
+    results: &[FigureResult],
+    series: impl Fn(&FigureResult) -> Option<&[f64]>,
+) -> Option<(Vec<f64>, Vec<usize>)> {
+    let count = results
+        .iter()
+        .filter_map(|r| r.passes.as_ref())
+        .map(|p| p.count)
+        .max()?;
+    let members: Vec<usize> = (0..results.len())
+        .filter(|&i| series(&results[i]).is_some_and(|v| v.len() == count))
+        .collect();
+    let lists: Vec<&[f64]> = members
+        .iter()
+        .filter_map(|&i| series(&results[i]))
+        .collect();
+    Some((drift::round_factors(&lists)?, members))
 }
 
 /// Adds `m`, pass number `pass` (from 1), to `base`: samples, histogram

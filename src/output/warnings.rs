@@ -169,21 +169,14 @@ fn min_max(v: &[f64]) -> (f64, f64) {
 /// (`stats::drift` with passes as rounds), if the machine moved by more
 /// than [`PASS_SHIFT_LIMIT`] between two of them.
 fn speed_changed(results: &[FigureResult]) -> Option<Warning> {
-    let count = results
-        .iter()
-        .filter_map(|r| r.passes.as_ref())
-        .map(|p| p.count)
-        .max()?;
-    let medians: Vec<&[f64]> = results
-        .iter()
-        .filter_map(|r| r.passes.as_ref())
-        .filter(|p| p.count == count)
-        .map(|p| p.medians_ns.as_slice())
-        .collect();
-    let factors = crate::stats::drift::round_factors(&medians)?;
+    let (factors, members) = crate::engine::passes::pass_factors(results, |r| {
+        r.passes.as_ref().map(|p| p.medians_ns.as_slice())
+    })?;
     let (lo, hi) = min_max(&factors);
-    let figures = medians.len();
-    (hi / lo - 1.0 > PASS_SHIFT_LIMIT).then_some(Warning::SpeedChanged { factors, figures })
+    (hi / lo - 1.0 > PASS_SHIFT_LIMIT).then_some(Warning::SpeedChanged {
+        factors,
+        figures: members.len(),
+    })
 }
 
 /// The first four names, and an ellipsis if there are more.
