@@ -15,9 +15,9 @@ pub mod syscall;
 pub mod thread_metric;
 pub mod timer;
 
+use crate::engine::models::periodic::Periodic;
+use crate::engine::models::score::Scored;
 use crate::engine::op::Operation;
-use crate::engine::periodic::Periodic;
-use crate::engine::score::Scored;
 
 /// The group of the IPC mechanisms (ping-pong between two processes).
 pub const IPC: &str = "ipc";
@@ -223,8 +223,8 @@ pub fn available_groups() -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::objects::{ObjectNamer, disk_temp_base, tmpfs_base};
     use crate::engine::op::OpContext;
+    use crate::engine::os::objects::{ObjectNamer, disk_temp_base, tmpfs_base};
     use std::collections::HashSet;
 
     #[test]
@@ -321,8 +321,8 @@ mod tests {
         // Pinned as the engine pins the measuring thread: the sched
         // benchmarks' helpers share its CPU.
         let cpu = crate::sys::sched::current_cpu();
-        let _placed = crate::engine::placement::PlacementGuard::apply(
-            &crate::engine::placement::SidePlacement {
+        let _placed = crate::engine::os::placement::PlacementGuard::apply(
+            &crate::engine::os::placement::SidePlacement {
                 cpu,
                 rt_priority: None,
             },
@@ -348,7 +348,7 @@ mod tests {
             if let (Some(b0), Some(b1)) = (before, p.op.counter().unwrap()) {
                 assert!(b1.value - b0.value >= 3 * b0.per_op, "{}", info.id);
             }
-            let checks = crate::engine::probe::probe(
+            let checks = crate::engine::os::probe::probe(
                 p.op.as_mut(),
                 &info,
                 std::time::Duration::from_secs(10),

@@ -1,7 +1,7 @@
 //! `ipcmark clean`: removes what killed runs left behind.
 
 use super::{Failure, print_stdout};
-use crate::engine::objects::clean_stale;
+use crate::engine::os::objects::clean_stale;
 use std::process::ExitCode;
 
 pub fn clean() -> Result<ExitCode, Failure> {

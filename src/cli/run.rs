@@ -6,20 +6,21 @@ use super::parse::CpuLatency;
 use super::{Failure, FaultArg, ModeArg, PeerArg, RunArgs, print_stdout};
 use crate::benchmarks;
 use crate::engine::channel::Mechanism;
-use crate::engine::environment::{self, Environment};
-use crate::engine::interrupt;
-use crate::engine::objects::ObjectNamer;
-use crate::engine::oneway::OneWayPlan;
+use crate::engine::measure::Budget;
+use crate::engine::models::oneway::OneWayPlan;
+use crate::engine::models::periodic::{Periodic, PeriodicSettings};
+use crate::engine::models::sampling::Precision;
+use crate::engine::models::score::{self, ScoreSettings, Scored};
 use crate::engine::op::Operation;
-use crate::engine::passes;
-use crate::engine::peer::{Fault, PeerKind};
-use crate::engine::periodic::{Periodic, PeriodicSettings};
-use crate::engine::pingpong::Budget;
-use crate::engine::placement::{SidePlacement, probe_rt};
-use crate::engine::runner::{self, FigureResult, Mode, Outcome, RunSettings};
-use crate::engine::sampling::Precision;
-use crate::engine::score::{self, ScoreSettings, Scored};
-use crate::engine::sweep;
+use crate::engine::os::environment::{self, Environment};
+use crate::engine::os::interrupt;
+use crate::engine::os::objects::ObjectNamer;
+use crate::engine::os::peer::{Fault, PeerKind};
+use crate::engine::os::placement::{SidePlacement, probe_rt};
+use crate::engine::run::figure::{FigureResult, Mode, Outcome};
+use crate::engine::run::passes;
+use crate::engine::run::runner::{self, RunSettings};
+use crate::engine::run::sweep;
 use crate::mechanisms;
 use crate::output::json::{self, Report, ResultRecord, Settings};
 use crate::output::progress::Progress;
@@ -790,15 +791,15 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
             }
             for (i, r) in figures {
                 if pass == 1 {
-                    let scored = r.mode == Mode::Score;
+                    let scored = r.mode() == Mode::Score;
                     report.results.push(ResultRecord::from_figure(&r));
                     results.push(r);
                     if scored {
                         // R = S / H for every score once the baseline has run, in
                         // whatever order the tests were named.
-                        score::normalise(&mut results);
+                        crate::engine::run::session::normalise(&mut results);
                         for (record, r) in report.results.iter_mut().zip(&results) {
-                            if r.mode == Mode::Score {
+                            if r.mode() == Mode::Score {
                                 *record = ResultRecord::from_figure(r);
                             }
                         }
@@ -831,19 +832,19 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let (oneway_results, results_rest): (Vec<FigureResult>, Vec<FigureResult>) = results
         .iter()
         .cloned()
-        .partition(|r| r.mode == Mode::OneWay);
+        .partition(|r| r.mode() == Mode::OneWay);
     let (scored, results_rest): (Vec<FigureResult>, Vec<FigureResult>) = results_rest
         .into_iter()
-        .partition(|r| r.mode == Mode::Score);
+        .partition(|r| r.mode() == Mode::Score);
     let (periodic, results_rest): (Vec<FigureResult>, Vec<FigureResult>) = results_rest
         .into_iter()
-        .partition(|r| r.mode == Mode::Periodic);
+        .partition(|r| r.mode() == Mode::Periodic);
     let (streams, results_rest): (Vec<FigureResult>, Vec<FigureResult>) = results_rest
         .into_iter()
-        .partition(|r| r.mode == Mode::Stream);
+        .partition(|r| r.mode() == Mode::Stream);
     let (pingpong, ops): (Vec<FigureResult>, Vec<FigureResult>) = results_rest
         .into_iter()
-        .partition(|r| r.mode == Mode::PingPong);
+        .partition(|r| r.mode() == Mode::PingPong);
     let mut out = header(
         &env,
         &report.settings,
@@ -960,11 +961,11 @@ fn check_stream_args(args: &RunArgs, selected: &[Selected]) -> Result<(), Failur
         )));
     }
     if let Some(n) = args.samples
-        && n as usize > crate::engine::stream::MAX_SAMPLES
+        && n as usize > crate::engine::models::stream::MAX_SAMPLES
     {
         return Err(Failure::usage(format!(
             "--samples {n}: --mode stream takes at most {} samples",
-            crate::engine::stream::MAX_SAMPLES
+            crate::engine::models::stream::MAX_SAMPLES
         )));
     }
     Ok(())

@@ -3,10 +3,10 @@
 //! command keeps what finished, and print the tables.
 
 use super::{Failure, parse, print_stdout};
-use crate::engine::environment;
-use crate::engine::group::Migration;
-use crate::engine::interrupt;
-use crate::engine::objects::ObjectNamer;
+use crate::engine::os::environment;
+use crate::engine::os::group::Migration;
+use crate::engine::os::interrupt;
+use crate::engine::os::objects::ObjectNamer;
 use crate::output::json;
 use crate::output::progress::Progress;
 use crate::output::workload::{self as report, ConfigResult, MigrationRecord, WorkloadReport};

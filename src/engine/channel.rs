@@ -4,8 +4,10 @@
 //! put the ends in two processes (or threads), time round trips through it and
 //! tear it down. Neither knows the other's details.
 
-use super::objects::ObjectNamer;
+use crate::engine::os::objects::ObjectNamer;
 use std::io;
+
+pub use crate::engine::error::ChannelError;
 
 /// What a mechanism's messages can carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,7 +99,7 @@ pub struct Channel {
 /// One end of a channel.
 ///
 /// `send` and `recv` each move one whole message. Blocking calls inside them
-/// must go through [`retry`] (or call [`super::interrupt::check`] on `EINTR`),
+/// must go through [`retry`] (or call [`crate::engine::os::interrupt::check`] on `EINTR`),
 /// so that a stop request, the watchdog or a dead peer ends the wait.
 pub trait Endpoint: Send {
     /// Called once in the end's own process/thread after the peer exists.
@@ -120,7 +122,7 @@ pub trait Mechanism: Sync {
     }
     /// Builds a channel for messages of `ctx.size` bytes. Any OS object it
     /// creates must be released when the returned endpoints are dropped in the
-    /// creating process (see [`super::objects::Cleanup`]).
+    /// creating process (see [`crate::engine::os::objects::Cleanup`]).
     fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError>;
     /// Whether it can stream (`--mode stream`); most mechanisms cannot.
     fn stream(&self) -> StreamSupport {
@@ -141,84 +143,19 @@ pub trait Mechanism: Sync {
     }
 }
 
-/// Why a channel operation failed.
-#[derive(Debug, thiserror::Error)]
-pub enum ChannelError {
-    /// A system call failed.
-    #[error("{op}: {source}")]
-    Io {
-        /// The call or step.
-        op: &'static str,
-        /// The OS error.
-        source: io::Error,
-    },
-    /// The peer closed its end (end of file, reset, removed object).
-    #[error("the peer closed the channel")]
-    Closed,
-    /// A message did not come back as sent.
-    #[error("message {seq} came back corrupted (first wrong byte at offset {offset})")]
-    Corrupt {
-        /// Sequence number of the message.
-        seq: u64,
-        /// First differing byte.
-        offset: usize,
-    },
-    /// A message of the wrong length arrived.
-    #[error("expected a {expected}-byte message, got {got} bytes")]
-    Length {
-        /// Bytes expected.
-        expected: usize,
-        /// Bytes received.
-        got: usize,
-    },
-    /// A notification arrived out of order (signals, counters).
-    #[error("notification out of sequence: expected {expected}, got {got}")]
-    Sequence {
-        /// Expected count or value.
-        expected: u64,
-        /// What arrived.
-        got: u64,
-    },
-    /// The watchdog fired: the peer stopped answering.
-    #[error("the peer did not answer in time")]
-    Timeout,
-    /// The peer ended (a child died or a server thread returned).
-    #[error("the peer ended unexpectedly")]
-    PeerDied,
-    /// SIGINT or SIGTERM arrived.
-    #[error("interrupted by {0}")]
-    Interrupted(&'static str),
-    /// The engine asked the server to stop (thread peers); not a failure.
-    #[error("stopped")]
-    Stopped,
-    /// A check of results or invariants failed: an operation returned a wrong
-    /// result or its evidence is missing (mode `op`), a workload found a wrong
-    /// result or a fork held alone. There can be no figure.
-    #[error("check failed: {0}")]
-    Check(String),
-    /// The channel could not be set up in this configuration.
-    #[error("{0}")]
-    Setup(String),
-}
-
-impl ChannelError {
-    /// A closure that wraps an `io::Error` from step `op`.
-    pub fn io(op: &'static str) -> impl FnOnce(io::Error) -> ChannelError {
-        move |source| ChannelError::Io { op, source }
-    }
-}
-
 /// Runs `f` until it succeeds, retrying after `EINTR` unless the engine says
 /// to stop. Other errors are wrapped with `op`.
 #[inline]
 pub fn retry<T>(op: &'static str, mut f: impl FnMut() -> io::Result<T>) -> Result<T, ChannelError> {
     // A stop, time-out or dead peer signalled while no call was blocked left no
     // EINTR behind; look before blocking (a few relaxed loads).
-    super::interrupt::check()?;
+    crate::engine::os::interrupt::check()?;
     loop {
         match f() {
             Ok(v) => return Ok(v),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => super::interrupt::check()?,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                crate::engine::os::interrupt::check()?
+            }
             Err(e) => return Err(map_peer_gone(op, e)),
         }
     }

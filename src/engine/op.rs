@@ -8,8 +8,8 @@
 //! enters the kernel through the calls it names (`probe`), and that an
 //! independent counter grew as much as the operations should have made it.
 
-use super::channel::ChannelError;
-use super::objects::ObjectNamer;
+use crate::engine::channel::ChannelError;
+use crate::engine::os::objects::ObjectNamer;
 
 /// A system call, with every number the C library may use for it.
 #[derive(Debug, Clone, Copy)]
@@ -111,7 +111,7 @@ pub trait Operation: Sync {
     }
     /// Builds the state the operation needs. Any OS object it creates must be
     /// released when the returned [`Op`] is dropped in this process (see
-    /// [`super::objects::Cleanup`]).
+    /// [`crate::engine::os::objects::Cleanup`]).
     fn prepare(&self, ctx: &OpContext) -> Result<Prepared, ChannelError>;
     /// If the figure is reported per event: what an operation is made of.
     /// `None` (the default): the figure is per operation.
@@ -151,7 +151,7 @@ pub struct Counter {
 /// `run` performs the operation exactly once and checks what it returned
 /// (returning an error on a wrong result), allocating nothing, logging
 /// nothing. A call that blocks (waiting for a child) goes through
-/// [`super::channel::retry`] so that the watchdog and stop requests end it.
+/// [`crate::engine::channel::retry`] so that the watchdog and stop requests end it.
 pub trait Op {
     /// Performs the operation once.
     fn run(&mut self) -> Result<(), ChannelError>;

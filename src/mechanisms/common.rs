@@ -1,7 +1,7 @@
 //! Endpoint shapes shared by several mechanisms.
 
 use crate::engine::channel::{ChannelError, Endpoint, read_full, write_full};
-use crate::engine::objects::Cleanup;
+use crate::engine::os::objects::Cleanup;
 use std::io::{Read, Write};
 
 /// An end that writes messages to one byte stream and reads them from another

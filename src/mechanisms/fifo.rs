@@ -7,7 +7,7 @@
 
 use super::common::StreamEnd;
 use crate::engine::channel::*;
-use crate::engine::objects::{Cleanup, disk_temp_base, tmpfs_base};
+use crate::engine::os::objects::{Cleanup, disk_temp_base, tmpfs_base};
 use crate::sys::fd::{fs_type, mkfifo, set_nonblocking};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;

@@ -14,7 +14,7 @@
 //! ```
 
 use crate::engine::channel::{Channel, ChannelError, Endpoint, OpenContext};
-use crate::engine::objects::Cleanup;
+use crate::engine::os::objects::Cleanup;
 use crate::sys::mem::SharedMapping;
 use std::sync::Arc;
 use std::sync::atomic::{Ordering, fence};
@@ -133,8 +133,8 @@ pub fn channel<H: Handoff + 'static>(
 mod tests {
     use super::*;
     use crate::engine::channel::{Mechanism, PeerIdentity};
-    use crate::engine::objects::ObjectNamer;
-    use crate::engine::pingpong::fill_pattern;
+    use crate::engine::message::fill_pattern;
+    use crate::engine::os::objects::ObjectNamer;
     use crate::mechanisms::{
         shm_eventfd::ShmEventfd, shm_futex::ShmFutex, shm_posix_sem::ShmPosixSem,
         shm_spin::ShmSpin, shm_sysv_sem::ShmSysvSem, vm_copy::VmCopy,
@@ -184,7 +184,7 @@ mod tests {
 
     #[test]
     fn every_mechanism_echoes_through_a_thread() {
-        let _keys = crate::engine::objects::sysv_test_lock();
+        let _keys = crate::engine::os::objects::sysv_test_lock();
         let mechs: [&dyn Mechanism; 6] = [
             &ShmPosixSem,
             &ShmSysvSem,
@@ -202,7 +202,7 @@ mod tests {
 
     #[test]
     fn sysv_sem_skips_a_taken_key() {
-        let _keys = crate::engine::objects::sysv_test_lock();
+        let _keys = crate::engine::os::objects::sysv_test_lock();
         let names = ObjectNamer::new();
         // Keys differ in their two low bits, handed out in turn: squat on the
         // next two, as stale sets of a dead run with this pid would, so the

@@ -28,8 +28,8 @@
 
 use super::shm_common::SLOT;
 use crate::engine::channel::{Channel, ChannelError, Endpoint, OpenContext};
-use crate::engine::interrupt;
-use crate::engine::objects::Cleanup;
+use crate::engine::os::interrupt;
+use crate::engine::os::objects::Cleanup;
 use crate::sys::mem::SharedMapping;
 use std::sync::Arc;
 use std::sync::atomic::{Ordering, fence};
@@ -260,8 +260,8 @@ pub fn channel<D: Doorbell + 'static>(
 mod tests {
     use super::*;
     use crate::engine::channel::{Mechanism, PeerIdentity, StreamSupport};
-    use crate::engine::objects::ObjectNamer;
-    use crate::engine::pingpong::fill_pattern;
+    use crate::engine::message::fill_pattern;
+    use crate::engine::os::objects::ObjectNamer;
     use crate::mechanisms::{
         shm_eventfd::ShmEventfd, shm_futex::ShmFutex, shm_posix_sem::ShmPosixSem,
         shm_spin::ShmSpin, shm_sysv_sem::ShmSysvSem,
@@ -311,7 +311,7 @@ mod tests {
 
     #[test]
     fn every_shared_memory_mechanism_streams_through_its_ring() {
-        let _keys = crate::engine::objects::sysv_test_lock();
+        let _keys = crate::engine::os::objects::sysv_test_lock();
         let mechs: [&dyn Mechanism; 5] =
             [&ShmPosixSem, &ShmSysvSem, &ShmFutex, &ShmEventfd, &ShmSpin];
         for mech in mechs {

@@ -5,7 +5,7 @@ use super::shm_common::{self, Handoff, TO_CLIENT_WORD, TO_SERVER_WORD};
 use super::shm_futex::check_ahead;
 use super::shm_ring::{self, Doorbell};
 use crate::engine::channel::*;
-use crate::engine::interrupt;
+use crate::engine::os::interrupt;
 use crate::sys::mem::SharedMapping;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -4,7 +4,7 @@
 use super::shm_common::{self, Handoff};
 use super::shm_ring::{self, Doorbell};
 use crate::engine::channel::*;
-use crate::engine::objects::Cleanup;
+use crate::engine::os::objects::Cleanup;
 use crate::sys::sysv;
 
 /// Shared memory with a System V semaphore per direction (one set of 2).

@@ -8,7 +8,7 @@
 //! seeing its counter advance when `sigsuspend` returns.
 
 use crate::engine::channel::{ChannelError, PeerIdentity};
-use crate::engine::interrupt;
+use crate::engine::os::interrupt;
 use crate::sys::process;
 use crate::sys::signal::{self as sig, SigSet};
 use std::sync::atomic::{AtomicU64, Ordering};

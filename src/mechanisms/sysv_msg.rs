@@ -1,8 +1,8 @@
 //! `sysv-msg`: one System V message queue; the message type says the direction.
 
 use crate::engine::channel::*;
-use crate::engine::environment::kernel_limit;
-use crate::engine::objects::Cleanup;
+use crate::engine::os::environment::kernel_limit;
+use crate::engine::os::objects::Cleanup;
 use crate::sys::sysv::{self, MsgBuf};
 
 /// Linux's default kernel.msgmax and kernel.msgmnb.
@@ -138,7 +138,7 @@ mod tests {
 
     #[test]
     fn echoes_and_removes_its_queue() {
-        let _keys = crate::engine::objects::sysv_test_lock();
+        let _keys = crate::engine::os::objects::sysv_test_lock();
         let limit = SysvMsg.size_limit().unwrap().max_bytes;
         for size in [1, 64, limit] {
             let mut ch = open(&SysvMsg, size);
@@ -154,7 +154,7 @@ mod tests {
                     let mut c = l.split_whitespace();
                     let key: i64 = c.next()?.parse().ok()?;
                     let id: i32 = c.next()?.parse().ok()?;
-                    (crate::engine::objects::pid_of_sysv_key(key) == Some(pid)).then_some(id)
+                    (crate::engine::os::objects::pid_of_sysv_key(key) == Some(pid)).then_some(id)
                 })
                 .collect();
             assert!(!ids.is_empty());

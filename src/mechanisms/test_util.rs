@@ -1,8 +1,8 @@
 //! Test helpers for mechanisms: drive both ends of a channel in one thread.
 
 use crate::engine::channel::{Channel, Mechanism, OpenContext};
-use crate::engine::objects::ObjectNamer;
-use crate::engine::pingpong::fill_pattern;
+use crate::engine::message::fill_pattern;
+use crate::engine::os::objects::ObjectNamer;
 
 /// Opens `mech` for `size`-byte messages, as for a thread peer.
 pub fn open(mech: &dyn Mechanism, size: usize) -> Channel {

@@ -6,7 +6,7 @@
 use super::shm_common::{self, Handoff};
 use super::shm_futex::FutexHandoff;
 use crate::engine::channel::*;
-use crate::engine::interrupt;
+use crate::engine::os::interrupt;
 use crate::sys::mem::SharedMapping;
 use crate::sys::sync::process_vm_write;
 use std::io;

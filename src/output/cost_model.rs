@@ -9,7 +9,7 @@
 //! own disturbance as many times as it has samples, narrowing the intervals
 //! and lowering R² with noise the line cannot explain.
 
-use crate::engine::runner::{FigureResult, Outcome};
+use crate::engine::run::figure::{FigureResult, Outcome};
 use crate::stats::regression::{LineFit, relative_weight, segmented_fit};
 use comfy_table::CellAlignment;
 
@@ -72,7 +72,7 @@ pub fn fit(results: &[FigureResult]) -> Vec<CostModel> {
     // Warm and cold figures of one mechanism are different models.
     let mut order: Vec<(&'static str, bool)> = Vec::new();
     for r in results {
-        let key = (r.mechanism, r.cold_region.is_some());
+        let key = (r.id, r.cold_region.is_some());
         if !order.contains(&key) {
             order.push(key);
         }
@@ -83,10 +83,10 @@ pub fn fit(results: &[FigureResult]) -> Vec<CostModel> {
             let mut points = Vec::new();
             for r in results
                 .iter()
-                .filter(|r| r.mechanism == id && r.cold_region.is_some() == cold && r.size > 0)
+                .filter(|r| r.id == id && r.cold_region.is_some() == cold && r.size > 0)
             {
-                if let (crate::engine::runner::Mode::PingPong, Outcome::Ok(m)) =
-                    (r.mode, &r.outcome)
+                if let (crate::engine::run::figure::Mode::PingPong, Outcome::Ok(m)) =
+                    (r.mode(), &r.outcome)
                 {
                     // Sampled with the other sizes in rounds: the drift
                     // common to the rounds is left out of the line.
@@ -154,14 +154,14 @@ pub fn render(models: &[CostModel]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::pingpong::Measurement;
-    use crate::engine::runner::Mode;
+    use crate::engine::measure::Measurement;
+    use crate::engine::run::figure::Facts;
     use crate::stats::{Percentiles, Summary};
 
     /// A ping-pong figure whose samples have median `y` and one slow outlier.
     fn figure(size: usize, y: f64, outlier: f64) -> FigureResult {
         let samples = vec![y - 2.0, y - 1.0, y, y + 1.0, y + outlier];
-        let mut f = FigureResult::new("pipe", Mode::PingPong, size);
+        let mut f = FigureResult::new("pipe", Facts::PingPong, size);
         f.outcome = Outcome::Ok(Box::new(Measurement {
             iterations: 1,
             summary: Summary::of(&samples).unwrap(),

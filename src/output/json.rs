@@ -1,17 +1,17 @@
 //! The versioned JSON report (documented in docs/json-schema.md and
 //! docs/schema/run.schema.json).
 
-use crate::engine::environment::Environment;
-use crate::engine::oneway::OneWayFacts;
+use crate::engine::measure::Budget;
+use crate::engine::models::oneway::OneWayFacts;
+use crate::engine::models::oploop::CounterCheck;
+use crate::engine::models::periodic::PeriodicFacts;
+use crate::engine::models::sampling::Achieved;
+use crate::engine::models::score::ScoreFacts;
+use crate::engine::models::stream::StreamFacts;
 use crate::engine::op::Events;
-use crate::engine::oploop::CounterCheck;
-use crate::engine::periodic::PeriodicFacts;
-use crate::engine::pingpong::Budget;
-use crate::engine::probe::KernelCheck;
-use crate::engine::runner::{FigureResult, Mode, Outcome, Scheduling};
-use crate::engine::sampling::Achieved;
-use crate::engine::score::ScoreFacts;
-use crate::engine::stream::StreamFacts;
+use crate::engine::os::environment::Environment;
+use crate::engine::os::probe::KernelCheck;
+use crate::engine::run::figure::{FigureResult, Mode, Outcome, Scheduling};
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
@@ -58,7 +58,7 @@ pub struct Settings {
     /// SCHED_FIFO priority of both sides, null for SCHED_OTHER.
     pub rt_priority: Option<i32>,
     /// "process" or "thread".
-    pub peer: crate::engine::peer::PeerKind,
+    pub peer: crate::engine::os::peer::PeerKind,
     /// Whether --quick was given.
     pub quick: bool,
     /// Passes over each ping-pong and operation figure (`--passes`).
@@ -172,11 +172,11 @@ pub struct ResultRecord {
     /// Mode pingpong, a figure sampled in rounds with the others of its sweep:
     /// how many, how many rounds, how long a sample, the drift-corrected median.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sweep: Option<crate::engine::sweep::SweepFacts>,
+    pub sweep: Option<crate::engine::run::figure::SweepFacts>,
     /// Modes pingpong and op with `--passes` 2 or more: how many passes were
     /// pooled into this figure and each one's median (what `compare` tests).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub passes: Option<crate::engine::passes::PassFacts>,
+    pub passes: Option<crate::engine::run::figure::PassFacts>,
 }
 
 /// One-way latency: median/mean/stddev over samples, the rest over
@@ -207,8 +207,8 @@ impl ResultRecord {
     /// Converts an engine result.
     pub fn from_figure(f: &FigureResult) -> ResultRecord {
         let mut r = ResultRecord {
-            benchmark: f.mechanism,
-            mode: f.mode.name(),
+            benchmark: f.id,
+            mode: f.mode().name(),
             size_bytes: f.size,
             status: "ok",
             reason: None,
@@ -226,15 +226,15 @@ impl ResultRecord {
             throughput_bytes_per_s: None,
             cold_region_bytes: f.cold_region,
             timed_ops: None,
-            kernel_calls: f.proof.as_ref().map(|p| p.kernel_calls.clone()),
+            kernel_calls: f.proof().as_ref().map(|p| p.kernel_calls.clone()),
             kernel_counter: None,
             events: None,
             baseline_ns: None,
-            scheduling: f.proof.as_ref().and_then(|p| p.scheduling.clone()),
+            scheduling: f.proof().as_ref().and_then(|p| p.scheduling.clone()),
             observations: None,
-            periodic: f.periodic.clone(),
-            oneway: f.oneway.clone(),
-            score: f.score.clone(),
+            periodic: f.periodic().cloned(),
+            oneway: f.oneway().cloned(),
+            score: f.score().cloned(),
             stream: None,
             sweep: f.sweep,
             passes: f.passes.clone(),
@@ -255,11 +255,11 @@ impl ResultRecord {
                 r.samples_ns = Some(m.samples_ns.clone());
                 r.loop_overhead_ns = Some(m.loop_overhead_ns);
                 r.clock_overhead_ns = Some(m.clock_overhead_ns);
-                if f.mode == Mode::Stream {
+                if f.mode() == Mode::Stream {
                     // No single-message latencies: time per message per
                     // sample, and the stream's own facts.
-                    r.stream = f.stream.clone();
-                    r.throughput_bytes_per_s = f.stream.as_ref().map(|x| x.bytes_per_s);
+                    r.stream = f.stream().cloned();
+                    r.throughput_bytes_per_s = f.stream().as_ref().map(|x| x.bytes_per_s);
                     return r;
                 }
                 r.latency_ns = Some(Latency {
@@ -274,7 +274,7 @@ impl ResultRecord {
                     p999: l.p999 as f64,
                 });
                 r.precision = m.precision;
-                match f.mode {
+                match f.mode() {
                     // Counts over a period: no single operation is timed, so
                     // only the intervals' time per operation is reported.
                     Mode::Score => {
@@ -284,14 +284,14 @@ impl ResultRecord {
                     }
                     Mode::Op | Mode::Event => {
                         r.observations = f
-                            .proof
+                            .proof()
                             .as_ref()
                             .and_then(|p| p.findings.as_ref())
                             .map(|x| x.counts.clone());
                         r.timed_ops = Some(l.count);
-                        r.kernel_counter = f.proof.as_ref().and_then(|p| p.counter.clone());
-                        r.events = f.proof.as_ref().and_then(|p| p.events);
-                        r.baseline_ns = f.proof.as_ref().and_then(|p| p.baseline_ns);
+                        r.kernel_counter = f.proof().as_ref().and_then(|p| p.counter.clone());
+                        r.events = f.proof().as_ref().and_then(|p| p.events);
+                        r.baseline_ns = f.proof().as_ref().and_then(|p| p.baseline_ns);
                     }
                     Mode::PingPong => {
                         r.timed_round_trips = Some(l.count);
@@ -303,7 +303,7 @@ impl ResultRecord {
                     // Counts are in the oneway fields.
                     Mode::OneWay => r.verified_round_trips = Some(m.verified_round_trips),
                 }
-                r.throughput_bytes_per_s = (matches!(f.mode, Mode::PingPong | Mode::Op)
+                r.throughput_bytes_per_s = (matches!(f.mode(), Mode::PingPong | Mode::Op)
                     && s.median > 0.0)
                     .then(|| f.size as f64 / (s.median * 1e-9));
             }

@@ -1,8 +1,8 @@
 //! The terminal tables: one row per mechanism × size, one per operation benchmark.
 
-use crate::engine::oneway::OneWayFacts;
-use crate::engine::pingpong::Measurement;
-use crate::engine::runner::{FigureResult, Mode, Outcome};
+use crate::engine::measure::Measurement;
+use crate::engine::models::oneway::OneWayFacts;
+use crate::engine::run::figure::{FigureResult, Mode, Outcome};
 use crate::presets::ColumnMode;
 use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table, presets};
 
@@ -63,12 +63,8 @@ fn no_figure(n: usize, outcome: &Outcome, kind: &str) -> Vec<String> {
 fn group_names(results: &[FigureResult]) -> impl Iterator<Item = &'static str> + '_ {
     let mut previous: Option<&str> = None;
     results.iter().map(move |r| {
-        let name = if previous == Some(r.mechanism) {
-            ""
-        } else {
-            r.mechanism
-        };
-        previous = Some(r.mechanism);
+        let name = if previous == Some(r.id) { "" } else { r.id };
+        previous = Some(r.id);
         name
     })
 }
@@ -154,7 +150,7 @@ pub fn render_stream(results: &[FigureResult]) -> String {
     ]);
     for (r, name) in results.iter().zip(group_names(results)) {
         let dash = || "-".to_string();
-        let mut cells = match (&r.outcome, &r.stream) {
+        let mut cells = match (&r.outcome, &r.stream()) {
             (Outcome::Ok(m), Some(f)) => {
                 let mut notes = Vec::new();
                 if m.summary.relative_range() > 0.25 {
@@ -214,7 +210,7 @@ fn ns(v: f64) -> String {
 
 /// The system calls a result proved, for the table: "open + close", "none".
 fn proven_calls(r: &FigureResult) -> String {
-    let Some(proof) = &r.proof else {
+    let Some(proof) = &r.proof() else {
         return "-".into();
     };
     let must: Vec<String> = proof
@@ -285,11 +281,11 @@ pub fn render_ops(results: &[FigureResult]) -> String {
                 };
                 let mut notes = quality_notes(m);
                 // Per what: an operation, or each of several events in it.
-                match r.proof.as_ref().and_then(|p| p.events) {
+                match r.proof().as_ref().and_then(|p| p.events) {
                     Some(e) => notes.push(format!("per {} ({} per op)", e.name, e.per_op)),
                     None => notes.push("per op".into()),
                 }
-                if let Some(b) = r.proof.as_ref().and_then(|p| p.baseline_ns) {
+                if let Some(b) = r.proof().as_ref().and_then(|p| p.baseline_ns) {
                     notes.push(format!("{} subtracted per op", ns(b)));
                 }
                 notes.extend(r.note.clone());
@@ -304,7 +300,7 @@ pub fn render_ops(results: &[FigureResult]) -> String {
             Outcome::Failed(why) => ("-".into(), "-".into(), "-".into(), format!("FAILED: {why}")),
         };
         t.add_row(vec![
-            r.mechanism.to_string(),
+            r.id.to_string(),
             median,
             p99,
             mbps,
@@ -330,7 +326,7 @@ pub fn render_preset(preset: &crate::presets::Preset, results: &[FigureResult]) 
         let of_column: Vec<&FigureResult> = results
             .iter()
             .filter(|r| {
-                r.mechanism == col.mechanism
+                r.id == col.mechanism
                     && r.cold_region.is_some() == col.cold
                     && column_mode_matches(col.mode, r)
             })
@@ -340,7 +336,7 @@ pub fn render_preset(preset: &crate::presets::Preset, results: &[FigureResult]) 
             [only] if only.size != size => Some(*only),
             all => all.iter().find(|r| r.size == size).copied(),
         };
-        match r.map(|r| (&r.outcome, r.oneway.as_ref())) {
+        match r.map(|r| (&r.outcome, r.oneway())) {
             // One-way columns in the study's terms: min / mean / max.
             Some((Outcome::Ok(m), Some(f))) => format!(
                 "{} / {} / {}",
@@ -397,14 +393,14 @@ pub fn render_preset(preset: &crate::presets::Preset, results: &[FigureResult]) 
 
 /// Whether result `r` belongs to a preset column timed as `mode`.
 fn column_mode_matches(mode: ColumnMode, r: &FigureResult) -> bool {
-    match (mode, &r.oneway) {
-        (ColumnMode::PingPong, _) => r.mode == Mode::PingPong,
+    match (mode, &r.oneway()) {
+        (ColumnMode::PingPong, _) => r.mode() == Mode::PingPong,
         (ColumnMode::OneWay { interval, .. }, Some(f)) => {
             f.interval_ns == interval.map(|d| d.as_nanos() as u64)
         }
         // A skipped or failed one-way figure has no facts: its mode and
         // size still place it, whichever pacing (both rows say n/a alike).
-        (ColumnMode::OneWay { .. }, None) => r.mode == Mode::OneWay,
+        (ColumnMode::OneWay { .. }, None) => r.mode() == Mode::OneWay,
     }
 }
 
@@ -427,8 +423,8 @@ pub fn render_oneway(results: &[FigureResult]) -> String {
     ]);
     for r in results {
         let size = format_size(r.size);
-        let mut row = vec![r.mechanism.to_string(), size];
-        match (&r.outcome, &r.oneway) {
+        let mut row = vec![r.id.to_string(), size];
+        match (&r.outcome, &r.oneway()) {
             (Outcome::Ok(m), Some(f)) => {
                 let l = m.latency;
                 row.push(pacing(f));
@@ -483,12 +479,12 @@ fn pacing(f: &OneWayFacts) -> String {
 pub fn render_windows(results: &[FigureResult]) -> String {
     let mut out = String::new();
     for r in results {
-        let (Outcome::Ok(_), Some(f)) = (&r.outcome, &r.oneway) else {
+        let (Outcome::Ok(_), Some(f)) = (&r.outcome, &r.oneway()) else {
             continue;
         };
         out.push_str(&format!(
             "{} {} {}, windows of {} messages (µs):\n",
-            r.mechanism,
+            r.id,
             format_size(r.size),
             pacing(f),
             f.window
@@ -538,11 +534,11 @@ pub fn render_periodic(results: &[FigureResult]) -> String {
     ]);
     for (r, name) in results.iter().zip(group_names(results)) {
         let freq = r
-            .periodic
+            .periodic()
             .as_ref()
             .map_or("-".into(), |p| hz(p.frequency_hz));
         let dash = || "-".to_string();
-        let row = match (&r.outcome, &r.periodic) {
+        let row = match (&r.outcome, &r.periodic()) {
             (Outcome::Ok(m), Some(p)) => {
                 // Slack and policy only when they are not the usual (1 ns
                 // slack, SCHED_OTHER): the JSON records them always.
@@ -652,8 +648,8 @@ pub fn render_scores(results: &[FigureResult]) -> String {
     ]);
     let dash = || "-".to_string();
     for r in results {
-        let mut cells = vec![r.mechanism.to_string()];
-        match (&r.outcome, &r.score) {
+        let mut cells = vec![r.id.to_string()];
+        match (&r.outcome, &r.score()) {
             (Outcome::Ok(_), Some(f)) => {
                 let mut notes = Vec::new();
                 if f.is_baseline {

@@ -2,8 +2,8 @@
 //! telling the user what to do about it. Derived from the environment and the
 //! results; printed after the table and saved in the JSON.
 
-use crate::engine::environment::Environment;
-use crate::engine::runner::{FigureResult, Mode, Outcome};
+use crate::engine::os::environment::Environment;
+use crate::engine::run::figure::{FigureResult, Mode, Outcome};
 use std::fmt;
 
 /// Busy share of all CPUs at start above which other load is reported, percent.
@@ -169,7 +169,7 @@ fn min_max(v: &[f64]) -> (f64, f64) {
 /// (`stats::drift` with passes as rounds), if the machine moved by more
 /// than [`PASS_SHIFT_LIMIT`] between two of them.
 fn speed_changed(results: &[FigureResult]) -> Option<Warning> {
-    let (factors, members) = crate::engine::passes::pass_factors(results, |r| {
+    let (factors, members) = crate::engine::run::passes::pass_factors(results, |r| {
         r.passes.as_ref().map(|p| p.medians_ns.as_slice())
     })?;
     let (lo, hi) = min_max(&factors);
@@ -194,8 +194,8 @@ fn first_few(figures: &[String]) -> String {
 /// figure that moves no payload (an operation, a notification).
 fn figure_name(r: &FigureResult) -> String {
     match r.size {
-        0 => r.mechanism.to_string(),
-        n => format!("{} {}", r.mechanism, super::table::format_size(n)),
+        0 => r.id.to_string(),
+        n => format!("{} {}", r.id, super::table::format_size(n)),
     }
 }
 
@@ -222,7 +222,7 @@ pub fn collect(env: &Environment, results: &[FigureResult]) -> Vec<Warning> {
         .iter()
         .filter_map(|r| {
             let why = r
-                .proof
+                .proof()
                 .as_ref()?
                 .scheduling
                 .as_ref()?
@@ -230,7 +230,7 @@ pub fn collect(env: &Environment, results: &[FigureResult]) -> Vec<Warning> {
                 .as_ref()?;
             // The reason ends with what the figure loses ("…, so <what>").
             let loses = why.rsplit_once(", so ").map_or(why.as_str(), |(_, l)| l);
-            Some(format!("{} ({loses})", r.mechanism))
+            Some(format!("{} ({loses})", r.id))
         })
         .collect();
     if !refused.is_empty() {
@@ -245,7 +245,7 @@ pub fn collect(env: &Environment, results: &[FigureResult]) -> Vec<Warning> {
             // are single messages or windows, whose spread is the figure
             // itself (min / max), not a sign of noise.
             Outcome::Ok(m)
-                if matches!(r.mode, Mode::PingPong | Mode::Op | Mode::Event)
+                if matches!(r.mode(), Mode::PingPong | Mode::Op | Mode::Event)
                     && m.summary.relative_range() > SPREAD_LIMIT =>
             {
                 Some((figure_name(r), m.summary.relative_range()))
@@ -308,7 +308,7 @@ impl From<&Warning> for WarningRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::environment;
+    use crate::engine::os::environment;
 
     /// This machine's environment with nothing to warn about.
     fn quiet_machine() -> Environment {
@@ -352,12 +352,12 @@ mod tests {
 
     #[test]
     fn a_figure_run_without_the_fifo_it_needs_says_what_it_loses() {
-        use crate::engine::runner::{OpProof, Scheduling};
+        use crate::engine::run::figure::{Facts, OpProof, Scheduling};
         let env = quiet_machine();
         let figure = |refused: Option<&str>| {
-            let mut f = FigureResult::new("rhealstone-preemption", Mode::Op, 0);
+            let mut f = FigureResult::new("rhealstone-preemption", Facts::Op(None), 0);
             f.outcome = Outcome::Skipped("not measured here".into());
-            f.proof = Some(OpProof {
+            f.facts = Facts::Op(Some(OpProof {
                 kernel_calls: vec![],
                 counter: None,
                 events: None,
@@ -372,7 +372,7 @@ mod tests {
                     fifo_refused: refused.map(String::from),
                 }),
                 findings: None,
-            });
+            }));
             f
         };
         assert!(collect(&env, &[figure(None)]).is_empty());
@@ -393,10 +393,10 @@ mod tests {
 
     #[test]
     fn passes_that_move_together_are_reported_as_a_change_of_speed() {
-        use crate::engine::passes::PassFacts;
+        use crate::engine::run::figure::PassFacts;
         let env = quiet_machine();
         let figure = |name: &'static str, medians: &[f64]| {
-            let mut f = FigureResult::new(name, Mode::PingPong, 64);
+            let mut f = FigureResult::new(name, crate::engine::run::figure::Facts::PingPong, 64);
             f.passes = Some(PassFacts {
                 count: medians.len(),
                 medians_ns: medians.to_vec(),

@@ -3,8 +3,8 @@
 //! its tables, in the shape of the study's (a row per run, a mean row, and a
 //! factor against the best configuration).
 
-use crate::engine::environment::Environment;
-use crate::engine::group::Migration;
+use crate::engine::os::environment::Environment;
+use crate::engine::os::group::Migration;
 use crate::stats::Summary;
 use crate::workloads::{Headline, RunRecord, WorkloadInfo};
 use comfy_table::{CellAlignment, Table};
@@ -729,7 +729,7 @@ pub fn machine_line(env: &Environment) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::group::MemberReport;
+    use crate::engine::os::group::MemberReport;
     use crate::workloads::ProcessRecord;
 
     fn record(figure: f64, ops: &[u64]) -> RunRecord {

@@ -4,8 +4,8 @@
 
 use super::{RunContext, RunError};
 use crate::engine::channel::ChannelError;
-use crate::engine::group::{Group, GroupError, GroupReport, GroupSpec, Member};
-use crate::engine::objects::{Cleanup, ObjectNamer};
+use crate::engine::os::group::{Group, GroupError, GroupReport, GroupSpec, Member};
+use crate::engine::os::objects::{Cleanup, ObjectNamer};
 use crate::sys::clock::monotonic_ns;
 use crate::sys::posix_ipc::{NamedSemaphore, sem_unlink};
 use crate::sys::sysv;

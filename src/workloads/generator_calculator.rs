@@ -16,7 +16,7 @@ use super::{
     Workload, WorkloadInfo,
 };
 use crate::engine::channel::{ChannelError, read_full, write_full};
-use crate::engine::group::Member;
+use crate::engine::os::group::Member;
 use crate::sys::clock::monotonic_ns;
 use std::io::{PipeReader, PipeWriter};
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! counter). One file per workload, one line each in [`REGISTRY`].
 //!
 //! A workload builds its shared objects, runs its processes as an
-//! [`engine::group::Group`](crate::engine::group::Group) (which places,
+//! [`engine::group::Group`](crate::engine::os::group::Group) (which places,
 //! starts, migrates, times and reaps them), checks its own results and
 //! invariants, and returns a [`RunRecord`]. It never prints and never parses
 //! arguments; the figures' tables and JSON come from the `output` layer.
@@ -14,8 +14,8 @@ mod generator_calculator;
 mod philosophers;
 mod shared_counter;
 
-use crate::engine::group::{MemberReport, Migration};
-use crate::engine::objects::ObjectNamer;
+use crate::engine::os::group::{MemberReport, Migration};
+use crate::engine::os::objects::ObjectNamer;
 use std::time::Duration;
 
 pub use common::LockKind;
@@ -241,7 +241,7 @@ mod tests {
 
     #[test]
     fn every_workload_prepares_with_defaults_and_names_its_processes() {
-        let _keys = crate::engine::objects::sysv_test_lock();
+        let _keys = crate::engine::os::objects::sysv_test_lock();
         for w in REGISTRY {
             let p = w.prepare(&Params::default()).expect("defaults are valid");
             let roles = p.roles();

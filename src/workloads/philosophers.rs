@@ -22,8 +22,8 @@ use super::{
     Workload, WorkloadInfo,
 };
 use crate::engine::channel::{ChannelError, retry};
-use crate::engine::group::Member;
-use crate::engine::objects::{Cleanup, ObjectNamer};
+use crate::engine::os::group::Member;
+use crate::engine::os::objects::{Cleanup, ObjectNamer};
 use crate::sys::clock::monotonic_ns;
 use crate::sys::mem::SharedMapping;
 use crate::sys::posix_ipc::NamedSemaphore;

@@ -33,8 +33,8 @@ pub mod task_switch;
 
 use crate::benchmarks::sched::switches_in;
 use crate::engine::channel::ChannelError;
-use crate::engine::interrupt;
 use crate::engine::op::RealTime;
+use crate::engine::os::interrupt;
 use crate::sys::{process, sched, signal};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

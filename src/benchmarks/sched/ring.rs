@@ -17,8 +17,8 @@
 
 use super::{GROUP, READ, SWITCH_SOURCE, WRITE, place_helper, shared_cpu, switches};
 use crate::engine::channel::{ChannelError, read_full, write_full};
-use crate::engine::interrupt;
 use crate::engine::op::{Counter, Events, Op, OpContext, OpInfo, Operation, Prepared};
+use crate::engine::os::interrupt;
 use crate::sys::process::{self, Fork};
 use crate::sys::signal;
 use std::hint::black_box;

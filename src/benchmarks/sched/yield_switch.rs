@@ -10,8 +10,8 @@
 
 use super::{GROUP, SCHED_YIELD, SWITCH_SOURCE, place_helper, shared_cpu, switches, switches_in};
 use crate::engine::channel::ChannelError;
-use crate::engine::interrupt;
 use crate::engine::op::{Counter, Events, Op, OpContext, OpInfo, Operation, Prepared};
+use crate::engine::os::interrupt;
 use crate::sys::{sched, signal};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

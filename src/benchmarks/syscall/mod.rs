@@ -21,8 +21,8 @@ pub mod stat;
 pub mod write;
 
 use crate::engine::channel::ChannelError;
-use crate::engine::objects::{Cleanup, disk_temp_base, tmpfs_base};
 use crate::engine::op::{KernelCall, OpContext};
+use crate::engine::os::objects::{Cleanup, disk_temp_base, tmpfs_base};
 use crate::sys::fd::fs_type;
 use crate::sys::file::c_path;
 use crate::sys::seccomp::calls;
@@ -168,7 +168,7 @@ pub fn resident_kib() -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::objects::ObjectNamer;
+    use crate::engine::os::objects::ObjectNamer;
 
     #[test]
     fn data_file_is_made_and_removed() {

@@ -5,7 +5,7 @@
 //! Thread-Metric's `volatile` array is, so the compiler can neither skip nor
 //! vectorise the work.
 
-use crate::engine::score::{ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body};
+use crate::engine::models::score::{ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The basic processing test.

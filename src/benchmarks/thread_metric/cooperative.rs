@@ -4,7 +4,7 @@
 //! of their average, as Thread-Metric's reporter checks: under SCHED_FIFO a
 //! yield hands the CPU to the next thread of the same priority in strict turn.
 
-use crate::engine::score::{
+use crate::engine::models::score::{
     Check, ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body, within_one_of_average,
 };
 

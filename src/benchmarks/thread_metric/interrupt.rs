@@ -6,7 +6,7 @@
 //! behind. A get that finds the semaphore empty means the handler did not
 //! run before the raise returned: the figure fails.
 
-use crate::engine::score::{
+use crate::engine::models::score::{
     Check, ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body, descending_by_at_most_one,
     routine, within_one_of_average,
 };

@@ -6,7 +6,7 @@
 //! (Thread-Metric's check) and never ahead of the step before them
 //! (handler, then thread 0, then thread 1).
 
-use crate::engine::score::{
+use crate::engine::models::score::{
     Check, ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body, descending_by_at_most_one,
     routine, within_one_of_average,
 };

@@ -5,7 +5,7 @@
 //! failure fails the figure, and the block's address goes through
 //! `black_box`, so the pair cannot be optimised away.
 
-use crate::engine::score::{ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body};
+use crate::engine::models::score::{ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body};
 use std::hint::black_box;
 
 /// The memory allocation test.

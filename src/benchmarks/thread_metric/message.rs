@@ -6,7 +6,7 @@
 //! corrupted; each fails the figure. The queue's name is removed as soon as
 //! it is open, so nothing is left behind on any path.
 
-use crate::engine::score::{ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body};
+use crate::engine::models::score::{ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body};
 use crate::sys::posix_ipc::{MessageQueue, mq_unlink};
 
 /// The message processing test.

@@ -1,7 +1,7 @@
 //! The `thread-metric` group: the eight tests of Thread-Metric (Express
 //! Logic, now Eclipse ThreadX `utility/benchmarks/thread_metric/`), each a
 //! set of threads whose operations are counted over a period by the engine's
-//! score model (`crate::engine::score`). Each file here only describes its
+//! score model (`crate::engine::models::score`). Each file here only describes its
 //! test: threads with Thread-Metric's priorities, the loop each runs (the
 //! operation and its check), the counters, and the reporter's check.
 //!

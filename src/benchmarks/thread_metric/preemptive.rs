@@ -7,7 +7,7 @@
 //! (Thread-Metric's check) and, most urgent first, never increase and span
 //! at most 1 (the chain's order).
 
-use crate::engine::score::{
+use crate::engine::models::score::{
     Check, ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body, descending_by_at_most_one,
     within_one_of_average,
 };

@@ -2,7 +2,7 @@
 //! a semaphore (an unnamed POSIX semaphore, count 1) and counts. A get that
 //! finds it empty means a put was lost: the figure fails.
 
-use crate::engine::score::{ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body};
+use crate::engine::models::score::{ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body};
 use crate::sys::sync::Semaphore;
 
 /// The synchronisation processing test.

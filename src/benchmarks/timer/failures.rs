@@ -4,7 +4,7 @@
 //! after its deadline is a failure, and Fail_sys = failures ÷ wake-ups,
 //! one figure per frequency (the study's Figure 1).
 
-use crate::engine::periodic::{Model, Periodic, PeriodicInfo, PeriodicSettings};
+use crate::engine::models::periodic::{Model, Periodic, PeriodicInfo, PeriodicSettings};
 use std::time::Duration;
 
 /// The failure-count benchmark.

@@ -3,7 +3,7 @@
 //! this thread at `--irq-frequency`; the handler only counts, and the cost
 //! per interrupt is the extra time ÷ the interrupts received.
 
-use crate::engine::periodic::{Model, Periodic, PeriodicInfo, PeriodicSettings};
+use crate::engine::models::periodic::{Model, Periodic, PeriodicInfo, PeriodicSettings};
 use std::time::Duration;
 
 /// The interrupt-handler overhead benchmark.

@@ -3,7 +3,7 @@
 //! `--period` apart for `--duration`; the figure is the distribution of
 //! wake-up latencies (wake time − deadline).
 
-use crate::engine::periodic::{Model, Periodic, PeriodicInfo, PeriodicSettings};
+use crate::engine::models::periodic::{Model, Periodic, PeriodicInfo, PeriodicSettings};
 use std::time::Duration;
 
 /// The wake-up latency benchmark.

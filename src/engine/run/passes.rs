@@ -15,24 +15,10 @@
 //! median and its interval are of the pool), its latency distribution is
 //! the sum of their histograms, and [`PassFacts`] keeps each pass's median.
 
-use super::pingpong::Measurement;
-use super::runner::{FigureResult, Outcome};
-use super::sampling;
-use super::sweep::SweepFacts;
+use crate::engine::measure::Measurement;
+use crate::engine::models::sampling;
+use crate::engine::run::figure::{FigureResult, Outcome, PassFacts, SweepFacts};
 use crate::stats::{drift, median};
-
-/// What the passes of a merged figure measured one by one.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct PassFacts {
-    /// Passes merged into the figure.
-    pub count: usize,
-    /// Each pass's median one-way time, ns, in the order they ran.
-    pub medians_ns: Vec<f64>,
-    /// Each pass's drift-corrected median (a figure of a sweep), ns; empty
-    /// unless every pass had one.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub drift_corrected_medians_ns: Vec<f64>,
-}
 
 /// The precision target each of `passes` passes samples for, given the
 /// run's `target`: the pool of `passes` passes has about √passes times the
@@ -175,7 +161,7 @@ fn pool(base: &mut Measurement, m: Measurement, pass: usize, target: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::runner::Mode;
+    use crate::engine::run::figure::Facts;
     use crate::stats::{LatencyHistogram, Summary};
 
     /// A ping-pong figure of one pass whose samples are `samples` and whose
@@ -183,7 +169,7 @@ mod tests {
     fn pass(samples: &[f64], singles: &[u64], cpu: usize) -> FigureResult {
         let mut hist = LatencyHistogram::new();
         singles.iter().for_each(|&v| hist.record(v));
-        let mut f = FigureResult::new("pipe", Mode::PingPong, 64);
+        let mut f = FigureResult::new("pipe", Facts::PingPong, 64);
         f.cpus = vec![0, cpu];
         f.outcome = Outcome::Ok(Box::new(Measurement {
             iterations: samples.len() as u64 * 10,
@@ -234,7 +220,7 @@ mod tests {
     #[test]
     fn a_failure_in_any_pass_fails_the_figure_and_names_the_pass() {
         let mut f = pass(&[100.0, 101.0], &[90], 1);
-        let mut dead = FigureResult::new("pipe", Mode::PingPong, 64);
+        let mut dead = FigureResult::new("pipe", Facts::PingPong, 64);
         dead.outcome = Outcome::Failed("peer died".into());
         merge(&mut f, dead, 2, 0.02);
         assert!(matches!(&f.outcome, Outcome::Failed(w) if w == "pass 2: peer died"));

@@ -16,20 +16,21 @@
 //! the histogram. Warm-up calibrates how many events fill a sample; the
 //! kernel counter, if any, is read before and after, as in `oploop`.
 
-use super::calibrate::iterations_for;
-use super::channel::ChannelError;
-use super::interrupt::Watchdog;
-use super::op::{Events, Op};
-use super::oploop::{OpTiming, check_counter};
-use super::pingpong::{Budget, Measurement, clock_overhead_ns};
-use super::sampling;
+use crate::engine::channel::ChannelError;
+use crate::engine::measure::{Budget, Measurement};
+use crate::engine::message::clock_overhead_ns;
+use crate::engine::models::calibrate::iterations_for;
+use crate::engine::models::oploop::{OpTiming, check_counter};
+use crate::engine::models::sampling;
+use crate::engine::op::{Events, Op};
+use crate::engine::os::interrupt::Watchdog;
 use crate::stats::{LatencyHistogram, Summary};
 use crate::sys::clock::monotonic_ns;
 
 /// Runs `op` once and returns the latency it timed.
 #[inline]
 fn one(op: &mut dyn Op) -> Result<u64, ChannelError> {
-    super::interrupt::check()?;
+    crate::engine::os::interrupt::check()?;
     op.run()?;
     op.event_ns().ok_or_else(|| {
         ChannelError::Check("a self-timed operation reported no latency for its event".into())

@@ -1,10 +1,9 @@
 //! The echo server: started as a forked process (default) or a thread, placed,
 //! handed its end of the channel, and stopped.
 
-use super::channel::{ChannelError, Endpoint, PeerIdentity};
-use super::interrupt;
-use super::placement::SidePlacement;
-use super::region::Region;
+use crate::engine::channel::{ChannelError, Endpoint, PeerIdentity};
+use crate::engine::os::interrupt;
+use crate::engine::os::placement::SidePlacement;
 use crate::sys::mem::SharedMapping;
 use crate::sys::process::{self, ExitStatus, Fork};
 use crate::sys::{sched, signal};
@@ -74,6 +73,14 @@ impl ControlPage {
             .store(n as u32, Ordering::Release);
     }
 
+    fn board(&self) -> BoardArea<'_> {
+        BoardArea {
+            map: &self.0,
+            offset: OFF_BOARD,
+            len: BOARD_LEN,
+        }
+    }
+
     fn error(&self) -> Option<String> {
         let n = self.0.atomic_u32(OFF_ERROR_LEN).load(Ordering::Acquire) as usize;
         (n > 0).then(|| {
@@ -96,28 +103,62 @@ pub struct Peer {
     reaped: bool,
 }
 
-/// What the peer does with its end of the channel.
-#[derive(Clone, Default)]
-pub enum PeerRole {
-    /// Echo every message back (ping-pong).
-    #[default]
-    Echo,
-    /// Receive stamped messages, record their one-way latency and acknowledge
-    /// each (`oneway.rs`).
-    OneWayReceiver(super::oneway::Receiver),
-    /// Receive a one-way stream, check it and report on the board
-    /// (`stream.rs`).
-    Sink(super::stream::SinkPlan),
+/// What a peer does with its end of the channel once it is placed, attached
+/// and ready: a timing model's server loop (the echo of ping-pong, the
+/// one-way receiver, the stream sink), handed over by that model so that the
+/// peer never needs to know one. It runs in the forked child or the thread
+/// and returns when told to stop ([`ChannelError::Stopped`]) or on failure.
+#[derive(Clone)]
+pub struct PeerRole {
+    name: &'static str,
+    serve: Arc<ServeFn>,
+}
+
+/// The server loop a [`PeerRole`] runs.
+pub type ServeFn = dyn Fn(&mut dyn Endpoint, &Serving) -> Result<(), ChannelError> + Send + Sync;
+
+impl PeerRole {
+    /// A role called `name` (in debug output) that runs `serve`.
+    pub fn new(
+        name: &'static str,
+        serve: impl Fn(&mut dyn Endpoint, &Serving) -> Result<(), ChannelError> + Send + Sync + 'static,
+    ) -> PeerRole {
+        PeerRole {
+            name,
+            serve: Arc::new(serve),
+        }
+    }
 }
 
 impl std::fmt::Debug for PeerRole {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            PeerRole::Echo => "Echo",
-            PeerRole::OneWayReceiver(_) => "OneWayReceiver",
-            PeerRole::Sink(_) => "Sink",
-        })
+        f.write_str(self.name)
     }
+}
+
+/// What a role's server loop is given beside its end of the channel.
+pub struct Serving<'a> {
+    /// Message size (the server's buffer).
+    pub size: usize,
+    /// Walk a region this large instead of one buffer (`--cold`).
+    pub cold_region: Option<usize>,
+    /// Test-only fault to inject ([`inject`]).
+    pub fault: Option<Fault>,
+    /// The part of the control page where a role and the measuring side
+    /// exchange what the role counted (see [`Peer::board`]).
+    pub board: BoardArea<'a>,
+}
+
+/// A part of a shared page, both sides see it: the peer's control page
+/// lends it to a role for its own exchange with the measuring side.
+#[derive(Clone, Copy)]
+pub struct BoardArea<'a> {
+    /// The shared mapping.
+    pub map: &'a SharedMapping,
+    /// Where the area starts.
+    pub offset: usize,
+    /// Its length in bytes.
+    pub len: usize,
 }
 
 /// What to start.
@@ -137,7 +178,7 @@ pub struct PeerSpec {
     pub fault: Option<Fault>,
     /// Walk a region this large instead of one buffer (`--cold`).
     pub cold_region: Option<usize>,
-    /// What the peer does (echo by default).
+    /// What the peer does: the timing model's server loop.
     pub role: PeerRole,
 }
 
@@ -189,9 +230,10 @@ impl Peer {
         }
     }
 
-    /// The part of the control page a role other than echo reports on.
-    pub fn board(&self) -> super::stream::Board<'_> {
-        super::stream::Board::new(&self.ctl.0, OFF_BOARD, BOARD_LEN)
+    /// The part of the control page a role reports on (the stream sink's
+    /// counts); the role sees the same area as [`Serving::board`].
+    pub fn board(&self) -> BoardArea<'_> {
+        self.ctl.board()
     }
 
     /// The error the server recorded before it ended, if any.
@@ -346,25 +388,13 @@ fn run_server(mut server: Box<dyn Endpoint>, spec: &PeerSpec, ctl: &ControlPage)
         .atomic_u32(OFF_CPU)
         .store(cpu as u32, Ordering::Relaxed);
     ctl.ready().store(READY_OK, Ordering::Release);
-    // The echo side moves through its own region too: in a cold figure both
-    // copies of a message start from memory, as in the study.
-    let mut region = match spec.cold_region {
-        Some(bytes) => Region::cold(spec.size, bytes),
-        None => Region::warm(spec.size),
+    let serving = Serving {
+        size: spec.size,
+        cold_region: spec.cold_region,
+        fault: spec.fault,
+        board: ctl.board(),
     };
-    let served = match &spec.role {
-        PeerRole::Echo => serve(server.as_mut(), &mut region, spec.fault),
-        PeerRole::OneWayReceiver(rx) => {
-            super::oneway::receive(server.as_mut(), &mut region, rx, spec.fault)
-        }
-        PeerRole::Sink(plan) => super::stream::sink(
-            server.as_mut(),
-            &mut region,
-            spec.fault,
-            plan,
-            &super::stream::Board::new(&ctl.0, OFF_BOARD, BOARD_LEN),
-        ),
-    };
+    let served = (spec.role.serve)(server.as_mut(), &serving);
     match served {
         Ok(()) | Err(ChannelError::Stopped) => 0,
         Err(e) => {
@@ -374,26 +404,8 @@ fn run_server(mut server: Box<dyn Endpoint>, spec: &PeerSpec, ctl: &ControlPage)
     }
 }
 
-/// The echo loop: receive a message, send it back, until told to stop.
-fn serve(
-    ep: &mut dyn Endpoint,
-    region: &mut Region,
-    fault: Option<Fault>,
-) -> Result<(), ChannelError> {
-    let mut count = 0u64;
-    loop {
-        let buf = region.next();
-        ep.recv(buf)?;
-        if let Some(f) = fault {
-            count += 1;
-            inject(f, count, buf)?;
-        }
-        ep.send(buf)?;
-    }
-}
-
 /// Applies a test-only fault to the `count`-th message received.
-pub(super) fn inject(fault: Fault, count: u64, buf: &mut [u8]) -> Result<(), ChannelError> {
+pub fn inject(fault: Fault, count: u64, buf: &mut [u8]) -> Result<(), ChannelError> {
     match fault {
         Fault::Corrupt => {
             if let Some(last) = buf.last_mut() {

@@ -32,7 +32,7 @@ pub struct Precision {
     pub target: f64,
     /// The longest the samples of one figure may take in all; past the
     /// budget's minimum count, no sample starts after it.
-    #[serde(serialize_with = "super::pingpong::ser_ms")]
+    #[serde(serialize_with = "crate::engine::measure::ser_ms")]
     pub max_time: Duration,
 }
 

@@ -19,12 +19,13 @@
 //! time per event = (batch time / operations − loop overhead − baseline per operation) / events per operation
 //! ```
 
-use super::calibrate::{iterations_for, warm_up};
-use super::channel::ChannelError;
-use super::interrupt::Watchdog;
-use super::op::{Counter, Events, NullOp, Op};
-use super::pingpong::{Budget, Measurement, clock_overhead_ns};
-use super::sampling;
+use crate::engine::channel::ChannelError;
+use crate::engine::measure::{Budget, Measurement};
+use crate::engine::message::clock_overhead_ns;
+use crate::engine::models::calibrate::{iterations_for, warm_up};
+use crate::engine::models::sampling;
+use crate::engine::op::{Counter, Events, NullOp, Op};
+use crate::engine::os::interrupt::Watchdog;
 use crate::stats::{LatencyHistogram, Summary};
 use crate::sys::clock::monotonic_ns;
 use std::hint::black_box;
@@ -101,7 +102,7 @@ fn baseline_ns(op: &mut dyn Op, n: u64, loop_ns: f64) -> Result<Option<f64>, Cha
     };
     let mut best = u64::MAX;
     for _ in 0..5 {
-        super::interrupt::check()?;
+        crate::engine::os::interrupt::check()?;
         best = best.min(batch(base, n)?);
     }
     Ok(Some((best as f64 / n as f64 - loop_ns).max(0.0)))
@@ -153,7 +154,7 @@ pub fn measure(
         // within one batch even if the operation never blocks.
         let (per, done) = warm_up(
             budget.warmup.as_nanos() as u64,
-            super::interrupt::check,
+            crate::engine::os::interrupt::check,
             |n| batch(op, n),
         )?;
         ops += done;
@@ -178,7 +179,7 @@ pub fn measure(
     let mut stamps = vec![u64::MAX; hist_n + 1];
 
     let (samples_ns, precision) = sampling::take(budget.samples, &budget.precision, || {
-        super::interrupt::check()?;
+        crate::engine::os::interrupt::check()?;
         let _wd = Watchdog::arm(budget.sample_time * 4 + timeout);
         let t = batch(op, iterations)?;
         ops += iterations;
@@ -186,7 +187,7 @@ pub fn measure(
     })?;
 
     {
-        super::interrupt::check()?;
+        crate::engine::os::interrupt::check()?;
         let _wd = Watchdog::arm(budget.histogram_time * 4 + timeout);
         timestamped(op, &mut stamps)?;
         ops += hist_n as u64;

@@ -2,7 +2,7 @@
 //! messages to the other, and what each side's CPU pays per message.
 //!
 //! The measuring process is the **sender**; the peer is the **receiver** (the
-//! peer's [`PeerRole::Sink`](super::peer::PeerRole) role). Message `s` carries
+//! peer's [`PeerRole::Sink`](crate::engine::os::peer::PeerRole) role). Message `s` carries
 //! its sequence number `s` (1, 2, …) in its first `min(size, 8)` bytes.
 //!
 //! 1. **Verify**: messages 1..=V carry a pattern unique to each; the receiver
@@ -40,13 +40,12 @@
 //! number, one load of the current boundary (receiver) and one clock read
 //! every 32 messages (sender). No allocation, formatting or locking.
 
-use super::channel::{ChannelError, Endpoint};
-use super::interrupt::{self, Watchdog};
-use super::peer::{Fault, inject};
-use super::pingpong::{
-    Budget, Measurement, check_seq, clock_overhead_ns, fill_pattern, seq_len, stamp,
-};
-use super::region::Region;
+use crate::engine::channel::{ChannelError, Endpoint};
+use crate::engine::measure::{Budget, Measurement};
+use crate::engine::message::{check_seq, clock_overhead_ns, fill_pattern, seq_len, stamp};
+use crate::engine::models::region::Region;
+use crate::engine::os::interrupt::{self, Watchdog};
+use crate::engine::os::peer::{BoardArea, Fault, PeerRole, inject};
 use crate::stats::{LatencyHistogram, Summary};
 use crate::sys::clock::{monotonic_ns, thread_cpu_ns};
 use crate::sys::mem::SharedMapping;
@@ -93,10 +92,16 @@ pub struct Board<'a> {
 }
 
 impl<'a> Board<'a> {
-    /// The board at `base` in `map`, `len` bytes long (at least the layout's size).
-    pub fn new(map: &'a SharedMapping, base: usize, len: usize) -> Board<'a> {
-        assert!(len >= BOARD_LEN, "stream board needs {BOARD_LEN} bytes");
-        Board { map, base }
+    /// The board laid over `area` (at least the layout's size).
+    pub fn new(area: BoardArea<'a>) -> Board<'a> {
+        assert!(
+            area.len >= BOARD_LEN,
+            "stream board needs {BOARD_LEN} bytes"
+        );
+        Board {
+            map: area.map,
+            base: area.offset,
+        }
     }
 
     fn word(&self, off: usize) -> &AtomicU64 {
@@ -313,9 +318,24 @@ fn lossy_loop(
     }
 }
 
+/// The peer's role in a stream figure: [`sink`] with `plan`, on the board
+/// the peer lends it.
+pub fn sink_role(plan: SinkPlan) -> PeerRole {
+    PeerRole::new("stream sink", move |ep, serving| {
+        let mut region = Region::for_peer(serving);
+        sink(
+            ep,
+            &mut region,
+            serving.fault,
+            &plan,
+            &Board::new(serving.board),
+        )
+    })
+}
+
 /// The receiver (run by the peer): checks and counts the stream, reports on
 /// the board, then waits to be stopped.
-pub(super) fn sink(
+fn sink(
     ep: &mut dyn Endpoint,
     region: &mut Region,
     fault: Option<Fault>,
@@ -430,7 +450,11 @@ fn receiver_loop_ns(lossy: bool, region: &mut Region) -> Result<f64, ChannelErro
     let size = region.next().len();
     let k = if lossy { 8 } else { seq_len(region.next()) };
     let map = SharedMapping::new_private(BOARD_LEN).map_err(ChannelError::io("mmap"))?;
-    let board = Board::new(&map, 0, BOARD_LEN);
+    let board = Board::new(BoardArea {
+        map: &map,
+        offset: 0,
+        len: BOARD_LEN,
+    });
     board.boundary(0).store(1, Ordering::Relaxed);
     board.boundary(1).store(N + 1, Ordering::Relaxed);
     let mut expected = vec![0u8; size];
@@ -685,7 +709,11 @@ mod tests {
     #[test]
     fn queued_loop_stops_at_the_last_boundary_and_catches_a_gap() {
         let map = board_map();
-        let board = Board::new(&map, 0, BOARD_LEN);
+        let board = Board::new(BoardArea {
+            map: &map,
+            offset: 0,
+            len: BOARD_LEN,
+        });
         for (b, end) in [10u64, 20, 35].into_iter().enumerate() {
             board.boundary(b).store(end, Ordering::Relaxed);
         }
@@ -734,7 +762,11 @@ mod tests {
     #[test]
     fn lossy_loop_counts_each_sample_and_survives_a_lost_boundary() {
         let map = board_map();
-        let board = Board::new(&map, 0, BOARD_LEN);
+        let board = Board::new(BoardArea {
+            map: &map,
+            offset: 0,
+            len: BOARD_LEN,
+        });
         for (b, end) in [10u64, 20, 30].into_iter().enumerate() {
             board.boundary(b).store(end, Ordering::Relaxed);
         }

@@ -23,10 +23,9 @@
 //! writer, a plain load and store on its own cache line, no lock), and only
 //! the reporter reads counters, between the loops' work.
 
-use super::interrupt;
-use super::objects::ObjectNamer;
-use super::pingpong::Measurement;
-use super::runner::{FigureResult, Outcome};
+use crate::engine::measure::Measurement;
+use crate::engine::os::interrupt;
+use crate::engine::os::objects::ObjectNamer;
 use crate::stats::{Percentiles, Summary, quantile_sorted};
 use crate::sys::{clock::monotonic_ns, sched, signal as sig, sync, timer};
 use serde::Serialize;
@@ -751,31 +750,6 @@ fn facts(
     }
 }
 
-/// Fills R = S / H in every measured score figure from the baseline figure
-/// of the same run (the first one measured), as rates so that a period a
-/// little longer than planned does not count. Without a baseline, R stays null.
-pub fn normalise(results: &mut [FigureResult]) {
-    let baseline = results.iter().find_map(|r| match (&r.outcome, &r.score) {
-        (Outcome::Ok(_), Some(f)) if f.is_baseline => Some((r.mechanism, f.ops_per_s)),
-        _ => None,
-    });
-    for r in results.iter_mut() {
-        let ok = matches!(r.outcome, Outcome::Ok(_));
-        if let Some(f) = r.score.as_mut() {
-            match baseline {
-                Some((id, h)) if ok && h > 0.0 => {
-                    f.baseline = Some(id);
-                    f.relative_to_baseline = Some(f.ops_per_s / h);
-                }
-                _ => {
-                    f.baseline = None;
-                    f.relative_to_baseline = None;
-                }
-            }
-        }
-    }
-}
-
 /// Thread-Metric's relative-counter check: every counter within 1 of the
 /// (integer) average of all of them. Cooperative threads taking turns
 /// strictly pass it; an unfair schedule fails it.
@@ -821,6 +795,7 @@ pub fn descending_by_at_most_one(counters: &[u64]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::run::figure::Outcome;
 
     #[test]
     fn fair_turns_pass_and_an_unfair_schedule_fails() {
@@ -923,7 +898,7 @@ mod tests {
             period: Duration::from_millis(50),
             intervals: INTERVALS,
             cpu: sched::current_cpu(),
-            fifo: crate::engine::placement::probe_rt(REPORTER_FIFO).is_ok(),
+            fifo: crate::engine::os::placement::probe_rt(REPORTER_FIFO).is_ok(),
             timeout: Duration::from_secs(5),
             unfair: false,
         }
@@ -934,14 +909,14 @@ mod tests {
         let _g = ROUTINE.lock().unwrap_or_else(|p| p.into_inner());
         let cpus = sched::allowed_cpus().unwrap();
         let names = ObjectNamer::new();
-        let r = crate::engine::runner::run_score_figure(
+        let r = crate::engine::run::runner::run_score_figure(
             &PingPong { fail_after: None },
             &settings(),
             None,
             &names,
         );
         assert!(matches!(r.outcome, Outcome::Ok(_)), "{:?}", r.outcome);
-        let f = r.score.unwrap();
+        let f = r.score().unwrap();
         assert_eq!(f.interval_operations.len(), INTERVALS);
         assert_eq!(f.operations, f.interval_operations.iter().sum::<u64>());
         assert_eq!(f.counters[0].value, f.operations);
@@ -954,7 +929,7 @@ mod tests {
     fn a_thread_error_fails_the_figure_and_still_joins_everything() {
         let _g = ROUTINE.lock().unwrap_or_else(|p| p.into_inner());
         let names = ObjectNamer::new();
-        let r = crate::engine::runner::run_score_figure(
+        let r = crate::engine::run::runner::run_score_figure(
             &PingPong {
                 fail_after: Some(100),
             },

@@ -13,9 +13,9 @@
 //! allocates, formats or locks: the histogram is preallocated and recording
 //! into it is arithmetic on its counts.
 
-use super::channel::{ChannelError, retry};
-use super::interrupt;
-use super::pingpong::Measurement;
+use crate::engine::channel::{ChannelError, retry};
+use crate::engine::measure::Measurement;
+use crate::engine::os::interrupt;
 use crate::stats::{LatencyHistogram, Summary, median};
 use crate::sys::{clock::monotonic_ns, sched, signal as sig, timer};
 use serde::Serialize;

@@ -8,9 +8,9 @@
 //! did not (a cached value, a vDSO read). The parent is never filtered, and
 //! the child leaves with `_exit`, so it releases nothing of the parent's.
 
-use super::channel::{ChannelError, retry};
-use super::interrupt::Watchdog;
-use super::op::{KernelCall, Op, OpInfo};
+use crate::engine::channel::{ChannelError, retry};
+use crate::engine::op::{KernelCall, Op, OpInfo};
+use crate::engine::os::interrupt::Watchdog;
 use crate::sys::process::{self, ExitStatus, Fork};
 use crate::sys::seccomp::FailFilter;
 use std::time::Duration;

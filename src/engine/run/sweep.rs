@@ -17,33 +17,18 @@
 //! cannot be held beside the others (System V keys, the POSIX message-queue
 //! byte limit, descriptors) runs alone afterwards, and its note says why.
 
-use super::channel::{ChannelError, Endpoint, Mechanism, OpenContext, Topology};
-use super::interrupt;
-use super::objects::ObjectNamer;
-use super::peer::{Peer, PeerRole};
-use super::pingpong::{Budget, Measurement, Prepared};
-use super::placement::PlacementGuard;
-use super::runner::{self, FigureResult, Mode, Outcome, RunSettings};
-use super::sampling;
+use crate::engine::channel::{ChannelError, Endpoint, Mechanism, OpenContext, Topology};
+use crate::engine::measure::{Budget, Measurement};
+use crate::engine::models::pingpong::{self, Prepared};
+use crate::engine::models::sampling;
+use crate::engine::os::interrupt;
+use crate::engine::os::objects::ObjectNamer;
+use crate::engine::os::peer::Peer;
+use crate::engine::os::placement::PlacementGuard;
+use crate::engine::run::figure::{Facts, FigureResult, Outcome, SweepFacts};
+use crate::engine::run::runner::{self, RunSettings};
 use crate::stats::drift;
 use std::time::Duration;
-
-/// How a figure of an interleaved sweep was sampled.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct SweepFacts {
-    /// Figures sampled together, this one included.
-    pub figures: usize,
-    /// Rounds this figure took part in (one sample each), from the first.
-    pub rounds: usize,
-    /// How long each of its samples lasted, ms ([`sample_time`]).
-    #[serde(serialize_with = "super::pingpong::ser_ms")]
-    pub sample_time: Duration,
-    /// Median of this figure's samples with the drift common to the sweep's
-    /// rounds divided out (`stats::drift`), ns; `None` if it could not be
-    /// estimated. With passes, the drift between passes is divided out too
-    /// (`passes::correct_between_passes`). The cost model fits this.
-    pub drift_corrected_median_ns: Option<f64>,
-}
 
 /// One figure's open channel. Dropping it stops the peer before the client
 /// end (and with it the OS objects) is released.
@@ -96,7 +81,7 @@ pub fn run(
         .iter()
         .enumerate()
         .map(|(i, &(mech, size))| {
-            let mut r = FigureResult::new(mech.info().id, Mode::PingPong, size);
+            let mut r = FigureResult::new(mech.info().id, Facts::PingPong, size);
             match runner::skip_reason(mech, size, s) {
                 Some(reason) => r.outcome = Outcome::Skipped(reason),
                 None => live.push(i),
@@ -150,7 +135,7 @@ fn interleaved(
             let (mut client, peer, note) = runner::open_with_peer(
                 || mech.open(&OpenContext { size, names }),
                 info.topology,
-                PeerRole::Echo,
+                pingpong::echo_role(),
                 size,
                 s,
                 None,
@@ -247,7 +232,7 @@ fn interleaved(
                 }
                 return Vec::new();
             }
-            let name = format!("{} {} B", results[failed].mechanism, results[failed].size);
+            let name = format!("{} {} B", results[failed].id, results[failed].size);
             let stopped = format!("the interleaved sweep stopped when {name} failed");
             order
                 .into_iter()

@@ -40,12 +40,13 @@
 //! from the stored latencies after the run: nothing is formatted or allocated
 //! while messages flow.
 
-use super::channel::{ChannelError, Endpoint};
-use super::interrupt::{self, Watchdog};
-use super::peer::{Fault, inject};
-use super::periodic::SlackGuard;
-use super::pingpong::{Budget, Measurement, clock_overhead_ns, fill_pattern};
-use super::region::Region;
+use crate::engine::channel::{ChannelError, Endpoint};
+use crate::engine::measure::{Budget, Measurement};
+use crate::engine::message::{clock_overhead_ns, fill_pattern};
+use crate::engine::models::periodic::SlackGuard;
+use crate::engine::models::region::Region;
+use crate::engine::os::interrupt::{self, Watchdog};
+use crate::engine::os::peer::{Fault, PeerRole, inject};
 use crate::stats::{LatencyHistogram, Summary};
 use crate::sys::clock::monotonic_ns;
 use crate::sys::mem::SharedMapping;
@@ -176,12 +177,20 @@ fn read_header(buf: &[u8]) -> u64 {
     u64::from_le_bytes(b)
 }
 
+/// The peer's role in a one-way figure: [`receive`] into `rx`.
+pub fn receiver_role(rx: Receiver) -> PeerRole {
+    PeerRole::new("one-way receiver", move |ep, serving| {
+        let mut region = Region::for_peer(serving);
+        receive(ep, &mut region, &rx, serving.fault)
+    })
+}
+
 /// The receiving peer's loop: receive, read the clock, check the sequence,
 /// store the latency, send the message back as the acknowledgement; until
 /// stopped. Any mismatch ends it with an error the engine reports. `fault`
-/// is the test-only fault of [`super::peer::Fault`], applied to what is
+/// is the test-only fault of [`crate::engine::os::peer::Fault`], applied to what is
 /// acknowledged.
-pub fn receive(
+fn receive(
     ep: &mut dyn Endpoint,
     region: &mut Region,
     rx: &Receiver,

@@ -12,87 +12,18 @@
 //! the same loop run against an endpoint that does nothing. Nothing inside a
 //! timed batch allocates, logs, formats or locks.
 
-use super::calibrate::{iterations_for, warm_up};
-use super::channel::{ChannelError, Endpoint};
-use super::interrupt::Watchdog;
-use super::region::Region;
-use super::sampling::{self, Achieved, Precision};
-use crate::stats::{LatencyHistogram, Percentiles, Summary};
+use crate::engine::channel::{ChannelError, Endpoint};
+use crate::engine::measure::{Budget, Measurement};
+use crate::engine::message::{check_seq, clock_overhead_ns, fill_pattern, seq_len, stamp};
+use crate::engine::models::calibrate::{iterations_for, warm_up};
+use crate::engine::models::region::Region;
+use crate::engine::models::sampling::{self, Achieved};
+use crate::engine::os::interrupt::Watchdog;
+use crate::engine::os::peer::{Fault, PeerRole, inject};
+use crate::stats::{LatencyHistogram, Summary};
 use crate::sys::clock::monotonic_ns;
 use std::hint::black_box;
 use std::time::Duration;
-
-/// How long each phase of one figure runs.
-#[derive(Debug, Clone, Copy, serde::Serialize)]
-pub struct Budget {
-    /// Warm-up, also used to calibrate the iteration count.
-    #[serde(serialize_with = "ser_ms")]
-    pub warmup: Duration,
-    /// Target duration of one sample.
-    #[serde(serialize_with = "ser_ms")]
-    pub sample_time: Duration,
-    /// Samples every figure takes at least.
-    pub samples: usize,
-    /// Further samples until the median is known this precisely, within a time limit.
-    pub precision: Precision,
-    /// Duration of the per-round-trip (histogram) pass.
-    #[serde(serialize_with = "ser_ms")]
-    pub histogram_time: Duration,
-    /// Round trips whose whole content is checked, before and after timing.
-    pub verify_rounds: u64,
-    /// How long the peer may take beyond a phase's expected duration.
-    #[serde(serialize_with = "ser_ms")]
-    pub timeout: Duration,
-}
-
-#[cfg(test)]
-impl Budget {
-    /// A budget of a few milliseconds and a fixed count of 3 samples, for
-    /// unit tests of the timing models.
-    pub(crate) fn tiny() -> Budget {
-        Budget {
-            warmup: Duration::from_millis(2),
-            sample_time: Duration::from_millis(1),
-            samples: 3,
-            // No time for further samples: the count stays 3.
-            precision: super::sampling::Precision {
-                target: 0.02,
-                max_time: Duration::ZERO,
-            },
-            histogram_time: Duration::from_millis(1),
-            verify_rounds: 4,
-            timeout: Duration::from_secs(5),
-        }
-    }
-}
-
-pub(super) fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64() * 1e3)
-}
-
-/// Everything measured for one mechanism at one size.
-#[derive(Debug, Clone)]
-pub struct Measurement {
-    /// Round trips per sample (calibrated).
-    pub iterations: u64,
-    /// One-way time of each sample, overhead subtracted, in ns.
-    pub samples_ns: Vec<f64>,
-    /// Summary of `samples_ns`.
-    pub summary: Summary,
-    /// The interval of the median and whether it met the precision target.
-    pub precision: Option<Achieved>,
-    /// Loop overhead subtracted from every one-way figure, in ns.
-    pub loop_overhead_ns: f64,
-    /// Cost of one clock read, subtracted from every individually timed round trip.
-    pub clock_overhead_ns: f64,
-    /// Distribution of individual one-way times.
-    pub latency: Percentiles,
-    /// Round trips whose whole content was compared.
-    pub verified_round_trips: u64,
-    /// The individual times behind `latency`, kept where figures of several
-    /// passes are merged (ping-pong and operations); `None` elsewhere.
-    pub histogram: Option<LatencyHistogram>,
-}
 
 /// An endpoint that does nothing: the loop overhead is timed against it.
 struct NullEndpoint;
@@ -121,25 +52,30 @@ fn round_trip<const SELF_LOOP: bool>(
     Ok(())
 }
 
-/// Bytes of the sequence number carried at the start of each message.
-#[inline(always)]
-pub(super) fn seq_len(buf: &[u8]) -> usize {
-    buf.len().min(8)
+/// The peer's role in a ping-pong figure: [`echo`].
+pub fn echo_role() -> PeerRole {
+    PeerRole::new("echo", |ep, serving| {
+        let mut region = Region::for_peer(serving);
+        echo(ep, &mut region, serving.fault)
+    })
 }
 
-#[inline(always)]
-pub(super) fn stamp(buf: &mut [u8], seq: u64, k: usize) {
-    buf[..k].copy_from_slice(&seq.to_le_bytes()[..k]);
-}
-
-#[inline(always)]
-pub(super) fn check_seq(buf: &[u8], seq: u64, k: usize) -> Result<(), ChannelError> {
-    let want = seq.to_le_bytes();
-    if buf[..k] != want[..k] {
-        let offset = (0..k).find(|&i| buf[i] != want[i]).unwrap_or(0);
-        return Err(ChannelError::Corrupt { seq, offset });
+/// The echo loop: receive a message, send it back, until told to stop.
+fn echo(
+    ep: &mut dyn Endpoint,
+    region: &mut Region,
+    fault: Option<Fault>,
+) -> Result<(), ChannelError> {
+    let mut count = 0u64;
+    loop {
+        let buf = region.next();
+        ep.recv(buf)?;
+        if let Some(f) = fault {
+            count += 1;
+            inject(f, count, buf)?;
+        }
+        ep.send(buf)?;
     }
-    Ok(())
 }
 
 /// Times `n` round trips; returns elapsed ns.
@@ -183,16 +119,6 @@ fn timestamped<const SELF_LOOP: bool>(
     Ok(())
 }
 
-/// Fills a message with a pattern unique to `seq`, sequence number first.
-pub fn fill_pattern(buf: &mut [u8], seq: u64) {
-    let k = seq_len(buf);
-    let salt = seq.wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes();
-    for (i, b) in buf.iter_mut().enumerate().skip(k) {
-        *b = salt[i % 8] ^ (i as u8).wrapping_mul(31) ^ ((i >> 8) as u8);
-    }
-    stamp(buf, seq, k);
-}
-
 /// Round trips with every byte compared against what was sent; each round
 /// trip has `timeout` to come back.
 fn verify<const SELF_LOOP: bool>(
@@ -214,19 +140,6 @@ fn verify<const SELF_LOOP: bool>(
         }
     }
     Ok(())
-}
-
-/// Cost of one clock read: median of back-to-back reads.
-pub(super) fn clock_overhead_ns() -> f64 {
-    let mut deltas: Vec<f64> = (0..2001)
-        .map(|_| {
-            let a = monotonic_ns();
-            let b = monotonic_ns();
-            (b - a) as f64
-        })
-        .collect();
-    deltas.sort_by(f64::total_cmp);
-    deltas[deltas.len() / 2]
 }
 
 /// Overhead of one iteration of the timed loop with nothing to talk to: the

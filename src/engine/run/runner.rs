@@ -2,22 +2,24 @@
 //! (or prepare the operation), start the peer, place both sides, measure, and
 //! release everything.
 
-use super::channel::{
+use crate::engine::channel::{
     Channel, ChannelError, Endpoint, Mechanism, OpenContext, Payload, PeerIdentity, StreamSupport,
     Topology,
 };
-use super::interrupt::ChildExitsHeld;
-use super::objects::ObjectNamer;
-use super::oneway::{self, OneWayFacts, OneWayPlan};
-use super::op::{Events, Findings, OpContext, Operation};
-use super::oploop::{self, CounterCheck};
-use super::peer::{Fault, Peer, PeerKind, PeerRole, PeerSpec};
-use super::periodic::{self, Model, PeriodicFacts};
-use super::pingpong::{self, Budget, Measurement};
-use super::placement::{PlacementGuard, SidePlacement, probe_rt};
-use super::probe::{self, KernelCheck};
-use super::score::{self, ScoreContext, ScoreFacts, ScoreSettings, Scored};
-use super::stream::{self, SinkPlan, StreamFacts};
+use crate::engine::measure::{Budget, Measurement};
+use crate::engine::models::oneway::{self, OneWayPlan};
+use crate::engine::models::oploop;
+use crate::engine::models::periodic::{self, Model};
+use crate::engine::models::pingpong;
+use crate::engine::models::score::{self, ScoreContext, ScoreSettings, Scored};
+use crate::engine::models::stream::{self, SinkPlan};
+use crate::engine::op::{OpContext, Operation};
+use crate::engine::os::interrupt::ChildExitsHeld;
+use crate::engine::os::objects::ObjectNamer;
+use crate::engine::os::peer::{Fault, Peer, PeerKind, PeerRole, PeerSpec};
+use crate::engine::os::placement::{PlacementGuard, SidePlacement, probe_rt};
+use crate::engine::os::probe;
+use crate::engine::run::figure::{Facts, FigureResult, OpProof, Outcome, Scheduling};
 use crate::sys::process;
 
 /// Settings shared by every figure of a run.
@@ -37,86 +39,11 @@ pub struct RunSettings {
     pub fault: Option<Fault>,
 }
 
-/// How a figure ended.
-#[derive(Debug, Clone)]
-pub enum Outcome {
-    /// Measured.
-    Ok(Box<Measurement>),
-    /// Not run, and why.
-    Skipped(String),
-    /// Started but failed, and why.
-    Failed(String),
-}
-
-/// How a figure is timed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// Round trips between the client and an echo server (`pingpong.rs`).
-    PingPong,
-    /// One operation repeated in one process (`oploop.rs`).
-    Op,
-    /// Events timed by the benchmark's own threads (`eventloop.rs`).
-    Event,
-    /// Wake-ups at fixed deadlines, or a loop under a periodic interrupt (`periodic.rs`).
-    Periodic,
-    /// Stamped messages from the client to a receiving peer, one in flight,
-    /// saturated or sporadic (`oneway.rs`).
-    OneWay,
-    /// Operations completed by a set of threads in a fixed period (`score.rs`).
-    Score,
-    /// Messages streamed one way as fast as they go (`stream.rs`).
-    Stream,
-}
-
-impl Mode {
-    /// The name used in JSON (`mode`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::PingPong => "pingpong",
-            Mode::Op => "op",
-            Mode::Event => "event",
-            Mode::Periodic => "periodic",
-            Mode::OneWay => "oneway",
-            Mode::Score => "score",
-            Mode::Stream => "stream",
-        }
-    }
-}
-
-/// The evidence that an operation was performed (mode `op`).
-#[derive(Debug, Clone)]
-pub struct OpProof {
-    /// For each system call the benchmark names, whether one operation made it.
-    pub kernel_calls: Vec<KernelCheck>,
-    /// The kernel's count of the operations' work, if the benchmark has one.
-    pub counter: Option<CounterCheck>,
-    /// What one operation is made of, if the figures are per event.
-    pub events: Option<Events>,
-    /// The baseline subtracted per operation (ns), if the benchmark has one.
-    pub baseline_ns: Option<f64>,
-    /// The policy its threads ran under, if the benchmark needs SCHED_FIFO.
-    pub scheduling: Option<Scheduling>,
-    /// What the operation observed besides its times.
-    pub findings: Option<Findings>,
-}
-
-/// The scheduling of a benchmark that needs SCHED_FIFO at explicit priorities.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Scheduling {
-    /// `SCHED_FIFO`, or `SCHED_OTHER` when SCHED_FIFO was refused.
-    pub policy: &'static str,
-    /// The measuring thread's SCHED_FIFO priority (helpers run above it);
-    /// `None` under SCHED_OTHER.
-    pub base_priority: Option<i32>,
-    /// Why SCHED_FIFO was not used and what the figure loses; `None` when it was.
-    pub fifo_refused: Option<String>,
-}
-
 /// The measuring thread's placement for a benchmark that needs SCHED_FIFO:
 /// the run's CPU, SCHED_FIFO at `--rt` or the benchmark's base priority
 /// (lowered to leave room for its helpers) when the system permits it.
 fn realtime_placement(
-    need: &super::op::RealTime,
+    need: &crate::engine::op::RealTime,
     client: &SidePlacement,
 ) -> (SidePlacement, Scheduling) {
     let base = client
@@ -149,62 +76,6 @@ fn realtime_placement(
                 )),
             },
         ),
-    }
-}
-
-/// One mechanism at one size, or one operation.
-#[derive(Debug, Clone)]
-pub struct FigureResult {
-    /// Mechanism or benchmark id.
-    pub mechanism: &'static str,
-    /// How it was timed.
-    pub mode: Mode,
-    /// Payload bytes per message; for an operation, bytes it moves (0 if none).
-    pub size: usize,
-    /// Result.
-    pub outcome: Outcome,
-    /// CPU of the client and (if any) the server, as reported by each side.
-    pub cpus: Vec<usize>,
-    /// A fact the mechanism recorded about its channel.
-    pub note: Option<String>,
-    /// Mode `op`: what proves the operation was performed.
-    pub proof: Option<OpProof>,
-    /// Bytes of the region each side's messages walked (`--cold`); `None`: one
-    /// warm buffer.
-    pub cold_region: Option<usize>,
-    /// Mode `periodic`: period, wake-ups, failures, timer slack, policy.
-    pub periodic: Option<PeriodicFacts>,
-    /// Mode `oneway`: pacing, messages, windows.
-    pub oneway: Option<OneWayFacts>,
-    /// Mode `score`: the score, its intervals, threads, counters and R.
-    pub score: Option<ScoreFacts>,
-    /// Mode `stream`: throughput, CPU per message, counts and loss.
-    pub stream: Option<StreamFacts>,
-    /// A ping-pong figure sampled in rounds with other sizes (`sweep.rs`).
-    pub sweep: Option<super::sweep::SweepFacts>,
-    /// A figure measured in several passes (`passes.rs`).
-    pub passes: Option<super::passes::PassFacts>,
-}
-
-impl FigureResult {
-    /// A figure not yet run: no outcome, no CPUs, no facts.
-    pub fn new(mechanism: &'static str, mode: Mode, size: usize) -> FigureResult {
-        FigureResult {
-            mechanism,
-            mode,
-            size,
-            outcome: Outcome::Skipped(String::new()),
-            cpus: Vec::new(),
-            note: None,
-            proof: None,
-            cold_region: None,
-            periodic: None,
-            oneway: None,
-            score: None,
-            stream: None,
-            sweep: None,
-            passes: None,
-        }
     }
 }
 
@@ -255,8 +126,8 @@ pub fn run_figure(
     names: &ObjectNamer,
 ) -> FigureResult {
     let info = mech.info();
-    let mut result = FigureResult::new(info.id, Mode::PingPong, size);
-    result.cold_region = cold.then(super::region::cold_region_bytes);
+    let mut result = FigureResult::new(info.id, Facts::PingPong, size);
+    result.cold_region = cold.then(crate::engine::models::region::cold_region_bytes);
     if let Some(reason) = skip_reason(mech, size, s) {
         result.outcome = Outcome::Skipped(reason);
         return result;
@@ -280,7 +151,7 @@ fn measure_figure(
     with_channel(
         || mech.open(&OpenContext { size, names }),
         mech.info().topology,
-        PeerRole::Echo,
+        pingpong::echo_role(),
         size,
         s,
         result,
@@ -318,7 +189,7 @@ pub fn run_oneway_figure(
     names: &ObjectNamer,
 ) -> FigureResult {
     let info = mech.info();
-    let mut result = FigureResult::new(info.id, Mode::OneWay, size);
+    let mut result = FigureResult::new(info.id, Facts::OneWay(None), size);
     if let Some(reason) = oneway_skip_reason(mech, size).or_else(|| skip_reason(mech, size, s)) {
         result.outcome = Outcome::Skipped(reason);
         return result;
@@ -338,7 +209,7 @@ pub fn run_oneway_figure(
     let measured = with_channel(
         || mech.open(&OpenContext { size, names }),
         info.topology,
-        PeerRole::OneWayReceiver(receiver.clone()),
+        oneway::receiver_role(receiver.clone()),
         size,
         s,
         &mut result,
@@ -346,7 +217,7 @@ pub fn run_oneway_figure(
     );
     result.outcome = match measured {
         Ok((m, facts)) => {
-            result.oneway = Some(facts);
+            result.facts = Facts::OneWay(Some(facts));
             Outcome::Ok(Box::new(m))
         }
         Err(e) => Outcome::Failed(e),
@@ -415,7 +286,7 @@ fn with_channel<T>(
 ) -> Result<T, String> {
     // Flags of the previous figure's peer (stop request, exit) must not leak
     // into this one, peer or not.
-    super::interrupt::reset_for_figure();
+    crate::engine::os::interrupt::reset_for_figure();
     // Order matters on the way out: the peer is stopped (below) before
     // `client` is dropped, which releases the OS objects.
     let (mut client, peer, note) =
@@ -470,8 +341,8 @@ pub fn run_stream_figure(
     names: &ObjectNamer,
 ) -> FigureResult {
     let info = mech.info();
-    let mut result = FigureResult::new(info.id, Mode::Stream, size);
-    result.cold_region = cold.then(super::region::cold_region_bytes);
+    let mut result = FigureResult::new(info.id, Facts::Stream(None), size);
+    result.cold_region = cold.then(crate::engine::models::region::cold_region_bytes);
     if let Some(reason) = stream_skip_reason(mech, size, s) {
         result.outcome = Outcome::Skipped(reason);
         return result;
@@ -485,24 +356,28 @@ pub fn run_stream_figure(
     let measured = with_channel(
         || mech.open_stream(&OpenContext { size, names }),
         info.topology,
-        PeerRole::Sink(plan),
+        stream::sink_role(plan),
         size,
         s,
         &mut result,
         |client, peer| {
             let peer = peer.ok_or_else(|| ChannelError::Setup("a stream needs a peer".into()))?;
-            stream::measure(client, size, &plan, &s.budget, cold_region, &peer.board())
+            stream::measure(
+                client,
+                size,
+                &plan,
+                &s.budget,
+                cold_region,
+                &stream::Board::new(peer.board()),
+            )
         },
     );
     result.outcome = match measured {
         Ok((m, facts)) => {
             if let Some(n) = &facts.note {
-                result.note = Some(match result.note.take() {
-                    Some(old) => format!("{old}; {n}"),
-                    None => n.clone(),
-                });
+                result.add_note(n);
             }
-            result.stream = Some(facts);
+            result.facts = Facts::Stream(Some(facts));
             Outcome::Ok(Box::new(m))
         }
         Err(e) => Outcome::Failed(e),
@@ -514,12 +389,12 @@ pub fn run_stream_figure(
 /// failure: it is reported in the result.
 pub fn run_op_figure(bench: &dyn Operation, s: &RunSettings, names: &ObjectNamer) -> FigureResult {
     let info = bench.info();
-    let mode = if bench.self_timed() {
-        Mode::Event
+    let facts = if bench.self_timed() {
+        Facts::Event(None)
     } else {
-        Mode::Op
+        Facts::Op(None)
     };
-    let mut result = FigureResult::new(info.id, mode, info.bytes);
+    let mut result = FigureResult::new(info.id, facts, info.bytes);
     if let Some(reason) = bench.unavailable() {
         result.outcome = Outcome::Skipped(reason);
         return result;
@@ -538,7 +413,7 @@ fn measure_op_figure(
     result: &mut FigureResult,
 ) -> Result<Measurement, String> {
     let info = bench.info();
-    super::interrupt::reset_for_figure();
+    crate::engine::os::interrupt::reset_for_figure();
     // A benchmark that needs SCHED_FIFO is placed before it prepares: its
     // helpers start on the measuring thread's CPU beside a thread already at
     // the base priority (a SCHED_OTHER thread moved later onto a CPU where a
@@ -597,24 +472,15 @@ fn measure_op_figure(
         .map(|k| k.call)
         .collect();
     if !avoided_but_entered.is_empty() {
-        let fact = format!("{} entered the kernel", avoided_but_entered.join(", "));
-        result.note = Some(match result.note.take() {
-            Some(n) => format!("{n}; {fact}"),
-            None => fact,
-        });
+        result.add_note(&format!(
+            "{} entered the kernel",
+            avoided_but_entered.join(", ")
+        ));
     }
     let events = bench.events();
-    result.proof = Some(OpProof {
-        kernel_calls,
-        counter: None,
-        events,
-        baseline_ns: None,
-        scheduling,
-        findings: None,
-    });
 
     let timing = if bench.self_timed() {
-        super::eventloop::measure(op.as_mut(), &s.budget, events)
+        crate::engine::models::eventloop::measure(op.as_mut(), &s.budget, events)
     } else {
         oploop::measure(op.as_mut(), &s.budget, events)
     }
@@ -626,11 +492,18 @@ fn measure_op_figure(
             None => f.note.clone(),
         });
     }
-    if let Some(p) = result.proof.as_mut() {
-        p.counter = timing.counter;
-        p.baseline_ns = timing.baseline_ns;
-        p.findings = findings;
-    }
+    let proof = Some(OpProof {
+        kernel_calls,
+        counter: timing.counter,
+        events,
+        baseline_ns: timing.baseline_ns,
+        scheduling,
+        findings,
+    });
+    result.facts = match result.facts {
+        Facts::Event(_) => Facts::Event(proof),
+        _ => Facts::Op(proof),
+    };
     Ok(timing.measurement)
 }
 
@@ -638,8 +511,8 @@ fn measure_op_figure(
 /// on the client's placement; SCHED_FIFO (`--rt`) only where the model
 /// sleeps. Never panics on a failure: it is reported in the result.
 pub fn run_periodic_figure(id: &'static str, model: &Model, s: &RunSettings) -> FigureResult {
-    let mut result = FigureResult::new(id, Mode::Periodic, 0);
-    super::interrupt::reset_for_figure();
+    let mut result = FigureResult::new(id, Facts::Periodic(None), 0);
+    crate::engine::os::interrupt::reset_for_figure();
     let placement = SidePlacement {
         cpu: s.client.cpu,
         rt_priority: s.client.rt_priority.filter(|_| model.may_run_rt()),
@@ -653,7 +526,7 @@ pub fn run_periodic_figure(id: &'static str, model: &Model, s: &RunSettings) -> 
             result.cpus.extend(crate::sys::sched::current_cpu());
             match periodic::measure(model) {
                 Ok((m, facts)) => {
-                    result.periodic = Some(facts);
+                    result.facts = Facts::Periodic(Some(facts));
                     Outcome::Ok(Box::new(m))
                 }
                 Err(e) => Outcome::Failed(e.to_string()),
@@ -674,7 +547,7 @@ pub fn run_score_figure(
     names: &ObjectNamer,
 ) -> FigureResult {
     let info = bench.info();
-    let mut result = FigureResult::new(info.id, Mode::Score, 0);
+    let mut result = FigureResult::new(info.id, Facts::Score(None), 0);
     if info.needs_fifo && !ss.fifo {
         result.outcome = Outcome::Skipped(format!(
             "needs strict priorities (SCHED_FIFO), refused here ({}): run as root or grant CAP_SYS_NICE",
@@ -685,7 +558,7 @@ pub fn run_score_figure(
     if !ss.fifo {
         result.note = Some("SCHED_OTHER: priorities not applied".into());
     }
-    super::interrupt::reset_for_figure();
+    crate::engine::os::interrupt::reset_for_figure();
     let test = match bench.prepare(&ScoreContext { names }) {
         Ok(t) => t,
         Err(e) => {
@@ -703,11 +576,11 @@ pub fn run_score_figure(
             result.cpus.extend(crate::sys::sched::current_cpu());
             match score::measure(&info, test, ss) {
                 Ok((m, facts)) => {
-                    result.score = Some(facts);
+                    result.facts = Facts::Score(Some(facts));
                     Outcome::Ok(Box::new(m))
                 }
                 Err(f) => {
-                    result.score = f.facts.map(|b| *b);
+                    result.facts = Facts::Score(f.facts.map(|b| *b));
                     Outcome::Failed(f.message)
                 }
             }

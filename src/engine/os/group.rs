@@ -15,8 +15,8 @@
 //! [`Member::before_op`] before each one (which applies a scheduled migration
 //! and publishes progress), and may report a few counters.
 
-use super::channel::{ChannelError, retry};
-use super::interrupt;
+use crate::engine::channel::{ChannelError, retry};
+use crate::engine::os::interrupt;
 use crate::sys::clock::monotonic_ns;
 use crate::sys::mem::SharedMapping;
 use crate::sys::process::{self, ExitStatus, Fork};

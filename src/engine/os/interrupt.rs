@@ -4,7 +4,7 @@
 //! blocked system call returns `EINTR`, the endpoint calls [`check`], and the
 //! error unwinds to the engine, which releases everything it created.
 
-use super::channel::ChannelError;
+use crate::engine::error::ChannelError;
 use crate::sys::signal as sig;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::Duration;

@@ -40,6 +40,15 @@ impl Region {
 
     /// The slot for the next message.
     #[inline(always)]
+    /// The region a peer's server loop walks: in a cold figure both copies
+    /// of a message start from memory, as in the study.
+    pub fn for_peer(serving: &crate::engine::os::peer::Serving) -> Region {
+        match serving.cold_region {
+            Some(bytes) => Region::cold(serving.size, bytes),
+            None => Region::warm(serving.size),
+        }
+    }
+
     pub fn next(&mut self) -> &mut [u8] {
         let at = self.off;
         self.off += self.stride;

@@ -1,0 +1,81 @@
+//! What a figure is measured with and what measuring gives: the phase
+//! budget every timing model spends, and the [`Measurement`] every model
+//! returns (samples, their summary and precision, the overheads subtracted,
+//! the distribution of single operations).
+
+use crate::engine::models::sampling::{Achieved, Precision};
+use crate::stats::{LatencyHistogram, Percentiles, Summary};
+use std::time::Duration;
+
+/// How long each phase of one figure runs.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct Budget {
+    /// Warm-up, also used to calibrate the iteration count.
+    #[serde(serialize_with = "ser_ms")]
+    pub warmup: Duration,
+    /// Target duration of one sample.
+    #[serde(serialize_with = "ser_ms")]
+    pub sample_time: Duration,
+    /// Samples every figure takes at least.
+    pub samples: usize,
+    /// Further samples until the median is known this precisely, within a time limit.
+    pub precision: Precision,
+    /// Duration of the per-round-trip (histogram) pass.
+    #[serde(serialize_with = "ser_ms")]
+    pub histogram_time: Duration,
+    /// Round trips whose whole content is checked, before and after timing.
+    pub verify_rounds: u64,
+    /// How long the peer may take beyond a phase's expected duration.
+    #[serde(serialize_with = "ser_ms")]
+    pub timeout: Duration,
+}
+
+#[cfg(test)]
+impl Budget {
+    /// A budget of a few milliseconds and a fixed count of 3 samples, for
+    /// unit tests of the timing models.
+    pub(crate) fn tiny() -> Budget {
+        Budget {
+            warmup: Duration::from_millis(2),
+            sample_time: Duration::from_millis(1),
+            samples: 3,
+            // No time for further samples: the count stays 3.
+            precision: crate::engine::models::sampling::Precision {
+                target: 0.02,
+                max_time: Duration::ZERO,
+            },
+            histogram_time: Duration::from_millis(1),
+            verify_rounds: 4,
+            timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+pub fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64() * 1e3)
+}
+
+/// Everything measured for one figure: the samples and their summary,
+/// the overheads subtracted, the distribution of single operations.
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    /// Round trips per sample (calibrated).
+    pub iterations: u64,
+    /// One-way time of each sample, overhead subtracted, in ns.
+    pub samples_ns: Vec<f64>,
+    /// Summary of `samples_ns`.
+    pub summary: Summary,
+    /// The interval of the median and whether it met the precision target.
+    pub precision: Option<Achieved>,
+    /// Loop overhead subtracted from every one-way figure, in ns.
+    pub loop_overhead_ns: f64,
+    /// Cost of one clock read, subtracted from every individually timed round trip.
+    pub clock_overhead_ns: f64,
+    /// Distribution of individual one-way times.
+    pub latency: Percentiles,
+    /// Round trips whose whole content was compared.
+    pub verified_round_trips: u64,
+    /// The individual times behind `latency`, kept where figures of several
+    /// passes are merged (ping-pong and operations); `None` elsewhere.
+    pub histogram: Option<LatencyHistogram>,
+}

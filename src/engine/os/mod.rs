@@ -1,0 +1,13 @@
+//! Processes and OS objects: the peer that serves a channel's other end,
+//! groups of processes for whole workloads, placement on CPUs and
+//! SCHED_FIFO, stop requests and watchdogs, named objects and their release,
+//! the environment record and the seccomp probe. Nothing here times a figure
+//! or knows a timing model.
+
+pub mod environment;
+pub mod group;
+pub mod interrupt;
+pub mod objects;
+pub mod peer;
+pub mod placement;
+pub mod probe;

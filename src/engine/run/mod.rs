@@ -1,0 +1,9 @@
+//! The run: one figure of each timing model ([`runner`]), ping-pong figures
+//! sampled together ([`sweep`]), passes ([`passes`]), the record of a figure
+//! ([`figure`]), and the session that runs a plan's figures in order.
+
+pub mod figure;
+pub mod passes;
+pub mod runner;
+pub mod session;
+pub mod sweep;
