@@ -3,7 +3,7 @@
 //! returns (samples, their summary and precision, the overheads subtracted,
 //! the distribution of single operations).
 
-use crate::engine::models::sampling::{Achieved, Precision};
+use crate::stats::compare::Interval;
 use crate::stats::{LatencyHistogram, Percentiles, Summary};
 use std::time::Duration;
 
@@ -40,7 +40,7 @@ impl Budget {
             sample_time: Duration::from_millis(1),
             samples: 3,
             // No time for further samples: the count stays 3.
-            precision: crate::engine::models::sampling::Precision {
+            precision: Precision {
                 target: 0.02,
                 max_time: Duration::ZERO,
             },
@@ -78,4 +78,29 @@ pub struct Measurement {
     /// The individual times behind `latency`, kept where figures of several
     /// passes are merged (ping-pong and operations); `None` elsewhere.
     pub histogram: Option<LatencyHistogram>,
+}
+
+/// When a figure has enough samples.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Precision {
+    /// Largest acceptable half-width of the interval of the median, as a
+    /// fraction of the median (0.02: ± 2%).
+    pub target: f64,
+    /// The longest the samples of one figure may take in all; past the
+    /// budget's minimum count, no sample starts after it.
+    #[serde(serialize_with = "ser_ms")]
+    pub max_time: Duration,
+}
+
+/// How precisely a figure's median is known.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Achieved {
+    /// The target it was sampled for.
+    pub target: f64,
+    /// Half-width of the interval as a fraction of the median.
+    pub achieved: f64,
+    /// Whether `achieved ≤ target`.
+    pub met: bool,
+    /// The interval of the median (same unit as the samples).
+    pub interval_ns: Interval,
 }

@@ -29,3 +29,136 @@ pub mod models;
 pub mod op;
 pub mod os;
 pub mod run;
+
+/// The engine's module graph, read from its source: no import cycle among
+/// its modules, and the rooms depend one way (`run → models → os`).
+#[cfg(test)]
+mod architecture {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::path::Path;
+
+    /// Every engine module (`models::pingpong`, `measure`, …) with the engine
+    /// modules its non-test code names.
+    fn graph() -> BTreeMap<String, BTreeSet<String>> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/engine");
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(&root).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                for e in std::fs::read_dir(&path).unwrap() {
+                    files.push(e.unwrap().path());
+                }
+            } else {
+                files.push(path);
+            }
+        }
+        let name = |p: &Path| {
+            let rel = p.strip_prefix(&root).unwrap().with_extension("");
+            let parts: Vec<String> = rel.iter().map(|c| c.to_string_lossy().into()).collect();
+            match parts.as_slice() {
+                [m] if m == "mod" => String::new(),
+                [room, m] if m == "mod" => room.clone(),
+                _ => parts.join("::"),
+            }
+        };
+        let modules: BTreeSet<String> = files.iter().map(|p| name(p)).collect();
+        let mut graph = BTreeMap::new();
+        for file in &files {
+            let me = name(file);
+            let text = std::fs::read_to_string(file).unwrap();
+            // Test modules may reach anywhere, and a comment naming a module
+            // is no dependency: the rule is for the code.
+            let code: String = text
+                .split("#[cfg(test)]")
+                .next()
+                .unwrap()
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let room = me.rsplit_once("::").map_or("", |(r, _)| r);
+            let mut deps = BTreeSet::new();
+            for (prefix, base) in [("crate::engine::", String::new()), ("super::", room.into())] {
+                for (i, _) in code.match_indices(prefix) {
+                    let rest = &code[i + prefix.len()..];
+                    let path: Vec<&str> = rest
+                        .split(|c: char| !(c.is_ascii_lowercase() || c == '_' || c == ':'))
+                        .next()
+                        .unwrap()
+                        .split("::")
+                        .filter(|s| !s.is_empty())
+                        .collect();
+                    // The longest prefix of the path that is a module.
+                    let found = (1..=path.len().min(2)).rev().find_map(|n| {
+                        let m = path[..n].join("::");
+                        let m = if base.is_empty() {
+                            m
+                        } else {
+                            format!("{base}::{m}")
+                        };
+                        modules.contains(&m).then_some(m)
+                    });
+                    if let Some(m) = found
+                        && m != me
+                    {
+                        deps.insert(m);
+                    }
+                }
+            }
+            deps.remove("");
+            graph.insert(me, deps);
+        }
+        graph
+    }
+
+    #[test]
+    fn no_import_cycle_among_engine_modules() {
+        let g = graph();
+        assert!(g.contains_key("run::session") && g.contains_key("models::pingpong"));
+        assert!(g["run::runner"].contains("models::pingpong"), "{g:?}");
+        // Depth-first search; a grey node met again closes a cycle.
+        fn visit<'a>(
+            g: &'a BTreeMap<String, BTreeSet<String>>,
+            m: &'a str,
+            state: &mut BTreeMap<&'a str, bool>,
+            stack: &mut Vec<&'a str>,
+        ) {
+            match state.get(m) {
+                Some(true) => return,
+                Some(false) => panic!("import cycle: {} -> {m}", stack.join(" -> ")),
+                None => {}
+            }
+            state.insert(m, false);
+            stack.push(m);
+            for d in g.get(m).into_iter().flatten() {
+                visit(g, d, state, stack);
+            }
+            stack.pop();
+            state.insert(m, true);
+        }
+        let mut state = BTreeMap::new();
+        for m in g.keys() {
+            visit(&g, m, &mut state, &mut Vec::new());
+        }
+    }
+
+    #[test]
+    fn rooms_depend_one_way_run_models_os() {
+        let rank = |m: &str| match m.split("::").next().unwrap() {
+            "run" => 3,
+            "models" => 2,
+            "os" => 1,
+            _ => 0,
+        };
+        for (m, deps) in graph() {
+            for d in deps {
+                // The shared vocabulary (rank 0) may use any room but `run`.
+                let ok = match (rank(&m), rank(&d)) {
+                    (0, r) => r < 3,
+                    (a, b) => b == 0 || b <= a,
+                };
+                assert!(ok, "{m} depends on {d}, against run -> models -> os");
+            }
+        }
+    }
+}

@@ -1,11 +1,11 @@
 //! The versioned JSON report (documented in docs/json-schema.md and
 //! docs/schema/run.schema.json).
 
+use crate::engine::measure::Achieved;
 use crate::engine::measure::Budget;
 use crate::engine::models::oneway::OneWayFacts;
 use crate::engine::models::oploop::CounterCheck;
 use crate::engine::models::periodic::PeriodicFacts;
-use crate::engine::models::sampling::Achieved;
 use crate::engine::models::score::ScoreFacts;
 use crate::engine::models::stream::StreamFacts;
 use crate::engine::op::Events;

@@ -13,11 +13,12 @@
 //! timed batch allocates, logs, formats or locks.
 
 use crate::engine::channel::{ChannelError, Endpoint};
+use crate::engine::measure::Achieved;
 use crate::engine::measure::{Budget, Measurement};
 use crate::engine::message::{check_seq, clock_overhead_ns, fill_pattern, seq_len, stamp};
 use crate::engine::models::calibrate::{iterations_for, warm_up};
 use crate::engine::models::region::Region;
-use crate::engine::models::sampling::{self, Achieved};
+use crate::engine::models::sampling;
 use crate::engine::os::interrupt::Watchdog;
 use crate::engine::os::peer::{Fault, PeerRole, inject};
 use crate::stats::{LatencyHistogram, Summary};

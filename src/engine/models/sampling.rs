@@ -11,6 +11,7 @@
 //! The interval is computed between samples, never inside one, with a seed
 //! fixed by the number of samples so the same samples give the same interval.
 
+use crate::engine::measure::{Achieved, Precision};
 use crate::stats::compare::{Interval, bootstrap_median};
 use crate::stats::median;
 use std::time::{Duration, Instant};
@@ -23,31 +24,6 @@ const RESAMPLES: usize = 1000;
 
 /// Samples a figure never exceeds, whatever the time allowed.
 pub const MAX_SAMPLES: usize = 1000;
-
-/// When a figure has enough samples.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct Precision {
-    /// Largest acceptable half-width of the interval of the median, as a
-    /// fraction of the median (0.02: ± 2%).
-    pub target: f64,
-    /// The longest the samples of one figure may take in all; past the
-    /// budget's minimum count, no sample starts after it.
-    #[serde(serialize_with = "crate::engine::measure::ser_ms")]
-    pub max_time: Duration,
-}
-
-/// How precisely a figure's median is known.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct Achieved {
-    /// The target it was sampled for.
-    pub target: f64,
-    /// Half-width of the interval as a fraction of the median.
-    pub achieved: f64,
-    /// Whether `achieved ≤ target`.
-    pub met: bool,
-    /// The interval of the median (same unit as the samples).
-    pub interval_ns: Interval,
-}
 
 /// Relative half-width of `ci` around `med`. A median below 1 (a cost that
 /// the subtraction took to about nothing) is judged against 1 unit instead,
