@@ -5,6 +5,7 @@ mod clean;
 mod compare;
 mod list;
 pub mod parse;
+mod plan;
 mod run;
 mod workload;
 

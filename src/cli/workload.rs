@@ -390,7 +390,7 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     let mut rep = WorkloadReport {
         schema: report::SCHEMA,
         ipcmark_version: env!("CARGO_PKG_VERSION"),
-        started_at: super::run::now_rfc3339(),
+        started_at: crate::output::recorder::now_rfc3339(),
         finished_at: None,
         complete: false,
         command_line: std::env::args().collect(),
@@ -462,7 +462,7 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
 
     let stopped = interrupt::stop_requested();
     rep.complete = stopped.is_none();
-    rep.finished_at = Some(super::run::now_rfc3339());
+    rep.finished_at = Some(crate::output::recorder::now_rfc3339());
     rep.configurations = report::configurations(info.headline, &results);
     save(&rep)?;
 

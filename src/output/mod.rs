@@ -3,7 +3,9 @@
 
 pub mod cost_model;
 pub mod json;
+pub mod page;
 pub mod progress;
+pub mod recorder;
 pub mod table;
 pub mod warnings;
 pub mod workload;

@@ -2,6 +2,8 @@
 //! from a timed loop, and without a ticker thread (which would make the next
 //! fork unsafe).
 
+use crate::engine::run::session::{RunObserver, Started};
+use crate::output::table::format_size;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// A progress bar over the figures of a run; invisible when stderr is not a terminal.
@@ -35,5 +37,31 @@ impl Progress {
     /// Removes the bar.
     pub fn finish(&self) {
         self.0.finish_and_clear();
+    }
+}
+
+impl RunObserver for Progress {
+    fn started(&mut self, what: Started) {
+        self.start(&match what {
+            Started::Sweep(n) => format!("{n} figures, interleaved"),
+            Started::Figure {
+                id,
+                size: Some(size),
+                oneway,
+            } => format!(
+                "{id} {}{}",
+                format_size(size),
+                if oneway { " one-way" } else { "" }
+            ),
+            Started::Figure { id, .. } => id.to_string(),
+        });
+    }
+
+    fn done(&mut self, n: usize) {
+        self.0.inc(n as u64);
+    }
+
+    fn measured(&mut self, _results: &[crate::engine::run::figure::FigureResult]) {
+        self.finish();
     }
 }

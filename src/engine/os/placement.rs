@@ -61,3 +61,21 @@ pub fn probe_rt(priority: i32) -> io::Result<()> {
     sched::set_fifo(priority)?;
     sched::set_normal()
 }
+
+/// The highest SCHED_FIFO priority the calling thread may take (the
+/// permission only grows downwards: `RLIMIT_RTPRIO` is a ceiling, root has
+/// every priority), or the error that refuses the lowest. Tries each
+/// candidate on the calling thread and switches back at once.
+pub fn max_fifo_priority() -> io::Result<i32> {
+    probe_rt(1)?;
+    let (mut lo, mut hi): (i32, i32) = (1, 99);
+    while lo < hi {
+        let mid = (lo + hi + 1) / 2;
+        if probe_rt(mid).is_ok() {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Ok(lo)
+}

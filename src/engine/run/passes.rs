@@ -15,7 +15,7 @@
 //! median and its interval are of the pool), its latency distribution is
 //! the sum of their histograms, and [`PassFacts`] keeps each pass's median.
 
-use crate::engine::measure::Measurement;
+use crate::engine::measure::{Budget, Measurement, Precision};
 use crate::engine::models::sampling;
 use crate::engine::run::figure::{FigureResult, Outcome, PassFacts, SweepFacts};
 use crate::stats::{drift, median};
@@ -25,6 +25,31 @@ use crate::stats::{drift, median};
 /// samples of one, so its interval is about 1/√passes as wide.
 pub fn per_pass_target(target: f64, passes: usize) -> f64 {
     target * (passes.max(1) as f64).sqrt()
+}
+
+/// Fewest samples one pass takes (unless the budget asks for fewer).
+const MIN_PASS_SAMPLES: usize = 3;
+
+/// The budget of one pass of `passes`: a share of the figure's time (its
+/// warm-up, samples and single round trips), at the precision whose pool of
+/// `passes` passes meets the run's target. A pass still takes a few samples
+/// of its own, so that its median means something.
+pub fn pass_budget(run: &Budget, passes: usize) -> Budget {
+    let n = passes.max(1);
+    Budget {
+        warmup: run.warmup / n as u32,
+        samples: run
+            .samples
+            .div_ceil(n)
+            .max(MIN_PASS_SAMPLES)
+            .min(run.samples),
+        precision: Precision {
+            target: per_pass_target(run.precision.target, n),
+            max_time: run.precision.max_time / n as u32,
+        },
+        histogram_time: run.histogram_time / n as u32,
+        ..*run
+    }
 }
 
 /// Merges pass `next` of a figure into `into`, which holds the earlier

@@ -1,8 +1,353 @@
 //! The run: a plan's figures measured in order, in passes, with the stages
-//! that must follow one another (merge the passes, normalise the scores,
-//! warn, correct the drift between passes, fit the cost models).
+//! that must follow one another, in one place.
+//!
+//! ```text
+//! for each pass 1..=N:
+//!     for each step (one item alone, or a sweep of consecutive ping-pong items):
+//!         measure its figures            observers: started, done
+//!         pass 1: record them; a score figure normalises every score (R = S / H)
+//!         later passes: merge into the first pass's figures
+//!         observers: recorded(all figures so far)       (partial results saved)
+//! observers: measured(figures as measured)              (warnings read them here)
+//! correct the drift between passes (run::passes)
+//! observers: finished(final figures)                    (cost models, report)
+//! ```
+//!
+//! A new stage of a run (say, holding a load during each figure) is one
+//! more step of this loop, or one more observer: nothing outside this file
+//! orders the stages.
 
-use crate::engine::run::figure::{FigureResult, Outcome};
+use crate::engine::channel::Mechanism;
+use crate::engine::models::oneway::OneWayPlan;
+use crate::engine::models::periodic::{Model, Periodic, PeriodicSettings};
+use crate::engine::models::score::{ScoreSettings, Scored};
+use crate::engine::op::Operation;
+use crate::engine::os::interrupt;
+use crate::engine::os::objects::ObjectNamer;
+use crate::engine::run::figure::{FigureResult, Mode, Outcome};
+use crate::engine::run::passes;
+use crate::engine::run::runner::{self, RunSettings};
+use crate::engine::run::sweep;
+
+/// One thing a run measures, with how it is timed.
+#[derive(Clone, Copy)]
+pub enum Item {
+    /// An IPC mechanism by ping-pong at every size it runs at; `true`: cold buffers.
+    PingPong(&'static dyn Mechanism, bool),
+    /// An IPC mechanism streamed one way; `true`: cold buffers.
+    Stream(&'static dyn Mechanism, bool),
+    /// An IPC mechanism timed one way from a stamp in each message.
+    OneWay(&'static dyn Mechanism, OneWayPlan),
+    /// A benchmark timed in one process.
+    Op(&'static dyn Operation),
+    /// A benchmark of the periodic model, one figure per planned model.
+    Periodic(&'static dyn Periodic),
+    /// A benchmark of the score model: operations counted in a period.
+    Scored(&'static dyn Scored),
+}
+
+impl Item {
+    /// The mechanism or benchmark id.
+    pub fn id(&self) -> &'static str {
+        match self {
+            Item::PingPong(m, _) | Item::Stream(m, _) | Item::OneWay(m, _) => m.info().id,
+            Item::Op(b) => b.info().id,
+            Item::Periodic(b) => b.info().id,
+            Item::Scored(b) => b.info().id,
+        }
+    }
+
+    /// Whether it is measured in every pass: ping-pong figures and
+    /// operations (their samples and histograms pool). Periodic, one-way,
+    /// stream and score figures are measured once: each already spans its
+    /// own long window of time.
+    pub fn repeats(&self) -> bool {
+        matches!(self, Item::PingPong(..) | Item::Op(_))
+    }
+
+    /// The figures it makes: the sizes of a mechanism (its fixed size, or
+    /// `sizes`), one for an operation or a score, one per planned model of a
+    /// periodic benchmark (by index).
+    pub fn figures(&self, sizes: &[usize], periodic: &PeriodicSettings) -> Vec<usize> {
+        match self {
+            Item::PingPong(m, _) | Item::Stream(m, _) | Item::OneWay(m, _) => {
+                runner::sizes_for(*m, sizes)
+            }
+            Item::Op(b) => vec![b.info().bytes],
+            Item::Periodic(b) => (0..b.plan(periodic).len()).collect(),
+            Item::Scored(_) => vec![0],
+        }
+    }
+}
+
+/// Everything a session runs: the items with their figures, and the
+/// settings every figure shares.
+pub struct Plan {
+    /// Each item with its figures (sizes; a periodic benchmark's model indices).
+    pub items: Vec<(Item, Vec<usize>)>,
+    /// Placement, peer and budget of every figure (the whole budget: a pass
+    /// takes its share, [`passes::pass_budget`]).
+    pub settings: RunSettings,
+    /// Passes of the repeated figures (at least 1).
+    pub passes: usize,
+    /// Settings of the periodic benchmarks.
+    pub periodic: PeriodicSettings,
+    /// Settings of the score benchmarks, and why SCHED_FIFO was refused;
+    /// `None` when the plan has none.
+    pub scores: Option<(ScoreSettings, Option<String>)>,
+}
+
+impl Plan {
+    /// Figures the session measures in all, every pass counted.
+    pub fn figure_count(&self) -> usize {
+        self.items
+            .iter()
+            .map(|(item, f)| f.len() * if item.repeats() { self.passes } else { 1 })
+            .sum()
+    }
+}
+
+/// What is about to be measured, for a progress display.
+#[derive(Debug, Clone, Copy)]
+pub enum Started {
+    /// One figure: its id, its size (a mechanism's), and whether it is one-way.
+    Figure {
+        /// Mechanism or benchmark id.
+        id: &'static str,
+        /// Message size of a mechanism's figure.
+        size: Option<usize>,
+        /// A one-way figure.
+        oneway: bool,
+    },
+    /// A sweep of this many figures sampled together.
+    Sweep(usize),
+}
+
+/// Something that follows a session: progress, the report saved after every
+/// step, warnings. Every hook defaults to nothing. A hook that returns an
+/// error ends the run (the error is the run's).
+pub trait RunObserver {
+    /// A figure or a sweep starts.
+    fn started(&mut self, _what: Started) {}
+    /// `n` figures were measured.
+    fn done(&mut self, _n: usize) {}
+    /// A step's figures were recorded or merged: `results` holds every
+    /// figure so far, in plan order. A run stopped now keeps these.
+    fn recorded(&mut self, _results: &[FigureResult]) -> Result<(), String> {
+        Ok(())
+    }
+    /// Every pass has run (or the run was stopped): the figures as measured,
+    /// before any correction across figures.
+    fn measured(&mut self, _results: &[FigureResult]) {}
+    /// The run is over: the final figures, and the signal that stopped it.
+    fn finished(&mut self, _results: &[FigureResult], _stopped: Option<i32>) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// What a session produced.
+pub struct Session {
+    /// Every figure, in plan order.
+    pub results: Vec<FigureResult>,
+    /// The signal that stopped the run early, if one did.
+    pub stopped: Option<i32>,
+}
+
+/// Most figures one sweep interleaves. Results are saved after each sweep,
+/// so this bounds what a stopped run loses (a sweep's figures are finished
+/// together), while a sweep still spans several seconds of the machine's
+/// drift.
+const SWEEP_MAX_FIGURES: usize = 24;
+
+/// What the run loop does next: plan items (by index) measured alone, or a
+/// sweep of consecutive ones.
+enum Step {
+    Alone(usize),
+    Sweep(Vec<usize>),
+}
+
+impl Step {
+    fn first(&self) -> usize {
+        match self {
+            Step::Alone(k) => *k,
+            Step::Sweep(ks) => ks[0],
+        }
+    }
+}
+
+/// Groups consecutive ping-pong mechanisms that may join a sweep into
+/// sweeps of at most [`SWEEP_MAX_FIGURES`] figures (a mechanism's sizes stay
+/// in one sweep, which may then hold more); the rest run alone, in order.
+fn steps(items: &[(Item, Vec<usize>)]) -> Vec<Step> {
+    let mut steps = Vec::new();
+    let mut group: Vec<usize> = Vec::new();
+    let mut count = 0;
+    for (k, (item, sizes)) in items.iter().enumerate() {
+        let joins = matches!(*item, Item::PingPong(m, cold) if sweep::joins(m, cold));
+        if !group.is_empty() && (!joins || count + sizes.len() > SWEEP_MAX_FIGURES) {
+            steps.push(Step::Sweep(std::mem::take(&mut group)));
+            count = 0;
+        }
+        if joins {
+            group.push(k);
+            count += sizes.len();
+        } else {
+            steps.push(Step::Alone(k));
+        }
+    }
+    if !group.is_empty() {
+        steps.push(Step::Sweep(group));
+    }
+    steps
+}
+
+/// Calls `f` on every observer, stopping at the first error.
+fn each(
+    observers: &mut [&mut dyn RunObserver],
+    mut f: impl FnMut(&mut dyn RunObserver) -> Result<(), String>,
+) -> Result<(), String> {
+    observers.iter_mut().try_for_each(|o| f(&mut **o))
+}
+
+/// Runs `plan`: every pass, step by step, then the stages after measuring.
+/// An observer's error ends the run with that error.
+pub fn run(
+    plan: &Plan,
+    names: &ObjectNamer,
+    observers: &mut [&mut dyn RunObserver],
+) -> Result<Session, String> {
+    let pass_settings = RunSettings {
+        budget: passes::pass_budget(&plan.settings.budget, plan.passes),
+        ..plan.settings.clone()
+    };
+    let target = plan.settings.budget.precision.target;
+    let steps = steps(&plan.items);
+    let mut results: Vec<FigureResult> = Vec::new();
+    // Where each step's figures sit in `results`, from the first pass.
+    let mut first_slot: Vec<usize> = Vec::with_capacity(steps.len());
+
+    'passes: for pass in 1..=plan.passes {
+        for (n, step) in steps.iter().enumerate() {
+            if interrupt::stop_requested().is_some() {
+                break 'passes;
+            }
+            let repeat = plan.items[step.first()].0.repeats();
+            if pass == 1 {
+                first_slot.push(results.len());
+            } else if !repeat {
+                continue;
+            }
+            let s = if repeat && plan.passes > 1 {
+                &pass_settings
+            } else {
+                &plan.settings
+            };
+            // A later pass measures again only the figures measured so far: one
+            // skipped here stays skipped, one that failed is reported failed.
+            let figures = run_step(plan, &steps[n], s, names, observers, |i| {
+                pass == 1 || matches!(results[first_slot[n] + i].outcome, Outcome::Ok(_))
+            });
+            if pass > 1 && interrupt::stop_requested().is_some() {
+                // A pass cut short says nothing more about its figures.
+                break 'passes;
+            }
+            for (i, r) in figures {
+                if pass == 1 {
+                    let scored = r.mode() == Mode::Score;
+                    results.push(r);
+                    if scored {
+                        // R = S / H for every score once the baseline has run, in
+                        // whatever order the tests were named.
+                        normalise(&mut results);
+                    }
+                } else {
+                    passes::merge(&mut results[first_slot[n] + i], r, pass, target);
+                }
+            }
+            each(observers, |o| o.recorded(&results))?;
+        }
+    }
+    let stopped = interrupt::stop_requested();
+    observers.iter_mut().for_each(|o| o.measured(&results));
+    passes::correct_between_passes(&mut results);
+    each(observers, |o| o.finished(&results, stopped))?;
+    Ok(Session { results, stopped })
+}
+
+/// Runs with settings `s` the figures of `step` that `keep` (given each
+/// one's index in the step) selects: each with its index, in order, fewer
+/// if the run was asked to stop.
+fn run_step(
+    plan: &Plan,
+    step: &Step,
+    s: &RunSettings,
+    names: &ObjectNamer,
+    observers: &mut [&mut dyn RunObserver],
+    keep: impl Fn(usize) -> bool,
+) -> Vec<(usize, FigureResult)> {
+    let k = match step {
+        Step::Alone(k) => *k,
+        Step::Sweep(ks) => {
+            let (index, figures): (Vec<usize>, Vec<(&dyn Mechanism, usize)>) = ks
+                .iter()
+                .flat_map(|&k| match plan.items[k].0 {
+                    Item::PingPong(m, _) => plan.items[k].1.iter().map(move |&z| (m, z)),
+                    _ => unreachable!("steps() puts only ping-pong mechanisms in a sweep"),
+                })
+                .enumerate()
+                .filter(|(i, _)| keep(*i))
+                .unzip();
+            if figures.is_empty() {
+                return Vec::new();
+            }
+            observers
+                .iter_mut()
+                .for_each(|o| o.started(Started::Sweep(figures.len())));
+            let out = sweep::run(&figures, s, names);
+            observers.iter_mut().for_each(|o| o.done(out.len()));
+            return index.into_iter().zip(out).collect();
+        }
+    };
+    let (item, figure_sizes) = (&plan.items[k].0, &plan.items[k].1);
+    // A periodic benchmark's figures, by index (`figure_sizes` holds 0..n).
+    let models: Vec<Model> = match *item {
+        Item::Periodic(b) => b.plan(&plan.periodic),
+        _ => Vec::new(),
+    };
+    let mut out = Vec::with_capacity(figure_sizes.len());
+    for (i, &size) in figure_sizes.iter().enumerate() {
+        if interrupt::stop_requested().is_some() {
+            break;
+        }
+        if !keep(i) {
+            continue;
+        }
+        let started = Started::Figure {
+            id: item.id(),
+            size: matches!(
+                item,
+                Item::PingPong(..) | Item::Stream(..) | Item::OneWay(..)
+            )
+            .then_some(size),
+            oneway: matches!(item, Item::OneWay(..)),
+        };
+        observers.iter_mut().for_each(|o| o.started(started));
+        let r = match *item {
+            Item::PingPong(m, cold) => runner::run_figure(m, size, cold, s, names),
+            Item::Stream(m, cold) => runner::run_stream_figure(m, size, cold, s, names),
+            Item::OneWay(m, plan) => runner::run_oneway_figure(m, size, &plan, s, names),
+            Item::Op(b) => runner::run_op_figure(b, s, names),
+            Item::Periodic(b) => runner::run_periodic_figure(b.info().id, &models[size], s),
+            Item::Scored(b) => {
+                let (ss, refused) = plan.scores.as_ref().expect("settings made for score tests");
+                runner::run_score_figure(b, ss, refused.as_deref(), names)
+            }
+        };
+        observers.iter_mut().for_each(|o| o.done(1));
+        out.push((i, r));
+    }
+    out
+}
 
 /// Fills R = S / H in every measured score figure from the baseline figure
 /// of the same run (the first one measured), as rates so that a period a
