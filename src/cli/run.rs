@@ -66,6 +66,16 @@ impl Selected {
     }
 }
 
+impl From<benchmarks::Benchmark> for Selected {
+    fn from(b: benchmarks::Benchmark) -> Self {
+        match b {
+            benchmarks::Benchmark::Op(b) => Selected::Op(b),
+            benchmarks::Benchmark::Periodic(b) => Selected::Periodic(b),
+            benchmarks::Benchmark::Scored(b) => Selected::Scored(b),
+        }
+    }
+}
+
 /// The one-way plan for a figure set: `--interval`, `--window`, `--messages`
 /// and `--quick`, or a preset column's interval and count.
 fn oneway_plan(
@@ -149,26 +159,14 @@ fn resolve(names: &[String], cold: bool) -> Result<Vec<Selected>, Failure> {
     for name in names {
         let found: Vec<Selected> = if name == benchmarks::ALL {
             ipc()
-                .chain(benchmarks::REGISTRY.iter().map(|&b| Selected::Op(b)))
-                .chain(benchmarks::PERIODIC.iter().map(|&b| Selected::Periodic(b)))
-                .chain(benchmarks::SCORED.iter().map(|&b| Selected::Scored(b)))
+                .chain(benchmarks::REGISTRY.iter().map(|&b| Selected::from(b)))
                 .collect()
         } else if name == benchmarks::IPC {
             ipc().collect()
         } else if let Some(group) = benchmarks::group(name) {
             let members: Vec<Selected> = benchmarks::members(group.name)
                 .into_iter()
-                .map(Selected::Op)
-                .chain(
-                    benchmarks::periodic_members(group.name)
-                        .into_iter()
-                        .map(Selected::Periodic),
-                )
-                .chain(
-                    benchmarks::scored_members(group.name)
-                        .into_iter()
-                        .map(Selected::Scored),
-                )
+                .map(Selected::from)
                 .collect();
             if members.is_empty() {
                 return Err(Failure::usage(format!(
@@ -181,20 +179,14 @@ fn resolve(names: &[String], cold: bool) -> Result<Vec<Selected>, Failure> {
         } else if let Some(m) = mechanisms::find(name) {
             vec![Selected::Mechanism(m, cold)]
         } else if let Some(b) = benchmarks::find(name) {
-            vec![Selected::Op(b)]
-        } else if let Some(b) = benchmarks::find_periodic(name) {
-            vec![Selected::Periodic(b)]
-        } else if let Some(b) = benchmarks::find_scored(name) {
-            vec![Selected::Scored(b)]
+            vec![b.into()]
         } else {
             return Err(Failure::usage(format!(
-                "unknown benchmark or group '{name}'; groups: {}, {}; benchmarks: {}, {}, {}, {}",
+                "unknown benchmark or group '{name}'; groups: {}, {}; benchmarks: {}, {}",
                 benchmarks::available_groups().join(", "),
                 benchmarks::ALL,
                 mechanisms::ids().join(", "),
-                benchmarks::ids().join(", "),
-                benchmarks::periodic_ids().join(", "),
-                benchmarks::scored_ids().join(", ")
+                benchmarks::ids().join(", ")
             )));
         };
         for sel in found {
