@@ -1,5 +1,8 @@
 //! ipcmark: what communication, synchronisation and scheduling cost on Linux.
 
+// The only `unsafe` is in `sys`, each block with its `// SAFETY:` line.
+#![deny(unsafe_code)]
+
 mod benchmarks;
 mod cli;
 mod engine;
@@ -7,6 +10,7 @@ mod mechanisms;
 mod output;
 mod presets;
 mod stats;
+#[allow(unsafe_code)]
 mod sys;
 mod workloads;
 

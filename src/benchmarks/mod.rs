@@ -1,8 +1,8 @@
-//! Benchmarks timed in one process: one file each, one line each in
-//! [`REGISTRY`] (mode `op`, or `event` when the benchmark times itself),
-//! [`PERIODIC`] (mode `periodic`) or [`SCORED`] (mode `score`), grouped
-//! (`syscall`, `sched`, `timer`, `rhealstone`, `thread-metric`; `rtos` selects
-//! both RTOS suites).
+//! Benchmarks timed in one process: one file each and one line each in
+//! [`REGISTRY`], a [`Benchmark`] of its timing model (mode `op`, or `event`
+//! when the benchmark times itself; `periodic`; `score`), grouped (`syscall`,
+//! `sched`, `timer`, `rhealstone`, `thread-metric`; `rtos` selects both RTOS
+//! suites).
 //!
 //! Everything user-facing about them (`ipcmark list`, the names `ipcmark run`
 //! accepts, the conformance tests) is derived from the registry and
@@ -82,88 +82,94 @@ pub static GROUPS: &[Group] = &[
     },
 ];
 
-/// Every operation benchmark, in the order runs and tables show them.
-pub static REGISTRY: &[&dyn Operation] = &[
-    &syscall::getpid::Getpid,
-    &syscall::gettid::Gettid,
-    &syscall::clock_gettime::ClockGettime,
-    &syscall::lseek::Lseek,
-    &syscall::stat::Stat,
-    &syscall::open_close::OpenClose,
-    &syscall::read::Read::TMPFS,
-    &syscall::read::Read::DISK,
-    &syscall::write::Write::TMPFS,
-    &syscall::write::Write::DISK,
-    &syscall::create_unlink::CreateUnlink,
-    &syscall::mmap::Mmap,
-    &syscall::fork::ForkExitWait,
-    &syscall::spawn::Spawn,
-    &sched::yield_switch::YieldSwitch,
-    &sched::ring::Ring::PROC_2,
-    &sched::ring::Ring::PROC_2_16K,
-    &sched::ring::Ring::PROC_2_64K,
-    &sched::ring::Ring::PROC_8,
-    &sched::ring::Ring::PROC_8_16K,
-    &sched::ring::Ring::PROC_8_64K,
-    &sched::ring::Ring::THREADS_2,
-    &sched::ring::Ring::THREADS_8,
-    &rhealstone::task_switch::TaskSwitch,
-    &rhealstone::preemption::Preemption,
-    &rhealstone::interrupt_latency::InterruptLatency,
-    &rhealstone::semaphore_shuffle::SemaphoreShuffle,
-    &rhealstone::message_latency::MessageLatency,
-    &rhealstone::deadlock_break::DeadlockBreak::PI,
-    &rhealstone::deadlock_break::DeadlockBreak::NO_PI,
+/// One benchmark, of whichever timing model: what `ipcmark run` selects by
+/// id or group, and `ipcmark list` shows.
+#[derive(Clone, Copy)]
+pub enum Benchmark {
+    /// Timed in one process: mode `op`, or `event` when its threads time
+    /// themselves.
+    Op(&'static dyn Operation),
+    /// The periodic model (mode `periodic`: wake-ups at deadlines, periodic
+    /// interrupts); the benchmark only plans its figures.
+    Periodic(&'static dyn Periodic),
+    /// The score model (mode `score`: operations counted in a period).
+    Scored(&'static dyn Scored),
+}
+
+impl Benchmark {
+    /// Stable id on the command line and in JSON.
+    pub fn id(self) -> &'static str {
+        match self {
+            Benchmark::Op(b) => b.info().id,
+            Benchmark::Periodic(b) => b.info().id,
+            Benchmark::Scored(b) => b.info().id,
+        }
+    }
+
+    /// The group it belongs to.
+    pub fn group(self) -> &'static str {
+        match self {
+            Benchmark::Op(b) => b.info().group,
+            Benchmark::Periodic(b) => b.info().group,
+            Benchmark::Scored(b) => b.info().group,
+        }
+    }
+}
+
+/// Every benchmark, in the order runs and tables show them: the operations,
+/// then the periodic model's, then the score model's (its baseline first).
+pub static REGISTRY: &[Benchmark] = &[
+    Benchmark::Op(&syscall::getpid::Getpid),
+    Benchmark::Op(&syscall::gettid::Gettid),
+    Benchmark::Op(&syscall::clock_gettime::ClockGettime),
+    Benchmark::Op(&syscall::lseek::Lseek),
+    Benchmark::Op(&syscall::stat::Stat),
+    Benchmark::Op(&syscall::open_close::OpenClose),
+    Benchmark::Op(&syscall::read::Read::TMPFS),
+    Benchmark::Op(&syscall::read::Read::DISK),
+    Benchmark::Op(&syscall::write::Write::TMPFS),
+    Benchmark::Op(&syscall::write::Write::DISK),
+    Benchmark::Op(&syscall::create_unlink::CreateUnlink),
+    Benchmark::Op(&syscall::mmap::Mmap),
+    Benchmark::Op(&syscall::fork::ForkExitWait),
+    Benchmark::Op(&syscall::spawn::Spawn),
+    Benchmark::Op(&sched::yield_switch::YieldSwitch),
+    Benchmark::Op(&sched::ring::Ring::PROC_2),
+    Benchmark::Op(&sched::ring::Ring::PROC_2_16K),
+    Benchmark::Op(&sched::ring::Ring::PROC_2_64K),
+    Benchmark::Op(&sched::ring::Ring::PROC_8),
+    Benchmark::Op(&sched::ring::Ring::PROC_8_16K),
+    Benchmark::Op(&sched::ring::Ring::PROC_8_64K),
+    Benchmark::Op(&sched::ring::Ring::THREADS_2),
+    Benchmark::Op(&sched::ring::Ring::THREADS_8),
+    Benchmark::Op(&rhealstone::task_switch::TaskSwitch),
+    Benchmark::Op(&rhealstone::preemption::Preemption),
+    Benchmark::Op(&rhealstone::interrupt_latency::InterruptLatency),
+    Benchmark::Op(&rhealstone::semaphore_shuffle::SemaphoreShuffle),
+    Benchmark::Op(&rhealstone::message_latency::MessageLatency),
+    Benchmark::Op(&rhealstone::deadlock_break::DeadlockBreak::PI),
+    Benchmark::Op(&rhealstone::deadlock_break::DeadlockBreak::NO_PI),
+    Benchmark::Periodic(&timer::latency::Latency),
+    Benchmark::Periodic(&timer::failures::Failures),
+    Benchmark::Periodic(&timer::irq_overhead::IrqOverhead),
+    Benchmark::Scored(&thread_metric::basic::Basic),
+    Benchmark::Scored(&thread_metric::cooperative::Cooperative),
+    Benchmark::Scored(&thread_metric::preemptive::Preemptive),
+    Benchmark::Scored(&thread_metric::interrupt::Interrupt),
+    Benchmark::Scored(&thread_metric::interrupt_preemption::InterruptPreemption),
+    Benchmark::Scored(&thread_metric::message::Message),
+    Benchmark::Scored(&thread_metric::synchronization::Synchronization),
+    Benchmark::Scored(&thread_metric::memory::Memory),
 ];
 
-/// Every benchmark of the periodic model (wake-ups at deadlines, periodic
-/// interrupts), in the order runs and tables show them.
-pub static PERIODIC: &[&dyn Periodic] = &[
-    &timer::latency::Latency,
-    &timer::failures::Failures,
-    &timer::irq_overhead::IrqOverhead,
-];
-
-/// Every benchmark of the score model (operations counted in a period), in
-/// the order runs and tables show them; the baseline first.
-pub static SCORED: &[&dyn Scored] = &[
-    &thread_metric::basic::Basic,
-    &thread_metric::cooperative::Cooperative,
-    &thread_metric::preemptive::Preemptive,
-    &thread_metric::interrupt::Interrupt,
-    &thread_metric::interrupt_preemption::InterruptPreemption,
-    &thread_metric::message::Message,
-    &thread_metric::synchronization::Synchronization,
-    &thread_metric::memory::Memory,
-];
-
-/// Finds a score benchmark by id.
-pub fn find_scored(id: &str) -> Option<&'static dyn Scored> {
-    SCORED.iter().copied().find(|b| b.info().id == id)
+/// Finds a benchmark by id.
+pub fn find(id: &str) -> Option<Benchmark> {
+    REGISTRY.iter().copied().find(|b| b.id() == id)
 }
 
-/// All score benchmark ids, in registry order.
-pub fn scored_ids() -> Vec<&'static str> {
-    SCORED.iter().map(|b| b.info().id).collect()
-}
-
-/// The score benchmarks of a group (and of the groups it includes), in registry order.
-pub fn scored_members(group: &str) -> Vec<&'static dyn Scored> {
-    SCORED
-        .iter()
-        .copied()
-        .filter(|b| selects(group, b.info().group))
-        .collect()
-}
-
-/// Finds a periodic benchmark by id.
-pub fn find_periodic(id: &str) -> Option<&'static dyn Periodic> {
-    PERIODIC.iter().copied().find(|b| b.info().id == id)
-}
-
-/// All periodic benchmark ids, in registry order.
-pub fn periodic_ids() -> Vec<&'static str> {
-    PERIODIC.iter().map(|b| b.info().id).collect()
+/// All benchmark ids, in registry order.
+pub fn ids() -> Vec<&'static str> {
+    REGISTRY.iter().map(|b| b.id()).collect()
 }
 
 /// Whether a benchmark of group `own` is selected by naming group `name`:
@@ -172,37 +178,18 @@ fn selects(name: &str, own: &str) -> bool {
     name == own || group(name).is_some_and(|g| g.includes.contains(&own))
 }
 
-/// The periodic benchmarks of a group (and of the groups it includes), in registry order.
-pub fn periodic_members(group: &str) -> Vec<&'static dyn Periodic> {
-    PERIODIC
-        .iter()
-        .copied()
-        .filter(|b| selects(group, b.info().group))
-        .collect()
-}
-
-/// Finds an operation benchmark by id.
-pub fn find(id: &str) -> Option<&'static dyn Operation> {
-    REGISTRY.iter().copied().find(|b| b.info().id == id)
-}
-
-/// All operation ids, in registry order.
-pub fn ids() -> Vec<&'static str> {
-    REGISTRY.iter().map(|b| b.info().id).collect()
-}
-
 /// Finds a group by name.
 pub fn group(name: &str) -> Option<&'static Group> {
     GROUPS.iter().find(|g| g.name == name)
 }
 
-/// The operation benchmarks of a group (and of the groups it includes), in
-/// registry order (none for [`IPC`], whose members are the mechanisms).
-pub fn members(group: &str) -> Vec<&'static dyn Operation> {
+/// The benchmarks of a group (and of the groups it includes), in registry
+/// order (none for [`IPC`], whose members are the mechanisms).
+pub fn members(group: &str) -> Vec<Benchmark> {
     REGISTRY
         .iter()
         .copied()
-        .filter(|b| selects(group, b.info().group))
+        .filter(|b| selects(group, b.group()))
         .collect()
 }
 
@@ -211,12 +198,7 @@ pub fn available_groups() -> Vec<&'static str> {
     GROUPS
         .iter()
         .map(|g| g.name)
-        .filter(|&g| {
-            g == IPC
-                || !members(g).is_empty()
-                || !periodic_members(g).is_empty()
-                || !scored_members(g).is_empty()
-        })
+        .filter(|&g| g == IPC || !members(g).is_empty())
         .collect()
 }
 
@@ -234,46 +216,42 @@ mod tests {
             assert!(seen.insert(g.name), "group {} clashes with an id", g.name);
         }
         assert!(seen.insert(ALL));
-        // Every registry: a unique id named after a known group, and a summary.
-        let mut check = |id: &'static str, grp: &str, summary: &str| {
+        // Every benchmark: a well-formed unique id named after a known group
+        // (not ipc, which is the mechanisms'), and a summary.
+        let mut baselines = HashSet::new();
+        for &b in REGISTRY {
+            let (id, grp) = (b.id(), b.group());
+            let summary = match b {
+                Benchmark::Op(b) => b.info().summary,
+                Benchmark::Periodic(b) => b.info().summary,
+                Benchmark::Scored(b) => b.info().summary,
+            };
             assert!(seen.insert(id), "duplicate id {id}");
+            assert!(
+                id.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                "bad id {id:?}"
+            );
             assert!(
                 id.starts_with(&format!("{grp}-")),
                 "{id} is not named after its group {grp}"
             );
             assert!(group(grp).is_some(), "{id}: unknown group");
+            assert!(grp != IPC, "{id}: ipc is for mechanisms");
             assert!(
                 !summary.is_empty() && !summary.ends_with('.'),
                 "summary of {id}"
             );
-        };
-        for b in REGISTRY {
-            let info = b.info();
-            check(info.id, info.group, info.summary);
-            assert!(
-                info.id
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
-                "bad id {:?}",
-                info.id
-            );
-            assert!(info.group != IPC, "{}: ipc is for mechanisms", info.id);
-        }
-        for b in PERIODIC {
-            let info = b.info();
-            check(info.id, info.group, info.summary);
-        }
-        let mut baselines = HashSet::new();
-        for b in SCORED {
-            let info = b.info();
-            check(info.id, info.group, info.summary);
-            assert!(!info.operation.is_empty(), "{}: operation", info.id);
-            if info.is_baseline {
-                assert!(
-                    baselines.insert(info.group),
-                    "two baselines in {}",
-                    info.group
-                );
+            if let Benchmark::Scored(b) = b {
+                let info = b.info();
+                assert!(!info.operation.is_empty(), "{}: operation", info.id);
+                if info.is_baseline {
+                    assert!(
+                        baselines.insert(info.group),
+                        "two baselines in {}",
+                        info.group
+                    );
+                }
             }
         }
         assert!(
@@ -297,7 +275,7 @@ mod tests {
     #[test]
     fn find_matches_registry() {
         for id in ids() {
-            assert_eq!(find(id).map(|b| b.info().id), Some(id));
+            assert_eq!(find(id).map(|b| b.id()), Some(id));
         }
         assert!(find("pipe").is_none());
     }
@@ -328,7 +306,8 @@ mod tests {
             },
         )
         .unwrap();
-        for b in REGISTRY {
+        for &b in REGISTRY {
+            let Benchmark::Op(b) = b else { continue };
             let info = b.info();
             if let Some(why) = b.unavailable() {
                 eprintln!("SKIPPED {}: {why}", info.id);

@@ -1,7 +1,7 @@
 //! `ipcmark list`: the registries as tables (or JSON), and the groups.
 
 use super::{Failure, ListArgs, print_stdout};
-use crate::benchmarks::{self, GROUPS, IPC};
+use crate::benchmarks::{self, Benchmark, GROUPS, IPC};
 use crate::engine::channel::{Payload, StreamSupport, Topology};
 use crate::mechanisms::REGISTRY;
 use crate::output::table::{fit_width, format_size};
@@ -120,45 +120,43 @@ fn entries() -> Vec<Entry> {
             spins: info.spins,
         })
     });
-    let ops = benchmarks::REGISTRY.iter().map(|b| {
-        let info = b.info();
-        Entry::Op(OpEntry {
-            id: info.id,
-            summary: info.summary,
-            group: info.group,
-            mode: if b.self_timed() { "event" } else { "op" },
-            bytes_per_op: info.bytes,
-            syscalls: info.enters.iter().map(|c| c.name).collect(),
-            avoids: info.avoids.iter().map(|c| c.name).collect(),
-            unavailable: b.unavailable(),
-        })
+    let benchmarks = benchmarks::REGISTRY.iter().map(|&b| match b {
+        Benchmark::Op(b) => {
+            let info = b.info();
+            Entry::Op(OpEntry {
+                id: info.id,
+                summary: info.summary,
+                group: info.group,
+                mode: if b.self_timed() { "event" } else { "op" },
+                bytes_per_op: info.bytes,
+                syscalls: info.enters.iter().map(|c| c.name).collect(),
+                avoids: info.avoids.iter().map(|c| c.name).collect(),
+                unavailable: b.unavailable(),
+            })
+        }
+        Benchmark::Periodic(b) => {
+            let info = b.info();
+            Entry::Periodic(PeriodicEntry {
+                id: info.id,
+                summary: info.summary,
+                group: info.group,
+                mode: "periodic",
+            })
+        }
+        Benchmark::Scored(b) => {
+            let info = b.info();
+            Entry::Score(ScoreEntry {
+                id: info.id,
+                summary: info.summary,
+                group: info.group,
+                mode: "score",
+                operation: info.operation,
+                baseline: info.is_baseline,
+                needs_fifo: info.needs_fifo,
+            })
+        }
     });
-    let periodic = benchmarks::PERIODIC.iter().map(|b| {
-        let info = b.info();
-        Entry::Periodic(PeriodicEntry {
-            id: info.id,
-            summary: info.summary,
-            group: info.group,
-            mode: "periodic",
-        })
-    });
-    let scored = benchmarks::SCORED.iter().map(|b| {
-        let info = b.info();
-        Entry::Score(ScoreEntry {
-            id: info.id,
-            summary: info.summary,
-            group: info.group,
-            mode: "score",
-            operation: info.operation,
-            baseline: info.is_baseline,
-            needs_fifo: info.needs_fifo,
-        })
-    });
-    mechanisms
-        .chain(ops)
-        .chain(periodic)
-        .chain(scored)
-        .collect()
+    mechanisms.chain(benchmarks).collect()
 }
 
 fn score_table() -> Table {
@@ -170,7 +168,8 @@ fn score_table() -> Table {
             "what it measures (mode score)",
             "one operation",
         ]);
-    for b in benchmarks::SCORED {
+    for &b in benchmarks::REGISTRY {
+        let Benchmark::Scored(b) = b else { continue };
         let info = b.info();
         let mut op = info.operation.to_string();
         if info.is_baseline {
@@ -193,7 +192,8 @@ fn periodic_table() -> Table {
     t.load_style(presets::NOTHING)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(vec!["benchmark", "what it measures (mode periodic)"]);
-    for b in benchmarks::PERIODIC {
+    for &b in benchmarks::REGISTRY {
+        let Benchmark::Periodic(b) = b else { continue };
         let info = b.info();
         t.add_row(vec![info.id, info.summary]);
     }
@@ -247,7 +247,8 @@ fn op_table() -> Table {
     t.load_style(presets::NOTHING)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(vec!["benchmark", "what one operation is", "system calls"]);
-    for b in benchmarks::REGISTRY {
+    for &b in benchmarks::REGISTRY {
+        let Benchmark::Op(b) = b else { continue };
         let info = b.info();
         let mut calls = if info.enters.is_empty() {
             "none".to_string()
@@ -344,10 +345,7 @@ pub fn list(args: ListArgs) -> Result<ExitCode, Failure> {
         let count = if g.name == IPC {
             format!("{} mechanisms", REGISTRY.len())
         } else {
-            let n = benchmarks::members(g.name).len()
-                + benchmarks::periodic_members(g.name).len()
-                + benchmarks::scored_members(g.name).len();
-            format!("{n} benchmarks")
+            format!("{} benchmarks", benchmarks::members(g.name).len())
         };
         let state = if available.contains(&g.name) {
             count

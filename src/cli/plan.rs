@@ -245,6 +245,16 @@ impl RunPlan {
     }
 }
 
+impl From<benchmarks::Benchmark> for Item {
+    fn from(b: benchmarks::Benchmark) -> Self {
+        match b {
+            benchmarks::Benchmark::Op(b) => Item::Op(b),
+            benchmarks::Benchmark::Periodic(b) => Item::Periodic(b),
+            benchmarks::Benchmark::Scored(b) => Item::Scored(b),
+        }
+    }
+}
+
 /// What makes two selected items the same figure set: id, cold, and the
 /// one-way pacing (0: not one-way; 1: saturated; 2 + ns: sporadic).
 fn key(item: &Item) -> (&'static str, bool, u64) {
@@ -342,26 +352,14 @@ fn resolve(names: &[String], cold: bool) -> Result<Vec<Item>, Failure> {
     for name in names {
         let found: Vec<Item> = if name == benchmarks::ALL {
             ipc()
-                .chain(benchmarks::REGISTRY.iter().map(|&b| Item::Op(b)))
-                .chain(benchmarks::PERIODIC.iter().map(|&b| Item::Periodic(b)))
-                .chain(benchmarks::SCORED.iter().map(|&b| Item::Scored(b)))
+                .chain(benchmarks::REGISTRY.iter().map(|&b| Item::from(b)))
                 .collect()
         } else if name == benchmarks::IPC {
             ipc().collect()
         } else if let Some(group) = benchmarks::group(name) {
             let members: Vec<Item> = benchmarks::members(group.name)
                 .into_iter()
-                .map(Item::Op)
-                .chain(
-                    benchmarks::periodic_members(group.name)
-                        .into_iter()
-                        .map(Item::Periodic),
-                )
-                .chain(
-                    benchmarks::scored_members(group.name)
-                        .into_iter()
-                        .map(Item::Scored),
-                )
+                .map(Item::from)
                 .collect();
             if members.is_empty() {
                 return Err(Failure::usage(format!(
@@ -374,20 +372,14 @@ fn resolve(names: &[String], cold: bool) -> Result<Vec<Item>, Failure> {
         } else if let Some(m) = mechanisms::find(name) {
             vec![Item::PingPong(m, cold)]
         } else if let Some(b) = benchmarks::find(name) {
-            vec![Item::Op(b)]
-        } else if let Some(b) = benchmarks::find_periodic(name) {
-            vec![Item::Periodic(b)]
-        } else if let Some(b) = benchmarks::find_scored(name) {
-            vec![Item::Scored(b)]
+            vec![b.into()]
         } else {
             return Err(Failure::usage(format!(
-                "unknown benchmark or group '{name}'; groups: {}, {}; benchmarks: {}, {}, {}, {}",
+                "unknown benchmark or group '{name}'; groups: {}, {}; benchmarks: {}, {}",
                 benchmarks::available_groups().join(", "),
                 benchmarks::ALL,
                 mechanisms::ids().join(", "),
-                benchmarks::ids().join(", "),
-                benchmarks::periodic_ids().join(", "),
-                benchmarks::scored_ids().join(", ")
+                benchmarks::ids().join(", ")
             )));
         };
         for sel in found {

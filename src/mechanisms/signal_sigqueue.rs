@@ -8,18 +8,18 @@
 //! both ends block both signals so that no thread takes one by handler.
 
 use crate::engine::channel::*;
-use crate::sys::signal::{self as sig, SigSet, sigrtmin};
+use crate::sys::signal::{self as sig, RtSignal, SigSet};
 use crate::sys::sync::{sig_queue, sig_wait_info};
 
 /// Bytes of the value a queued signal carries.
 const WORD: usize = 8;
 
 fn to_server() -> i32 {
-    sigrtmin() + 1
+    RtSignal::SigqueueToServer.number()
 }
 
 fn to_client() -> i32 {
-    sigrtmin() + 2
+    RtSignal::SigqueueToClient.number()
 }
 
 /// A signal that reaches a thread not blocking it is consumed here instead of

@@ -132,13 +132,49 @@ pub fn pthread_self() -> libc::pthread_t {
 }
 
 /// The first real-time signal usable by applications.
-pub fn sigrtmin() -> i32 {
+fn sigrtmin() -> i32 {
     libc::SIGRTMIN()
 }
 
 /// The last real-time signal.
-pub fn sigrtmax() -> i32 {
+fn sigrtmax() -> i32 {
     libc::SIGRTMAX()
+}
+
+/// Every real-time signal ipcmark uses, with its number in one place so that
+/// no two users pick the same one. Each user names its variant here (and takes
+/// [`RtSignal::number`]); a new user adds a variant with a number of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RtSignal {
+    /// `signal-sigqueue`'s messages towards the server (SIGRTMIN+1).
+    /// sigqueue is process-directed: with `--peer thread` both ends are one
+    /// process, so each direction has its own signal and each end waits only
+    /// for its own.
+    SigqueueToServer,
+    /// `signal-sigqueue`'s replies towards the client (SIGRTMIN+2).
+    SigqueueToClient,
+    /// The periodic model's interrupt timer (SIGRTMIN+3): a POSIX timer sends
+    /// it to the measuring thread, whose handler only counts it.
+    PeriodicTimer,
+    /// The score model's software interrupt (SIGRTMIN+4), raised by a test
+    /// thread on itself; its handler is the test's interrupt routine.
+    ScoreInterrupt,
+    /// The engine's wake signal (SIGRTMAX), sent to a server thread to
+    /// interrupt its blocking wait when it must stop.
+    Wake,
+}
+
+impl RtSignal {
+    /// The signal number.
+    pub fn number(self) -> i32 {
+        match self {
+            RtSignal::SigqueueToServer => sigrtmin() + 1,
+            RtSignal::SigqueueToClient => sigrtmin() + 2,
+            RtSignal::PeriodicTimer => sigrtmin() + 3,
+            RtSignal::ScoreInterrupt => sigrtmin() + 4,
+            RtSignal::Wake => sigrtmax(),
+        }
+    }
 }
 
 /// Takes one pending signal of `set` (which the caller blocks) without
@@ -285,5 +321,38 @@ impl Drop for Isr {
             // SAFETY: p came from Box::into_raw in install; no handler uses it now.
             drop(unsafe { Box::from_raw(p) });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rt_signals_are_distinct_real_time_signals() {
+        use RtSignal::*;
+        let all = [
+            SigqueueToServer,
+            SigqueueToClient,
+            PeriodicTimer,
+            ScoreInterrupt,
+            Wake,
+        ];
+        // A new variant fails to compile here: add it to the list above too.
+        for s in all {
+            match s {
+                SigqueueToServer | SigqueueToClient | PeriodicTimer | ScoreInterrupt | Wake => {}
+            }
+        }
+        let mut numbers: Vec<i32> = all.iter().map(|s| s.number()).collect();
+        for (s, &n) in all.iter().zip(&numbers) {
+            assert!(
+                (sigrtmin()..=sigrtmax()).contains(&n),
+                "{s:?}: {n} is outside SIGRTMIN..=SIGRTMAX"
+            );
+        }
+        numbers.sort_unstable();
+        numbers.dedup();
+        assert_eq!(numbers.len(), all.len(), "two users share a signal");
     }
 }

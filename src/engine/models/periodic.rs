@@ -278,10 +278,9 @@ extern "C" fn on_tick(_: libc::c_int) {
     TICKS.fetch_add(1, Ordering::Relaxed);
 }
 
-/// The real-time signal of the interrupt timer. SIGRTMIN+1 and +2 are the
-/// sigqueue mechanism's, SIGRTMAX the engine's wake signal.
+/// The real-time signal of the interrupt timer (numbers: [`sig::RtSignal`]).
 fn tick_signal() -> i32 {
-    sig::sigrtmin() + 3
+    sig::RtSignal::PeriodicTimer.number()
 }
 
 /// One unit of the busy loop's fixed work: integer mixing the compiler

@@ -165,11 +165,10 @@ pub fn fifo_priority(tm_priority: u8) -> i32 {
     40 - i32::from(tm_priority.min(31))
 }
 
-/// The real-time signal standing in for the software interrupt.
-/// SIGRTMIN+1..+3 are the sigqueue mechanism's and the periodic timer's,
-/// SIGRTMAX the engine's wake signal.
+/// The real-time signal standing in for the software interrupt (numbers:
+/// [`sig::RtSignal`]).
 pub fn interrupt_signal() -> i32 {
-    sig::sigrtmin() + 4
+    sig::RtSignal::ScoreInterrupt.number()
 }
 
 /// Most the reporter sleeps at once, so that a stop request or a failed

@@ -15,9 +15,9 @@ static PEER_GONE: AtomicBool = AtomicBool::new(false);
 static PEER_STOP: AtomicBool = AtomicBool::new(false);
 
 /// The signal the engine sends a server thread to interrupt its blocking wait
-/// when it must stop.
+/// when it must stop (numbers: [`sig::RtSignal`]).
 pub fn wake_signal() -> i32 {
-    sig::sigrtmax()
+    sig::RtSignal::Wake.number()
 }
 
 extern "C" fn on_stop(signo: libc::c_int) {
