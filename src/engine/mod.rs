@@ -41,25 +41,26 @@ mod architecture {
     /// modules its non-test code names.
     fn graph() -> BTreeMap<String, BTreeSet<String>> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/engine");
-        let mut files = Vec::new();
-        for entry in std::fs::read_dir(&root).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                for e in std::fs::read_dir(&path).unwrap() {
-                    files.push(e.unwrap().path());
+        fn walk(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(&path, files);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    files.push(path);
                 }
-            } else {
-                files.push(path);
             }
         }
+        let mut files = Vec::new();
+        walk(&root, &mut files);
+        // `models/score/mod.rs` is `models::score`; `engine/mod.rs` is "".
         let name = |p: &Path| {
             let rel = p.strip_prefix(&root).unwrap().with_extension("");
-            let parts: Vec<String> = rel.iter().map(|c| c.to_string_lossy().into()).collect();
-            match parts.as_slice() {
-                [m] if m == "mod" => String::new(),
-                [room, m] if m == "mod" => room.clone(),
-                _ => parts.join("::"),
+            let mut parts: Vec<String> = rel.iter().map(|c| c.to_string_lossy().into()).collect();
+            if parts.last().is_some_and(|m| m == "mod") {
+                parts.pop();
             }
+            parts.join("::")
         };
         let modules: BTreeSet<String> = files.iter().map(|p| name(p)).collect();
         let mut graph = BTreeMap::new();
@@ -89,7 +90,7 @@ mod architecture {
                         .filter(|s| !s.is_empty())
                         .collect();
                     // The longest prefix of the path that is a module.
-                    let found = (1..=path.len().min(2)).rev().find_map(|n| {
+                    let found = (1..=path.len()).rev().find_map(|n| {
                         let m = path[..n].join("::");
                         let m = if base.is_empty() {
                             m
