@@ -3,6 +3,8 @@
 // The only `unsafe` is in `sys`, each block with its `// SAFETY:` line.
 #![deny(unsafe_code)]
 
+#[cfg(test)]
+mod architecture;
 mod benchmarks;
 mod cli;
 mod engine;

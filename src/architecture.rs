@@ -1,0 +1,201 @@
+//! The architecture ARCHITECTURE.md states, checked against the source:
+//! the layers of the crate depend one way, and inside the engine there is
+//! no import cycle and the rooms depend one way (`run → models → os`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Every `.rs` file below `dir`.
+fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            walk(&path, files);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+}
+
+/// A file's code: test modules may reach anywhere, and a comment naming a
+/// module is no dependency, so both are left out.
+fn code_of(file: &Path) -> String {
+    let text = std::fs::read_to_string(file).unwrap();
+    text.split("#[cfg(test)]")
+        .next()
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every engine module (`models::pingpong`, `measure`, …) with the engine
+/// modules its non-test code names.
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/engine");
+    let mut files = Vec::new();
+    walk(&root, &mut files);
+    // `models/score/mod.rs` is `models::score`; `engine/mod.rs` is "".
+    let name = |p: &Path| {
+        let rel = p.strip_prefix(&root).unwrap().with_extension("");
+        let mut parts: Vec<String> = rel.iter().map(|c| c.to_string_lossy().into()).collect();
+        if parts.last().is_some_and(|m| m == "mod") {
+            parts.pop();
+        }
+        parts.join("::")
+    };
+    let modules: BTreeSet<String> = files.iter().map(|p| name(p)).collect();
+    let mut graph = BTreeMap::new();
+    for file in &files {
+        let me = name(file);
+        let code = code_of(file);
+        let room = me.rsplit_once("::").map_or("", |(r, _)| r);
+        let mut deps = BTreeSet::new();
+        for (prefix, base) in [("crate::engine::", String::new()), ("super::", room.into())] {
+            for (i, _) in code.match_indices(prefix) {
+                let rest = &code[i + prefix.len()..];
+                let path: Vec<&str> = rest
+                    .split(|c: char| !(c.is_ascii_lowercase() || c == '_' || c == ':'))
+                    .next()
+                    .unwrap()
+                    .split("::")
+                    .filter(|s| !s.is_empty())
+                    .collect();
+                // The longest prefix of the path that is a module.
+                let found = (1..=path.len()).rev().find_map(|n| {
+                    let m = path[..n].join("::");
+                    let m = if base.is_empty() {
+                        m
+                    } else {
+                        format!("{base}::{m}")
+                    };
+                    modules.contains(&m).then_some(m)
+                });
+                if let Some(m) = found
+                    && m != me
+                {
+                    deps.insert(m);
+                }
+            }
+        }
+        deps.remove("");
+        graph.insert(me, deps);
+    }
+    graph
+}
+
+#[test]
+fn no_import_cycle_among_engine_modules() {
+    let g = graph();
+    assert!(g.contains_key("run::session") && g.contains_key("models::pingpong"));
+    assert!(g["run::runner"].contains("models::pingpong"), "{g:?}");
+    // Depth-first search; a grey node met again closes a cycle.
+    fn visit<'a>(
+        g: &'a BTreeMap<String, BTreeSet<String>>,
+        m: &'a str,
+        state: &mut BTreeMap<&'a str, bool>,
+        stack: &mut Vec<&'a str>,
+    ) {
+        match state.get(m) {
+            Some(true) => return,
+            Some(false) => panic!("import cycle: {} -> {m}", stack.join(" -> ")),
+            None => {}
+        }
+        state.insert(m, false);
+        stack.push(m);
+        for d in g.get(m).into_iter().flatten() {
+            visit(g, d, state, stack);
+        }
+        stack.pop();
+        state.insert(m, true);
+    }
+    let mut state = BTreeMap::new();
+    for m in g.keys() {
+        visit(&g, m, &mut state, &mut Vec::new());
+    }
+}
+
+#[test]
+fn rooms_depend_one_way_run_models_os() {
+    let rank = |m: &str| match m.split("::").next().unwrap() {
+        "run" => 3,
+        "models" => 2,
+        "os" => 1,
+        _ => 0,
+    };
+    for (m, deps) in graph() {
+        for d in deps {
+            // The shared vocabulary (rank 0) may use any room but `run`.
+            let ok = match (rank(&m), rank(&d)) {
+                (0, r) => r < 3,
+                (a, b) => b == 0 || b <= a,
+            };
+            assert!(ok, "{m} depends on {d}, against run -> models -> os");
+        }
+    }
+}
+
+/// Every `crate::LAYER` a layer's non-test code names, for the top-level
+/// folders and files of `src/`.
+fn layers() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    let names: BTreeSet<String> = files
+        .iter()
+        .map(|p| layer_of(&src, p))
+        .filter(|l| l != "main")
+        .collect();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        let me = layer_of(&src, file);
+        let code = code_of(file);
+        let deps = graph.entry(me.clone()).or_default();
+        for (i, _) in code.match_indices("crate::") {
+            let name: String = code[i + 7..]
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .collect();
+            if name != me && names.contains(&name) {
+                deps.insert(name);
+            }
+        }
+    }
+    graph
+}
+
+/// The layer a file of `src/` belongs to: its top folder, or its name.
+fn layer_of(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).unwrap();
+    let first = rel.iter().next().unwrap().to_string_lossy();
+    first.trim_end_matches(".rs").to_string()
+}
+
+#[test]
+fn layers_depend_one_way() {
+    // A layer may use only layers of a lower rank (ARCHITECTURE.md).
+    let rank = |l: &str| match l {
+        "sys" | "stats" | "presets" => 0,
+        "engine" => 1,
+        "mechanisms" | "benchmarks" | "workloads" => 2,
+        "output" => 3,
+        "cli" => 4,
+        // The entry point, and the architecture test itself.
+        "main" | "architecture" => 5,
+        other => panic!("layer '{other}' has no place in ARCHITECTURE.md's order"),
+    };
+    let g = layers();
+    assert!(
+        g["cli"].contains("engine") && g["engine"].contains("sys"),
+        "{g:?}"
+    );
+    for (layer, deps) in &g {
+        for d in deps {
+            assert!(
+                rank(d) < rank(layer),
+                "{layer} depends on {d}: against the layer order of ARCHITECTURE.md"
+            );
+        }
+    }
+}
