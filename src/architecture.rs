@@ -17,14 +17,21 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
     }
 }
 
-/// A file's code: test modules may reach anywhere, and a comment naming a
-/// module is no dependency, so both are left out.
+/// A file's code: its test module (last in the file, by convention) may
+/// reach anywhere, and a comment naming a module is no dependency, so both
+/// are left out.
 fn code_of(file: &Path) -> String {
     let text = std::fs::read_to_string(file).unwrap();
-    text.split("#[cfg(test)]")
-        .next()
-        .unwrap()
-        .lines()
+    let lines: Vec<&str> = text.lines().collect();
+    let tests = (0..lines.len())
+        .find(|&i| {
+            lines[i].trim() == "#[cfg(test)]"
+                && lines.get(i + 1).is_some_and(|l| l.trim_start().starts_with("mod "))
+        })
+        .unwrap_or(lines.len());
+    lines[..tests]
+        .iter()
+        .copied()
         .filter(|l| !l.trim_start().starts_with("//"))
         .collect::<Vec<_>>()
         .join("\n")
