@@ -478,6 +478,20 @@ fn measure_op_figure(
         ));
     }
     let events = bench.events();
+    // The proof is recorded now, so that a figure failing while timed still
+    // shows which system calls it was proven to make.
+    let proof = OpProof {
+        kernel_calls,
+        counter: None,
+        events,
+        baseline_ns: None,
+        scheduling,
+        findings: None,
+    };
+    result.facts = match result.facts {
+        Facts::Event(_) => Facts::Event(Some(proof)),
+        _ => Facts::Op(Some(proof)),
+    };
 
     let timing = if bench.self_timed() {
         crate::engine::models::eventloop::measure(op.as_mut(), &s.budget, events)
@@ -492,18 +506,11 @@ fn measure_op_figure(
             None => f.note.clone(),
         });
     }
-    let proof = Some(OpProof {
-        kernel_calls,
-        counter: timing.counter,
-        events,
-        baseline_ns: timing.baseline_ns,
-        scheduling,
-        findings,
-    });
-    result.facts = match result.facts {
-        Facts::Event(_) => Facts::Event(proof),
-        _ => Facts::Op(proof),
-    };
+    if let Facts::Op(Some(p)) | Facts::Event(Some(p)) = &mut result.facts {
+        p.counter = timing.counter;
+        p.baseline_ns = timing.baseline_ns;
+        p.findings = findings;
+    }
     Ok(timing.measurement)
 }
 
