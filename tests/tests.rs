@@ -26,3 +26,5 @@ mod thread_metric;
 mod timer;
 // `ipcmark workload`.
 mod workloads;
+// Every mode's JSON keeps the fields of tests/fields/*.txt.
+mod field_paths;
