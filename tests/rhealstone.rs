@@ -5,11 +5,9 @@
 //! inversion without priority inheritance and not with it; bad values exit
 //! 2. No test asserts a time.
 
-mod util;
-
+use crate::util::*;
 use serde_json::Value;
 use std::time::Duration;
-use util::*;
 
 /// The metrics the issue asks for, by id, with their timing model.
 const ISSUE_IDS: &[(&str, &str)] = &[
@@ -21,14 +19,6 @@ const ISSUE_IDS: &[(&str, &str)] = &[
     ("rhealstone-deadlock-break", "event"),
     ("rhealstone-deadlock-break-no-pi", "event"),
 ];
-
-fn list() -> Vec<Value> {
-    let sb = Sandbox::new();
-    let out = sb.run(&["list", "--json"], Duration::from_secs(10));
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: Value = serde_json::from_slice(&out.stdout).expect("list --json is JSON");
-    v.as_array().expect("an array").clone()
-}
 
 #[test]
 fn list_shows_every_metric_in_its_mode_and_the_readme_documents_it() {
@@ -59,30 +49,20 @@ fn list_shows_every_metric_in_its_mode_and_the_readme_documents_it() {
     }
 }
 
-fn numbers(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s.as_f64().unwrap())
-        .collect()
-}
-
 #[test]
 fn rhealstone_runs_all_six_metrics_consistently_and_leaves_nothing() {
     let _g = serial();
     let sb = Sandbox::new();
-    let json = sb.path("r.json");
-    let mut a = vec!["run", "rhealstone"];
-    a.extend_from_slice(SHORT);
-    a.extend_from_slice(&["--json", json.to_str().unwrap()]);
-    let child = sb.cmd(&a).spawn().expect("spawn ipcmark");
-    let pid = child.id();
-    let out = wait_with_deadline(child, Duration::from_secs(120));
+    // The report is checked against the schema as it is read.
+    let Ran {
+        out, report, pid, ..
+    } = run_json(
+        &sb,
+        &args(SHORT, &["run", "rhealstone"]),
+        Duration::from_secs(120),
+    );
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
-    let report = read_json(&json);
     assert_eq!(report["complete"], true);
-    let errors = schema_errors("docs/schema/run.schema.json", &report);
-    assert!(errors.is_empty(), "schema violations: {errors:#?}");
 
     let rs = report["results"].as_array().unwrap();
     let got: Vec<(&str, &str)> = rs
@@ -112,24 +92,8 @@ fn rhealstone_runs_all_six_metrics_consistently_and_leaves_nothing() {
     for r in rs {
         let id = r["benchmark"].as_str().unwrap();
         assert_eq!(r["status"], "ok", "{id}: {}", r["error"]);
-        let l = &r["latency_ns"];
-        let f = |k: &str| l[k].as_f64().unwrap();
-        assert!(
-            f("min") <= f("p50")
-                && f("p50") <= f("p90")
-                && f("p90") <= f("p99")
-                && f("p99") <= f("p999")
-                && f("p999") <= f("max"),
-            "{id}: percentiles out of order in {l}"
-        );
-        let samples = numbers(&r["samples_ns"]);
-        assert_eq!(samples.len(), 2, "{id}");
-        let lo = samples.iter().cloned().fold(f64::MAX, f64::min);
-        let hi = samples.iter().cloned().fold(f64::MIN, f64::max);
-        assert!(
-            lo <= f("median") && f("median") <= hi,
-            "{id}: median outside samples"
-        );
+        assert_latency_in_order(id, &r["latency_ns"]);
+        assert_median_among_samples(id, r, 2);
         assert!(r["timed_ops"].as_u64().unwrap() >= 1, "{id}");
 
         // The RTEMS baseline, subtracted and reported; per event.
@@ -238,14 +202,17 @@ fn sigterm_during_the_deadlock_break_ends_the_run_and_keeps_what_was_measured() 
 #[test]
 fn bad_values_exit_2() {
     let sb = Sandbox::new();
-    for argv in [
-        &["run", "rhealstone", "--samples", "0"][..],
-        &["run", "rhealstone-task-swich"][..],
-        &["run", "rhealstone", "--rt", "100"][..],
-        &["run", "rhealstone", "--sample-time", "soon"][..],
-    ] {
-        refused(&sb, argv, &[]);
-    }
+    // An empty needle: the form of the refusal only.
+    refused_all(
+        &sb,
+        &[
+            (&["run", "rhealstone", "--samples", "0"][..], ""),
+            (&["run", "rhealstone-task-swich"][..], ""),
+            (&["run", "rhealstone", "--rt", "100"][..], ""),
+            (&["run", "rhealstone", "--sample-time", "soon"][..], ""),
+        ],
+        None,
+    );
 }
 
 /// The table's last column, its wrapped lines joined: the notes as one text,

@@ -4,11 +4,8 @@
 //! leaving no process behind; the group name selects exactly the group and
 //! bad values exit 2. No test asserts a time.
 
-mod util;
-
-use serde_json::Value;
+use crate::util::*;
 use std::time::Duration;
-use util::*;
 
 /// The benchmarks the issue asks for, by id.
 const ISSUE_IDS: &[&str] = &[
@@ -20,29 +17,13 @@ const ISSUE_IDS: &[&str] = &[
     "sched-ctx-threads-2",
 ];
 
-fn list() -> Vec<Value> {
-    let sb = Sandbox::new();
-    let out = sb.run(&["list", "--json"], Duration::from_secs(10));
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: Value = serde_json::from_slice(&out.stdout).expect("list --json is JSON");
-    v.as_array().expect("an array").clone()
-}
-
-fn sched_ids() -> Vec<String> {
-    list()
-        .iter()
-        .filter(|e| e["group"] == "sched")
-        .map(|e| e["id"].as_str().unwrap().to_string())
-        .collect()
-}
-
 #[test]
 fn list_shows_the_group_in_mode_op() {
-    let ids = sched_ids();
+    let ids = group_ids("sched");
     for id in ISSUE_IDS {
         assert!(ids.iter().any(|i| i == id), "{id} missing from list --json");
     }
-    for e in list().iter().filter(|e| e["group"] == "sched") {
+    for e in &group("sched") {
         assert_eq!(e["mode"], "op", "{e}");
         assert!(!e["syscalls"].as_array().unwrap().is_empty(), "{e}");
     }
@@ -52,19 +33,16 @@ fn list_shows_the_group_in_mode_op() {
 fn sched_group_runs_every_benchmark_consistently_and_leaves_nothing() {
     let _g = serial();
     let sb = Sandbox::new();
-    let json = sb.path("s.json");
-    let mut a = vec!["run", "sched"];
-    a.extend_from_slice(SHORT);
-    a.extend_from_slice(&["--json", json.to_str().unwrap()]);
-    let child = sb.cmd(&a).spawn().expect("spawn ipcmark");
-    let pid = child.id();
-    let out = wait_with_deadline(child, Duration::from_secs(120));
+    // The report is checked against the schema as it is read.
+    let Ran {
+        out, report, pid, ..
+    } = run_json(
+        &sb,
+        &args(SHORT, &["run", "sched"]),
+        Duration::from_secs(120),
+    );
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
-    let report = read_json(&json);
     assert_eq!(report["complete"], true);
-
-    let errors = schema_errors("docs/schema/run.schema.json", &report);
-    assert!(errors.is_empty(), "schema violations: {errors:#?}");
 
     let rs = report["results"].as_array().unwrap();
     let got: Vec<&str> = rs
@@ -73,36 +51,15 @@ fn sched_group_runs_every_benchmark_consistently_and_leaves_nothing() {
         .collect();
     assert_eq!(
         got,
-        sched_ids(),
+        group_ids("sched"),
         "run sched selects exactly the group, in order"
     );
     for r in rs {
         let id = r["benchmark"].as_str().unwrap();
         assert_eq!(r["status"], "ok", "{id}: {}", r["error"]);
         assert_eq!(r["mode"], "op");
-        let l = &r["latency_ns"];
-        let f = |k: &str| l[k].as_f64().unwrap();
-        assert!(
-            f("min") <= f("p50")
-                && f("p50") <= f("p90")
-                && f("p90") <= f("p99")
-                && f("p99") <= f("p999")
-                && f("p999") <= f("max"),
-            "{id}: percentiles out of order in {l}"
-        );
-        let samples: Vec<f64> = r["samples_ns"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s.as_f64().unwrap())
-            .collect();
-        assert_eq!(samples.len(), 2, "{id}");
-        let lo = samples.iter().cloned().fold(f64::MAX, f64::min);
-        let hi = samples.iter().cloned().fold(f64::MIN, f64::max);
-        assert!(
-            lo <= f("median") && f("median") <= hi,
-            "{id}: median outside samples"
-        );
+        assert_latency_in_order(id, &r["latency_ns"]);
+        assert_median_among_samples(id, r, 2);
 
         // Per context switch; the ring's token passing is reported.
         let ev = &r["events"];
@@ -175,11 +132,14 @@ fn sigterm_during_a_ring_releases_every_member() {
 #[test]
 fn bad_values_exit_2() {
     let sb = Sandbox::new();
-    for argv in [
-        &["run", "sched", "--samples", "0"][..],
-        &["run", "sched-ctx-3"][..],
-        &["run", "sched", "--sample-time", "fast"][..],
-    ] {
-        refused(&sb, argv, &[]);
-    }
+    // An empty needle: the form of the refusal only.
+    refused_all(
+        &sb,
+        &[
+            (&["run", "sched", "--samples", "0"][..], ""),
+            (&["run", "sched-ctx-3"][..], ""),
+            (&["run", "sched", "--sample-time", "fast"][..], ""),
+        ],
+        None,
+    );
 }

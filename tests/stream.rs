@@ -3,13 +3,9 @@
 //! faulty receiver fails the figure, bad flags exit 2, nothing is left
 //! behind. No test asserts a time.
 
-mod util;
-
+use crate::util::*;
 use serde_json::Value;
 use std::time::Duration;
-use util::*;
-
-const SCHEMA: &str = "docs/schema/run.schema.json";
 
 /// A stream run with short phases.
 fn stream_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
@@ -29,13 +25,8 @@ fn stream_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
 
 /// Each mechanism's stream support as `ipcmark list --json` reports it.
 fn stream_support() -> Vec<(String, Option<String>)> {
-    let out = Sandbox::new().run(&["list", "--json"], Duration::from_secs(10));
-    assert!(out.status.success(), "{}", stderr(&out));
-    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
-    list.as_array()
-        .unwrap()
+    group("ipc")
         .iter()
-        .filter(|e| e["group"] == "ipc")
         .map(|e| {
             (
                 e["id"].as_str().unwrap().to_string(),
@@ -45,43 +36,15 @@ fn stream_support() -> Vec<(String, Option<String>)> {
         .collect()
 }
 
-/// Runs `args` in a fresh sandbox and checks that it left nothing behind;
-/// returns the exit code and the JSON report.
+/// Runs `args` in a fresh sandbox and checks that it left nothing behind
+/// and that its report fits the schema; returns the exit code, the JSON
+/// report and the table.
 fn run_clean(args: &[&str], limit: Duration) -> (Option<i32>, Value, String) {
     let sb = Sandbox::new();
-    let json = sb.path("s.json");
-    let mut a = args.to_vec();
-    let path = json.to_str().unwrap().to_string();
-    a.extend_from_slice(&["--json", &path]);
-    let child = sb.cmd(&a).spawn().unwrap();
-    let pid = child.id();
-    let out = wait_with_deadline(child, limit);
-    assert!(
-        objects_of(pid).is_empty(),
-        "left behind: {:?}",
-        objects_of(pid)
-    );
-    assert!(sb.leftover_tmp().is_empty(), "{:?}", sb.leftover_tmp());
-    assert!(
-        eventually(Duration::from_secs(3), || ipcmark_processes().is_empty()),
-        "processes left: {:?}",
-        ipcmark_processes()
-            .iter()
-            .map(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default())
-            .collect::<Vec<_>>()
-    );
-    let report = read_json(&json);
-    let errors = schema_errors(SCHEMA, &report);
-    assert!(errors.is_empty(), "schema violations: {errors:#?}");
-    (out.status.code(), report, stdout(&out))
-}
-
-fn results(report: &Value) -> &Vec<Value> {
-    report["results"].as_array().expect("results")
-}
-
-fn u(r: &Value, k: &str) -> u64 {
-    r[k].as_u64().unwrap_or_else(|| panic!("{k} in {r}"))
+    let ran = run_json(&sb, args, limit);
+    ran.assert_released(&sb);
+    let (code, table) = (ran.code(), ran.stdout());
+    (code, ran.report, table)
 }
 
 /// The counts of one "ok" stream result hold together.
@@ -190,7 +153,10 @@ fn a_thread_peer_streams_too() {
             }
             _ => r["latency_ns"] = serde_json::json!({"median": 1.0}),
         }
-        assert!(!schema_errors(SCHEMA, &bad).is_empty(), "{broken} accepted");
+        assert!(
+            !schema_errors(RUN_SCHEMA, &bad).is_empty(),
+            "{broken} accepted"
+        );
     }
 }
 
@@ -239,24 +205,23 @@ fn a_corrupting_dying_or_hanging_receiver_fails_the_figure_and_the_run_goes_on()
 fn bad_stream_flags_exit_2_with_a_clear_message() {
     let _g = serial();
     let sb = Sandbox::new();
-    for (args, says) in [
-        (&["run", "--mode", "bogus"][..], "bogus"),
-        (&["run", "--mode"][..], "--mode"),
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "--mode", "bogus"], "bogus"),
+        (&["run", "--mode"], "--mode"),
         (
-            &["run", "--mode", "stream", "syscall-getpid"][..],
+            &["run", "--mode", "stream", "syscall-getpid"],
             "'syscall-getpid' is not an IPC mechanism",
         ),
         (
-            &["run", "--mode", "stream", "--preset", "qnx-table4"][..],
+            &["run", "--mode", "stream", "--preset", "qnx-table4"],
             "--preset qnx-table4",
         ),
         (
-            &["run", "--mode", "stream", "--samples", "101"][..],
+            &["run", "--mode", "stream", "--samples", "101"],
             "--samples 101",
         ),
-    ] {
-        refused(&sb, args, &[says]);
-    }
+    ];
+    refused_all(&sb, cases, None);
 }
 
 #[test]
@@ -324,7 +289,7 @@ fn docs_describe_the_stream_mode_and_every_field_it_writes() {
     assert!(read("README.md").contains("ipcmark run --mode stream"));
     assert!(read("docs/method.md").contains("### Timing model: stream"));
     let fields = read("docs/json-schema.md");
-    let schema: Value = serde_json::from_str(&read(SCHEMA)).unwrap();
+    let schema: Value = serde_json::from_str(&read(RUN_SCHEMA)).unwrap();
     let props = &schema["$defs"]["result"]["properties"];
     for field in [
         "throughput_bytes_per_s",

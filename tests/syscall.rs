@@ -3,12 +3,10 @@
 //! documented schema and leaves nothing behind; group names select and bad
 //! names are refused. No test asserts a time.
 
-mod util;
-
+use crate::util::*;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::time::Duration;
-use util::*;
 
 /// Every system call the issue names, by benchmark id.
 const ISSUE_CALLS: &[&str] = &[
@@ -28,42 +26,15 @@ const ISSUE_CALLS: &[&str] = &[
     "syscall-spawn",
 ];
 
-/// `ipcmark list --json`.
-fn list() -> Vec<Value> {
-    let sb = Sandbox::new();
-    let out = sb.run(&["list", "--json"], Duration::from_secs(10));
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: Value = serde_json::from_slice(&out.stdout).expect("list --json is JSON");
-    v.as_array().expect("an array").clone()
-}
-
-/// Entries of one group.
-fn group(name: &str) -> Vec<Value> {
-    list().into_iter().filter(|e| e["group"] == name).collect()
-}
-
-fn results(report: &Value) -> &Vec<Value> {
-    report["results"].as_array().expect("results array")
-}
-
-/// `ipcmark run ARGS… SHORT… --json FILE` in a sandbox; the report and the pid.
-fn run_json(sb: &Sandbox, names: &[&str], limit: Duration) -> (Value, u32, String) {
-    let json = sb.path("r.json");
+/// `ipcmark run NAMES… SHORT… --json FILE` in a sandbox, which must
+/// succeed; the report, the pid and the table.
+fn run_short(sb: &Sandbox, names: &[&str], limit: Duration) -> (Value, u32, String) {
     let mut a = vec!["run"];
     a.extend_from_slice(names);
-    a.extend_from_slice(SHORT);
-    a.extend_from_slice(&["--json", json.to_str().unwrap()]);
-    let child = sb.cmd(&a).spawn().expect("spawn ipcmark");
-    let pid = child.id();
-    let out = wait_with_deadline(child, limit);
-    assert!(
-        out.status.success(),
-        "exit {:?}\n{}\n{}",
-        out.status,
-        stdout(&out),
-        stderr(&out)
-    );
-    (read_json(&json), pid, stdout(&out))
+    let ran = run_json(sb, &args(SHORT, &a), limit);
+    ran.assert_success();
+    let table = ran.stdout();
+    (ran.report, ran.pid, table)
 }
 
 /// Checks one "ok" op result: statistics consistent with each other, and
@@ -76,29 +47,9 @@ fn assert_op_consistent(r: &Value, clocksource: &str) {
         l[k].as_f64()
             .unwrap_or_else(|| panic!("{id}: latency_ns.{k}"))
     };
-    assert!(
-        f("min") <= f("p50")
-            && f("p50") <= f("p90")
-            && f("p90") <= f("p99")
-            && f("p99") <= f("p999")
-            && f("p999") <= f("max"),
-        "{id}: percentiles out of order in {l}"
-    );
+    assert_latency_in_order(id, l);
     assert!(f("median") >= 0.0 && f("stddev") >= 0.0, "{id}");
-    let samples: Vec<f64> = r["samples_ns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s.as_f64().unwrap())
-        .collect();
-    assert_eq!(samples.len(), 2, "{id}: sample count");
-    let (lo, hi) = samples
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(a, b), &s| (a.min(s), b.max(s)));
-    assert!(
-        lo <= f("median") && f("median") <= hi,
-        "{id}: median outside its samples"
-    );
+    assert_median_among_samples(id, r, 2);
     assert!(r["loop_overhead_ns"].as_f64().unwrap() >= 0.0, "{id}");
     assert!(r["clock_overhead_ns"].as_f64().unwrap() >= 0.0, "{id}");
     assert!(r["iterations"].as_u64().unwrap() >= 1, "{id}");
@@ -157,7 +108,7 @@ fn assert_op_consistent(r: &Value, clocksource: &str) {
 fn syscall_group_runs_every_call_proves_it_and_leaves_nothing() {
     let _g = serial();
     let sb = Sandbox::new();
-    let (report, pid, table) = run_json(&sb, &["syscall"], Duration::from_secs(120));
+    let (report, pid, table) = run_short(&sb, &["syscall"], Duration::from_secs(120));
     assert_eq!(report["complete"], true);
     let clocksource = report["environment"]["clocksource"]
         .as_str()
@@ -228,7 +179,7 @@ fn list_shows_every_call_of_the_issue_in_its_group() {
 fn op_results_validate_against_the_schema_beside_pingpong_ones() {
     let _g = serial();
     let sb = Sandbox::new();
-    let (report, _, _) = run_json(
+    let (report, _, _) = run_short(
         &sb,
         &[
             "pipe",
@@ -239,10 +190,7 @@ fn op_results_validate_against_the_schema_beside_pingpong_ones() {
         ],
         Duration::from_secs(60),
     );
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string("docs/schema/run.schema.json").unwrap())
-            .unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let validator = validator(RUN_SCHEMA);
     let errors: Vec<String> = validator
         .iter_errors(&report)
         .map(|e| format!("{e} at {}", e.instance_path()))
@@ -285,7 +233,7 @@ fn op_results_validate_against_the_schema_beside_pingpong_ones() {
 fn names_and_groups_select_once_each_in_order() {
     let _g = serial();
     let sb = Sandbox::new();
-    let (report, _, _) = run_json(
+    let (report, _, _) = run_short(
         &sb,
         &["syscall-mmap", "syscall-getpid", "syscall-mmap"],
         Duration::from_secs(60),
@@ -322,10 +270,7 @@ fn unknown_and_reserved_names_exit_2_saying_what_is_allowed() {
             &["'bogus-call'"],
         ),
     ];
-    for (argv, needles) in cases {
-        refused(&sb, argv, needles);
-        assert!(!json.exists(), "{argv:?} wrote the JSON file");
-    }
+    refused_all(&sb, cases, Some(&json));
 }
 
 #[test]

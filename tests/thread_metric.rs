@@ -4,11 +4,9 @@
 //! check; bad values exit 2; a stop request ends a long run; nothing is left
 //! behind. No test asserts a time.
 
-mod util;
-
+use crate::util::*;
 use serde_json::Value;
 use std::time::Duration;
-use util::*;
 
 const IDS: [&str; 8] = [
     "thread-metric-basic",
@@ -28,26 +26,18 @@ const NEED_FIFO: [&str; 3] = [
     "thread-metric-interrupt-preemption",
 ];
 
-/// Runs `ipcmark run ARGS --json` to success; the report, and its pid.
-fn run_json(sb: &Sandbox, args: &[&str], limit: Duration) -> (Value, u32, String) {
-    let json = sb.path("r.json");
+/// Runs `ipcmark run ARGS --json` to success, leaving nothing behind; the report.
+fn run_ok(sb: &Sandbox, args: &[&str], limit: Duration) -> Value {
     let mut a = vec!["run"];
     a.extend_from_slice(args);
-    a.extend_from_slice(&["--json", json.to_str().unwrap()]);
-    let child = sb.cmd(&a).spawn().expect("spawn ipcmark");
-    let pid = child.id();
-    let out = wait_with_deadline(child, limit);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(objects_of(pid).is_empty(), "left {:?}", objects_of(pid));
-    (read_json(&json), pid, stdout(&out))
-}
-
-fn results(report: &Value) -> &Vec<Value> {
-    report["results"].as_array().expect("results array")
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+    let ran = run_json(sb, &a, limit);
+    assert!(ran.out.status.success(), "{}", ran.stderr());
+    assert!(
+        objects_of(ran.pid).is_empty(),
+        "left {:?}",
+        objects_of(ran.pid)
+    );
+    ran.report
 }
 
 fn counters(r: &Value) -> Vec<u64> {
@@ -55,7 +45,7 @@ fn counters(r: &Value) -> Vec<u64> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| u(&c["value"]))
+        .map(|c| uint(&c["value"]))
         .collect()
 }
 
@@ -75,9 +65,14 @@ fn assert_consistent(r: &Value) {
         .as_array()
         .unwrap()
         .iter()
-        .map(u)
+        .map(uint)
         .collect();
-    let lens: Vec<u64> = s["interval_ns"].as_array().unwrap().iter().map(u).collect();
+    let lens: Vec<u64> = s["interval_ns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(uint)
+        .collect();
     assert_eq!(ops.len(), 5, "{id}: five reports");
     assert_eq!(lens.len(), ops.len());
     assert!(
@@ -85,11 +80,11 @@ fn assert_consistent(r: &Value) {
         "{id}: an empty interval {ops:?}"
     );
     let total: u64 = ops.iter().sum();
-    assert_eq!(u(&s["operations"]), total, "{id}");
-    assert_eq!(u(&r["iterations"]), total, "{id}");
-    assert_eq!(lens.iter().sum::<u64>(), u(&s["elapsed_ns"]), "{id}");
+    assert_eq!(uint(&s["operations"]), total, "{id}");
+    assert_eq!(uint(&r["iterations"]), total, "{id}");
+    assert_eq!(lens.iter().sum::<u64>(), uint(&s["elapsed_ns"]), "{id}");
     assert!(
-        u(&s["elapsed_ns"]) >= u(&s["period_ns"]),
+        uint(&s["elapsed_ns"]) >= uint(&s["period_ns"]),
         "{id}: ended early"
     );
     let samples = r["samples_ns"].as_array().unwrap();
@@ -101,7 +96,7 @@ fn assert_consistent(r: &Value) {
         );
     }
     let rate = s["ops_per_s"].as_f64().unwrap();
-    let expected = total as f64 / (u(&s["elapsed_ns"]) as f64 * 1e-9);
+    let expected = total as f64 / (uint(&s["elapsed_ns"]) as f64 * 1e-9);
     assert!((rate - expected).abs() <= 1e-6 * expected, "{id}: rate");
     assert!(!s["checks"].as_array().unwrap().is_empty(), "{id}");
     let c = counters(r);
@@ -182,7 +177,7 @@ fn every_test_runs_consistently_normalises_and_validates() {
         let expected = s["ops_per_s"].as_f64().unwrap() / h;
         assert!((ratio - expected).abs() <= 1e-9 * expected, "{id}: R");
     }
-    let errors = schema_errors("docs/schema/run.schema.json", &report);
+    let errors = schema_errors(RUN_SCHEMA, &report);
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
     let text = stdout(&out);
     for needle in IDS.iter().copied().chain(["score", "R", "baseline"]) {
@@ -196,7 +191,7 @@ fn r_waits_for_the_baseline_and_is_null_without_it() {
     let _g = serial();
     let sb = Sandbox::new();
     // Baseline named last: R is still filled in.
-    let (report, _, _) = run_json(
+    let report = run_ok(
         &sb,
         &[
             "thread-metric-memory",
@@ -212,7 +207,7 @@ fn r_waits_for_the_baseline_and_is_null_without_it() {
     assert_eq!(rs[0]["score"]["baseline"], "thread-metric-basic");
     assert!(rs[0]["score"]["relative_to_baseline"].as_f64().unwrap() > 0.0);
     // No baseline in the run: no R.
-    let (report, _, _) = run_json(
+    let report = run_ok(
         &sb,
         &["thread-metric-message", "--period", "100ms"],
         Duration::from_secs(30),
@@ -221,7 +216,7 @@ fn r_waits_for_the_baseline_and_is_null_without_it() {
     assert_consistent(r);
     assert!(r["score"]["relative_to_baseline"].is_null(), "{r}");
     assert!(r["score"]["baseline"].is_null(), "{r}");
-    let errors = schema_errors("docs/schema/run.schema.json", &report);
+    let errors = schema_errors(RUN_SCHEMA, &report);
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
 }
 
@@ -256,7 +251,7 @@ fn an_unfair_schedule_fails_the_cooperative_check() {
     // The counters up to the failure are kept, and show the favoured thread.
     let c = counters(r);
     assert!(c[0] > c[1..].iter().max().unwrap() + 1, "{c:?}");
-    let errors = schema_errors("docs/schema/run.schema.json", &report);
+    let errors = schema_errors(RUN_SCHEMA, &report);
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
 }
 
@@ -292,10 +287,7 @@ fn bad_values_exit_2_with_one_line_and_write_nothing() {
             "unknown benchmark or group 'thread-metric-nosuch'",
         ),
     ];
-    for (argv, needle) in cases {
-        refused(&sb, argv, &[needle]);
-        assert!(!json.exists(), "{argv:?} wrote the JSON file");
-    }
+    refused_all(&sb, cases, Some(&json));
 }
 
 #[test]
@@ -343,14 +335,8 @@ fn list_shows_the_group_and_readme_documents_it() {
         assert!(text.contains(id), "{id} not listed");
     }
     assert!(text.contains("thread-metric") && text.contains("(8 benchmarks)"));
-    let out = sb.run(&["list", "--json"], Duration::from_secs(10));
-    let entries: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let scored: Vec<&Value> = entries
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["mode"] == "score")
-        .collect();
+    let entries = list();
+    let scored: Vec<&Value> = entries.iter().filter(|e| e["mode"] == "score").collect();
     assert_eq!(scored.len(), 8);
     assert_eq!(scored.iter().filter(|e| e["baseline"] == true).count(), 1);
     let readme = std::fs::read_to_string("README.md").expect("README.md");

@@ -3,15 +3,9 @@
 //! exit 2; a stop request ends a long run; nothing is left behind. No test
 //! asserts a time.
 
-mod util;
-
+use crate::util::*;
 use serde_json::Value;
 use std::time::Duration;
-use util::*;
-
-fn results(report: &Value) -> &Vec<Value> {
-    report["results"].as_array().expect("results array")
-}
 
 fn f(v: &Value, key: &str) -> f64 {
     v[key]
@@ -25,19 +19,7 @@ fn assert_consistent(r: &Value) {
     assert_eq!(r["status"], "ok", "{r}");
     assert_eq!(r["mode"], "periodic", "{r}");
     assert_eq!(r["size_bytes"], 0);
-    let l = &r["latency_ns"];
-    let (min, p50, p90, p99, p999, max) = (
-        f(l, "min"),
-        f(l, "p50"),
-        f(l, "p90"),
-        f(l, "p99"),
-        f(l, "p999"),
-        f(l, "max"),
-    );
-    assert!(
-        min <= p50 && p50 <= p90 && p90 <= p99 && p99 <= p999 && p999 <= max,
-        "{l}"
-    );
+    assert_latency_in_order(r["benchmark"].as_str().unwrap_or("?"), &r["latency_ns"]);
     assert!(
         f(r, "period_ns") >= 1.0 && f(r, "frequency_hz") > 0.0,
         "{r}"
@@ -108,7 +90,7 @@ fn every_timer_benchmark_runs_consistently_and_validates() {
     let freqs: Vec<f64> = rs[1..3].iter().map(|r| f(r, "frequency_hz")).collect();
     assert_eq!(freqs, [250.0, 1000.0]);
     assert!(rs[0]["failures"].is_null(), "latency counts no failures");
-    let errors = schema_errors("docs/schema/run.schema.json", &report);
+    let errors = schema_errors(RUN_SCHEMA, &report);
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
     let text = stdout(&out);
     for needle in [
@@ -215,10 +197,7 @@ fn bad_timer_values_exit_2_with_one_line_and_write_nothing() {
             "unknown benchmark or group 'timers'",
         ),
     ];
-    for (argv, needle) in cases {
-        refused(&sb, argv, &[needle]);
-        assert!(!json.exists(), "{argv:?} wrote the JSON file");
-    }
+    refused_all(&sb, cases, Some(&json));
 }
 
 #[test]
@@ -269,14 +248,7 @@ fn list_shows_the_timer_group() {
         text.contains("timer ") && text.contains("(3 benchmarks)"),
         "{text}"
     );
-    let out = sb.run(&["list", "--json"], Duration::from_secs(10));
-    let entries: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let periodic = entries
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["mode"] == "periodic")
-        .count();
+    let periodic = list().iter().filter(|e| e["mode"] == "periodic").count();
     assert_eq!(periodic, 3);
 }
 

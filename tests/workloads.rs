@@ -3,14 +3,10 @@
 //! and migration read back from the processes, clean-up on every path, the
 //! JSON schema, and bad arguments. No test asserts a time.
 
-mod util;
-
+use crate::util::*;
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
 use std::time::Duration;
-use util::*;
-
-const SCHEMA: &str = "docs/schema/workload.schema.json";
 
 /// Short philosopher runs: many meals in little time.
 const QUICK_MEALS: &[&str] = &["--duration", "300ms", "--think", "1ms", "--eat", "1ms"];
@@ -20,32 +16,14 @@ const QUICK_MEALS: &[&str] = &["--duration", "300ms", "--think", "1ms", "--eat",
 /// nothing behind and that the report fits the schema.
 fn workload(args: &[&str]) -> (Option<i32>, String, String, Value) {
     let sb = Sandbox::new();
-    let json = sb.path("w.json");
     let mut argv = vec!["workload"];
     argv.extend_from_slice(args);
-    argv.extend_from_slice(&["--json", json.to_str().unwrap()]);
-    let child = sb.cmd(&argv).spawn().expect("spawn ipcmark");
-    let pid = child.id();
-    let out = wait_with_deadline(child, Duration::from_secs(120));
-    let (code, so, se) = (out.status.code(), stdout(&out), stderr(&out));
+    // run_json checks the report against the workload schema.
+    let ran = run_json(&sb, &argv, Duration::from_secs(120));
+    let (code, so, se) = (ran.code(), ran.stdout(), ran.stderr());
     assert!(!se.contains("panicked"), "{args:?} panicked:\n{se}");
-    assert!(
-        objects_of(pid).is_empty(),
-        "{args:?} left behind: {:?}",
-        objects_of(pid)
-    );
-    assert!(
-        eventually(Duration::from_secs(3), || ipcmark_processes().is_empty()),
-        "{args:?}: processes left: {:?}",
-        ipcmark_processes()
-    );
-    let report = read_json(&json);
-    let errors = schema_errors(SCHEMA, &report);
-    assert!(
-        errors.is_empty(),
-        "{args:?}: schema violations: {errors:#?}"
-    );
-    (code, so, se, report)
+    ran.assert_released(&sb);
+    (code, so, se, ran.report)
 }
 
 fn runs(report: &Value) -> Vec<&Value> {
@@ -59,10 +37,6 @@ fn runs(report: &Value) -> Vec<&Value> {
 
 fn processes(run: &Value) -> &Vec<Value> {
     run["processes"].as_array().expect("processes of an ok run")
-}
-
-fn u(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
 }
 
 #[test]
@@ -80,16 +54,20 @@ fn philosophers_eat_in_pairs_and_their_meals_add_up() {
             assert_eq!(r["status"], "ok", "{mech}: {r}");
             let ps = processes(r);
             assert_eq!(ps.len(), 5, "five philosophers by default");
-            let meals: u64 = ps.iter().map(|p| u(&p["ops"])).sum();
+            let meals: u64 = ps.iter().map(|p| uint(&p["ops"])).sum();
             assert!(meals > 0, "{mech}: nobody ate");
             assert_eq!(meals as f64, r["figure"].as_f64().unwrap(), "{mech}");
             assert_eq!(meals as f64, r["metrics"]["total_meals"].as_f64().unwrap());
             for p in ps {
                 let c = &p["counters"];
-                assert_eq!(u(&c["meals"]), u(&p["ops"]), "{mech}: {p}");
+                assert_eq!(uint(&c["meals"]), uint(&p["ops"]), "{mech}: {p}");
                 // Every meal was checked twice against an atomic snapshot of
                 // the whole table: both forks taken, by this philosopher alone.
-                assert_eq!(u(&c["table_checks"]), 2 * u(&c["meals"]), "{mech}: {p}");
+                assert_eq!(
+                    uint(&c["table_checks"]),
+                    2 * uint(&c["meals"]),
+                    "{mech}: {p}"
+                );
             }
             assert!(r["stopped_after_ns"].as_u64().is_some(), "{r}");
         }
@@ -148,10 +126,10 @@ fn calculator_results_are_checked() {
         let (v, n): (u64, u64) = (vector.parse().unwrap(), ops.parse().unwrap());
         let ps = processes(r);
         assert_eq!(ps[0]["role"], "generator");
-        assert_eq!(u(&ps[0]["ops"]), n);
-        assert_eq!(u(&ps[1]["ops"]), n);
-        assert_eq!(u(&ps[0]["counters"]["verified_elements"]), v * n);
-        assert_eq!(u(&ps[1]["counters"]["computed_elements"]), v * n);
+        assert_eq!(uint(&ps[0]["ops"]), n);
+        assert_eq!(uint(&ps[1]["ops"]), n);
+        assert_eq!(uint(&ps[0]["counters"]["verified_elements"]), v * n);
+        assert_eq!(uint(&ps[1]["counters"]["computed_elements"]), v * n);
         assert_eq!(
             r["metrics"]["verified_elements"].as_f64().unwrap(),
             (v * n) as f64
@@ -197,15 +175,15 @@ fn shared_counter_ends_exactly_at_the_threshold() {
         let (code, _, err, report) = workload(&args);
         assert_eq!(code, Some(0), "{mech}: {err}");
         let params = &report["settings"]["parameters"];
-        assert_eq!(u(&params["passes"]), passes, "{mech}");
+        assert_eq!(uint(&params["passes"]), passes, "{mech}");
         for r in runs(&report) {
             let m = &r["metrics"];
             assert_eq!(m["final_sum"], m["threshold"], "{mech}: {r}");
             assert_eq!(
                 m["threshold"].as_f64().unwrap(),
-                u(&params["threshold"]) as f64
+                uint(&params["threshold"]) as f64
             );
-            let done: u64 = processes(r).iter().map(|p| u(&p["ops"])).sum();
+            let done: u64 = processes(r).iter().map(|p| uint(&p["ops"])).sum();
             assert_eq!(done, passes, "{mech}: passes of both processes");
         }
     }
@@ -253,28 +231,28 @@ fn placement_and_migration_are_read_back_from_the_processes() {
     let ps = processes(r);
     let placed = [a, b, b, a, b];
     for (p, cpu) in ps.iter().zip(placed) {
-        assert_eq!(u(&p["cpu_placed"]), cpu as u64, "{p}");
+        assert_eq!(uint(&p["cpu_placed"]), cpu as u64, "{p}");
         assert_eq!(
-            u(&p["cpu_start"]),
+            uint(&p["cpu_start"]),
             cpu as u64,
             "placement not honoured: {p}"
         );
     }
     // Philosopher 2 moves every 2 meals, alternating: it is seen on both CPUs.
     let p2 = &ps[1];
-    assert_eq!(u(&p2["migrations"]), u(&p2["ops"]) / 2, "{p2}");
-    assert_eq!(u(&p2["migration_misses"]), 0, "{p2}");
-    if u(&p2["migrations"]) > 0 {
+    assert_eq!(uint(&p2["migrations"]), uint(&p2["ops"]) / 2, "{p2}");
+    assert_eq!(uint(&p2["migration_misses"]), 0, "{p2}");
+    if uint(&p2["migrations"]) > 0 {
         assert_eq!(p2["cpus_seen"], serde_json::json!([a, b]), "{p2}");
     }
     // Philosopher 4 moves once, before its first meal, and stays.
     let p4 = &ps[3];
-    assert_eq!(u(&p4["migrations"]), 1, "{p4}");
-    assert_eq!(u(&p4["cpu_end"]), b as u64, "{p4}");
+    assert_eq!(uint(&p4["migrations"]), 1, "{p4}");
+    assert_eq!(uint(&p4["cpu_end"]), b as u64, "{p4}");
     assert_eq!(p4["cpus_seen"], serde_json::json!([a, b]), "{p4}");
     // Unmigrated philosophers never left their CPU.
     assert_eq!(ps[0]["cpus_seen"], serde_json::json!([a]));
-    assert_eq!(u(&ps[0]["migrations"]), 0);
+    assert_eq!(uint(&ps[0]["migrations"]), 0);
     assert!(out.contains("every move read back on its target"), "{out}");
     assert_eq!(
         report["settings"]["migrations"].as_array().unwrap().len(),
@@ -296,9 +274,9 @@ fn placement_and_migration_are_read_back_from_the_processes() {
     ]);
     assert_eq!(code, Some(0), "{err}");
     let ps = processes(runs(&report)[0]);
-    assert_eq!(u(&ps[1]["migrations"]), 1);
-    assert_eq!(u(&ps[1]["cpu_start"]), a as u64);
-    assert_eq!(u(&ps[1]["cpu_end"]), b as u64);
+    assert_eq!(uint(&ps[1]["migrations"]), 1);
+    assert_eq!(uint(&ps[1]["cpu_start"]), a as u64);
+    assert_eq!(uint(&ps[1]["cpu_end"]), b as u64);
     assert_eq!(ps[0]["cpus_seen"], serde_json::json!([a]));
 
     // Unpinned processes report where they ran, and no placement.
@@ -337,13 +315,13 @@ fn packed_and_spread_print_both_tables_and_the_factor() {
         .as_object_mut()
         .unwrap()
         .remove("processes");
-    assert!(!schema_errors(SCHEMA, &broken).is_empty());
+    assert!(!schema_errors(WORKLOAD_SCHEMA, &broken).is_empty());
     let mut broken = report.clone();
     broken["configurations"][1]["runs"][0]["processes"][0]
         .as_object_mut()
         .unwrap()
         .remove("cpu_start");
-    assert!(!schema_errors(SCHEMA, &broken).is_empty());
+    assert!(!schema_errors(WORKLOAD_SCHEMA, &broken).is_empty());
 
     let (code, out, _, report) = workload(&[
         "shared-counter",
@@ -389,7 +367,7 @@ fn interrupt(args: &[&str], sig: i32, whole_group: bool, code: i32) {
         runs(&report).iter().all(|r| r["status"] == "ok"),
         "the interrupted run is not recorded"
     );
-    assert!(schema_errors(SCHEMA, &report).is_empty());
+    assert!(schema_errors(WORKLOAD_SCHEMA, &report).is_empty());
     assert!(
         objects_of(pid).is_empty(),
         "{args:?}: left behind: {:?}",
@@ -684,10 +662,7 @@ fn bad_workload_arguments_exit_2_with_one_line_and_write_nothing() {
             "does not exist",
         ),
     ];
-    for (argv, needle) in cases {
-        refused(&sb, argv, &[needle]);
-        assert!(!json.exists(), "{argv:?} wrote the JSON file");
-    }
+    refused_all(&sb, cases, Some(&json));
     assert!(ipcmark_processes().is_empty());
 }
 
@@ -711,7 +686,7 @@ fn workload_and_run_schemas_describe_the_same_environment() {
         serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
     };
     let run = read("docs/schema/run.schema.json");
-    let workload = read(SCHEMA);
+    let workload = read(WORKLOAD_SCHEMA);
     assert_eq!(
         run["properties"]["environment"], workload["properties"]["environment"],
         "docs/schema/workload.schema.json's environment differs from run.schema.json's"

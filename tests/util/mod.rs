@@ -1,10 +1,23 @@
-//! A small harness for running the ipcmark binary in tests.
+//! A small harness for running the ipcmark binary in tests, shared by every
+//! module of the one test binary (tests/tests.rs).
 //!
-//! Every invocation holds one global lock: the tests count processes and
-//! system-wide IPC objects, and the machine has two CPUs, so runs never overlap.
-//! Every child has a deadline, so a hang fails the test instead of stalling it.
+//! Every test that runs a benchmark holds one global lock ([`serial`]): the
+//! tests count processes and system-wide IPC objects, and the machine has two
+//! CPUs, so runs never overlap. Every child has a deadline, so a hang fails the
+//! test instead of stalling it.
+//!
+//! Here: the sandbox, deadlines, signals and what a run leaves behind.
+//! [`report`]: JSON reports ([`run_json`], [`results`], the schemas and the
+//! consistency checks several modes share); [`registry`]: `ipcmark list`;
+//! [`usage`]: the bad-usage checker.
 
-#![allow(dead_code)]
+mod registry;
+mod report;
+mod usage;
+
+pub use registry::*;
+pub use report::*;
+pub use usage::*;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -26,6 +39,13 @@ pub const SHORT: &[&str] = &[
     "--passes",
     "1",
 ];
+
+/// `command` followed by the `options` (which belong to the subcommand).
+pub fn args<'a>(options: &[&'a str], command: &[&'a str]) -> Vec<&'a str> {
+    let mut v = command.to_vec();
+    v.extend_from_slice(options);
+    v
+}
 
 /// [`SHORT`] without its `--passes 1`, for a test that sets the passes.
 pub fn short_budget() -> &'static [&'static str] {
@@ -147,13 +167,26 @@ pub fn signal_once_saved(
 /// object named after it, no temporary file, no ipcmark process (its
 /// children get 3 s to be reaped).
 pub fn assert_released(sb: &Sandbox, pid: u32) {
+    released(sb, pid, &format!("pid {pid}"));
+}
+
+/// [`assert_released`], naming the run as `what` in its messages.
+pub(crate) fn released(sb: &Sandbox, pid: u32, what: &str) {
+    let objects = objects_of(pid);
+    assert!(objects.is_empty(), "{what}: left behind: {objects:?}");
     assert!(
-        objects_of(pid).is_empty(),
-        "left behind: {:?}",
-        objects_of(pid)
+        sb.leftover_tmp().is_empty(),
+        "{what}: left in TMPDIR: {:?}",
+        sb.leftover_tmp()
     );
-    assert!(sb.leftover_tmp().is_empty(), "{:?}", sb.leftover_tmp());
-    assert!(eventually(Duration::from_secs(3), || ipcmark_processes().is_empty()));
+    assert!(
+        eventually(Duration::from_secs(3), || ipcmark_processes().is_empty()),
+        "{what}: processes left: {:?}",
+        ipcmark_processes()
+            .iter()
+            .map(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default())
+            .collect::<Vec<_>>()
+    );
 }
 
 /// Polls `cond` every 20 ms for at most `limit`.
@@ -174,37 +207,6 @@ pub fn stdout(o: &Output) -> String {
 
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Reads a JSON report.
-/// Runs `argv` and asserts ipcmark refused it as bad usage: exit 2, one
-/// line on stderr that starts with "ipcmark: " and holds every needle, no
-/// panic or backtrace, nothing on stdout. Returns the line.
-pub fn refused(sb: &Sandbox, argv: &[&str], needles: &[&str]) -> String {
-    let out = sb.run(argv, Duration::from_secs(20));
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(2), "{argv:?}: {err}");
-    assert_eq!(
-        err.trim_end().lines().count(),
-        1,
-        "{argv:?}: not one line:\n{err}"
-    );
-    assert!(err.starts_with("ipcmark: "), "{argv:?}: {err}");
-    for n in needles {
-        assert!(err.contains(n), "{argv:?}: {err:?} lacks {n:?}");
-    }
-    assert!(
-        !err.contains("panicked") && !err.contains("backtrace"),
-        "{argv:?}: {err}"
-    );
-    assert!(stdout(&out).is_empty(), "{argv:?} printed to stdout");
-    err
-}
-
-pub fn read_json(path: &Path) -> serde_json::Value {
-    let text =
-        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
-    serde_json::from_str(&text).expect("valid JSON")
 }
 
 /// Pid encoded in an ipcmark name (`ipcmark-<pid>-…`, `sem.ipcmark-<pid>-…`).
@@ -316,20 +318,6 @@ pub fn ipcmark_processes() -> Vec<u32> {
 pub fn signal(pid: u32, sig: i32) {
     // SAFETY: plain kill(2) on a pid this test spawned.
     unsafe { libc::kill(pid as i32, sig) };
-}
-
-/// Errors of `report` against the JSON Schema at `schema_path` (relative to
-/// the crate root), one line each.
-pub fn schema_errors(schema_path: &str, report: &serde_json::Value) -> Vec<String> {
-    let schema: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(schema_path).unwrap_or_else(|e| panic!("read {schema_path}: {e}")),
-    )
-    .expect("schema is JSON");
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    validator
-        .iter_errors(report)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect()
 }
 
 /// Sends a signal to every process of the process group led by `pid` (a child

@@ -1,0 +1,278 @@
+//! `ipcmark compare` on synthetic reports: a known difference is found and
+//! none where there is none, a shift of every result is told apart from one
+//! beyond it, pass medians are tested when both runs have passes, and bad
+//! input exits 2.
+
+use crate::util::*;
+use serde_json::Value;
+use std::time::Duration;
+
+/// A minimal run report with one ok result per (benchmark, samples) pair.
+fn synthetic_report(results: &[(&str, Vec<f64>)], extra: &[Value]) -> Value {
+    let mut rs: Vec<Value> = results
+        .iter()
+        .map(|(name, samples)| {
+            serde_json::json!({
+                "benchmark": name, "mode": "pingpong", "size_bytes": 64, "status": "ok",
+                "cpus": [0, 1], "samples_ns": samples,
+            })
+        })
+        .collect();
+    rs.extend_from_slice(extra);
+    serde_json::json!({
+        "schema": "ipcmark.run/1",
+        "started_at": "2026-11-21T10:00:00Z",
+        "environment": { "hostname": "test", "kernel": "6.0" },
+        "results": rs,
+    })
+}
+
+/// The comparison of benchmark `name` in a comparison JSON.
+fn compared(report: &Value, name: &str) -> Value {
+    report["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["benchmark"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("{name} not compared"))
+}
+
+/// Writes two run reports, compares them with `--json`; the command's
+/// output (it must succeed) and the comparison JSON.
+fn compare_reports(sb: &Sandbox, a: &Value, b: &Value) -> (std::process::Output, Value) {
+    let (pa, pb, out) = (sb.path("a.json"), sb.path("b.json"), sb.path("cmp.json"));
+    std::fs::write(&pa, a.to_string()).unwrap();
+    std::fs::write(&pb, b.to_string()).unwrap();
+    let run = sb.run(
+        &[
+            "compare",
+            pa.to_str().unwrap(),
+            pb.to_str().unwrap(),
+            "--json",
+            out.to_str().unwrap(),
+        ],
+        Duration::from_secs(20),
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    (run, read_json(&out))
+}
+
+#[test]
+fn compare_reports_a_known_ten_percent_difference_and_no_difference_for_equal_runs() {
+    let sb = Sandbox::new();
+    // Samples with noise of a few percent; B's "pipe" is A's shifted by 10%.
+    let base: Vec<f64> = (0..11)
+        .map(|i| 5000.0 + ((i * 37) % 11) as f64 * 25.0)
+        .collect();
+    let shifted: Vec<f64> = base.iter().map(|x| x * 1.10).collect();
+    let reordered: Vec<f64> = base.iter().rev().copied().collect();
+    let skipped = serde_json::json!({"benchmark": "posix-mq", "mode": "pingpong", "size_bytes": 65536,
+        "status": "skipped", "reason": "limit", "cpus": []});
+    let a = synthetic_report(
+        &[
+            ("pipe", base.clone()),
+            ("tcp", base.clone()),
+            ("udp", base.clone()),
+        ],
+        std::slice::from_ref(&skipped),
+    );
+    let b = synthetic_report(
+        &[("pipe", shifted), ("tcp", reordered), ("fifo", base)],
+        &[skipped],
+    );
+    let (run, report) = compare_reports(&sb, &a, &b);
+    assert_eq!(report["schema"], "ipcmark.compare/1");
+    let by_name = |n: &str| compared(&report, n);
+    let pipe = by_name("pipe");
+    assert_eq!(pipe["significant"], true, "{pipe}");
+    assert_eq!(pipe["verdict"], "slower");
+    assert!(
+        (pipe["diff_percent"].as_f64().unwrap() - 10.0).abs() < 0.5,
+        "{pipe}"
+    );
+    assert_eq!(pipe["interval_excludes_one"], true, "{pipe}");
+    let tcp = by_name("tcp");
+    assert_eq!(tcp["significant"], false, "{tcp}");
+    assert_eq!(tcp["verdict"], "no significant difference");
+    // Nothing dropped silently: one-sided and unmeasured results are listed.
+    let unmatched: Vec<String> = report["unmatched"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            format!(
+                "{} {}",
+                u["benchmark"].as_str().unwrap(),
+                u["why"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(
+        unmatched.iter().any(|u| u.starts_with("udp only in A")),
+        "{unmatched:?}"
+    );
+    assert!(
+        unmatched.iter().any(|u| u.starts_with("fifo only in B")),
+        "{unmatched:?}"
+    );
+    assert!(
+        unmatched
+            .iter()
+            .any(|u| u.starts_with("posix-mq not measured")),
+        "{unmatched:?}"
+    );
+    let text = stdout(&run);
+    assert!(text.contains("not compared: udp"), "{text}");
+    assert!(
+        text.contains("1 of 2 results differ significantly"),
+        "{text}"
+    );
+}
+
+#[test]
+fn compare_separates_a_shift_of_every_result_from_one_beyond_it() {
+    let sb = Sandbox::new();
+    // Six results; B is A 8% slower throughout (the machine's speed), and
+    // "tcp" 30% slower: only tcp differs beyond what all moved together.
+    let names = ["pipe", "fifo", "tcp", "udp", "posix-mq", "eventfd"];
+    let sample = |i: usize, k: usize| 3000.0 + 200.0 * k as f64 + ((i * 37 + k) % 11) as f64 * 15.0;
+    let a: Vec<(&str, Vec<f64>)> = names
+        .iter()
+        .enumerate()
+        .map(|(k, n)| (*n, (0..11).map(|i| sample(i, k)).collect()))
+        .collect();
+    let b: Vec<(&str, Vec<f64>)> = a
+        .iter()
+        .map(|(n, v)| {
+            let f = if *n == "tcp" { 1.30 } else { 1.08 };
+            (*n, v.iter().rev().map(|x| x * f).collect())
+        })
+        .collect();
+    let (run, report) =
+        compare_reports(&sb, &synthetic_report(&a, &[]), &synthetic_report(&b, &[]));
+    let shift = &report["common_shift"];
+    assert!(
+        (shift["factor"].as_f64().unwrap() - 1.08).abs() < 0.01,
+        "{shift}"
+    );
+    assert_eq!(shift["significant"], true, "{shift}");
+    assert_eq!(shift["results"], 6);
+    for c in report["comparisons"].as_array().unwrap() {
+        assert_eq!(c["significant"], true, "every result moved: {c}");
+        let beyond = &c["beyond_shift"];
+        if c["benchmark"] == "tcp" {
+            assert_eq!(beyond["verdict"], "slower", "{c}");
+        } else {
+            assert_eq!(beyond["significant"], false, "{c}");
+        }
+    }
+    let text = stdout(&run);
+    assert!(
+        text.contains("6 of 6 results differ significantly")
+            && text.contains("with no change at all about 0 would, by chance"),
+        "{text}"
+    );
+    assert!(text.contains("1 of 6 differ beyond it"), "{text}");
+}
+
+#[test]
+fn compare_tests_pass_medians_when_both_runs_have_passes() {
+    let sb = Sandbox::new();
+    // Each run's samples sit tightly around its own level (±0.5%), but its
+    // passes spread ±8%: B's level 4% above A's is within that spread, while
+    // a test on the samples alone calls it a difference. "tcp" is 40% slower
+    // in every pass: a real change.
+    let tight = |level: f64| -> Vec<f64> {
+        (0..11)
+            .map(|i| level * (1.0 + ((i * 7) % 11) as f64 * 0.001))
+            .collect()
+    };
+    let with_passes = |name: &str, level: f64, passes: &[f64]| {
+        serde_json::json!({
+            "benchmark": name, "mode": "pingpong", "size_bytes": 64, "status": "ok",
+            "cpus": [0, 1], "samples_ns": tight(level),
+            "passes": { "count": passes.len(), "medians_ns": passes },
+        })
+    };
+    let a = synthetic_report(
+        &[],
+        &[
+            with_passes("pipe", 1000.0, &[1000.0, 1080.0, 940.0, 1030.0, 990.0]),
+            with_passes("tcp", 5000.0, &[5000.0, 5400.0, 4700.0, 5150.0, 4950.0]),
+        ],
+    );
+    let b = synthetic_report(
+        &[],
+        &[
+            with_passes("pipe", 1040.0, &[1040.0, 960.0, 1100.0, 1000.0, 1020.0]),
+            with_passes("tcp", 7000.0, &[7000.0, 7560.0, 6580.0, 7210.0, 6930.0]),
+        ],
+    );
+    let (run, report) = compare_reports(&sb, &a, &b);
+    let by_name = |n: &str| compared(&report, n);
+    let pipe = by_name("pipe");
+    assert_eq!(pipe["test"], "welch-passes", "{pipe}");
+    assert!(pipe["mann_whitney"]["p"].as_f64().unwrap() < 0.05, "{pipe}");
+    assert_eq!(pipe["significant"], false, "{pipe}");
+    assert_eq!(pipe["verdict"], "no significant difference");
+    assert!(pipe["welch"]["p"].as_f64().unwrap() > 0.3, "{pipe}");
+    assert_eq!(pipe["p"], pipe["welch"]["p"]);
+    let tcp = by_name("tcp");
+    assert_eq!(tcp["significant"], true, "{tcp}");
+    assert_eq!(tcp["verdict"], "slower");
+    assert_eq!(tcp["interval_excludes_one"], true, "{tcp}");
+    let text = stdout(&run);
+    assert!(
+        text.contains("1 of 2 results differ significantly (Welch's t on the pass medians"),
+        "{text}"
+    );
+    assert!(!text.contains("without passes"), "{text}");
+
+    // One side without passes: the samples decide, and the output says what
+    // that cannot see.
+    let single = synthetic_report(&[("pipe", tight(1040.0)), ("tcp", tight(7000.0))], &[]);
+    let (run, report) = compare_reports(&sb, &a, &single);
+    for c in report["comparisons"].as_array().unwrap() {
+        assert_eq!(c["test"], "mann-whitney-samples", "{c}");
+        assert!(c["welch"].is_null(), "{c}");
+    }
+    assert!(
+        stdout(&run).contains("without passes on both sides"),
+        "{}",
+        stdout(&run)
+    );
+}
+
+#[test]
+fn compare_rejects_bad_input_with_exit_2() {
+    let sb = Sandbox::new();
+    let good = sb.path("good.json");
+    std::fs::write(
+        &good,
+        synthetic_report(&[("pipe", vec![1.0, 2.0])], &[]).to_string(),
+    )
+    .unwrap();
+    let wrong = sb.path("wrong.json");
+    std::fs::write(&wrong, r#"{"schema": "something/9", "started_at": "x", "environment": {"hostname": "h", "kernel": "k"}, "results": []}"#).unwrap();
+    let junk = sb.path("junk.json");
+    std::fs::write(&junk, "not json").unwrap();
+    let g = good.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["compare", g, "/no/such/file.json"],
+            "cannot read /no/such/file.json",
+        ),
+        (
+            &["compare", g, wrong.to_str().unwrap()],
+            "schema 'something/9'",
+        ),
+        (
+            &["compare", junk.to_str().unwrap(), g],
+            "is not an ipcmark run report",
+        ),
+        (&["compare", g, g, "--alpha", "0.7"], "--alpha 0.7"),
+        (&["compare", g], "B.json"),
+    ];
+    refused_all(&sb, cases, None);
+}

@@ -1,0 +1,505 @@
+//! Ping-pong, the default mode: every mechanism echoes intact at several
+//! sizes with either peer, statistics consistent with their samples, the
+//! precision target, passes, sizes sampled in rounds, the schema, idle
+//! states and one-CPU runs. No test asserts a time.
+
+use crate::util::*;
+use serde_json::Value;
+use std::time::Duration;
+
+/// Checks one "ok" result's statistics for internal consistency.
+fn assert_consistent(r: &Value) {
+    let name = format!("{} {}", r["benchmark"], r["size_bytes"]);
+    let l = &r["latency_ns"];
+    assert_latency_in_order(&name, l);
+    let f = |k: &str| {
+        l[k].as_f64()
+            .unwrap_or_else(|| panic!("{name}: latency_ns.{k}"))
+    };
+    assert!(f("median") >= 0.0 && f("stddev") >= 0.0, "{name}");
+    assert!(
+        r["loop_overhead_ns"].as_f64().unwrap() >= 0.0,
+        "{name}: negative overhead"
+    );
+    assert!(
+        r["clock_overhead_ns"].as_f64().unwrap() >= 0.0,
+        "{name}: negative clock overhead"
+    );
+    assert!(r["iterations"].as_u64().unwrap() >= 1, "{name}");
+    assert!(
+        r["verified_round_trips"].as_u64().unwrap() > 0,
+        "{name}: content never verified"
+    );
+    assert!(r["timed_round_trips"].as_u64().unwrap() >= 1, "{name}");
+    assert_median_among_samples(&name, r, 2);
+    assert_precision_consistent(r);
+}
+
+/// Checks a result's `precision` against its own samples.
+fn assert_precision_consistent(r: &Value) {
+    let name = format!("{} {}", r["benchmark"], r["size_bytes"]);
+    let p = &r["precision"];
+    let (low, high) = (
+        p["interval_ns"]["low"].as_f64().unwrap(),
+        p["interval_ns"]["high"].as_f64().unwrap(),
+    );
+    let median = r["latency_ns"]["median"].as_f64().unwrap();
+    assert!(
+        low <= median && median <= high,
+        "{name}: interval of the median {p} misses the median {median}"
+    );
+    let (achieved, target) = (
+        p["achieved"].as_f64().unwrap(),
+        p["target"].as_f64().unwrap(),
+    );
+    let half = (median - low).max(high - median) / median.max(1.0);
+    assert!(
+        (achieved - half).abs() <= 1e-9 * half.max(1.0),
+        "{name}: {p}"
+    );
+    assert_eq!(
+        p["met"].as_bool().unwrap(),
+        achieved <= target,
+        "{name}: {p}"
+    );
+}
+
+#[test]
+fn precision_target_adds_samples_until_met_or_time_is_up_and_flags_a_miss() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("p.json");
+    // A target no noisy machine meets in 1 s: samples go on past the minimum,
+    // then the miss is flagged in the result, the table and a warning.
+    let out = sb.run(
+        &[
+            "run",
+            "pipe",
+            "--sizes",
+            "64",
+            "--quick",
+            "--samples",
+            "3",
+            "--sample-time",
+            "2ms",
+            "--precision",
+            "0.001%",
+            "--max-time",
+            "1s",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = read_json(&json);
+    let r = &results(&report)[0];
+    assert_eq!(r["status"], "ok");
+    assert_eq!(report["settings"]["budget"]["precision"]["target"], 0.00001);
+    assert!(r["samples_ns"].as_array().unwrap().len() > 3, "{r}");
+    assert_eq!(r["precision"]["met"], false, "{r}");
+    assert_precision_consistent(r);
+    assert!(stdout(&out).contains("(target 0.001%)"), "{}", stdout(&out));
+    assert!(
+        report["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["kind"] == "precision-missed"),
+        "{}",
+        report["warnings"]
+    );
+    // A loose target: at least the minimum, and a verdict that agrees with
+    // the interval (whether it is met depends on the machine's noise).
+    let out = sb.run(
+        &[
+            "run",
+            "pipe-self",
+            "--sizes",
+            "64",
+            "--quick",
+            "--samples",
+            "5",
+            "--sample-time",
+            "2ms",
+            "--precision",
+            "100%",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = read_json(&json);
+    let r = &results(&report)[0];
+    assert!(r["samples_ns"].as_array().unwrap().len() >= 5, "{r}");
+    assert_precision_consistent(r);
+}
+
+#[test]
+fn passes_measure_each_figure_again_with_fresh_peers_and_pool_them() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("passes.json");
+    // pipe and fifo sweep together; shm-spin runs alone; syscall-getpid is
+    // an operation, whose passes pool too.
+    let mut a = args(
+        short_budget(),
+        &[
+            "run",
+            "pipe",
+            "fifo",
+            "shm-spin",
+            "syscall-getpid",
+            "--passes",
+            "3",
+        ],
+    );
+    a.extend(["--json", json.to_str().unwrap()]);
+    let out = sb.run(&a, Duration::from_secs(60));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = read_json(&json);
+    assert_eq!(report["settings"]["passes"], 3);
+    assert_eq!(report["complete"], true);
+    let rs = results(&report);
+    assert_eq!(rs.len(), 4, "one record per figure, not per pass");
+    for r in rs {
+        let name = r["benchmark"].as_str().unwrap();
+        if r["status"] == "skipped" {
+            continue;
+        }
+        assert_eq!(r["status"], "ok", "{r}");
+        let passes = &r["passes"];
+        assert_eq!(passes["count"], 3, "{name}: {r}");
+        let medians = passes["medians_ns"].as_array().unwrap();
+        assert_eq!(medians.len(), 3, "{name}");
+        // Each pass takes its two samples; the figure pools them all.
+        assert_eq!(r["samples_ns"].as_array().unwrap().len(), 6, "{name}");
+        assert!(medians.iter().all(|m| m.as_f64().unwrap() >= 0.0), "{name}");
+        if r["mode"] == "pingpong" {
+            assert!(
+                r["verified_round_trips"].as_u64().unwrap() >= 3 * 32,
+                "{name}: every pass checks its content: {r}"
+            );
+        }
+        if name != "shm-spin" && name != "syscall-getpid" {
+            assert_eq!(
+                r["passes"]["drift_corrected_medians_ns"]
+                    .as_array()
+                    .unwrap()
+                    .len(),
+                3,
+                "{name}: {r}"
+            );
+        }
+    }
+    assert_eq!(schema_errors(RUN_SCHEMA, &report), Vec::<String>::new());
+    assert!(ipcmark_processes().is_empty(), "a pass left a peer behind");
+    assert!(sb.leftover_tmp().is_empty(), "{:?}", sb.leftover_tmp());
+}
+
+fn run_matrix(peer: &str, sizes: &str) {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("matrix.json");
+    let out = sb.run(
+        &args(
+            SHORT,
+            &[
+                "run",
+                "--peer",
+                peer,
+                "--sizes",
+                sizes,
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
+        Duration::from_secs(240),
+    );
+    assert!(
+        out.status.success(),
+        "exit {:?}\n{}\n{}",
+        out.status,
+        stdout(&out),
+        stderr(&out)
+    );
+    let report = read_json(&json);
+    assert_eq!(report["complete"], true);
+    let ids = group_ids("ipc");
+    assert!(ids.len() >= 3, "list shows mechanisms: {ids:?}");
+    for id in &ids {
+        let rows: Vec<&Value> = results(&report)
+            .iter()
+            .filter(|r| r["benchmark"] == id.as_str())
+            .collect();
+        assert!(!rows.is_empty(), "{id} produced no result");
+        for r in rows {
+            match r["status"].as_str().unwrap() {
+                "ok" => assert_consistent(r),
+                "skipped" => assert!(
+                    !r["reason"].as_str().unwrap().is_empty(),
+                    "{id}: skipped without reason"
+                ),
+                other => panic!("{id} {}: status {other}: {}", r["size_bytes"], r["error"]),
+            }
+        }
+    }
+    assert!(
+        sb.leftover_tmp().is_empty(),
+        "left in TMPDIR: {:?}",
+        sb.leftover_tmp()
+    );
+    assert!(
+        ipcmark_processes().is_empty(),
+        "processes left: {:?}",
+        ipcmark_processes()
+    );
+}
+
+#[test]
+fn every_mechanism_echoes_intact_at_several_sizes() {
+    run_matrix("process", "1,100,4K,64K");
+}
+
+#[test]
+fn every_mechanism_works_with_a_thread_peer() {
+    run_matrix("thread", "1,4K");
+}
+
+#[test]
+fn json_report_validates_against_documented_schema() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("r.json");
+    // pipe-self at 2M is skipped (beyond fs.pipe-max-size, 1M by default), so both
+    // statuses appear; pipe's three sizes give it a cost model.
+    let out = sb.run(
+        &args(
+            SHORT,
+            &[
+                "run",
+                "pipe",
+                "pipe-self",
+                "--sizes",
+                "64,1K,2M",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
+        Duration::from_secs(60),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let validator = validator(RUN_SCHEMA);
+    let report = read_json(&json);
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+    let models = report["cost_models"].as_array().expect("cost_models");
+    assert_eq!(models.len(), 1, "only pipe has 3 sizes: {models:?}");
+    assert_eq!(models[0]["benchmark"], "pipe");
+    let segs = models[0]["segments"].as_array().unwrap();
+    assert_eq!(segs[0]["from_bytes"], 64);
+    assert_eq!(segs.last().unwrap()["to_bytes"], 2 << 20);
+    let statuses: Vec<&str> = results(&report)
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert!(
+        statuses.contains(&"ok") && statuses.contains(&"skipped"),
+        "{statuses:?}"
+    );
+
+    // A failed result validates too.
+    let out = sb.run(
+        &args(
+            SHORT,
+            &[
+                "run",
+                "pipe",
+                "--sizes",
+                "64",
+                "--fault",
+                "corrupt",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let report = read_json(&json);
+    assert_eq!(results(&report)[0]["status"], "failed");
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+}
+
+#[test]
+fn sizes_of_a_mechanism_are_sampled_in_rounds_unless_it_spins_or_runs_out() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("sweep.json");
+    // pipe and fifo: three sizes each, all six in rounds. shm-spin busy-waits: its idle
+    // peers would spin, so its sizes run one after another. sysv-msg at five
+    // sizes needs five System V keys at once, one more than a process has:
+    // what cannot be held open runs alone afterwards, and says so.
+    let out = sb.run(
+        &args(
+            SHORT,
+            &[
+                "run",
+                "pipe",
+                "fifo",
+                "shm-spin",
+                "--sizes",
+                "1,4K,16K",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
+        Duration::from_secs(120),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = read_json(&json);
+    for r in results(&report) {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_consistent(r);
+        let sweep = &r["sweep"];
+        if r["benchmark"] == "shm-spin" {
+            assert!(sweep.is_null(), "a spinning mechanism was interleaved: {r}");
+            continue;
+        }
+        assert_eq!(sweep["figures"], 6, "{r}");
+        let rounds = sweep["rounds"].as_u64().unwrap();
+        assert_eq!(rounds as usize, r["samples_ns"].as_array().unwrap().len());
+        assert!(
+            sweep["drift_corrected_median_ns"].as_f64().unwrap() > 0.0,
+            "{r}"
+        );
+    }
+    assert_eq!(schema_errors(RUN_SCHEMA, &report), Vec::<String>::new());
+
+    let out = sb.run(
+        &args(
+            SHORT,
+            &[
+                "run",
+                "sysv-msg",
+                "--sizes",
+                "1,16,64,256,1K",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
+        Duration::from_secs(120),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = read_json(&json);
+    let rs = results(&report);
+    assert_eq!(rs.len(), 5);
+    // Those whose key was free ran in rounds; the rest ran alone, and say why.
+    let mut together = 0;
+    for r in rs {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_consistent(r);
+        if r["sweep"].is_null() {
+            assert!(
+                r["note"].as_str().unwrap_or("").contains("measured alone"),
+                "the fallback is not explained: {r}"
+            );
+        } else {
+            together += 1;
+        }
+    }
+    assert!((2..5).contains(&together), "{together} of 5 in rounds");
+    assert!(ipcmark_processes().is_empty());
+    assert!(sb.leftover_tmp().is_empty(), "{:?}", sb.leftover_tmp());
+}
+
+#[test]
+fn idle_states_are_held_off_by_default_when_permitted_and_allowed_on_request() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("lat.json");
+    let j = json.to_str().unwrap();
+    let writable = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/cpu_dma_latency")
+        .is_ok();
+    let run = |extra: &[&str]| {
+        let mut a = vec!["run", "pipe", "--sizes", "64", "--json", j];
+        a.extend_from_slice(extra);
+        let out = sb.run(&args(SHORT, &a), Duration::from_secs(30));
+        assert!(out.status.success(), "{}", stderr(&out));
+        read_json(&json)
+    };
+    let report = run(&[]);
+    if writable {
+        assert_eq!(
+            report["settings"]["cpu_latency_us"], 0,
+            "{}",
+            report["settings"]
+        );
+        assert_eq!(report["environment"]["cpu_dma_latency_us"], 0);
+    } else {
+        assert!(report["settings"]["cpu_latency_us"].is_null());
+    }
+    let report = run(&["--cpu-latency", "off"]);
+    assert!(report["settings"]["cpu_latency_us"].is_null());
+    // Nothing else holds a request while this test does (serial), so the
+    // limit in force is the kernel's default, and the run says what it costs.
+    if report["environment"]["cpu_dma_latency_us"].as_i64() >= Some(2_000_000_000) {
+        let kinds: Vec<&str> = report["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["kind"].as_str().unwrap())
+            .collect();
+        assert!(kinds.contains(&"idle-states-allowed"), "{kinds:?}");
+    }
+}
+
+#[test]
+fn same_cpu_runs_blocking_mechanisms_and_skips_spinning_with_a_reason() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("s.json");
+    let ids = group_ids("ipc");
+    let mut a = args(
+        SHORT,
+        &[
+            "run",
+            "pipe",
+            "--same-cpu",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let spin = ids.iter().any(|i| i == "shm-spin");
+    if spin {
+        a.insert(2, "shm-spin");
+    }
+    let out = sb.run(&a, Duration::from_secs(60));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = read_json(&json);
+    assert_eq!(
+        report["settings"]["client_cpu"],
+        report["settings"]["server_cpu"]
+    );
+    for r in results(&report) {
+        if r["benchmark"] == "shm-spin" {
+            assert_eq!(r["status"], "skipped");
+            assert!(r["reason"].as_str().unwrap().contains("two CPUs"), "{r}");
+        } else {
+            assert_eq!(r["status"], "ok", "{r}");
+            let cpus = r["cpus"].as_array().unwrap();
+            assert_eq!(cpus.len(), 2);
+            assert_eq!(cpus[0], cpus[1], "both sides on one CPU: {r}");
+        }
+    }
+}

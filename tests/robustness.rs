@@ -1,0 +1,305 @@
+//! Robustness of a run: a corrupting, dead or silent peer fails its figure
+//! and the run goes on; SIGINT and SIGTERM keep what was measured; after a
+//! success, a failure, a signal or `kill -9` and `clean`, nothing is left
+//! behind. No test asserts a time.
+
+use crate::util::*;
+use std::time::Duration;
+
+#[test]
+fn corrupting_channel_is_caught_in_timed_loop_and_in_content_check() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("c.json");
+    // At 1 byte the flipped byte is the sequence number; at 4K it is payload
+    // only the content check sees.
+    let out = sb.run(
+        &args(
+            SHORT,
+            &[
+                "run",
+                "pipe",
+                "unix-stream",
+                "--sizes",
+                "1,4K",
+                "--fault",
+                "corrupt",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    for r in results(&read_json(&json)) {
+        assert_eq!(r["status"], "failed", "{r}");
+        assert!(r["error"].as_str().unwrap().contains("corrupted"), "{r}");
+        assert!(
+            r.get("latency_ns").is_none(),
+            "a corrupt channel produced a figure: {r}"
+        );
+    }
+    assert!(stdout(&out).contains("FAILED"), "table shows the failure");
+}
+
+#[test]
+fn dead_peer_fails_the_figure_and_the_run_goes_on() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("d.json");
+    let out = sb.run(
+        &args(
+            SHORT,
+            &[
+                "run",
+                "pipe",
+                "unix-stream",
+                "--sizes",
+                "64",
+                "--fault",
+                "die",
+                "--timeout",
+                "2s",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let report = read_json(&json);
+    let rs = results(&report);
+    assert_eq!(rs.len(), 2, "the run went on after the first failure");
+    for r in rs {
+        assert_eq!(r["status"], "failed", "{r}");
+    }
+    assert!(stderr(&out).contains("failed"), "{}", stderr(&out));
+    assert!(ipcmark_processes().is_empty());
+}
+
+/// A server thread that returns leaves no end-of-file on shared memory or
+/// message queues; the engine must still report it as ended, not time out.
+#[test]
+fn dead_thread_peer_is_reported_as_ended_for_every_mechanism() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("t.json");
+    let out = sb.run(
+        &args(
+            SHORT,
+            &[
+                "run",
+                "--sizes",
+                "64",
+                "--peer",
+                "thread",
+                "--fault",
+                "die",
+                "--timeout",
+                "20s",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
+        Duration::from_secs(120),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    for r in results(&read_json(&json)) {
+        if r["benchmark"] == "pipe-self" {
+            // No peer to kill: it must simply work after thread-peer figures.
+            assert_eq!(r["status"], "ok", "{r}");
+            continue;
+        }
+        let err = r["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("not failed: {r}"));
+        assert!(
+            err.contains("ended unexpectedly") || err.contains("closed the channel"),
+            "{}: {err}",
+            r["benchmark"]
+        );
+    }
+}
+
+#[test]
+fn silent_peer_times_out() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("h.json");
+    let out = sb.run(
+        &args(
+            SHORT,
+            &[
+                "run",
+                "pipe",
+                "--sizes",
+                "64",
+                "--fault",
+                "hang",
+                "--timeout",
+                "500ms",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        ),
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let report = read_json(&json);
+    let r = &results(&report)[0];
+    assert!(
+        r["error"].as_str().unwrap().contains("did not answer"),
+        "{r}"
+    );
+    assert!(ipcmark_processes().is_empty());
+}
+
+#[test]
+fn nothing_is_left_after_runs_that_succeed_or_fail() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    for extra in [&[][..], &["--fault", "die", "--timeout", "2s"][..]] {
+        let mut a = args(SHORT, &["run", "--sizes", "64"]);
+        a.extend_from_slice(extra);
+        let child = sb.cmd(&a).spawn().unwrap();
+        let pid = child.id();
+        let out = wait_with_deadline(child, Duration::from_secs(120));
+        assert!(out.status.code().is_some(), "{}", stderr(&out));
+        assert!(
+            objects_of(pid).is_empty(),
+            "left behind by {extra:?}: {:?}",
+            objects_of(pid)
+        );
+        assert!(sb.leftover_tmp().is_empty(), "{:?}", sb.leftover_tmp());
+        assert!(
+            ipcmark_processes().is_empty(),
+            "processes left: {:?}",
+            ipcmark_processes()
+        );
+    }
+}
+
+#[test]
+fn sigint_and_sigterm_release_everything_and_keep_partial_results() {
+    let _g = serial();
+    for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let sb = Sandbox::new();
+        let json = sb.path("i.json");
+        // Long samples so the signal lands mid-measurement. signal-sigqueue
+        // runs alone (signals are process-wide) and is saved first; the
+        // signal then lands in the sweep of the other four.
+        let (pid, out) = signal_after_first_save(
+            &sb,
+            &[
+                "run",
+                "signal-sigqueue",
+                "pipe",
+                "sysv-msg",
+                "fifo",
+                "shm-sysv-sem",
+                "--sizes",
+                "64",
+                "--sample-time",
+                "200ms",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+            &json,
+            Duration::from_secs(10),
+            sig,
+        );
+        assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
+        assert!(stderr(&out).contains("interrupted"), "{}", stderr(&out));
+        let report = read_json(&json);
+        assert_eq!(report["complete"], false);
+        let rs = results(&report);
+        assert!(
+            rs.iter().any(|r| r["status"] == "ok"),
+            "partial results were kept: {rs:?}"
+        );
+        assert_released(&sb, pid);
+    }
+}
+
+#[test]
+fn a_stop_in_a_later_pass_keeps_the_passes_before_it_whole() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("p.json");
+    // signal-sigqueue runs alone, then pipe and fifo sweep together; the
+    // signal lands once a second pass has been merged and saved.
+    let (pid, out) = signal_once_saved(
+        &sb,
+        &[
+            "run",
+            "signal-sigqueue",
+            "pipe",
+            "fifo",
+            "--quick",
+            "--passes",
+            "3",
+            "--sample-time",
+            "50ms",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        &json,
+        "medians_ns",
+        Duration::from_secs(20),
+        libc::SIGINT,
+    );
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let report = read_json(&json);
+    assert_eq!(report["complete"], false);
+    for r in results(&report) {
+        // A pass cut short is dropped: no figure is failed by the stop, and
+        // each holds only passes that completed.
+        assert_eq!(r["status"], "ok", "{r}");
+        let passes = r["passes"]["count"].as_u64().unwrap_or(1);
+        assert!((1..=3).contains(&passes), "{r}");
+        assert_eq!(
+            r["passes"]["medians_ns"].as_array().map_or(1, Vec::len) as u64,
+            passes,
+            "{r}"
+        );
+    }
+    assert_released(&sb, pid);
+}
+
+#[test]
+fn kill_9_then_clean_removes_what_was_left() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    // sysv-msg keeps its queue for the whole figure, fifo its directory.
+    for mech in ["sysv-msg", "fifo"] {
+        let child = sb
+            .cmd(&["run", mech, "--sizes", "64", "--sample-time", "500ms"])
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let present = eventually(Duration::from_secs(10), || {
+            !objects_of(pid).iter().all(|o| o.starts_with("child")) || !sb.leftover_tmp().is_empty()
+        });
+        assert!(present, "{mech}: no object appeared");
+        signal(pid, libc::SIGKILL);
+        let _ = wait_with_deadline(child, Duration::from_secs(10));
+        // The echo server dies with its parent (PR_SET_PDEATHSIG).
+        assert!(
+            eventually(Duration::from_secs(3), || ipcmark_processes().is_empty()),
+            "orphaned server"
+        );
+        let out = sb.run(&["clean"], Duration::from_secs(10));
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(stdout(&out).contains("removed"), "{}", stdout(&out));
+        assert!(
+            objects_of(pid).is_empty(),
+            "{mech}: still there after clean: {:?}",
+            objects_of(pid)
+        );
+        assert!(
+            sb.leftover_tmp().is_empty(),
+            "{mech}: {:?}",
+            sb.leftover_tmp()
+        );
+    }
+}

@@ -1,0 +1,30 @@
+//! Behaviour of the ipcmark binary, in one test binary (as ripgrep's
+//! tests/tests.rs): one harness (`util`), one module per topic. No test
+//! asserts a time; every test that runs a benchmark holds `util::serial()`.
+//!
+//! Run a topic alone with `cargo test --test tests MODULE::`.
+
+mod util;
+
+// Ping-pong, the default mode: the matrix, precision, passes, sweeps, schema.
+mod pingpong;
+// Faults, dead and silent peers, signals, `clean`: nothing is left behind.
+mod robustness;
+// Bad input, `list`, the README's tables.
+mod usage;
+// `ipcmark compare`.
+mod compare;
+// `--preset`: a study's experiment as it was done.
+mod presets;
+// The other modes and groups.
+mod oneway;
+mod rhealstone;
+mod sched;
+mod stream;
+mod syscall;
+mod thread_metric;
+mod timer;
+// `ipcmark workload`.
+mod workloads;
+// Every mode's JSON keeps the fields of tests/fields/*.txt.
+mod field_paths;

@@ -1,0 +1,172 @@
+//! JSON reports: running ipcmark with `--json`, reading a report, checking it
+//! against its documented schema, and the checks that several modes' results
+//! share.
+
+use super::{Sandbox, released, stderr, stdout, wait_with_deadline};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+/// The schema of `ipcmark run --json` (relative to the crate root).
+pub const RUN_SCHEMA: &str = "docs/schema/run.schema.json";
+/// The schema of `ipcmark workload --json`.
+pub const WORKLOAD_SCHEMA: &str = "docs/schema/workload.schema.json";
+
+/// Reads a JSON report.
+pub fn read_json(path: &Path) -> Value {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    serde_json::from_str(&text).expect("valid JSON")
+}
+
+/// The results of a run report.
+pub fn results(report: &Value) -> &Vec<Value> {
+    report["results"].as_array().expect("results array")
+}
+
+/// A compiled validator for the JSON Schema at `schema_path` (relative to
+/// the crate root).
+pub fn validator(schema_path: &str) -> jsonschema::Validator {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(schema_path).unwrap_or_else(|e| panic!("read {schema_path}: {e}")),
+    )
+    .expect("schema is JSON");
+    jsonschema::validator_for(&schema).expect("schema compiles")
+}
+
+/// Errors of `report` against the JSON Schema at `schema_path`, one line each.
+pub fn schema_errors(schema_path: &str, report: &Value) -> Vec<String> {
+    validator(schema_path)
+        .iter_errors(report)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect()
+}
+
+/// A finished run that wrote a JSON report.
+pub struct Ran {
+    /// The command line, for messages.
+    pub argv: Vec<String>,
+    pub pid: u32,
+    pub out: Output,
+    pub report: Value,
+}
+
+impl Ran {
+    pub fn code(&self) -> Option<i32> {
+        self.out.status.code()
+    }
+
+    pub fn stdout(&self) -> String {
+        stdout(&self.out)
+    }
+
+    pub fn stderr(&self) -> String {
+        stderr(&self.out)
+    }
+
+    /// Asserts that the run exited 0; shows its exit, stdout and stderr if not.
+    pub fn assert_success(&self) {
+        assert!(
+            self.out.status.success(),
+            "{:?}: exit {:?}\n{}\n{}",
+            self.argv,
+            self.out.status,
+            self.stdout(),
+            self.stderr()
+        );
+    }
+
+    /// Asserts that the run left nothing behind in `sb` (see
+    /// [`assert_released`](super::assert_released)).
+    pub fn assert_released(&self, sb: &Sandbox) {
+        released(sb, self.pid, &format!("{:?}", self.argv));
+    }
+}
+
+/// Runs `argv` (a whole command line: `run …`, `workload …`) in `sb` with
+/// `--json FILE` appended, waiting at most `limit`; reads the report, which
+/// must have been written, and asserts that it fits its documented schema
+/// (run or workload). Whether it succeeded is the caller's to check.
+pub fn run_json(sb: &Sandbox, argv: &[&str], limit: Duration) -> Ran {
+    let json = sb.path("r.json");
+    let mut a = argv.to_vec();
+    a.extend(["--json", json.to_str().unwrap()]);
+    let child = sb.cmd(&a).spawn().expect("spawn ipcmark");
+    let pid = child.id();
+    let out = wait_with_deadline(child, limit);
+    assert!(
+        json.exists(),
+        "{argv:?} wrote no report: exit {:?}\n{}\n{}",
+        out.status,
+        stdout(&out),
+        stderr(&out)
+    );
+    let report = read_json(&json);
+    let schema = if argv.first() == Some(&"workload") {
+        WORKLOAD_SCHEMA
+    } else {
+        RUN_SCHEMA
+    };
+    let errors = schema_errors(schema, &report);
+    assert!(
+        errors.is_empty(),
+        "{argv:?}: schema violations: {errors:#?}"
+    );
+    Ran {
+        argv: argv.iter().map(|s| s.to_string()).collect(),
+        pid,
+        out,
+        report,
+    }
+}
+
+/// `v` as an unsigned integer.
+pub fn uint(v: &Value) -> u64 {
+    v.as_u64()
+        .unwrap_or_else(|| panic!("not an unsigned integer: {v}"))
+}
+
+/// `v[key]` as an unsigned integer.
+pub fn u(v: &Value, key: &str) -> u64 {
+    v[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{key} missing in {v}"))
+}
+
+/// Asserts that a `latency_ns` record (of the result `name`) is in order:
+/// min ≤ p50 ≤ p90 ≤ p99 ≤ p999 ≤ max.
+pub fn assert_latency_in_order(name: &str, l: &Value) {
+    let f = |k: &str| {
+        l[k].as_f64()
+            .unwrap_or_else(|| panic!("{name}: latency_ns.{k} in {l}"))
+    };
+    for w in ["min", "p50", "p90", "p99", "p999", "max"].windows(2) {
+        assert!(
+            f(w[0]) <= f(w[1]),
+            "{name}: {} > {}: percentiles out of order in {l}",
+            w[0],
+            w[1]
+        );
+    }
+}
+
+/// Asserts that result `r` (named `name`) holds `count` samples and that the
+/// median of its `latency_ns` lies among them.
+pub fn assert_median_among_samples(name: &str, r: &Value, count: usize) {
+    let samples: Vec<f64> = r["samples_ns"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{name}: no samples_ns"))
+        .iter()
+        .map(|s| s.as_f64().unwrap())
+        .collect();
+    assert_eq!(samples.len(), count, "{name}: sample count");
+    let median = r["latency_ns"]["median"].as_f64().unwrap();
+    let (lo, hi) = samples
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), &s| (a.min(s), b.max(s)));
+    assert!(
+        lo <= median && median <= hi,
+        "{name}: median {median} outside its samples {samples:?}"
+    );
+}
