@@ -23,6 +23,7 @@ impl Scored for Basic {
             operation: "one pass over the 1024-word array",
             is_baseline: true,
             needs_fifo: false,
+            fifo_priority: super::fifo_priority,
         }
     }
 

@@ -4,8 +4,9 @@
 //! of their average, as Thread-Metric's reporter checks: under SCHED_FIFO a
 //! yield hands the CPU to the next thread of the same priority in strict turn.
 
+use super::checks::within_one_of_average;
 use crate::engine::models::score::{
-    Check, ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body, within_one_of_average,
+    Check, ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body,
 };
 
 /// The cooperative scheduling test.
@@ -22,6 +23,7 @@ impl Scored for Cooperative {
             operation: "one relinquish (sched_yield) and count by one of the five threads",
             is_baseline: false,
             needs_fifo: true,
+            fifo_priority: super::fifo_priority,
         }
     }
 

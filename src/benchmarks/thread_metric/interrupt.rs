@@ -6,9 +6,9 @@
 //! behind. A get that finds the semaphore empty means the handler did not
 //! run before the raise returned: the figure fails.
 
+use super::checks::{descending_by_at_most_one, within_one_of_average};
 use crate::engine::models::score::{
-    Check, ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body, descending_by_at_most_one,
-    routine, within_one_of_average,
+    Check, ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body, routine,
 };
 use crate::sys::sync::Semaphore;
 use std::sync::Arc;
@@ -33,6 +33,7 @@ impl Scored for Interrupt {
             operation: "one interrupt: raise, handler puts the semaphore, thread gets it",
             is_baseline: false,
             needs_fifo: false,
+            fifo_priority: super::fifo_priority,
         }
     }
 

@@ -6,9 +6,9 @@
 //! (Thread-Metric's check) and never ahead of the step before them
 //! (handler, then thread 0, then thread 1).
 
+use super::checks::{descending_by_at_most_one, within_one_of_average};
 use crate::engine::models::score::{
-    Check, ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body, descending_by_at_most_one,
-    routine, within_one_of_average,
+    Check, ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body, routine,
 };
 
 /// The interrupt preemption processing test.
@@ -32,6 +32,7 @@ impl Scored for InterruptPreemption {
             operation: "one interrupt: raise, handler resumes the urgent thread, it runs and suspends",
             is_baseline: false,
             needs_fifo: true,
+            fifo_priority: super::fifo_priority,
         }
     }
 

@@ -23,6 +23,7 @@ impl Scored for Memory {
             operation: "one 128-byte allocation and release (malloc / free)",
             is_baseline: false,
             needs_fifo: false,
+            fifo_priority: super::fifo_priority,
         }
     }
 

@@ -35,6 +35,7 @@ impl Scored for Message {
             operation: "one 16-byte message sent and received (mq_send / mq_receive)",
             is_baseline: false,
             needs_fifo: false,
+            fifo_priority: super::fifo_priority,
         }
     }
 

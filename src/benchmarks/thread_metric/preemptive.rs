@@ -7,9 +7,9 @@
 //! (Thread-Metric's check) and, most urgent first, never increase and span
 //! at most 1 (the chain's order).
 
+use super::checks::{descending_by_at_most_one, within_one_of_average};
 use crate::engine::models::score::{
-    Check, ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body, descending_by_at_most_one,
-    within_one_of_average,
+    Check, ScoreContext, ScoreInfo, ScoreTest, Scored, ThreadSpec, body,
 };
 
 /// The preemptive scheduling test.
@@ -32,6 +32,7 @@ impl Scored for Preemptive {
             operation: "one thread's turn in the chain (resumed, counts, suspends)",
             is_baseline: false,
             needs_fifo: true,
+            fifo_priority: super::fifo_priority,
         }
     }
 

@@ -17,6 +17,7 @@ impl Scored for Synchronization {
             operation: "one semaphore get (sem_trywait) and put (sem_post)",
             is_baseline: false,
             needs_fifo: false,
+            fifo_priority: super::fifo_priority,
         }
     }
 

@@ -1,0 +1,374 @@
+//! The receiver (the peer's [`PeerRole`] in a stream figure, [`sink_role`]):
+//! it checks every message's sequence number (a gap, a repeat or a wrong
+//! number fails the figure; a lossy channel counts gaps as loss instead),
+//! reads the clock right after each boundary message, and reports its
+//! counts, windows and CPU time on the board.
+//!
+//! Inside its timed loops: the receive, checking the number and one load of
+//! the current boundary. No allocation, formatting or locking.
+
+use super::board::{Board, SinkPlan, cpu_now};
+use crate::engine::channel::{ChannelError, Endpoint};
+use crate::engine::message::{check_seq, fill_pattern, seq_len};
+use crate::engine::models::region::Region;
+use crate::engine::os::interrupt;
+use crate::engine::os::peer::{Fault, PeerRole, inject};
+use crate::sys::clock::monotonic_ns;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// Compares a whole message with the pattern message `seq` was given.
+fn check_whole(buf: &[u8], seq: u64, expected: &mut [u8]) -> Result<(), ChannelError> {
+    fill_pattern(expected, seq);
+    match buf.iter().zip(expected.iter()).position(|(a, b)| a != b) {
+        Some(offset) => Err(ChannelError::Corrupt { seq, offset }),
+        None => Ok(()),
+    }
+}
+
+/// Counts received messages for the test-only fault of the peer.
+pub(super) struct Faults {
+    pub(super) fault: Option<Fault>,
+    pub(super) count: u64,
+}
+
+impl Faults {
+    #[inline(always)]
+    pub(super) fn apply(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+        if let Some(f) = self.fault {
+            self.count += 1;
+            inject(f, self.count, buf)?;
+        }
+        Ok(())
+    }
+}
+
+/// What the receiver's timed loop found.
+#[derive(Debug)]
+pub(super) struct Tally {
+    /// Receiver CPU ns from the first to the last boundary.
+    pub(super) cpu_ns: u64,
+    /// Next sequence number after the last boundary (queued).
+    pub(super) next_seq: u64,
+    /// Messages compared byte for byte (lossy: during the loop).
+    pub(super) verified: u64,
+}
+
+/// The receiver's loop for a channel that neither loses nor reorders:
+/// every message must carry the next number. `stamps[b]` gets the clock
+/// right after boundary `b`'s message; it returns after boundary `last`.
+#[inline(never)]
+pub(super) fn queued_loop(
+    ep: &mut dyn Endpoint,
+    region: &mut Region,
+    faults: &mut Faults,
+    board: &Board,
+    first_seq: u64,
+    stamps: &mut [u64],
+) -> Result<Tally, ChannelError> {
+    let last = stamps.len() - 1;
+    let k = seq_len(region.next());
+    let mut seq = first_seq;
+    let mut b = 0;
+    let mut cpu0 = 0;
+    loop {
+        let buf = region.next();
+        ep.recv(buf)?;
+        faults.apply(buf)?;
+        check_seq(buf, seq, k)?;
+        if seq == board.boundary(b).load(Ordering::Acquire) {
+            // CPU time before the clock at the start, after it at the end: the
+            // getrusage calls stay outside every window.
+            if b == 0 {
+                cpu0 = cpu_now()?;
+            }
+            stamps[b] = monotonic_ns();
+            if b == last {
+                return Ok(Tally {
+                    cpu_ns: cpu_now()? - cpu0,
+                    next_seq: seq + 1,
+                    verified: 0,
+                });
+            }
+            b += 1;
+        }
+        seq += 1;
+    }
+}
+
+/// The receiver's loop for a channel that may drop messages: numbers must
+/// only grow; `counts[j - 1]` gets the messages received of sample `j`
+/// (number in `(b_(j-1), b_j]`). A boundary whose message was lost is
+/// stamped at the first later message. Numbers up to `verify` are the
+/// verify messages, compared byte for byte.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn lossy_loop(
+    ep: &mut dyn Endpoint,
+    region: &mut Region,
+    faults: &mut Faults,
+    board: &Board,
+    verify: u64,
+    expected: &mut [u8],
+    stamps: &mut [u64],
+    counts: &mut [u64],
+) -> Result<Tally, ChannelError> {
+    let last = stamps.len() - 1;
+    let mut seen = 0u64;
+    let mut b = 0;
+    let mut cpu0 = 0;
+    let mut verified = 0;
+    loop {
+        let buf = region.next();
+        ep.recv(buf)?;
+        faults.apply(buf)?;
+        let s = u64::from_le_bytes(buf[..8].try_into().expect("lossy sizes are at least 8 B"));
+        if s <= seen {
+            return Err(ChannelError::Sequence {
+                expected: seen + 1,
+                got: s,
+            });
+        }
+        seen = s;
+        if s <= verify {
+            check_whole(buf, s, expected)?;
+            verified += 1;
+            continue;
+        }
+        let mut placed = false;
+        loop {
+            let end = board.boundary(b).load(Ordering::Acquire);
+            if end == 0 || s < end {
+                break;
+            }
+            if b == 0 {
+                cpu0 = cpu_now()?;
+            }
+            stamps[b] = monotonic_ns();
+            if s == end {
+                // The boundary message itself belongs to the phase it ends.
+                if b >= 1 {
+                    counts[b - 1] += 1;
+                }
+                placed = true;
+            }
+            if b == last {
+                return Ok(Tally {
+                    cpu_ns: cpu_now()? - cpu0,
+                    next_seq: s + 1,
+                    verified,
+                });
+            }
+            b += 1;
+        }
+        if !placed && b >= 1 {
+            counts[b - 1] += 1;
+        }
+    }
+}
+
+/// The peer's role in a stream figure: [`sink`] with `plan`, on the board
+/// the peer lends it.
+pub fn sink_role(plan: SinkPlan) -> PeerRole {
+    PeerRole::new("stream sink", move |ep, serving| {
+        let mut region = Region::for_peer(serving);
+        sink(
+            ep,
+            &mut region,
+            serving.fault,
+            &plan,
+            &Board::new(serving.board),
+        )
+    })
+}
+
+/// The receiver (run by the peer): checks and counts the stream, reports on
+/// the board, then waits to be stopped.
+fn sink(
+    ep: &mut dyn Endpoint,
+    region: &mut Region,
+    fault: Option<Fault>,
+    plan: &SinkPlan,
+    board: &Board,
+) -> Result<(), ChannelError> {
+    let size = region.next().len();
+    let mut expected = vec![0u8; size];
+    let mut faults = Faults { fault, count: 0 };
+    let mut stamps = vec![0u64; plan.samples + 1];
+    let mut counts = vec![0u64; plan.samples];
+    let tally = if plan.lossy {
+        lossy_loop(
+            ep,
+            region,
+            &mut faults,
+            board,
+            plan.verify,
+            &mut expected,
+            &mut stamps,
+            &mut counts,
+        )?
+    } else {
+        for seq in 1..=plan.verify {
+            let buf = region.next();
+            ep.recv(buf)?;
+            faults.apply(buf)?;
+            check_whole(buf, seq, &mut expected)?;
+        }
+        let mut t = queued_loop(ep, region, &mut faults, board, plan.verify + 1, &mut stamps)?;
+        for seq in t.next_seq..t.next_seq + plan.verify {
+            let buf = region.next();
+            ep.recv(buf)?;
+            faults.apply(buf)?;
+            check_whole(buf, seq, &mut expected)?;
+        }
+        t.verified = 2 * plan.verify;
+        for (j, c) in counts.iter_mut().enumerate() {
+            *c = board.boundary(j + 1).load(Ordering::Acquire)
+                - board.boundary(j).load(Ordering::Acquire);
+        }
+        t
+    };
+    for j in 1..=plan.samples {
+        board
+            .window(j)
+            .store(stamps[j] - stamps[j - 1], Ordering::Relaxed);
+        board.count(j).store(counts[j - 1], Ordering::Relaxed);
+    }
+    board
+        .received()
+        .store(counts.iter().sum(), Ordering::Relaxed);
+    board.cpu_ns().store(tally.cpu_ns, Ordering::Relaxed);
+    board.verified().store(tally.verified, Ordering::Relaxed);
+    board.done().store(1, Ordering::Release);
+    // The sender reads the board, then the engine stops this side.
+    loop {
+        interrupt::check()?;
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::board::BOARD_LEN;
+    use super::*;
+    use crate::engine::os::peer::BoardArea;
+    use crate::sys::mem::SharedMapping;
+
+    fn board_map() -> SharedMapping {
+        SharedMapping::new_private(BOARD_LEN).unwrap()
+    }
+
+    /// Hands out numbered messages, dropping those `drop` selects.
+    struct Feed {
+        next: u64,
+        size: usize,
+        drop: fn(u64) -> bool,
+    }
+
+    impl Endpoint for Feed {
+        fn send(&mut self, _: &[u8]) -> Result<(), ChannelError> {
+            Ok(())
+        }
+        fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+            while (self.drop)(self.next) {
+                self.next += 1;
+            }
+            fill_pattern(&mut buf[..self.size], self.next);
+            self.next += 1;
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn queued_loop_stops_at_the_last_boundary_and_catches_a_gap() {
+        let map = board_map();
+        let board = Board::new(BoardArea {
+            map: &map,
+            offset: 0,
+            len: BOARD_LEN,
+        });
+        for (b, end) in [10u64, 20, 35].into_iter().enumerate() {
+            board.boundary(b).store(end, Ordering::Relaxed);
+        }
+        let mut ep = Feed {
+            next: 1,
+            size: 16,
+            drop: |_| false,
+        };
+        let mut f = Faults {
+            fault: None,
+            count: 0,
+        };
+        let mut stamps = [0u64; 3];
+        let t = queued_loop(
+            &mut ep,
+            &mut Region::warm(16),
+            &mut f,
+            &board,
+            1,
+            &mut stamps,
+        )
+        .unwrap();
+        assert_eq!(t.next_seq, 36);
+        assert!(stamps[0] <= stamps[1] && stamps[1] <= stamps[2]);
+
+        let mut gap = Feed {
+            next: 1,
+            size: 16,
+            drop: |s| s == 15,
+        };
+        let err = queued_loop(
+            &mut gap,
+            &mut Region::warm(16),
+            &mut f,
+            &board,
+            1,
+            &mut stamps,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, ChannelError::Corrupt { seq: 15, .. }),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn lossy_loop_counts_each_sample_and_survives_a_lost_boundary() {
+        let map = board_map();
+        let board = Board::new(BoardArea {
+            map: &map,
+            offset: 0,
+            len: BOARD_LEN,
+        });
+        for (b, end) in [10u64, 20, 30].into_iter().enumerate() {
+            board.boundary(b).store(end, Ordering::Relaxed);
+        }
+        // Verify messages 1..=3; 12 and 13 lost; boundary 20 itself lost.
+        let mut ep = Feed {
+            next: 1,
+            size: 16,
+            drop: |s| s == 12 || s == 13 || s == 20,
+        };
+        let mut f = Faults {
+            fault: None,
+            count: 0,
+        };
+        let (mut stamps, mut counts) = ([0u64; 3], [0u64; 2]);
+        let mut expected = vec![0u8; 16];
+        let t = lossy_loop(
+            &mut ep,
+            &mut Region::warm(16),
+            &mut f,
+            &board,
+            3,
+            &mut expected,
+            &mut stamps,
+            &mut counts,
+        )
+        .unwrap();
+        assert_eq!(t.verified, 3);
+        // Sample 1 is 11..=20 without 12, 13, 20; sample 2 is 21..=30.
+        assert_eq!(counts, [7, 10]);
+        assert_eq!(t.next_seq, 31);
+    }
+}
