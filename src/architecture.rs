@@ -26,7 +26,9 @@ fn code_of(file: &Path) -> String {
     let tests = (0..lines.len())
         .find(|&i| {
             lines[i].trim() == "#[cfg(test)]"
-                && lines.get(i + 1).is_some_and(|l| l.trim_start().starts_with("mod "))
+                && lines
+                    .get(i + 1)
+                    .is_some_and(|l| l.trim_start().starts_with("mod "))
         })
         .unwrap_or(lines.len());
     lines[..tests]

@@ -330,7 +330,7 @@ pub fn stream_skip_reason(mech: &dyn Mechanism, size: usize, s: &RunSettings) ->
     skip_reason(mech, size, s)
 }
 
-/// Runs one figure of the stream model (`stream.rs`): the client sends, the
+/// Runs one figure of the stream model (`models::stream`): the client sends, the
 /// peer receives. Never panics on a channel failure: it is reported in the
 /// result.
 pub fn run_stream_figure(
@@ -514,7 +514,7 @@ fn measure_op_figure(
     Ok(timing.measurement)
 }
 
-/// Runs one figure of the periodic model (`periodic.rs`) for benchmark `id`
+/// Runs one figure of the periodic model (`models::periodic`) for benchmark `id`
 /// on the client's placement; SCHED_FIFO (`--rt`) only where the model
 /// sleeps. Never panics on a failure: it is reported in the result.
 pub fn run_periodic_figure(id: &'static str, model: &Model, s: &RunSettings) -> FigureResult {
@@ -543,7 +543,7 @@ pub fn run_periodic_figure(id: &'static str, model: &Model, s: &RunSettings) -> 
     result
 }
 
-/// Runs one figure of the score model (`score.rs`): every thread of the test
+/// Runs one figure of the score model (`models::score`): every thread of the test
 /// and the reporter (this thread) on the client's CPU, under SCHED_FIFO with
 /// the test's priorities when `ss.fifo`. Never panics on a failure: it is
 /// reported in the result, with the counters read up to it.
