@@ -14,7 +14,7 @@ mod stream;
 
 use crate::engine::run::figure::{FigureResult, Mode};
 
-pub use cells::{align_right, fit_width, format_size, new_table, percent};
+pub use cells::{align_right, fit_width, format_size, new_table, percent, us};
 pub use preset::render_preset;
 
 /// One timing model's table on the results page: which figures it shows,
