@@ -5,6 +5,7 @@
 use super::{ConfigResult, factors, ok_runs};
 use crate::engine::os::environment::Environment;
 use crate::engine::os::group::Migration;
+use crate::output::json::context;
 use crate::stats::Summary;
 use crate::workloads::{Headline, RunRecord, WorkloadInfo};
 use serde::Serialize;
@@ -29,6 +30,7 @@ pub struct WorkloadReport {
     /// The arguments, program name first.
     pub command_line: Vec<String>,
     /// The machine.
+    #[serde(serialize_with = "context::environment")]
     pub environment: Environment,
     /// Workload id.
     pub workload: &'static str,
@@ -79,7 +81,36 @@ pub struct MigrationRecord {
     pub role: String,
     /// The plan.
     #[serde(flatten)]
-    pub plan: Migration,
+    pub plan: MigrationPlan,
+}
+
+/// When and where a process moves (flattened into its [`MigrationRecord`]).
+#[derive(Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum MigrationPlan {
+    /// Between two CPUs every `ops` operations.
+    Every {
+        /// Operations between moves.
+        ops: u64,
+        /// The two CPUs.
+        cpus: [usize; 2],
+    },
+    /// Once, to `cpu`, before operation `op`.
+    At {
+        /// The operation the move precedes.
+        op: u64,
+        /// Where to.
+        cpu: usize,
+    },
+}
+
+impl From<&Migration> for MigrationPlan {
+    fn from(m: &Migration) -> Self {
+        match *m {
+            Migration::Every { ops, cpus } => MigrationPlan::Every { ops, cpus },
+            Migration::At { op, cpu } => MigrationPlan::At { op, cpu },
+        }
+    }
 }
 
 /// One placement and its runs.
