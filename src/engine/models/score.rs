@@ -28,7 +28,6 @@ use crate::engine::os::interrupt;
 use crate::engine::os::objects::ObjectNamer;
 use crate::stats::{Percentiles, Summary, quantile_sorted};
 use crate::sys::{clock::monotonic_ns, sched, signal as sig, sync, timer};
-use serde::Serialize;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -313,7 +312,7 @@ impl Board {
 }
 
 /// One thread as the report shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ThreadRecord {
     /// Name ("thread 0").
     pub name: &'static str,
@@ -324,7 +323,7 @@ pub struct ThreadRecord {
 }
 
 /// One counter at the last report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CounterRecord {
     /// Name ("thread 0", "interrupt handler").
     pub name: &'static str,
@@ -333,7 +332,7 @@ pub struct CounterRecord {
 }
 
 /// What a score figure recorded (JSON `score`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ScoreFacts {
     /// What one operation is.
     pub operation: &'static str,

@@ -1,5 +1,17 @@
 //! The JSON reports: of a run ([`run`]), the records of the engine values
 //! they write ([`context`], [`facts`]), and atomic writing.
+//!
+//! **The JSON schemas belong to output.** Every record a report writes is a
+//! type in `src/output/` (here; `workload/records.rs` for `ipcmark
+//! workload`; `warnings.rs`; `cost_model.rs`), built from engine and workload
+//! results by a conversion in output; engine and workload types do not
+//! derive `Serialize`. A field's name, unit, order and when it is left out
+//! are decided here, beside `docs/schema/`, and the engine can rename or
+//! reshape its own types without changing a report. A report may keep an
+//! engine value and name the function here that writes it
+//! (`#[serde(serialize_with = "context::environment")]`). The one object a
+//! workload fills itself is its `parameters` (its resolved settings, free in
+//! shape per workload and checked by the schema).
 
 pub mod context;
 pub mod facts;
@@ -49,4 +61,43 @@ fn tempfile_in(dir: &Path, target: &Path) -> std::io::Result<(std::path::PathBuf
         .create_new(true)
         .open(&tmp)?;
     Ok((tmp, file))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// The policy above: no engine or workload type serialises itself (a
+    /// workload's `parameters` are built with `serde_json::json!`, which is
+    /// no derive).
+    #[test]
+    fn engine_and_workload_types_do_not_derive_serialize() {
+        fn walk(dir: &Path, offenders: &mut Vec<String>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(&path, offenders);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    for (n, line) in text.lines().enumerate() {
+                        let code = line.trim_start();
+                        if !code.starts_with("//")
+                            && (code.contains("Serialize") || code.contains("#[serde"))
+                        {
+                            offenders.push(format!("{}:{}: {code}", path.display(), n + 1));
+                        }
+                    }
+                }
+            }
+        }
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut offenders = Vec::new();
+        walk(&src.join("engine"), &mut offenders);
+        walk(&src.join("workloads"), &mut offenders);
+        assert!(
+            offenders.is_empty(),
+            "give these a record in src/output/ instead:\n{}",
+            offenders.join("\n")
+        );
+    }
 }
