@@ -407,10 +407,10 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
                 .iter()
                 .enumerate()
                 .filter_map(|(p, plan)| {
-                    plan.map(|plan| MigrationRecord {
+                    plan.as_ref().map(|plan| MigrationRecord {
                         process: p + 1,
                         role: roles[p].clone(),
-                        plan,
+                        plan: plan.into(),
                     })
                 })
                 .collect(),

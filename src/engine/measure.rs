@@ -8,25 +8,21 @@ use crate::stats::{LatencyHistogram, Percentiles, Summary};
 use std::time::Duration;
 
 /// How long each phase of one figure runs.
-#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[derive(Debug, Clone, Copy)]
 pub struct Budget {
     /// Warm-up, also used to calibrate the iteration count.
-    #[serde(serialize_with = "ser_ms")]
     pub warmup: Duration,
     /// Target duration of one sample.
-    #[serde(serialize_with = "ser_ms")]
     pub sample_time: Duration,
     /// Samples every figure takes at least.
     pub samples: usize,
     /// Further samples until the median is known this precisely, within a time limit.
     pub precision: Precision,
     /// Duration of the per-round-trip (histogram) pass.
-    #[serde(serialize_with = "ser_ms")]
     pub histogram_time: Duration,
     /// Round trips whose whole content is checked, before and after timing.
     pub verify_rounds: u64,
     /// How long the peer may take beyond a phase's expected duration.
-    #[serde(serialize_with = "ser_ms")]
     pub timeout: Duration,
 }
 
@@ -49,10 +45,6 @@ impl Budget {
             timeout: Duration::from_secs(5),
         }
     }
-}
-
-pub fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64() * 1e3)
 }
 
 /// Everything measured for one figure: the samples and their summary,
@@ -81,19 +73,18 @@ pub struct Measurement {
 }
 
 /// When a figure has enough samples.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Precision {
     /// Largest acceptable half-width of the interval of the median, as a
     /// fraction of the median (0.02: ± 2%).
     pub target: f64,
     /// The longest the samples of one figure may take in all; past the
     /// budget's minimum count, no sample starts after it.
-    #[serde(serialize_with = "ser_ms")]
     pub max_time: Duration,
 }
 
 /// How precisely a figure's median is known.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Achieved {
     /// The target it was sampled for.
     pub target: f64,

@@ -54,7 +54,7 @@ pub struct OpContext<'a> {
 /// What one operation is made of, when the figure is reported per event
 /// rather than per operation (e.g. a lap of a token ring is N context
 /// switches): the engine divides each time per operation by `per_op`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Events {
     /// What one event is, e.g. "context switch".
     pub name: &'static str,
@@ -85,7 +85,7 @@ pub struct RealTime {
 
 /// What a benchmark observed while it ran, beyond its times (e.g. in how many
 /// rounds a priority inversion happened), recorded with the result.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Findings {
     /// Named counts (JSON `observations`).
     pub counts: std::collections::BTreeMap<&'static str, u64>,

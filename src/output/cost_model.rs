@@ -11,7 +11,6 @@
 
 use crate::engine::run::figure::{FigureResult, Outcome};
 use crate::stats::regression::{LineFit, relative_weight, segmented_fit};
-use comfy_table::CellAlignment;
 
 /// Fewest distinct sizes a range must hold to be fitted on its own.
 const MIN_SIZES_PER_RANGE: usize = 3;
@@ -139,11 +138,7 @@ pub fn render(models: &[CostModel]) -> String {
             ]);
         }
     }
-    for col in 2..5 {
-        if let Some(c) = t.column_mut(col) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    super::table::align_right(&mut t, 2..5);
     format!(
         "cost model: one-way time = setup + bytes × per-byte, least squares weighted by 1/time² over each \
          size's median (drift common to interleaved sizes removed), a new range where the per-byte cost \

@@ -9,54 +9,6 @@ use crate::engine::run::figure::{FigureResult, Mode};
 use crate::output::json::{Report, Settings};
 use crate::output::table;
 
-/// One timing model's table on the page: which figures it shows, how it
-/// renders them, and the footnote that says how they were obtained.
-struct Section {
-    mode: Mode,
-    render: fn(&[FigureResult]) -> String,
-    footnote: &'static str,
-}
-
-const PINGPONG_FOOTNOTE: &str = "one-way = round trip / 2, loop overhead subtracted; median of samples; p99 of single round trips; MB/s = size / one-way (10^6 B/s)";
-
-/// The tables in page order (one-way has its windows too, below).
-const SECTIONS: [Section; 5] = [
-    Section {
-        mode: Mode::PingPong,
-        render: table::render,
-        footnote: PINGPONG_FOOTNOTE,
-    },
-    Section {
-        mode: Mode::Stream,
-        render: table::render_stream,
-        footnote: table::STREAM_FOOTNOTE,
-    },
-    Section {
-        mode: Mode::Op,
-        render: table::render_ops,
-        footnote: table::OPS_FOOTNOTE,
-    },
-    Section {
-        mode: Mode::Periodic,
-        render: table::render_periodic,
-        footnote: table::PERIODIC_FOOTNOTE,
-    },
-    Section {
-        mode: Mode::Score,
-        render: table::render_scores,
-        footnote: table::SCORE_FOOTNOTE,
-    },
-];
-
-/// The figures of `mode` (op includes event: one table for both).
-fn of_mode(results: &[FigureResult], mode: Mode) -> Vec<FigureResult> {
-    results
-        .iter()
-        .filter(|r| r.mode() == mode || (mode == Mode::Op && r.mode() == Mode::Event))
-        .cloned()
-        .collect()
-}
-
 /// The whole page for a run's `results` as `report` records them.
 /// `scores`: the score model's settings and why SCHED_FIFO was refused, when
 /// the run had score figures.
@@ -79,7 +31,8 @@ pub fn render(
             ss.cpu.map_or("any".into(), |c| c.to_string()),
             match refused {
                 None => format!(
-                    "SCHED_FIFO 40 − priority, reporter {}",
+                    "{}, reporter {}",
+                    crate::benchmarks::thread_metric::PRIORITY_RULE,
                     score::REPORTER_FIFO
                 ),
                 Some(e) => format!("SCHED_OTHER (SCHED_FIFO refused: {e})"),
@@ -89,22 +42,18 @@ pub fn render(
         ));
     }
     out.push('\n');
-    let oneway = of_mode(results, Mode::OneWay);
-    if !oneway.is_empty() {
-        out.push_str(&format!(
-            "{}\n{}\n{}",
-            table::render_oneway(&oneway),
-            table::ONEWAY_FOOTNOTE,
-            table::render_windows(&oneway),
-        ));
-    }
-    for section in &SECTIONS {
-        let figures = of_mode(results, section.mode);
+    for t in table::RESULT_TABLES {
+        let figures: Vec<FigureResult> = results
+            .iter()
+            .filter(|r| t.modes().contains(&r.mode()))
+            .cloned()
+            .collect();
         if !figures.is_empty() {
             out.push_str(&format!(
-                "{}\n{}\n",
-                (section.render)(&figures),
-                section.footnote
+                "{}\n{}\n{}",
+                t.render(&figures),
+                t.footnote(),
+                t.after(&figures)
             ));
         }
     }

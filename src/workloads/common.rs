@@ -12,16 +12,13 @@ use crate::sys::sysv;
 use std::time::Duration;
 
 /// The primitive a workload synchronises with (`--mechanism`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LockKind {
     /// A System V semaphore set (`semop`): what the study used.
-    #[serde(rename = "sysv-sem")]
     SysvSem,
     /// Named POSIX semaphores (`sem_wait` / `sem_post`).
-    #[serde(rename = "posix-sem")]
     PosixSem,
     /// Futex words in shared memory.
-    #[serde(rename = "futex")]
     Futex,
 }
 

@@ -132,7 +132,7 @@ impl Prepared for Table {
     fn parameters(&self) -> serde_json::Value {
         serde_json::json!({
             "philosophers": self.n,
-            "mechanism": self.kind,
+            "mechanism": self.kind.id(),
             "think_ms": ms(self.think),
             "eat_ms": ms(self.eat),
             "work_iterations_per_ms": self.work_per_ms,

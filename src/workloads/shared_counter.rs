@@ -145,7 +145,7 @@ impl Prepared for Counter {
             "elements": self.elements,
             "threshold": self.threshold,
             "passes": self.passes(),
-            "mechanism": self.kind,
+            "mechanism": self.kind.id(),
             "pause_ms": self.pause.as_secs_f64() * 1e3,
         })
     }

@@ -40,6 +40,9 @@ pub fn fifo_priority(tm_priority: u8) -> i32 {
     40 - i32::from(tm_priority.min(31))
 }
 
+/// [`fifo_priority`] in words, for the results page.
+pub const PRIORITY_RULE: &str = "SCHED_FIFO 40 − priority";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -51,7 +51,6 @@ use crate::stats::{LatencyHistogram, Summary};
 use crate::sys::clock::monotonic_ns;
 use crate::sys::mem::SharedMapping;
 use crate::sys::{sched, timer};
-use serde::Serialize;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -78,7 +77,7 @@ pub struct OneWayPlan {
 }
 
 /// Min / max / mean of one window of consecutive messages, ns, clock read subtracted.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Window {
     /// Messages in the window (the last one may be short).
     pub messages: u64,
@@ -91,7 +90,7 @@ pub struct Window {
 }
 
 /// What a one-way figure recorded beyond the common [`Measurement`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OneWayFacts {
     /// "saturated" or "sporadic".
     pub pacing: &'static str,

@@ -32,7 +32,7 @@ use std::hint::black_box;
 
 /// The kernel counter's growth over the timed phases, checked against the
 /// number of operations.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CounterCheck {
     /// What was counted, and where.
     pub source: &'static str,

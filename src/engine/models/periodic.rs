@@ -18,7 +18,6 @@ use crate::engine::measure::Measurement;
 use crate::engine::os::interrupt;
 use crate::stats::{LatencyHistogram, Summary, median};
 use crate::sys::{clock::monotonic_ns, sched, signal as sig, timer};
-use serde::Serialize;
 use std::hint::black_box;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -95,7 +94,7 @@ pub trait Periodic: Sync {
 }
 
 /// What a periodic figure recorded beyond the common [`Measurement`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PeriodicFacts {
     /// Period of the wake-ups or of the timer interrupt, ns.
     pub period_ns: u64,
@@ -108,24 +107,19 @@ pub struct PeriodicFacts {
     /// Scheduling policy of the measuring thread during the figure.
     pub sched_policy: &'static str,
     /// Wake-ups timed (model `Wakeups`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub wakeups: Option<u64>,
     /// Failure threshold as a fraction of the period.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tolerance: Option<f64>,
     /// Wake-ups later than tolerance × period.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub failures: Option<u64>,
     /// failures / wake-ups (the RTOS study's Fail_sys).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fail_ratio: Option<f64>,
     /// Model `IrqOverhead`: the with/without comparison.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub irq: Option<IrqFacts>,
 }
 
 /// The handler-overhead comparison (model `IrqOverhead`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct IrqFacts {
     /// Pairs of loops run.
     pub rounds: usize,

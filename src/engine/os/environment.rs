@@ -5,7 +5,7 @@ use std::fs;
 use std::time::Duration;
 
 /// What the machine is.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub struct Environment {
     /// Host name.
     pub hostname: String,

@@ -13,8 +13,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How the server end runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PeerKind {
     /// A child created by fork after the channel is set up.
     Process,

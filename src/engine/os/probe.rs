@@ -26,7 +26,7 @@ const OP_FAILED_OTHERWISE: i32 = 2;
 const FILTER_REFUSED: i32 = 3;
 
 /// What the probe found for one call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KernelCheck {
     /// The call.
     pub call: &'static str,

@@ -216,7 +216,7 @@ pub struct OpProof {
 }
 
 /// The scheduling of a benchmark that needs SCHED_FIFO at explicit priorities.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scheduling {
     /// `SCHED_FIFO`, or `SCHED_OTHER` when SCHED_FIFO was refused.
     pub policy: &'static str,
@@ -228,14 +228,13 @@ pub struct Scheduling {
 }
 
 /// How a figure of an interleaved sweep was sampled.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SweepFacts {
     /// Figures sampled together, this one included.
     pub figures: usize,
     /// Rounds this figure took part in (one sample each), from the first.
     pub rounds: usize,
     /// How long each of its samples lasted, ms ([`crate::engine::run::sweep::sample_time`]).
-    #[serde(serialize_with = "crate::engine::measure::ser_ms")]
     pub sample_time: Duration,
     /// Median of this figure's samples with the drift common to the sweep's
     /// rounds divided out (`stats::drift`), ns; `None` if it could not be
@@ -245,7 +244,7 @@ pub struct SweepFacts {
 }
 
 /// What the passes of a merged figure measured one by one.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PassFacts {
     /// Passes merged into the figure.
     pub count: usize,
@@ -253,6 +252,5 @@ pub struct PassFacts {
     pub medians_ns: Vec<f64>,
     /// Each pass's drift-corrected median (a figure of a sweep), ns; empty
     /// unless every pass had one.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub drift_corrected_medians_ns: Vec<f64>,
 }

@@ -4,10 +4,9 @@
 use super::contract::{ScoreInfo, ScoreSettings};
 use super::reporter::Reports;
 use crate::stats::quantile_sorted;
-use serde::Serialize;
 
 /// One thread as the report shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ThreadRecord {
     /// Name ("thread 0").
     pub name: &'static str,
@@ -18,7 +17,7 @@ pub struct ThreadRecord {
 }
 
 /// One counter at the last report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CounterRecord {
     /// Name ("thread 0", "interrupt handler").
     pub name: &'static str,
@@ -27,7 +26,7 @@ pub struct CounterRecord {
 }
 
 /// What a score figure recorded (JSON `score`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ScoreFacts {
     /// What one operation is.
     pub operation: &'static str,

@@ -33,5 +33,5 @@ pub use contract::{
     Check, INTERVALS, REPORTER_FIFO, ScoreContext, ScoreInfo, ScoreSettings, ScoreTest, Scored,
     ThreadSpec, body, routine,
 };
-pub use facts::ScoreFacts;
+pub use facts::{CounterRecord, ScoreFacts, ThreadRecord};
 pub use measure::measure;

@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// CPU time per message of each side, ns.
-#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[derive(Debug, Clone, Copy)]
 pub struct CpuPerMessage {
     /// The sender's CPU time ÷ messages it sent in the timed part.
     pub sender: f64,
@@ -24,11 +24,10 @@ pub struct CpuPerMessage {
 }
 
 /// What a stream figure measured beyond its time per message.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub struct StreamFacts {
     /// Median over samples of bytes received per second (also the result's
     /// `throughput_bytes_per_s`).
-    #[serde(skip)]
     pub bytes_per_s: f64,
     /// Median over samples of messages received per second.
     pub messages_per_s: f64,
@@ -49,10 +48,8 @@ pub struct StreamFacts {
     /// result's `loop_overhead_ns`.
     pub sender_loop_overhead_ns: f64,
     /// A remark for the result's note (lossy samples left untimed).
-    #[serde(skip)]
     pub note: Option<String>,
     /// Whether the channel may lose messages (its loss is then a figure).
-    #[serde(skip)]
     pub lossy: bool,
 }
 

@@ -54,5 +54,5 @@ pub mod sink;
 
 // The paths the rest of the crate uses; everything else by its module's path.
 pub use board::{Board, LOSSY_MIN_SIZE, MAX_SAMPLES, SinkPlan};
-pub use measure::{StreamFacts, measure};
+pub use measure::{CpuPerMessage, StreamFacts, measure};
 pub use sink::sink_role;

@@ -9,8 +9,7 @@ use crate::sys::sched;
 use std::sync::atomic::Ordering;
 
 /// A scheduled move of one member between CPUs while it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Migration {
     /// After every `ops` operations, move to whichever of the two CPUs the
     /// member is not pinned to (to the first if it is on neither).

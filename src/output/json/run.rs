@@ -1,20 +1,17 @@
-//! The versioned JSON report (documented in docs/json-schema.md and
-//! docs/schema/run.schema.json).
+//! The report of `ipcmark run` (schema `ipcmark.run/1`, documented in
+//! docs/json-schema.md and docs/schema/run.schema.json): the run, its
+//! settings and one [`ResultRecord`] per figure.
 
-use crate::engine::measure::Achieved;
+use super::context;
+use super::facts::{
+    CounterCheckRecord, EventsRecord, KernelCallRecord, OneWayRecord, PassesRecord, PeriodicRecord,
+    PrecisionRecord, SchedulingRecord, ScoreRecord, StreamRecord, SweepRecord,
+};
 use crate::engine::measure::Budget;
-use crate::engine::models::oneway::OneWayFacts;
-use crate::engine::models::oploop::CounterCheck;
-use crate::engine::models::periodic::PeriodicFacts;
-use crate::engine::models::score::ScoreFacts;
-use crate::engine::models::stream::StreamFacts;
-use crate::engine::op::Events;
 use crate::engine::os::environment::Environment;
-use crate::engine::os::probe::KernelCheck;
-use crate::engine::run::figure::{FigureResult, Mode, Outcome, Scheduling};
+use crate::engine::os::peer::PeerKind;
+use crate::engine::run::figure::{FigureResult, Mode, Outcome};
 use serde::Serialize;
-use std::io::Write;
-use std::path::Path;
 
 /// Identifies the layout of the report; bumped on any incompatible change.
 pub const SCHEMA: &str = "ipcmark.run/1";
@@ -35,15 +32,16 @@ pub struct Report {
     /// The arguments, program name first.
     pub command_line: Vec<String>,
     /// The machine.
+    #[serde(serialize_with = "context::environment")]
     pub environment: Environment,
     /// The settings that applied to every result.
     pub settings: Settings,
     /// One object per mechanism × size.
     pub results: Vec<ResultRecord>,
     /// Conditions that make the figures less trustworthy, with what to do.
-    pub warnings: Vec<super::warnings::WarningRecord>,
+    pub warnings: Vec<crate::output::warnings::WarningRecord>,
     /// Cost model of each mechanism measured at 3 or more sizes.
-    pub cost_models: Vec<super::cost_model::CostModel>,
+    pub cost_models: Vec<crate::output::cost_model::CostModel>,
 }
 
 /// Run-wide settings.
@@ -58,7 +56,8 @@ pub struct Settings {
     /// SCHED_FIFO priority of both sides, null for SCHED_OTHER.
     pub rt_priority: Option<i32>,
     /// "process" or "thread".
-    pub peer: crate::engine::os::peer::PeerKind,
+    #[serde(serialize_with = "context::peer")]
+    pub peer: PeerKind,
     /// Whether --quick was given.
     pub quick: bool,
     /// Passes over each ping-pong and operation figure (`--passes`).
@@ -66,6 +65,7 @@ pub struct Settings {
     /// Phase durations (ms) and counts of the whole figure; each of its
     /// passes has a 1/passes share of the times and of the samples, at
     /// precision target × √passes.
+    #[serde(serialize_with = "context::budget")]
     pub budget: Budget,
     /// A remark on the placement, e.g. a one-CPU machine.
     pub placement_note: Option<String>,
@@ -107,7 +107,7 @@ pub struct ResultRecord {
     /// Modes pingpong and op: the 95% interval of the median (ns) and whether
     /// it met the precision target.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub precision: Option<Achieved>,
+    pub precision: Option<PrecisionRecord>,
     /// Loop overhead subtracted from every one-way figure, ns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loop_overhead_ns: Option<f64>,
@@ -132,15 +132,15 @@ pub struct ResultRecord {
     /// Mode op: for each system call the benchmark names, whether an
     /// operation made it (seccomp probe).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kernel_calls: Option<Vec<KernelCheck>>,
+    pub kernel_calls: Option<Vec<KernelCallRecord>>,
     /// Mode op: the kernel's own count of the operations' work, checked
     /// against the number of operations.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kernel_counter: Option<CounterCheck>,
+    pub kernel_counter: Option<CounterCheckRecord>,
     /// Mode op: what one operation is made of, when the figures are per
     /// event (per context switch) rather than per operation.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub events: Option<Events>,
+    pub events: Option<EventsRecord>,
     /// Mode op: the baseline's time per operation, subtracted before the
     /// division by events (e.g. passing a token without a switch), ns.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -148,7 +148,7 @@ pub struct ResultRecord {
     /// Modes op and event, for a benchmark that needs SCHED_FIFO: the policy
     /// its threads ran under, the base priority, why SCHED_FIFO was refused.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub scheduling: Option<Scheduling>,
+    pub scheduling: Option<SchedulingRecord>,
     /// Modes op and event: named counts of what the benchmark observed
     /// besides its times (e.g. rounds with a priority inversion).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -156,27 +156,27 @@ pub struct ResultRecord {
     /// Mode periodic: period, frequency, wake-ups, failures, timer slack,
     /// policy and the interrupt comparison, as fields of the result.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub periodic: Option<PeriodicFacts>,
+    pub periodic: Option<PeriodicRecord>,
     /// Mode oneway: pacing, interval, messages sent and received, gaps and
     /// the windows, as fields of the result.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub oneway: Option<OneWayFacts>,
+    pub oneway: Option<OneWayRecord>,
     /// Mode score: the score, its intervals, R, threads, counters and checks
     /// (also on a failed figure, up to the failure).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub score: Option<ScoreFacts>,
+    pub score: Option<ScoreRecord>,
     /// Mode stream: messages per second, CPU per message of each side,
     /// messages sent and received, loss, per-sample throughput.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub stream: Option<StreamFacts>,
+    pub stream: Option<StreamRecord>,
     /// Mode pingpong, a figure sampled in rounds with the others of its sweep:
     /// how many, how many rounds, how long a sample, the drift-corrected median.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sweep: Option<crate::engine::run::figure::SweepFacts>,
+    pub sweep: Option<SweepRecord>,
     /// Modes pingpong and op with `--passes` 2 or more: how many passes were
     /// pooled into this figure and each one's median (what `compare` tests).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub passes: Option<crate::engine::run::figure::PassFacts>,
+    pub passes: Option<PassesRecord>,
 }
 
 /// One-way latency: median/mean/stddev over samples, the rest over
@@ -226,18 +226,23 @@ impl ResultRecord {
             throughput_bytes_per_s: None,
             cold_region_bytes: f.cold_region,
             timed_ops: None,
-            kernel_calls: f.proof().as_ref().map(|p| p.kernel_calls.clone()),
+            kernel_calls: f
+                .proof()
+                .map(|p| p.kernel_calls.iter().map(Into::into).collect()),
             kernel_counter: None,
             events: None,
             baseline_ns: None,
-            scheduling: f.proof().as_ref().and_then(|p| p.scheduling.clone()),
+            scheduling: f
+                .proof()
+                .and_then(|p| p.scheduling.as_ref())
+                .map(Into::into),
             observations: None,
-            periodic: f.periodic().cloned(),
-            oneway: f.oneway().cloned(),
-            score: f.score().cloned(),
+            periodic: f.periodic().map(Into::into),
+            oneway: f.oneway().map(Into::into),
+            score: f.score().map(Into::into),
             stream: None,
-            sweep: f.sweep,
-            passes: f.passes.clone(),
+            sweep: f.sweep.as_ref().map(Into::into),
+            passes: f.passes.as_ref().map(Into::into),
         };
         match &f.outcome {
             Outcome::Skipped(why) => {
@@ -258,7 +263,7 @@ impl ResultRecord {
                 if f.mode() == Mode::Stream {
                     // No single-message latencies: time per message per
                     // sample, and the stream's own facts.
-                    r.stream = f.stream().cloned();
+                    r.stream = f.stream().map(Into::into);
                     r.throughput_bytes_per_s = f.stream().as_ref().map(|x| x.bytes_per_s);
                     return r;
                 }
@@ -273,7 +278,7 @@ impl ResultRecord {
                     p99: l.p99 as f64,
                     p999: l.p999 as f64,
                 });
-                r.precision = m.precision;
+                r.precision = m.precision.as_ref().map(Into::into);
                 match f.mode() {
                     // Counts over a period: no single operation is timed, so
                     // only the intervals' time per operation is reported.
@@ -289,8 +294,9 @@ impl ResultRecord {
                             .and_then(|p| p.findings.as_ref())
                             .map(|x| x.counts.clone());
                         r.timed_ops = Some(l.count);
-                        r.kernel_counter = f.proof().as_ref().and_then(|p| p.counter.clone());
-                        r.events = f.proof().as_ref().and_then(|p| p.events);
+                        r.kernel_counter =
+                            f.proof().and_then(|p| p.counter.as_ref()).map(Into::into);
+                        r.events = f.proof().and_then(|p| p.events.as_ref()).map(Into::into);
                         r.baseline_ns = f.proof().as_ref().and_then(|p| p.baseline_ns);
                     }
                     Mode::PingPong => {
@@ -310,38 +316,4 @@ impl ResultRecord {
         }
         r
     }
-}
-
-/// Writes `report` (any of ipcmark's reports) to `path` atomically: a temporary file beside it, then rename,
-/// so a reader never sees half a file and an interrupted run keeps the last
-/// complete one.
-pub fn write_atomic<T: Serialize>(path: &Path, report: &T) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile_in(dir, path)?;
-    let result = (|| {
-        serde_json::to_writer_pretty(&mut tmp.1, report)?;
-        tmp.1.write_all(b"\n")?;
-        tmp.1.sync_all()?;
-        std::fs::rename(&tmp.0, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp.0);
-    }
-    result
-}
-
-fn tempfile_in(dir: &Path, target: &Path) -> std::io::Result<(std::path::PathBuf, std::fs::File)> {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)?;
-    Ok((tmp, file))
 }

@@ -1,0 +1,166 @@
+//! The cells every table shares: sizes, times in µs and ns, percentages, a
+//! table in ipcmark's style fitted to the terminal, right-aligned columns,
+//! the row of a figure that has none, and mechanism names once per group.
+
+use crate::engine::measure::Measurement;
+use crate::engine::run::figure::{FigureResult, Outcome};
+use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table, presets};
+use std::ops::Range;
+
+/// Human form of a byte count: 64, 4K, 1M.
+pub fn format_size(bytes: usize) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{}M", bytes >> 20)
+    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
+        format!("{}K", bytes >> 10)
+    } else {
+        bytes.to_string()
+    }
+}
+
+/// A figure's size cell: its bytes, or "notify" for a notification that
+/// carries no payload.
+pub fn size_cell(bytes: usize) -> String {
+    match bytes {
+        0 => "notify".into(),
+        n => format_size(n),
+    }
+}
+
+/// A number with as many decimals as a reader needs: 0.85, 42.7, 1234
+/// (nanoseconds, rates, and µs through [`us`]).
+pub fn num(v: f64) -> String {
+    if v < 10.0 {
+        format!("{v:.2}")
+    } else if v < 100.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// Nanoseconds shown in µs, as [`num`] writes them: 0.85, 42.7, 1234.
+pub fn us(ns: f64) -> String {
+    num(ns / 1000.0)
+}
+
+/// A fraction as a percentage with no more digits than it needs
+/// (0.02 → "2", 0.075 → "7.5", 0.00001 → "0.001").
+pub fn percent(fraction: f64) -> String {
+    let v = fraction * 100.0;
+    let s = if v >= 1.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    };
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Wraps a table to the terminal's width, or to 100 columns when stdout is not
+/// a terminal (comfy-table would otherwise never wrap).
+pub fn fit_width(t: &mut Table) {
+    let w = t.width().unwrap_or(100);
+    t.set_width(w.max(72));
+}
+
+/// A table in ipcmark's style with this header, fitted to the terminal.
+pub fn new_table<T: Into<comfy_table::Cell>>(header: Vec<T>) -> Table {
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(header);
+    fit_width(&mut t);
+    t
+}
+
+/// Right-aligns the columns `cols` (numbers) of `t`.
+pub fn align_right(t: &mut Table, cols: Range<usize>) {
+    for col in cols {
+        if let Some(c) = t.column_mut(col) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+}
+
+/// Keeps column `col` as wide as its content (ids stay whole; other
+/// columns, such as the notes, wrap instead).
+pub fn whole_column(t: &mut Table, col: usize) {
+    if let Some(c) = t.column_mut(col) {
+        c.set_constraint(ColumnConstraint::ContentWidth);
+    }
+}
+
+/// The cells of a row without a figure: a dash in each of `n` columns, then
+/// why (skipped, failed, or measured but without its mode's `kind` record).
+pub fn no_figure(n: usize, outcome: &Outcome, kind: &str) -> Vec<String> {
+    let why = match outcome {
+        Outcome::Skipped(why) => format!("skipped: {why}"),
+        Outcome::Failed(why) => format!("FAILED: {why}"),
+        Outcome::Ok(_) => format!("FAILED: no {kind} record"),
+    };
+    let mut cells = vec!["-".to_string(); n];
+    cells.push(why);
+    cells
+}
+
+/// Each result's mechanism id, or "" where it repeats the row above: the
+/// name once per group of sizes, so the eye finds each mechanism's block.
+pub fn group_names(results: &[FigureResult]) -> impl Iterator<Item = &'static str> + '_ {
+    let mut previous: Option<&str> = None;
+    results.iter().map(move |r| {
+        let name = if previous == Some(r.id) { "" } else { r.id };
+        previous = Some(r.id);
+        name
+    })
+}
+
+/// What makes a figure less certain: samples spread widely, or a median not
+/// known to the precision asked for.
+pub fn quality_notes(m: &Measurement) -> Vec<String> {
+    let mut notes = Vec::new();
+    if m.summary.relative_range() > 0.25 {
+        notes.push(format!("spread {:.0}%", m.summary.relative_range() * 100.0));
+    }
+    if let Some(p) = m.precision.filter(|p| !p.met) {
+        notes.push(format!(
+            "±{}% (target {}%)",
+            percent(p.achieved),
+            percent(p.target)
+        ));
+    }
+    notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_back() {
+        assert_eq!(format_size(1), "1");
+        assert_eq!(format_size(64), "64");
+        assert_eq!(format_size(4096), "4K");
+        assert_eq!(format_size(65536), "64K");
+        assert_eq!(format_size(1 << 20), "1M");
+        assert_eq!(format_size(1500), "1500");
+        assert_eq!(size_cell(0), "notify");
+    }
+
+    #[test]
+    fn percentages_use_the_digits_they_need() {
+        assert_eq!(percent(0.02), "2");
+        assert_eq!(percent(0.075), "7.5");
+        assert_eq!(percent(0.00001), "0.001");
+        assert_eq!(percent(0.279), "27.9");
+    }
+
+    #[test]
+    fn numbers_read_back() {
+        assert_eq!(num(0.854), "0.85");
+        assert_eq!(num(42.74), "42.7");
+        assert_eq!(num(1234.4), "1234");
+        assert_eq!(us(854.0), "0.85");
+        assert_eq!(us(42_740.0), "42.7");
+        assert_eq!(us(1_234_400.0), "1234");
+    }
+}

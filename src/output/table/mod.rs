@@ -1,0 +1,80 @@
+//! The terminal tables of a run: one file per kind of table behind
+//! [`ResultTable`], listed in page order in [`RESULT_TABLES`]; the cells they
+//! share (sizes, µs and ns, percentages, the table style) in [`cells`]; a
+//! preset's study-shaped table in [`preset`].
+
+pub mod cells;
+mod oneway;
+mod ops;
+mod periodic;
+mod pingpong;
+pub mod preset;
+mod scores;
+mod stream;
+
+use crate::engine::run::figure::{FigureResult, Mode};
+
+pub use cells::{align_right, fit_width, format_size, new_table, percent, us};
+pub use preset::render_preset;
+
+/// One timing model's table on the results page: which figures it shows,
+/// how it renders them, and the footnote that says how they were obtained.
+pub trait ResultTable: Sync {
+    /// The modes whose figures it shows, in run order.
+    fn modes(&self) -> &[Mode];
+    /// The table of `figures` (all of one of [`Self::modes`]).
+    fn render(&self, figures: &[FigureResult]) -> String;
+    /// What the columns mean, printed under the table.
+    fn footnote(&self) -> &'static str;
+    /// What follows the footnote (the one-way windows); nothing by default.
+    fn after(&self, _figures: &[FigureResult]) -> String {
+        String::new()
+    }
+}
+
+/// Every results table, in page order.
+pub static RESULT_TABLES: &[&dyn ResultTable] = &[
+    &oneway::OneWayTable,
+    &pingpong::PingPongTable,
+    &stream::StreamTable,
+    &ops::OpsTable,
+    &periodic::PeriodicTable,
+    &scores::ScoreTable,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_mode_has_one_table_with_a_footnote() {
+        let all = [
+            Mode::PingPong,
+            Mode::Op,
+            Mode::Event,
+            Mode::Periodic,
+            Mode::OneWay,
+            Mode::Score,
+            Mode::Stream,
+        ];
+        for mode in all {
+            let tables = RESULT_TABLES
+                .iter()
+                .filter(|t| t.modes().contains(&mode))
+                .count();
+            assert_eq!(tables, 1, "{mode:?}");
+        }
+        for t in RESULT_TABLES {
+            assert!(!t.footnote().is_empty());
+            assert!(t.modes().iter().all(|m| all.contains(m)));
+        }
+    }
+
+    #[test]
+    fn an_empty_table_has_its_header() {
+        for t in RESULT_TABLES {
+            assert!(t.render(&[]).contains('│'));
+            assert!(t.after(&[]).is_empty());
+        }
+    }
+}

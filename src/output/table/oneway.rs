@@ -1,0 +1,115 @@
+//! Mode `oneway`: one row per mechanism × size × pacing, then each measured
+//! figure's windows in the 2011 study's shape.
+
+use super::ResultTable;
+use super::cells::{align_right, format_size, new_table, us};
+use crate::engine::models::oneway::OneWayFacts;
+use crate::engine::run::figure::{FigureResult, Mode, Outcome};
+
+/// The one-way table, followed by the windows of its figures.
+pub struct OneWayTable;
+
+impl ResultTable for OneWayTable {
+    fn modes(&self) -> &[Mode] {
+        &[Mode::OneWay]
+    }
+
+    fn footnote(&self) -> &'static str {
+        "client = sender, server = receiver; one-way = receiver's clock after recv − sender's CLOCK_MONOTONIC stamp in the message, one clock read subtracted; one message in flight (the receiver acknowledges each); saturated = next message on the acknowledgement, otherwise one per interval; mean over every message, percentiles of every message"
+    }
+
+    fn render(&self, results: &[FigureResult]) -> String {
+        let mut t = new_table(vec![
+            "mechanism",
+            "size",
+            "pacing",
+            "messages",
+            "min µs",
+            "p50 µs",
+            "mean µs",
+            "p99 µs",
+            "max µs",
+            "notes",
+        ]);
+        for r in results {
+            let size = format_size(r.size);
+            let mut row = vec![r.id.to_string(), size];
+            match (&r.outcome, &r.oneway()) {
+                (Outcome::Ok(m), Some(f)) => {
+                    let l = m.latency;
+                    row.push(pacing(f));
+                    row.push(f.messages_sent.to_string());
+                    for v in [
+                        l.min as f64,
+                        l.p50 as f64,
+                        f.mean_ns,
+                        l.p99 as f64,
+                        l.max as f64,
+                    ] {
+                        row.push(us(v));
+                    }
+                    let mut notes = Vec::new();
+                    if f.time_bounded {
+                        notes.push("stopped at its time bound".to_string());
+                    }
+                    notes.extend(r.note.clone());
+                    row.push(notes.join("; "));
+                }
+                (outcome, _) => {
+                    row.extend(std::iter::repeat_n("-".to_string(), 7));
+                    row.push(match outcome {
+                        Outcome::Skipped(why) => format!("skipped: {why}"),
+                        Outcome::Failed(why) => format!("FAILED: {why}"),
+                        Outcome::Ok(_) => String::new(),
+                    });
+                }
+            }
+            t.add_row(row);
+        }
+        align_right(&mut t, 3..9);
+        t.to_string()
+    }
+
+    /// The windows of each measured figure, one line each, in the 2011
+    /// study's shape (`min = 1   max = 78 moy = 7.8`, µs).
+    fn after(&self, results: &[FigureResult]) -> String {
+        let mut out = String::new();
+        for r in results {
+            let (Outcome::Ok(_), Some(f)) = (&r.outcome, &r.oneway()) else {
+                continue;
+            };
+            out.push_str(&format!(
+                "{} {} {}, windows of {} messages (µs):\n",
+                r.id,
+                format_size(r.size),
+                pacing(f),
+                f.window
+            ));
+            for w in &f.windows {
+                let short = if w.messages < f.window {
+                    format!("   ({} messages)", w.messages)
+                } else {
+                    String::new()
+                };
+                out.push_str(&format!(
+                    "  min = {:>7}   max = {:>7}   mean = {:>7}{short}\n",
+                    us(w.min_ns as f64),
+                    us(w.max_ns as f64),
+                    us(w.mean_ns)
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// "saturated", or "every 100ms" for sporadic sending.
+fn pacing(f: &OneWayFacts) -> String {
+    match f.interval_ns {
+        Some(ns) => format!(
+            "every {}",
+            crate::presets::format_duration(std::time::Duration::from_nanos(ns))
+        ),
+        None => "saturated".into(),
+    }
+}

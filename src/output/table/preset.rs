@@ -1,0 +1,90 @@
+//! A preset's results in the shape of the study's table: one row per size,
+//! one column per mechanism, one-way median in µs.
+
+use super::cells::{align_right, new_table, us};
+use crate::engine::run::figure::{FigureResult, Mode, Outcome};
+use crate::presets::{Column, ColumnMode, Preset};
+
+/// The study's table for `preset` from the run's `results`, with the unit,
+/// the columns' commands and how the run differs from the study.
+pub fn render_preset(preset: &Preset, results: &[FigureResult]) -> String {
+    let mut header = vec!["bytes".to_string()];
+    header.extend(preset.columns.iter().map(|c| c.label.to_string()));
+    let mut t = new_table(header);
+    let figure = |col: &Column, size: usize| {
+        let of_column: Vec<&FigureResult> = results
+            .iter()
+            .filter(|r| {
+                r.id == col.mechanism
+                    && r.cold_region.is_some() == col.cold
+                    && column_mode_matches(col.mode, r)
+            })
+            .collect();
+        // A fixed-payload mechanism ran once: its figure stands for every row.
+        let r = match of_column.as_slice() {
+            [only] if only.size != size => Some(*only),
+            all => all.iter().find(|r| r.size == size).copied(),
+        };
+        match r.map(|r| (&r.outcome, r.oneway())) {
+            // One-way columns in the study's terms: min / mean / max.
+            Some((Outcome::Ok(m), Some(f))) => format!(
+                "{} / {} / {}",
+                us(m.latency.min as f64),
+                us(f.mean_ns),
+                us(m.latency.max as f64)
+            ),
+            Some((Outcome::Ok(m), None)) => format!("{:.2}", m.summary.median / 1e3),
+            Some((Outcome::Skipped(_), _)) => "n/a".to_string(),
+            Some((Outcome::Failed(_), _)) => "failed".to_string(),
+            None => "-".to_string(),
+        }
+    };
+    for &size in preset.sizes {
+        let mut row = vec![size.to_string()];
+        row.extend(preset.columns.iter().map(|c| figure(c, size)));
+        t.add_row(row);
+    }
+    align_right(&mut t, 0..preset.columns.len() + 1);
+    let columns: Vec<String> = preset
+        .columns
+        .iter()
+        .map(|c| format!("{} = {}", c.label, c.command()))
+        .collect();
+    let any_oneway = preset
+        .columns
+        .iter()
+        .any(|c| matches!(c.mode, ColumnMode::OneWay { .. }));
+    let any_pingpong = preset
+        .columns
+        .iter()
+        .any(|c| c.mode == ColumnMode::PingPong);
+    let unit = match (any_pingpong, any_oneway) {
+        (true, true) => "one-way µs (ping-pong columns: median; one-way columns: min / mean / max)",
+        (false, true) => "one-way µs, min / mean / max of the messages",
+        _ => "one-way µs (median)",
+    };
+    let mut out = format!(
+        "{}\n{t}\n{unit}; {}; n/a = beyond the mechanism's limit here (see above); \
+         a fixed-payload mechanism has one figure for every row\n",
+        preset.study,
+        columns.join(", ")
+    );
+    if let Some(d) = preset.differences {
+        out.push_str(d);
+        out.push('\n');
+    }
+    out
+}
+
+/// Whether result `r` belongs to a preset column timed as `mode`.
+fn column_mode_matches(mode: ColumnMode, r: &FigureResult) -> bool {
+    match (mode, &r.oneway()) {
+        (ColumnMode::PingPong, _) => r.mode() == Mode::PingPong,
+        (ColumnMode::OneWay { interval, .. }, Some(f)) => {
+            f.interval_ns == interval.map(|d| d.as_nanos() as u64)
+        }
+        // A skipped or failed one-way figure has no facts: its mode and
+        // size still place it, whichever pacing (both rows say n/a alike).
+        (ColumnMode::OneWay { .. }, None) => r.mode() == Mode::OneWay,
+    }
+}

@@ -1,0 +1,68 @@
+//! Mode `stream`: one row per mechanism × size, throughput and the CPU time
+//! each side spent per message.
+
+use super::ResultTable;
+use super::cells::{
+    align_right, format_size, group_names, new_table, no_figure, num, size_cell, us, whole_column,
+};
+use crate::engine::run::figure::{FigureResult, Mode, Outcome};
+
+/// The stream table.
+pub struct StreamTable;
+
+impl ResultTable for StreamTable {
+    fn modes(&self) -> &[Mode] {
+        &[Mode::Stream]
+    }
+
+    fn footnote(&self) -> &'static str {
+        "stream: the client sends back to back, the peer receives and checks every sequence number; MB/s (10^6 B/s) and msg/s = received ÷ the receiver's clock window, its loop overhead subtracted, median of samples; CPU µs/msg = getrusage user + system time of each side over the timed part ÷ its messages (a busy-waiting side shows its spinning); loss = 1 − received ÷ sent (lossy channels only)"
+    }
+
+    fn render(&self, results: &[FigureResult]) -> String {
+        let mut t = new_table(vec![
+            "mechanism",
+            "size",
+            "MB/s",
+            "msg/s",
+            "CPU µs/msg send",
+            "CPU µs/msg recv",
+            "loss",
+            "notes",
+        ]);
+        for (r, name) in results.iter().zip(group_names(results)) {
+            let dash = || "-".to_string();
+            let mut cells = match (&r.outcome, &r.stream()) {
+                (Outcome::Ok(m), Some(f)) => {
+                    let mut notes = Vec::new();
+                    if m.summary.relative_range() > 0.25 {
+                        notes.push(format!("spread {:.0}%", m.summary.relative_range() * 100.0));
+                    }
+                    if let Some(bytes) = r.cold_region {
+                        notes.push(format!("cold ({} region)", format_size(bytes)));
+                    }
+                    notes.extend(r.note.clone());
+                    let loss = if f.lossy {
+                        format!("{:.1}%", f.loss_ratio * 100.0)
+                    } else {
+                        dash()
+                    };
+                    vec![
+                        num(f.bytes_per_s / 1e6),
+                        format!("{:.0}", f.messages_per_s),
+                        us(f.cpu_ns_per_message.sender),
+                        us(f.cpu_ns_per_message.receiver),
+                        loss,
+                        notes.join("; "),
+                    ]
+                }
+                (outcome, _) => no_figure(5, outcome, "stream"),
+            };
+            cells.splice(0..0, [name.to_string(), size_cell(r.size)]);
+            t.add_row(cells);
+        }
+        align_right(&mut t, 1..7);
+        whole_column(&mut t, 0);
+        t.to_string()
+    }
+}

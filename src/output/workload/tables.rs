@@ -1,0 +1,407 @@
+//! The tables of `ipcmark workload`, in the shape of the study's: for a
+//! counted workload a table per configuration (a row per run, a mean row)
+//! then a comparison; for a timed one a single table; a factor against the
+//! best configuration in both.
+
+use super::{ConfigResult, factors, ok_runs};
+use crate::engine::os::environment::Environment;
+use crate::engine::os::group::Migration;
+use crate::output::table::{align_right, new_table, us};
+use crate::workloads::{Headline, RunRecord, WorkloadInfo};
+
+/// Per-philosopher columns are shown up to this many processes; beyond, the
+/// table keeps the totals and the JSON has every count.
+const MAX_PROCESS_COLUMNS: usize = 10;
+
+fn cpu_list(cpus: &[Option<usize>]) -> String {
+    cpus.iter()
+        .map(|c| c.map_or("-".to_string(), |c| c.to_string()))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The CPUs the processes reported once placed: one list if every run agrees.
+fn read_back(c: &ConfigResult) -> String {
+    let mut lists: Vec<String> = ok_runs(c)
+        .iter()
+        .map(|r| {
+            cpu_list(
+                &r.processes
+                    .iter()
+                    .map(|p| p.report.cpu_start)
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    lists.dedup();
+    match lists.len() {
+        0 => "-".into(),
+        1 => lists.remove(0),
+        _ => format!("{} (varied between runs)", lists.join(" / ")),
+    }
+}
+
+/// Remarks on a configuration: a placement not honoured, migrations done.
+fn config_notes(
+    c: &ConfigResult,
+    info: &WorkloadInfo,
+    migrations: &[Option<Migration>],
+) -> Vec<String> {
+    let runs = ok_runs(c);
+    let mut notes = Vec::new();
+    let Some(first) = runs.first() else {
+        return notes;
+    };
+    for (p, pr) in first.processes.iter().enumerate() {
+        let off: Vec<usize> = runs
+            .iter()
+            .filter_map(|r| {
+                let rep = &r.processes[p].report;
+                (rep.cpu_placed.is_some() && rep.cpu_start != rep.cpu_placed)
+                    .then_some(rep.cpu_start.unwrap_or(usize::MAX))
+            })
+            .collect();
+        if !off.is_empty() {
+            notes.push(format!(
+                "warning: {} was placed on CPU {} but ran on {} in {} run(s)",
+                pr.role,
+                cpu_list(&[pr.report.cpu_placed]),
+                off.iter()
+                    .map(|c| if *c == usize::MAX {
+                        "?".into()
+                    } else {
+                        c.to_string()
+                    })
+                    .collect::<Vec<_>>()
+                    .join(","),
+                off.len()
+            ));
+        }
+        if let Some(Some(plan)) = migrations.get(p) {
+            let moves: u64 = runs.iter().map(|r| r.processes[p].report.migrations).sum();
+            let misses: u64 = runs
+                .iter()
+                .map(|r| r.processes[p].report.migration_misses)
+                .sum();
+            let mut seen: Vec<usize> = runs
+                .iter()
+                .flat_map(|r| r.processes[p].report.cpus_seen.iter().copied())
+                .collect();
+            seen.sort_unstable();
+            seen.dedup();
+            let what = match plan {
+                Migration::Every { ops, cpus } => format!(
+                    "moved between CPUs {} and {} every {ops} {}(s)",
+                    cpus[0], cpus[1], info.operation
+                ),
+                Migration::At { op, cpu } => {
+                    format!("moved to CPU {cpu} before {} {op}", info.operation)
+                }
+            };
+            notes.push(format!(
+                "{} {what}: {:.1} move(s) per run, seen on CPU(s) {}, {}",
+                pr.role,
+                moves as f64 / runs.len() as f64,
+                seen.iter()
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                if misses == 0 {
+                    "every move read back on its target".to_string()
+                } else {
+                    format!("{misses} move(s) NOT on their target")
+                }
+            ));
+        }
+    }
+    notes
+}
+
+fn fmt_mean(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+fn fmt_factor(f: Option<f64>) -> String {
+    f.map_or("-".into(), |f| format!("{f:.2}"))
+}
+
+/// Seconds with four significant digits, however short the run.
+fn fmt_s(ns: f64) -> String {
+    let s = ns / 1e9;
+    let decimals = match s {
+        s if s >= 100.0 => 1,
+        s if s >= 10.0 => 2,
+        s if s >= 1.0 => 3,
+        s if s >= 0.1 => 4,
+        s if s >= 0.01 => 5,
+        _ => 6,
+    };
+    format!("{s:.decimals$}")
+}
+
+/// Column headers for per-process counts: "#1", "#2"… when every role is a
+/// common word and a number ("philosopher 1"), else the roles themselves.
+fn process_headers(roles: &[String]) -> (Vec<String>, Option<String>) {
+    let split: Vec<Option<(&str, &str)>> = roles.iter().map(|r| r.rsplit_once(' ')).collect();
+    let word = split.first().copied().flatten().map(|(w, _)| w);
+    let numbered = word.is_some()
+        && split.iter().all(|p| {
+            p.is_some_and(|(w, n)| Some(w) == word && n.chars().all(|c| c.is_ascii_digit()))
+        });
+    if numbered {
+        let headers = split
+            .iter()
+            .map(|p| format!("#{}", p.map_or("", |(_, n)| n)))
+            .collect();
+        (headers, word.map(str::to_string))
+    } else {
+        (roles.to_vec(), None)
+    }
+}
+
+fn metric(r: &RunRecord, name: &str) -> f64 {
+    r.metrics
+        .iter()
+        .find(|(k, _)| *k == name)
+        .map_or(f64::NAN, |(_, v)| *v)
+}
+
+/// Everything printed after the machine line: a table per configuration for
+/// counted workloads (then a comparison), one table for timed workloads.
+pub fn render(
+    info: &WorkloadInfo,
+    title: &str,
+    roles: &[String],
+    migrations: &[Option<Migration>],
+    configs: &[ConfigResult],
+) -> String {
+    let mut out = format!("{title}\n");
+    let factors = factors(info.headline, configs);
+    match info.headline {
+        Headline::Count => render_counts(&mut out, info, roles, migrations, configs, &factors),
+        Headline::Time => render_times(&mut out, info, migrations, configs, &factors),
+    }
+    out
+}
+
+fn render_counts(
+    out: &mut String,
+    info: &WorkloadInfo,
+    roles: &[String],
+    migrations: &[Option<Migration>],
+    configs: &[ConfigResult],
+    factors: &[Option<f64>],
+) {
+    let per_process = roles.len() <= MAX_PROCESS_COLUMNS;
+    let unit = format!("{}s", info.operation);
+    for c in configs {
+        out.push_str(&format!(
+            "\nconfiguration {}: CPUs {} (read back {})\n",
+            c.name,
+            cpu_list(&c.cpus),
+            read_back(c)
+        ));
+        let mut header = vec!["run".to_string()];
+        if per_process {
+            header.extend(process_headers(roles).0);
+        }
+        header.extend(["total", "min", "max", "fairness"].map(String::from));
+        let mut t = new_table(header);
+        let mut failures = Vec::new();
+        for (i, r) in c.runs.iter().enumerate() {
+            let mut row = vec![(i + 1).to_string()];
+            match r {
+                Ok(r) => {
+                    if per_process {
+                        row.extend(r.processes.iter().map(|p| p.report.ops.to_string()));
+                    }
+                    row.push(format!("{}", r.figure));
+                    row.push(format!("{}", metric_min(r)));
+                    row.push(format!("{}", metric_max(r)));
+                    row.push(format!("{:.4}", fairness(r)));
+                }
+                Err(e) => {
+                    row.push("FAILED".into());
+                    failures.push(format!("run {} FAILED: {e}", i + 1));
+                }
+            }
+            t.add_row(row);
+        }
+        let runs = ok_runs(c);
+        if !runs.is_empty() {
+            let n = runs.len() as f64;
+            let mean = |f: &dyn Fn(&RunRecord) -> f64| runs.iter().map(|r| f(r)).sum::<f64>() / n;
+            let mut row = vec!["mean".to_string()];
+            if per_process {
+                for p in 0..roles.len() {
+                    row.push(fmt_mean(mean(&|r| r.processes[p].report.ops as f64)));
+                }
+            }
+            row.push(fmt_mean(mean(&|r| r.figure)));
+            row.push(fmt_mean(mean(&metric_min)));
+            row.push(fmt_mean(mean(&metric_max)));
+            row.push(format!("{:.4}", mean(&fairness)));
+            t.add_row(row);
+        }
+        let cols = t.column_count();
+        align_right(&mut t, 1..cols);
+        out.push_str(&format!("{t}\n"));
+        for f in failures {
+            out.push_str(&format!("{f}\n"));
+        }
+        for n in config_notes(c, info, migrations) {
+            out.push_str(&format!("{n}\n"));
+        }
+    }
+    let who = process_headers(roles).1.unwrap_or_else(|| "process".into());
+    out.push_str(&format!(
+        "#n = {unit} of {who} n in each run; total, min, max over the {who}s; fairness = Jain's index (Σx)²/(n·Σx²), 1 = all equal\n"
+    ));
+    if configs.len() > 1 {
+        let mut t = new_table(
+            [
+                "configuration",
+                "CPUs",
+                "mean total",
+                "mean fairness",
+                "factor",
+            ]
+            .map(String::from)
+            .to_vec(),
+        );
+        for (c, f) in configs.iter().zip(factors) {
+            let runs = ok_runs(c);
+            let n = runs.len() as f64;
+            let (total, fair) = if runs.is_empty() {
+                ("-".to_string(), "-".to_string())
+            } else {
+                (
+                    fmt_mean(runs.iter().map(|r| r.figure).sum::<f64>() / n),
+                    format!("{:.4}", runs.iter().map(|r| fairness(r)).sum::<f64>() / n),
+                )
+            };
+            t.add_row(vec![
+                c.name.clone(),
+                cpu_list(&c.cpus),
+                total,
+                fair,
+                fmt_factor(*f),
+            ]);
+        }
+        let cols = t.column_count();
+        align_right(&mut t, 2..cols);
+        out.push_str(&format!(
+            "\n{t}\nfactor = best mean total / this mean total (1 = most {unit})\n"
+        ));
+    }
+}
+
+fn metric_min(r: &RunRecord) -> f64 {
+    r.processes.iter().map(|p| p.report.ops).min().unwrap_or(0) as f64
+}
+
+fn metric_max(r: &RunRecord) -> f64 {
+    r.processes.iter().map(|p| p.report.ops).max().unwrap_or(0) as f64
+}
+
+fn fairness(r: &RunRecord) -> f64 {
+    let ops: Vec<u64> = r.processes.iter().map(|p| p.report.ops).collect();
+    crate::stats::jain_index(&ops)
+}
+
+fn render_times(
+    out: &mut String,
+    info: &WorkloadInfo,
+    migrations: &[Option<Migration>],
+    configs: &[ConfigResult],
+    factors: &[Option<f64>],
+) {
+    let per_op = format!("µs per {}", info.operation);
+    let mut t = new_table(
+        ["configuration", "run", "time s", per_op.as_str(), "factor"]
+            .map(String::from)
+            .to_vec(),
+    );
+    let mut notes = Vec::new();
+    for (c, f) in configs.iter().zip(factors) {
+        let mut label = vec![c.name.clone(), format!("CPUs {}", cpu_list(&c.cpus))];
+        let mut next_label = || {
+            if label.is_empty() {
+                String::new()
+            } else {
+                label.remove(0)
+            }
+        };
+        for (i, r) in c.runs.iter().enumerate() {
+            match r {
+                Ok(r) => t.add_row(vec![
+                    next_label(),
+                    (i + 1).to_string(),
+                    fmt_s(r.figure),
+                    us(metric(r, "per_op_ns")),
+                    String::new(),
+                ]),
+                Err(e) => {
+                    notes.push(format!("{} run {} FAILED: {e}", c.name, i + 1));
+                    t.add_row(vec![
+                        next_label(),
+                        (i + 1).to_string(),
+                        "FAILED".into(),
+                        "-".into(),
+                        String::new(),
+                    ])
+                }
+            };
+        }
+        let runs = ok_runs(c);
+        if !runs.is_empty() {
+            let n = runs.len() as f64;
+            t.add_row(vec![
+                next_label(),
+                "mean".into(),
+                fmt_s(runs.iter().map(|r| r.figure).sum::<f64>() / n),
+                us(runs.iter().map(|r| metric(r, "per_op_ns")).sum::<f64>() / n),
+                fmt_factor(*f),
+            ]);
+        }
+        notes.push(format!("{}: CPUs read back {}", c.name, read_back(c)));
+        notes.extend(config_notes(c, info, migrations));
+    }
+    let cols = t.column_count();
+    align_right(&mut t, 2..cols);
+    out.push_str(&format!("{t}\n"));
+    for n in notes {
+        out.push_str(&format!("{n}\n"));
+    }
+    out.push_str("time = start of all processes to the last one finishing; factor = mean time / best mean time (1 = fastest configuration)\n");
+}
+
+/// The machine, one line.
+pub fn machine_line(env: &Environment) -> String {
+    format!(
+        "ipcmark {} | Linux {} | {} | {} CPUs | virt: {} | clock: {}",
+        env!("CARGO_PKG_VERSION"),
+        env.kernel,
+        env.cpu_model,
+        env.logical_cpus,
+        env.virtualization,
+        env.clocksource
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbered_roles_get_short_headers() {
+        let roles: Vec<String> = (1..=3).map(|i| format!("philosopher {i}")).collect();
+        let (h, word) = process_headers(&roles);
+        assert_eq!(h, vec!["#1", "#2", "#3"]);
+        assert_eq!(word.as_deref(), Some("philosopher"));
+        let roles = vec!["generator".to_string(), "calculator".to_string()];
+        assert_eq!(process_headers(&roles), (roles.clone(), None));
+        assert_eq!(fmt_s(1.2345e9), "1.234");
+        assert_eq!(fmt_s(9.2e5), "0.000920");
+    }
+}
