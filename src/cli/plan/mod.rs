@@ -1,0 +1,248 @@
+//! `ipcmark run`'s arguments turned into the whole plan of the run, by one
+//! function ([`RunPlan::from_args`]) over the arguments and what was read
+//! of the machine ([`Machine`]): every check that can refuse a run (exit 2)
+//! happens here, before anything is measured, held or written.
+
+mod modes;
+mod names;
+mod settings;
+#[cfg(test)]
+mod tests;
+
+use super::parse::CpuLatency;
+use super::{Failure, FaultArg, ModeArg, PeerArg, RunArgs};
+use crate::engine::models::periodic::PeriodicSettings;
+use crate::engine::os::peer::{Fault, PeerKind};
+use crate::engine::os::placement;
+use crate::engine::run::runner::RunSettings;
+use crate::engine::run::session::{self, Item};
+use crate::mechanisms;
+use crate::output::json::Settings;
+use crate::presets::Preset;
+use modes::{check_mode_flags, check_stream_args, oneway_plan};
+use names::resolve;
+use settings::{PASSES, TIMER_PERIOD, budget, placement, score_settings};
+use std::path::PathBuf;
+
+/// Messages a faulty server (`--fault die|hang`) handles before it fails.
+const FAULT_AFTER: u64 = 20;
+
+/// Sizes of a default run.
+pub const DEFAULT_SIZES: [usize; 6] = [1, 64, 1024, 4096, 16384, 65536];
+
+/// What the plan needs to know of the machine, read before it is built.
+pub struct Machine {
+    /// CPUs this process may run on.
+    pub allowed_cpus: Vec<usize>,
+    /// The highest SCHED_FIFO priority this process may take, or why it may
+    /// take none.
+    pub fifo: Result<i32, String>,
+}
+
+impl Machine {
+    /// Reads the allowed CPUs and the SCHED_FIFO limit.
+    pub fn probe() -> Result<Machine, Failure> {
+        Ok(Machine {
+            allowed_cpus: crate::sys::sched::allowed_cpus()
+                .map_err(|e| Failure::run(format!("sched_getaffinity: {e}")))?,
+            fifo: placement::max_fifo_priority().map_err(|e| e.to_string()),
+        })
+    }
+
+    /// Why SCHED_FIFO at `priority` is refused here, if it is.
+    fn fifo_refused(&self, priority: i32) -> Option<String> {
+        match &self.fifo {
+            Ok(max) if priority <= *max => None,
+            Ok(max) => Some(format!(
+                "priority {priority} is above this user's limit of {max} (RLIMIT_RTPRIO)"
+            )),
+            Err(e) => Some(e.clone()),
+        }
+    }
+}
+
+/// How the run asks the kernel to keep CPUs out of deep idle states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LatencyRequest {
+    /// `--cpu-latency N`: hold N µs or refuse the run.
+    Required(i32),
+    /// By default: hold 0 µs when permitted, else go on and say so.
+    Wanted(i32),
+    /// `--cpu-latency off`, or a preset measured with idle states.
+    None,
+}
+
+/// Everything `ipcmark run` will do, decided before it starts.
+pub struct RunPlan {
+    /// What the session measures, and how.
+    pub session: session::Plan,
+    /// The settings as the report records them (`cpu_latency_us` is filled
+    /// in once the request is held).
+    pub settings: Settings,
+    /// The preset whose study-shaped table the page adds.
+    pub preset: Option<&'static Preset>,
+    /// Where the JSON report goes.
+    pub json: Option<PathBuf>,
+    /// The CPU wake-up latency to hold while measuring.
+    pub cpu_latency: LatencyRequest,
+}
+
+impl RunPlan {
+    /// The plan of `args` on `machine`, or the usage error that refuses it.
+    pub fn from_args(args: &RunArgs, machine: &Machine) -> Result<RunPlan, Failure> {
+        // Everything is validated before anything is measured or written.
+        let preset = match &args.preset {
+            Some(name) => Some(crate::presets::find(name).ok_or_else(|| {
+                Failure::usage(format!(
+                    "unknown preset '{name}'; presets: {} (see ipcmark list presets)",
+                    crate::presets::names().join(", ")
+                ))
+            })?),
+            None => None,
+        };
+        let selected = match preset {
+            // A preset fixes what runs: its columns, each warm or cold.
+            Some(p) if !args.names.is_empty() => {
+                return Err(Failure::usage(format!(
+                    "--preset {} chooses its own mechanisms; drop the names {}",
+                    p.name,
+                    args.names.join(" ")
+                )));
+            }
+            Some(p) => p
+                .columns
+                .iter()
+                .map(|c| {
+                    let m = mechanisms::find(c.mechanism)
+                        .expect("presets name registered mechanisms (tested)");
+                    match c.mode {
+                        crate::presets::ColumnMode::PingPong => Item::PingPong(m, c.cold),
+                        crate::presets::ColumnMode::OneWay { interval, messages } => {
+                            Item::OneWay(m, oneway_plan(args, interval, messages))
+                        }
+                    }
+                })
+                .collect(),
+            None => resolve(&args.names, args.cold)?,
+        };
+        check_mode_flags(args, preset)?;
+        let oneway = args.mode == Some(ModeArg::Oneway);
+        let selected = if oneway {
+            if args.cold {
+                return Err(Failure::usage(
+                    "--cold applies to --mode pingpong only: a one-way figure uses warm buffers",
+                ));
+            }
+            let plan = oneway_plan(args, args.interval, None);
+            selected
+                .into_iter()
+                .map(|sel| match sel {
+                    Item::PingPong(m, _) | Item::Stream(m, _) => Ok(Item::OneWay(m, plan)),
+                    Item::OneWay(..) => Ok(sel),
+                    other => Err(other.id()),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|id| {
+                    Failure::usage(format!(
+                        "--mode oneway times IPC mechanisms; '{id}' is a single-process benchmark"
+                    ))
+                })?
+        } else {
+            selected
+        };
+        let selected = if args.mode == Some(ModeArg::Stream) {
+            check_stream_args(args, &selected)?;
+            selected
+                .into_iter()
+                .map(|item| match item {
+                    Item::PingPong(m, cold) => Item::Stream(m, cold),
+                    other => other,
+                })
+                .collect()
+        } else {
+            selected
+        };
+        let sizes = match (&args.sizes, preset, args.quick) {
+            (Some(s), _, _) => s.sizes.clone(),
+            (None, Some(p), _) => p.sizes.to_vec(),
+            (None, None, true) => vec![64],
+            // One-way messages carry an 8-byte stamp: 8 B stands in for 1 B.
+            (None, None, false) if oneway => DEFAULT_SIZES.map(|s| s.max(8)).to_vec(),
+            (None, None, false) => DEFAULT_SIZES.to_vec(),
+        };
+        let (client, server, placement_note, cpus_available) =
+            placement(args, preset.and_then(|p| p.rt_priority), machine)?;
+        let scores = if selected.iter().any(|s| matches!(s, Item::Scored(_))) {
+            Some(score_settings(args, &client, machine)?)
+        } else {
+            None
+        };
+        super::check_json_path(args.json.as_deref())?;
+        let cpu_latency = match args.cpu_latency {
+            Some(CpuLatency::Hold(us)) => LatencyRequest::Required(us),
+            Some(CpuLatency::Off) => LatencyRequest::None,
+            None if preset.is_some_and(|p| p.idle_states) => LatencyRequest::None,
+            None => LatencyRequest::Wanted(0),
+        };
+        let settings = RunSettings {
+            client,
+            server,
+            peer: match args.peer {
+                PeerArg::Process => PeerKind::Process,
+                PeerArg::Thread => PeerKind::Thread,
+            },
+            budget: budget(args),
+            cpus_available,
+            // After the 16 messages checked before timing, and before the 16
+            // checked after it, however few the timed ones are: a figure whose
+            // warm-up calibrated on one slow round trip may time only a handful.
+            fault: args.fault.and_then(|f| match f {
+                FaultArg::Corrupt => Some(Fault::Corrupt),
+                FaultArg::Die => Some(Fault::Die(FAULT_AFTER)),
+                FaultArg::Hang => Some(Fault::Hang(FAULT_AFTER)),
+                FaultArg::Unfair => None,
+            }),
+        };
+        let passes = args.passes.map_or(PASSES, |n| n as usize);
+        let periodic = PeriodicSettings {
+            period: args.period.unwrap_or(TIMER_PERIOD),
+            duration: args.duration,
+            tolerance: args.tolerance,
+            frequencies: args.frequencies.0.clone(),
+            irq_frequency: args.irq_frequency,
+            quick: args.quick,
+        };
+        // Each selected item with the figures it makes.
+        let items = selected
+            .into_iter()
+            .map(|item| {
+                let figures = item.figures(&sizes, &periodic);
+                (item, figures)
+            })
+            .collect();
+        Ok(RunPlan {
+            settings: Settings {
+                sizes,
+                client_cpu: client.cpu,
+                server_cpu: server.cpu,
+                rt_priority: client.rt_priority,
+                peer: settings.peer,
+                quick: args.quick,
+                passes,
+                budget: settings.budget,
+                placement_note,
+                cpu_latency_us: None,
+            },
+            session: session::Plan {
+                items,
+                settings,
+                passes,
+                periodic,
+                scores,
+            },
+            preset,
+            json: args.json.clone(),
+            cpu_latency,
+        })
+    }
+}
