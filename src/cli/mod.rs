@@ -15,8 +15,15 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 /// Measures what the operating system's IPC and synchronisation primitives cost.
+// The version names the commit and the features, so that a bug report
+// identifies the exact build (see `output::json::build`).
 #[derive(Debug, Parser)]
-#[command(name = "ipcmark", version, about, propagate_version = true)]
+#[command(
+    name = "ipcmark",
+    version = crate::output::json::build::VERSION_LINE,
+    about,
+    propagate_version = true
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -390,6 +390,7 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     let mut rep = WorkloadReport {
         schema: report::SCHEMA,
         ipcmark_version: env!("CARGO_PKG_VERSION"),
+        build: json::build::BuildRecord::current(),
         started_at: crate::output::recorder::now_rfc3339(),
         finished_at: None,
         complete: false,
