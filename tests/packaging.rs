@@ -127,3 +127,160 @@ fn every_json_report_carries_the_build() {
     ran.assert_success();
     assert_build(&ran.report, &commit, "workload report");
 }
+
+/// `ipcmark SUBCOMMAND...` run to completion: its stdout (it must succeed).
+fn output_of(argv: &[&str]) -> String {
+    let sb = Sandbox::new();
+    let out = sb.run(argv, Duration::from_secs(20));
+    assert!(
+        out.status.success(),
+        "{argv:?}: exit {:?}\n{}",
+        out.status,
+        stderr(&out)
+    );
+    stdout(&out)
+}
+
+/// The groups `ipcmark list` shows under "groups (ipcmark run GROUP):",
+/// `all` included.
+fn listed_groups() -> Vec<String> {
+    let text = output_of(&["list"]);
+    let groups: Vec<String> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("groups ("))
+        .skip(1)
+        .map_while(|l| l.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert!(groups.len() >= 5, "no groups in `ipcmark list`:\n{text}");
+    groups
+}
+
+/// Every name the registries give: mechanism and benchmark ids, groups,
+/// presets, workloads.
+fn registry_names() -> Vec<String> {
+    let mut names: Vec<String> = list()
+        .iter()
+        .map(|e| e["id"].as_str().expect("id").to_string())
+        .collect();
+    names.extend(listed_groups());
+    let presets: Value =
+        serde_json::from_str(&output_of(&["list", "presets", "--json"])).expect("JSON");
+    names.extend(
+        presets
+            .as_array()
+            .expect("array")
+            .iter()
+            .map(|p| p["name"].as_str().expect("name").to_string()),
+    );
+    // The workloads `ipcmark workload --help` lists (two-space indented ids).
+    let help = output_of(&["workload", "--help"]);
+    let workloads: Vec<String> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Workloads:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .map_while(|l| l.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert_eq!(workloads.len(), 3, "{help}");
+    names.extend(workloads);
+    names
+}
+
+#[test]
+fn bash_completions_hold_every_registry_name() {
+    let script = output_of(&["completions", "bash"]);
+    let words: std::collections::HashSet<&str> = script
+        .split(|c: char| c.is_whitespace() || c == '"')
+        .collect();
+    for name in registry_names() {
+        assert!(
+            words.contains(name.as_str()),
+            "bash completion lacks {name}"
+        );
+    }
+    for flag in ["--same-cpu", "--json", "--preset", "--place", "--alpha"] {
+        assert!(words.contains(flag), "bash completion lacks {flag}");
+    }
+    assert!(!script.contains("--fault"), "the hidden --fault is offered");
+}
+
+/// Sources `ipcmark completions bash` in a bash and completes the command
+/// line `words` (the last one being completed), as bash does on Tab: the
+/// completion function gets the command, the current word and the previous
+/// one. The candidates, one per line.
+fn bash_complete(words: &[&str]) -> Vec<String> {
+    let sb = Sandbox::new();
+    let script = sb.path("ipcmark.bash");
+    std::fs::write(&script, output_of(&["completions", "bash"])).unwrap();
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let program = format!(
+        "source '{}' || exit 3\n\
+         COMP_WORDS=({})\n\
+         COMP_CWORD={}\n\
+         COMP_LINE=\"${{COMP_WORDS[*]}}\"\n\
+         COMP_POINT=${{#COMP_LINE}}\n\
+         _ipcmark ipcmark \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"\n\
+         printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script.display(),
+        quoted.join(" "),
+        words.len() - 1
+    );
+    let out = std::process::Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", &program])
+        .current_dir(sb.dir.path())
+        .output()
+        .expect("bash runs");
+    assert!(
+        out.status.success(),
+        "{words:?}: bash exit {:?}\n{}",
+        out.status,
+        stderr(&out)
+    );
+    stdout(&out)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn bash_completes_names_flags_and_commands() {
+    assert_eq!(
+        bash_complete(&["ipcmark", "run", "pi"]),
+        ["pipe", "pipe-self"]
+    );
+    assert_eq!(
+        bash_complete(&["ipcmark", "run", "pipe", "shm-fu"]),
+        ["shm-futex"]
+    );
+    assert_eq!(bash_complete(&["ipcmark", "ru"]), ["run"]);
+    assert_eq!(bash_complete(&["ipcmark", "run", "--same"]), ["--same-cpu"]);
+    assert_eq!(
+        bash_complete(&["ipcmark", "run", "--mode", "o"]),
+        ["oneway"]
+    );
+    assert_eq!(
+        bash_complete(&["ipcmark", "run", "--preset", "qnx"]),
+        ["qnx-table4"]
+    );
+    assert_eq!(
+        bash_complete(&["ipcmark", "workload", "phil"]),
+        ["philosophers"]
+    );
+    assert_eq!(bash_complete(&["ipcmark", "completions", "z"]), ["zsh"]);
+    // A value that is neither a name nor a path completes to what was typed,
+    // not to file names.
+    assert_eq!(bash_complete(&["ipcmark", "run", "--sizes", "4K"]), ["4K"]);
+}
+
+#[test]
+fn an_unknown_shell_is_bad_usage() {
+    let sb = Sandbox::new();
+    refused(
+        &sb,
+        &["completions", "nosuchshell"],
+        &["nosuchshell", "bash"],
+    );
+    refused(&sb, &["completions"], &["SHELL"]);
+}

@@ -3,6 +3,8 @@
 
 mod clean;
 mod compare;
+mod completions;
+mod generated;
 mod list;
 pub mod parse;
 mod plan;
@@ -43,22 +45,27 @@ enum Command {
     /// generator-calculator, shared-counter) in one or more placements.
     #[command(after_help = workload::after_help())]
     Workload(workload::WorkloadArgs),
+    /// Print a shell completion script (bash, zsh, fish) for ipcmark's
+    /// commands, flags and the names of its mechanisms, benchmarks, groups,
+    /// presets and workloads.
+    #[command(after_help = completions::AFTER_HELP)]
+    Completions(completions::CompletionsArgs),
 }
 
 /// Arguments of `ipcmark compare`.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// The baseline report.
-    #[arg(value_name = "A.json")]
+    #[arg(value_name = "A.json", value_hint = clap::ValueHint::FilePath)]
     a: PathBuf,
     /// The report compared with it.
-    #[arg(value_name = "B.json")]
+    #[arg(value_name = "B.json", value_hint = clap::ValueHint::FilePath)]
     b: PathBuf,
     /// Significance level of the Mann–Whitney U test (and 1 − confidence of the interval).
     #[arg(long, default_value_t = 0.05)]
     alpha: f64,
     /// Also write the comparison as JSON to this file.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
     json: Option<PathBuf>,
 }
 
@@ -151,7 +158,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = PeerArg::Process)]
     peer: PeerArg,
     /// Write the results as JSON to this file (rewritten after every mechanism).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
     json: Option<PathBuf>,
     /// Samples every figure takes at least, in each pass (default 11; --quick 7).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -266,6 +273,7 @@ pub fn main() -> ExitCode {
         Command::Clean => clean::clean(),
         Command::Compare(args) => compare::compare(args),
         Command::Workload(args) => workload::workload(args),
+        Command::Completions(args) => completions::completions(args),
     };
     match outcome {
         Ok(code) => code,

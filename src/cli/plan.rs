@@ -339,7 +339,7 @@ fn check_mode_flags(
 
 /// Resolves the names given to `ipcmark run`: mechanism ids, benchmark ids and
 /// group names, in the order given, each thing once. No name: the ipc group.
-fn resolve(names: &[String], cold: bool) -> Result<Vec<Item>, Failure> {
+pub(super) fn resolve(names: &[String], cold: bool) -> Result<Vec<Item>, Failure> {
     let ipc = || {
         mechanisms::REGISTRY
             .iter()
