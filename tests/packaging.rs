@@ -284,3 +284,123 @@ fn an_unknown_shell_is_bad_usage() {
     );
     refused(&sb, &["completions"], &["SHELL"]);
 }
+
+/// The page `ipcmark man` prints (roff).
+fn man_page() -> String {
+    output_of(&["man"])
+}
+
+/// The commands `ipcmark --help` lists (but `help`).
+fn commands() -> Vec<String> {
+    let help = output_of(&["--help"]);
+    let commands: Vec<String> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|c| c != "help")
+        .collect();
+    assert!(commands.len() >= 7, "{help}");
+    commands
+}
+
+/// Every `--flag` in `text`.
+fn long_flags(text: &str) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("--") {
+        let tail = &rest[i + 2..];
+        let name: String = tail
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        if name.starts_with(|c: char| c.is_ascii_lowercase()) {
+            out.insert(format!("--{name}"));
+        }
+        rest = tail;
+    }
+    out
+}
+
+#[test]
+fn the_man_page_documents_every_flag_of_every_command() {
+    // roff escapes '-' as "\-".
+    let page = man_page().replace("\\-", "-");
+    let mut checked = 0;
+    for command in commands() {
+        let help = output_of(&[&command, "--help"]);
+        let flags = long_flags(&help);
+        assert!(flags.contains("--help"), "{command} --help: {help}");
+        for flag in flags {
+            assert!(
+                page.contains(&flag),
+                "the man page lacks {flag} (from ipcmark {command} --help)"
+            );
+            checked += 1;
+        }
+        assert!(
+            page.contains(&format!(".SH \"IPCMARK {}\"", command.to_uppercase())),
+            "no section for {command}"
+        );
+    }
+    assert!(checked > 50, "only {checked} flags");
+    for section in ["EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES"] {
+        assert!(
+            page.contains(&format!(".SH \"{section}\""))
+                || page.contains(&format!(".SH {section}\n")),
+            "no {section}"
+        );
+    }
+    for needle in [
+        "TMPDIR",
+        "NO_COLOR",
+        "/dev/cpu_dma_latency",
+        "/dev/shm",
+        "/dev/mqueue",
+        "ipcmark-<pid>-",
+    ] {
+        assert!(page.contains(needle), "the man page lacks {needle}");
+    }
+}
+
+#[test]
+fn the_man_page_renders_without_warnings() {
+    let sb = Sandbox::new();
+    let page = sb.path("ipcmark.1");
+    std::fs::write(&page, man_page()).unwrap();
+    let out = match std::process::Command::new("groff")
+        .args(["-ww", "-man", "-Tutf8"])
+        .arg(&page)
+        .output()
+    {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
+            "groff is not installed: this test renders the man page with it; \
+             install Debian's groff-base (apt-get install groff-base)"
+        ),
+        Err(e) => panic!("cannot run groff: {e}"),
+    };
+    assert!(
+        out.status.success(),
+        "groff exit {:?}: {}",
+        out.status,
+        stderr(&out)
+    );
+    assert_eq!(stderr(&out), "", "groff -ww warned");
+    // grotty marks bold and underline by overstriking: "X\bX", "_\bX".
+    let raw: Vec<char> = stdout(&out).chars().collect();
+    let mut text = String::new();
+    let mut i = 0;
+    while i < raw.len() {
+        if raw.get(i + 1) == Some(&'\u{8}') {
+            i += 2;
+        } else {
+            text.push(raw[i]);
+            i += 1;
+        }
+    }
+    assert!(text.contains("EXIT STATUS"), "{text}");
+    assert!(text.contains("ipcmark run --quick"), "{text}");
+}

@@ -6,6 +6,7 @@ mod compare;
 mod completions;
 mod generated;
 mod list;
+mod man;
 pub mod parse;
 mod plan;
 mod run;
@@ -24,7 +25,8 @@ use std::time::Duration;
     name = "ipcmark",
     version = crate::output::json::build::VERSION_LINE,
     about,
-    propagate_version = true
+    propagate_version = true,
+    subcommand_value_name = "COMMAND"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -50,6 +52,8 @@ enum Command {
     /// presets and workloads.
     #[command(after_help = completions::AFTER_HELP)]
     Completions(completions::CompletionsArgs),
+    /// Print the manual page (roff) to standard output: `ipcmark man | man -l -`.
+    Man,
 }
 
 /// Arguments of `ipcmark compare`.
@@ -274,6 +278,7 @@ pub fn main() -> ExitCode {
         Command::Compare(args) => compare::compare(args),
         Command::Workload(args) => workload::workload(args),
         Command::Completions(args) => completions::completions(args),
+        Command::Man => man::man(),
     };
     match outcome {
         Ok(code) => code,
