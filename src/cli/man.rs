@@ -4,7 +4,8 @@
 //! definitions as `--help` (with the registries' names, see
 //! [`super::generated`]), so they cannot drift from it; EXIT STATUS,
 //! ENVIRONMENT and FILES say what `src/cli` and the engine do; EXAMPLES are
-//! the command lines of README.md's examples, with their comments.
+//! the command lines of README.md's Usage and Whole workloads sections, with
+//! their comments.
 
 use super::{Failure, generated, print_stdout};
 use crate::output::json::build;
@@ -301,17 +302,25 @@ fn files(r: &mut Roff) {
     );
 }
 
-/// The command lines of README.md's examples (its ```sh blocks), each with
-/// its comment; a comment continued on the next line is joined to it.
+/// The README sections whose examples the page shows.
+const EXAMPLE_SECTIONS: &[&str] = &["## Usage", "## Whole workloads"];
+
+/// The command lines of README.md's examples (the ```sh blocks of
+/// [`EXAMPLE_SECTIONS`]), each with its comment; a comment continued on the
+/// next line is joined to it.
 pub fn readme_examples() -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
+    let mut section = "";
     let mut in_sh = false;
     for line in README.lines() {
         if let Some(fence) = line.strip_prefix("```") {
             in_sh = !in_sh && fence == "sh";
             continue;
         }
-        if !in_sh {
+        if !in_sh && line.starts_with("## ") {
+            section = line;
+        }
+        if !in_sh || !EXAMPLE_SECTIONS.contains(&section) {
             continue;
         }
         let (command, comment) = match line.split_once(" #") {

@@ -19,12 +19,13 @@ use std::time::Duration;
 
 /// Measures what the operating system's IPC and synchronisation primitives cost.
 // The version names the commit and the features, so that a bug report
-// identifies the exact build (see `output::json::build`).
+// identifies the exact build (see `output::json::build`). The doc comment
+// above is the about line (a bare `about` would take Cargo.toml's
+// description instead).
 #[derive(Debug, Parser)]
 #[command(
     name = "ipcmark",
     version = crate::output::json::build::VERSION_LINE,
-    about,
     propagate_version = true,
     subcommand_value_name = "COMMAND"
 )]
