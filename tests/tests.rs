@@ -28,3 +28,5 @@ mod timer;
 mod workloads;
 // Every mode's JSON keeps the fields of tests/fields/*.txt.
 mod field_paths;
+// `--version` and the reports' `build`; the man page, completions, packaging.
+mod packaging;

@@ -106,6 +106,15 @@ impl Benchmark {
         }
     }
 
+    /// One line: what it measures.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Benchmark::Op(b) => b.info().summary,
+            Benchmark::Periodic(b) => b.info().summary,
+            Benchmark::Scored(b) => b.info().summary,
+        }
+    }
+
     /// The group it belongs to.
     pub fn group(self) -> &'static str {
         match self {

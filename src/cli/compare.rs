@@ -161,6 +161,8 @@ struct Unmatched {
 #[derive(Debug, Serialize)]
 struct CompareReport {
     schema: &'static str,
+    /// The build that wrote it.
+    build: crate::output::json::build::BuildRecord,
     alpha: f64,
     a: Side,
     b: Side,
@@ -383,6 +385,7 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
         .collect();
     let report = CompareReport {
         schema: COMPARE_SCHEMA,
+        build: crate::output::json::build::BuildRecord::current(),
         alpha: args.alpha,
         a: side(&args.a, &fa),
         b: side(&args.b, &fb),

@@ -3,7 +3,10 @@
 
 mod clean;
 mod compare;
+mod completions;
+mod generated;
 mod list;
+mod man;
 pub mod parse;
 mod plan;
 mod run;
@@ -15,8 +18,17 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 /// Measures what the operating system's IPC and synchronisation primitives cost.
+// The version names the commit and the features, so that a bug report
+// identifies the exact build (see `output::json::build`). The doc comment
+// above is the about line (a bare `about` would take Cargo.toml's
+// description instead).
 #[derive(Debug, Parser)]
-#[command(name = "ipcmark", version, about, propagate_version = true)]
+#[command(
+    name = "ipcmark",
+    version = crate::output::json::build::VERSION_LINE,
+    propagate_version = true,
+    subcommand_value_name = "COMMAND"
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -36,22 +48,29 @@ enum Command {
     /// generator-calculator, shared-counter) in one or more placements.
     #[command(after_help = workload::after_help())]
     Workload(workload::WorkloadArgs),
+    /// Print a shell completion script (bash, zsh, fish) for ipcmark's
+    /// commands, flags and the names of its mechanisms, benchmarks, groups,
+    /// presets and workloads.
+    #[command(after_help = completions::AFTER_HELP)]
+    Completions(completions::CompletionsArgs),
+    /// Print the manual page (roff) to standard output: `ipcmark man | man -l -`.
+    Man,
 }
 
 /// Arguments of `ipcmark compare`.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// The baseline report.
-    #[arg(value_name = "A.json")]
+    #[arg(value_name = "A.json", value_hint = clap::ValueHint::FilePath)]
     a: PathBuf,
     /// The report compared with it.
-    #[arg(value_name = "B.json")]
+    #[arg(value_name = "B.json", value_hint = clap::ValueHint::FilePath)]
     b: PathBuf,
     /// Significance level of the Mann–Whitney U test (and 1 − confidence of the interval).
     #[arg(long, default_value_t = 0.05)]
     alpha: f64,
     /// Also write the comparison as JSON to this file.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
     json: Option<PathBuf>,
 }
 
@@ -144,7 +163,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = PeerArg::Process)]
     peer: PeerArg,
     /// Write the results as JSON to this file (rewritten after every mechanism).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
     json: Option<PathBuf>,
     /// Samples every figure takes at least, in each pass (default 11; --quick 7).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -259,6 +278,8 @@ pub fn main() -> ExitCode {
         Command::Clean => clean::clean(),
         Command::Compare(args) => compare::compare(args),
         Command::Workload(args) => workload::workload(args),
+        Command::Completions(args) => completions::completions(args),
+        Command::Man => man::man(),
     };
     match outcome {
         Ok(code) => code,

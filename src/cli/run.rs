@@ -11,6 +11,7 @@ use crate::engine::os::interrupt;
 use crate::engine::os::objects::ObjectNamer;
 use crate::engine::run::figure::Outcome;
 use crate::engine::run::session::{self, RunObserver};
+use crate::output::json::build::BuildRecord;
 use crate::output::json::{self, Report};
 use crate::output::page;
 use crate::output::progress::Progress;
@@ -50,6 +51,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     let report = Report {
         schema: json::SCHEMA,
         ipcmark_version: env!("CARGO_PKG_VERSION"),
+        build: BuildRecord::current(),
         started_at: now_rfc3339(),
         finished_at: None,
         complete: false,

@@ -49,7 +49,7 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse::duration, default_value = "5s")]
     timeout: Duration,
     /// Write every per-process count and time as JSON to this file (rewritten after every run).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
     json: Option<PathBuf>,
     /// Philosophers at the table (default 5).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=workloads::MAX_PHILOSOPHERS as i64))]
@@ -390,6 +390,7 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     let mut rep = WorkloadReport {
         schema: report::SCHEMA,
         ipcmark_version: env!("CARGO_PKG_VERSION"),
+        build: json::build::BuildRecord::current(),
         started_at: crate::output::recorder::now_rfc3339(),
         finished_at: None,
         complete: false,

@@ -20,7 +20,7 @@ use crate::mechanisms;
 use crate::output::json::Settings;
 use crate::presets::Preset;
 use modes::{check_mode_flags, check_stream_args, oneway_plan};
-use names::resolve;
+pub(super) use names::resolve;
 use settings::{PASSES, TIMER_PERIOD, budget, placement, score_settings};
 use std::path::PathBuf;
 

@@ -32,7 +32,7 @@ pub(super) fn key(item: &Item) -> (&'static str, bool, u64) {
 
 /// Resolves the names given to `ipcmark run`: mechanism ids, benchmark ids and
 /// group names, in the order given, each thing once. No name: the ipc group.
-pub(super) fn resolve(names: &[String], cold: bool) -> Result<Vec<Item>, Failure> {
+pub(in crate::cli) fn resolve(names: &[String], cold: bool) -> Result<Vec<Item>, Failure> {
     let ipc = || {
         mechanisms::REGISTRY
             .iter()

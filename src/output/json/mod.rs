@@ -1,5 +1,6 @@
 //! The JSON reports: of a run ([`run`]), the records of the engine values
-//! they write ([`context`], [`facts`]), and atomic writing.
+//! they write ([`context`], [`facts`]), the build that wrote them
+//! ([`build`]), and atomic writing.
 //!
 //! **The JSON schemas belong to output.** Every record a report writes is a
 //! type in `src/output/` (here; `workload/records.rs` for `ipcmark
@@ -13,6 +14,7 @@
 //! workload fills itself is its `parameters` (its resolved settings, free in
 //! shape per workload and checked by the schema).
 
+pub mod build;
 pub mod context;
 pub mod facts;
 pub mod run;

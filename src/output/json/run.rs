@@ -23,6 +23,8 @@ pub struct Report {
     pub schema: &'static str,
     /// Version of ipcmark that wrote it.
     pub ipcmark_version: &'static str,
+    /// The build that wrote it: version, git commit, dirty tree, features.
+    pub build: super::build::BuildRecord,
     /// RFC 3339 time the run started.
     pub started_at: String,
     /// RFC 3339 time the run ended; null while it is still going.

@@ -21,6 +21,8 @@ pub struct WorkloadReport {
     pub schema: &'static str,
     /// Version of ipcmark that wrote it.
     pub ipcmark_version: &'static str,
+    /// The build that wrote it: version, git commit, dirty tree, features.
+    pub build: crate::output::json::build::BuildRecord,
     /// RFC 3339 start time.
     pub started_at: String,
     /// RFC 3339 end time; null while running.
