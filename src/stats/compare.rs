@@ -5,7 +5,7 @@
 //! interval of the ratio of medians says how large the difference is.
 
 /// Result of a two-sided Mann–Whitney U test.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MannWhitney {
     /// U statistic of the first sample.
     pub u: f64,
@@ -132,7 +132,7 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
 }
 
 /// A confidence interval.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Interval {
     /// Lower bound.
     pub low: f64,
@@ -209,7 +209,7 @@ pub fn bootstrap_median(v: &[f64], level: f64, resamples: usize, seed: u64) -> O
 
 /// Welch's t test of the log of replicate values: is B's level different
 /// from A's, given how much each run's replicates disagree among themselves?
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Welch {
     /// Two-sided p-value.
     pub p: f64,

@@ -8,7 +8,7 @@ pub mod regression;
 use hdrhistogram::Histogram;
 
 /// Location and spread of a set of samples.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Summary {
     /// Median (mean of the two middle values for an even count).
     pub median: f64,
@@ -78,7 +78,7 @@ pub fn median(values: &[f64]) -> f64 {
 pub struct LatencyHistogram(Histogram<u64>);
 
 /// Percentiles of a [`LatencyHistogram`].
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Percentiles {
     /// Number of values recorded.
     pub count: u64,

@@ -5,7 +5,7 @@
 use super::compare::Interval;
 
 /// A least-squares line y = intercept + slope × x over a range of x.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LineFit {
     /// y at x = 0 (the setup cost).
     pub intercept: f64,

@@ -1,0 +1,231 @@
+//! The report of `ipcmark compare A.json B.json`: for every result the two
+//! runs share, both medians, the difference, and whether it is significant;
+//! then the shift common to all results (the machine's speed moves every
+//! figure at once) and which results differ beyond it.
+//!
+//! Where both runs measured a figure in several passes (`--passes`), the test
+//! is Welch's t on the logs of the pass medians, with its interval of the
+//! ratio B / A: a run's level moves between runs by more than its samples
+//! scatter, and only the spread between passes shows how much. Otherwise it
+//! is Mann–Whitney U on the samples, with a bootstrap interval of the ratio
+//! of medians, and the output says run-to-run variation was not measured.
+//!
+//! What it reads of a run report ([`input`], the one `Deserialize` of
+//! ipcmark's own schema), the records it writes ([`records`]) and its table
+//! ([`table`]). The command line reads the files and calls [`compare`].
+
+pub mod input;
+pub mod records;
+pub mod table;
+
+use crate::stats::compare::{
+    bootstrap_median, bootstrap_ratio_of_medians, mann_whitney, welch_log,
+};
+use crate::stats::median;
+pub use input::{ReadError, RunFile};
+use records::{Beyond, CommonShift, Comparison, IntervalRecord, Side, Test, Unmatched};
+pub use records::{COMPARE_SCHEMA, CompareReport};
+use std::collections::BTreeMap;
+
+/// Resamples for the bootstrap interval (fixed seed: same files, same interval).
+const RESAMPLES: usize = 4000;
+
+/// Fewest compared results for a common shift to mean anything.
+const SHIFT_MIN_RESULTS: usize = 5;
+
+type Key = (String, String, usize);
+
+fn side(path: &str, f: &RunFile) -> Side {
+    Side {
+        path: path.to_string(),
+        started_at: f.started_at.clone(),
+        hostname: f.environment.hostname.clone(),
+        kernel: f.environment.kernel.clone(),
+    }
+}
+
+fn index(f: &RunFile) -> BTreeMap<Key, &input::RunResult> {
+    f.results
+        .iter()
+        .map(|r| {
+            // A cold figure is a different measurement from a warm one of the same size.
+            // A sporadic one-way figure is a different measurement from a
+            // saturated one, and from one at another interval.
+            let mode = match (r.cold_region_bytes, r.pacing.as_deref(), r.interval_ns) {
+                (Some(_), _, _) => format!("{} (cold)", r.mode),
+                (None, Some(_), Some(ns)) => format!("{} (every {ns} ns)", r.mode),
+                (None, Some(p), None) => format!("{} ({p})", r.mode),
+                (None, None, _) => r.mode.clone(),
+            };
+            ((r.benchmark.clone(), mode, r.size_bytes), r)
+        })
+        .collect()
+}
+
+/// One result's two sides: its samples and, if it had passes, their medians.
+struct Sides<'a> {
+    a: &'a [f64],
+    b: &'a [f64],
+    passes: Option<(&'a [f64], &'a [f64])>,
+}
+
+fn compare_sides(key: &Key, sides: &Sides, alpha: f64) -> Option<Comparison> {
+    let (a, b) = (sides.a, sides.b);
+    let mw = mann_whitney(a, b)?;
+    let (ma, mb) = (median(a), median(b));
+    let welch = sides
+        .passes
+        .and_then(|(pa, pb)| welch_log(pa, pb, 1.0 - alpha));
+    let (test, p, ratio_interval) = match welch {
+        Some(w) => (Test::WelchPasses, w.p, Some(w.ratio_interval)),
+        None => (
+            Test::MannWhitneySamples,
+            mw.p,
+            bootstrap_ratio_of_medians(a, b, 1.0 - alpha, RESAMPLES, 0x1bc),
+        ),
+    };
+    let significant = p < alpha;
+    Some(Comparison {
+        benchmark: key.0.clone(),
+        mode: key.1.clone(),
+        size_bytes: key.2,
+        median_a_ns: ma,
+        median_b_ns: mb,
+        diff_ns: mb - ma,
+        diff_percent: if ma > 0.0 {
+            (mb - ma) / ma * 100.0
+        } else {
+            0.0
+        },
+        test,
+        p,
+        interval_excludes_one: ratio_interval.map(|i| !i.contains(1.0)),
+        ratio_interval: ratio_interval.map(IntervalRecord::from),
+        mann_whitney: mw.into(),
+        welch: welch.map(Into::into),
+        significant,
+        verdict: verdict(significant, mb > ma),
+        beyond_shift: None,
+    })
+}
+
+fn verdict(significant: bool, slower: bool) -> &'static str {
+    match (significant, slower) {
+        (false, _) => "no significant difference",
+        (true, true) => "slower",
+        (true, false) => "faster",
+    }
+}
+
+/// The shift common to all results, if there are enough with positive medians.
+fn common_shift(comparisons: &[&Comparison], alpha: f64) -> Option<CommonShift> {
+    let logs: Vec<f64> = comparisons
+        .iter()
+        .filter(|c| c.median_a_ns > 0.0 && c.median_b_ns > 0.0)
+        .map(|c| (c.median_b_ns / c.median_a_ns).ln())
+        .collect();
+    if logs.len() < SHIFT_MIN_RESULTS {
+        return None;
+    }
+    let ci = bootstrap_median(&logs, 1.0 - alpha, RESAMPLES, 0x5417)?;
+    Some(CommonShift {
+        factor: median(&logs).exp(),
+        interval: IntervalRecord {
+            low: ci.low.exp(),
+            high: ci.high.exp(),
+        },
+        significant: !ci.contains(0.0),
+        results: logs.len(),
+    })
+}
+
+/// Tests each result again with B divided by the common factor (its pass
+/// medians with passes, else its samples).
+fn beyond(c: &mut Comparison, sides: &Sides, factor: f64, alpha: f64) {
+    let scale = |v: &[f64]| -> Vec<f64> { v.iter().map(|x| x / factor).collect() };
+    let b = scale(sides.b);
+    let p = match (c.test, sides.passes) {
+        (Test::WelchPasses, Some((pa, pb))) => welch_log(pa, &scale(pb), 1.0 - alpha).map(|w| w.p),
+        _ => mann_whitney(sides.a, &b).map(|mw| mw.p),
+    };
+    if let Some(p) = p {
+        let significant = p < alpha;
+        c.beyond_shift = Some(Beyond {
+            p,
+            significant,
+            verdict: verdict(significant, median(&b) > median(sides.a)),
+        });
+    }
+}
+
+/// Compares run `b` (read from `path_b`) with run `a` at significance level
+/// `alpha`: every result both measured, the common shift, and what was not
+/// compared and why.
+pub fn compare(path_a: &str, a: &RunFile, path_b: &str, b: &RunFile, alpha: f64) -> CompareReport {
+    let (ia, ib) = (index(a), index(b));
+    let mut comparisons = Vec::new();
+    let mut unmatched = Vec::new();
+    let mut miss = |key: &Key, why: String| {
+        unmatched.push(Unmatched {
+            benchmark: key.0.clone(),
+            mode: key.1.clone(),
+            size_bytes: key.2,
+            why,
+        })
+    };
+    for (key, ra) in &ia {
+        let Some(rb) = ib.get(key) else {
+            miss(key, "only in A".into());
+            continue;
+        };
+        match (
+            ra.status.as_str(),
+            rb.status.as_str(),
+            &ra.samples_ns,
+            &rb.samples_ns,
+        ) {
+            ("ok", "ok", Some(sa), Some(sb)) => {
+                let sides = Sides {
+                    a: sa,
+                    b: sb,
+                    passes: ra
+                        .passes
+                        .as_ref()
+                        .zip(rb.passes.as_ref())
+                        .map(|(pa, pb)| (pa.medians_ns.as_slice(), pb.medians_ns.as_slice())),
+                };
+                match compare_sides(key, &sides, alpha) {
+                    Some(c) => comparisons.push((c, sides)),
+                    None => miss(key, "no samples".into()),
+                }
+            }
+            (sa, sb, _, _) => miss(key, format!("not measured on both sides (A {sa}, B {sb})")),
+        }
+    }
+    for key in ib.keys().filter(|k| !ia.contains_key(*k)) {
+        miss(key, "only in B".into());
+    }
+    let shift = common_shift(
+        &comparisons.iter().map(|(c, ..)| c).collect::<Vec<_>>(),
+        alpha,
+    );
+    let comparisons = comparisons
+        .into_iter()
+        .map(|(mut c, sides)| {
+            if let Some(sh) = &shift {
+                beyond(&mut c, &sides, sh.factor, alpha);
+            }
+            c
+        })
+        .collect();
+    CompareReport {
+        schema: COMPARE_SCHEMA,
+        build: crate::output::json::build::BuildRecord::current(),
+        alpha,
+        a: side(path_a, a),
+        b: side(path_b, b),
+        comparisons,
+        common_shift: shift,
+        unmatched,
+    }
+}

@@ -1,0 +1,133 @@
+//! The terminal rendering of a comparison: one row per compared result, then
+//! the method, the common shift and what was not compared.
+
+use super::records::{CompareReport, Test};
+use crate::output::table::format_size;
+use comfy_table::CellAlignment;
+
+/// The comparison as the terminal shows it.
+pub fn render(r: &CompareReport) -> String {
+    let mut header = vec![
+        "benchmark",
+        "size",
+        "A µs",
+        "B µs",
+        "Δ %",
+        "p",
+        "B/A 95% CI",
+        "verdict",
+    ];
+    if r.common_shift.is_some() {
+        header.push("beyond shift");
+    }
+    let mut t = crate::output::table::new_table(header);
+    for c in &r.comparisons {
+        let ci = c
+            .ratio_interval
+            .map_or("-".to_string(), |i| format!("{:.3}–{:.3}", i.low, i.high));
+        // Where the two methods disagree, say so: the difference is borderline.
+        let verdict = match (c.verdict, c.interval_excludes_one == Some(c.significant)) {
+            ("no significant difference", true) => "n.s.".to_string(),
+            ("no significant difference", false) => "n.s. (interval excludes 1)".to_string(),
+            (v, true) => v.to_string(),
+            (v, false) => format!("{v} (interval includes 1)"),
+        };
+        let mut row = vec![
+            c.benchmark.clone(),
+            format_size(c.size_bytes),
+            format!("{:.2}", c.median_a_ns / 1e3),
+            format!("{:.2}", c.median_b_ns / 1e3),
+            format!("{:+.1}", c.diff_percent),
+            format!("{:.3}", c.p),
+            ci,
+            verdict,
+        ];
+        if r.common_shift.is_some() {
+            row.push(
+                c.beyond_shift
+                    .as_ref()
+                    .map_or("-", |b| match b.verdict {
+                        "no significant difference" => "n.s.",
+                        v => v,
+                    })
+                    .to_string(),
+            );
+        }
+        t.add_row(row);
+    }
+    for col in 1..7 {
+        if let Some(c) = t.column_mut(col) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let significant = r.comparisons.iter().filter(|c| c.significant).count();
+    let with_passes = r
+        .comparisons
+        .iter()
+        .filter(|c| c.test == Test::WelchPasses)
+        .count();
+    let method = match (with_passes, r.comparisons.len()) {
+        (w, n) if w == n => "Welch's t on the pass medians".to_string(),
+        (0, _) => "Mann–Whitney U on the samples".to_string(),
+        (w, n) => format!(
+            "Welch's t on the pass medians for {w}, Mann–Whitney U on the samples for {}",
+            n - w
+        ),
+    };
+    let mut out = format!(
+        "A: {} ({}, {}, Linux {})\nB: {} ({}, {}, Linux {})\n{t}\n{} of {} results differ significantly ({method}, α = {}; n.s. = not significant; with no change at all about {:.0} would, by chance); Δ and the interval are B relative to A\n",
+        r.a.path,
+        r.a.started_at,
+        r.a.hostname,
+        r.a.kernel,
+        r.b.path,
+        r.b.started_at,
+        r.b.hostname,
+        r.b.kernel,
+        significant,
+        r.comparisons.len(),
+        r.alpha,
+        r.alpha * r.comparisons.len() as f64
+    );
+    if with_passes < r.comparisons.len() {
+        out.push_str(
+            "without passes on both sides a test sees only the samples of each run, not how \
+             much a run's level moves between runs: measure both with --passes 2 or more \
+             (the default is 5)\n",
+        );
+    }
+    if let Some(sh) = &r.common_shift {
+        let beyond = r
+            .comparisons
+            .iter()
+            .filter(|c| c.beyond_shift.as_ref().is_some_and(|b| b.significant))
+            .count();
+        out.push_str(&format!(
+            "all {} results together: B/A {:.3} ({:+.1}%, 95% CI {:.3}–{:.3}, {}): a change of the \
+             machine's speed between the runs moves every result so, as does a change that touches \
+             every mechanism; {} of {} differ beyond it\n",
+            sh.results,
+            sh.factor,
+            (sh.factor - 1.0) * 100.0,
+            sh.interval.low,
+            sh.interval.high,
+            if sh.significant {
+                "significant"
+            } else {
+                "not significant"
+            },
+            beyond,
+            r.comparisons.len()
+        ));
+    }
+    for u in &r.unmatched {
+        out.push_str(&format!(
+            "not compared: {} {} {}: {}\n",
+            u.benchmark,
+            u.mode,
+            format_size(u.size_bytes),
+            u.why
+        ));
+    }
+    out
+}
