@@ -1,160 +1,21 @@
-//! `ipcmark list`: the registries as tables (or JSON), and the groups.
+//! `ipcmark list`: the registries as tables (or JSON, of the records in
+//! `output/list.rs`), and the groups.
 
 use super::{Failure, ListArgs, print_stdout};
 use crate::benchmarks::{self, Benchmark, GROUPS, IPC};
 use crate::engine::channel::{Payload, StreamSupport, Topology};
 use crate::mechanisms::REGISTRY;
+use crate::output::list::{Entry, PresetEntry};
 use crate::output::table::{fit_width, format_size};
 use comfy_table::{ContentArrangement, Table, presets};
 use std::process::ExitCode;
 
-/// One mechanism as `ipcmark list --json` prints it.
-#[derive(serde::Serialize)]
-struct MechanismEntry {
-    id: &'static str,
-    summary: &'static str,
-    /// Always "ipc".
-    group: &'static str,
-    /// Always "pingpong" (the default mode).
-    mode: &'static str,
-    /// `--mode stream`: "queued", "lossy", or null with `no_stream` saying why not.
-    stream: Option<&'static str>,
-    /// Why the mechanism cannot stream.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    no_stream: Option<&'static str>,
-    /// "bytes" (swept by --sizes) or "fixed".
-    payload: &'static str,
-    /// Fixed payload size, or the largest message on this system (null: no limit).
-    max_bytes: Option<usize>,
-    /// Where the limit comes from.
-    limit_reason: Option<String>,
-    /// Whether the mechanism runs without a peer (sends to itself).
-    self_loop: bool,
-    /// Whether the hand-off busy-waits (needs two CPUs).
-    spins: bool,
-}
-
-/// One operation benchmark as `ipcmark list --json` prints it.
-#[derive(serde::Serialize)]
-struct OpEntry {
-    id: &'static str,
-    summary: &'static str,
-    group: &'static str,
-    /// "op", or "event" for a benchmark that times its events itself.
-    mode: &'static str,
-    /// Bytes one operation moves (0 if none); sizes do not apply.
-    bytes_per_op: usize,
-    /// System calls every operation makes (proven at run time).
-    syscalls: Vec<&'static str>,
-    /// System calls it is expected to do without (vDSO).
-    avoids: Vec<&'static str>,
-    /// Why it cannot run here, if it cannot.
-    unavailable: Option<String>,
-}
-
-/// One periodic benchmark as `ipcmark list --json` prints it.
-#[derive(serde::Serialize)]
-struct PeriodicEntry {
-    id: &'static str,
-    summary: &'static str,
-    group: &'static str,
-    /// Always "periodic".
-    mode: &'static str,
-}
-
-/// One score benchmark as `ipcmark list --json` prints it.
-#[derive(serde::Serialize)]
-struct ScoreEntry {
-    id: &'static str,
-    summary: &'static str,
-    group: &'static str,
-    /// Always "score".
-    mode: &'static str,
-    /// What one operation of the score is.
-    operation: &'static str,
-    /// Whether the group's other scores are normalised by this one.
-    baseline: bool,
-    /// Whether it needs SCHED_FIFO (skipped without).
-    needs_fifo: bool,
-}
-
-#[derive(serde::Serialize)]
-#[serde(untagged)]
-enum Entry {
-    Mechanism(MechanismEntry),
-    Op(OpEntry),
-    Periodic(PeriodicEntry),
-    Score(ScoreEntry),
-}
-
 fn entries() -> Vec<Entry> {
-    let mechanisms = REGISTRY.iter().map(|m| {
-        let info = m.info();
-        let limit = m.size_limit();
-        let (payload, max_bytes, limit_reason) = match info.payload {
-            Payload::Fixed(n) => ("fixed", Some(n), None),
-            Payload::Bytes => (
-                "bytes",
-                limit.as_ref().map(|l| l.max_bytes),
-                limit.map(|l| l.reason),
-            ),
-        };
-        Entry::Mechanism(MechanismEntry {
-            id: info.id,
-            summary: info.summary,
-            group: IPC,
-            mode: "pingpong",
-            stream: match m.stream() {
-                StreamSupport::Queued => Some("queued"),
-                StreamSupport::Lossy => Some("lossy"),
-                StreamSupport::No(_) => None,
-            },
-            no_stream: match m.stream() {
-                StreamSupport::No(why) => Some(why),
-                _ => None,
-            },
-            payload,
-            max_bytes,
-            limit_reason,
-            self_loop: info.topology == Topology::SelfLoop,
-            spins: info.spins,
-        })
-    });
+    let mechanisms = REGISTRY.iter().map(|&m| Entry::mechanism(m, IPC));
     let benchmarks = benchmarks::REGISTRY.iter().map(|&b| match b {
-        Benchmark::Op(b) => {
-            let info = b.info();
-            Entry::Op(OpEntry {
-                id: info.id,
-                summary: info.summary,
-                group: info.group,
-                mode: if b.self_timed() { "event" } else { "op" },
-                bytes_per_op: info.bytes,
-                syscalls: info.enters.iter().map(|c| c.name).collect(),
-                avoids: info.avoids.iter().map(|c| c.name).collect(),
-                unavailable: b.unavailable(),
-            })
-        }
-        Benchmark::Periodic(b) => {
-            let info = b.info();
-            Entry::Periodic(PeriodicEntry {
-                id: info.id,
-                summary: info.summary,
-                group: info.group,
-                mode: "periodic",
-            })
-        }
-        Benchmark::Scored(b) => {
-            let info = b.info();
-            Entry::Score(ScoreEntry {
-                id: info.id,
-                summary: info.summary,
-                group: info.group,
-                mode: "score",
-                operation: info.operation,
-                baseline: info.is_baseline,
-                needs_fifo: info.needs_fifo,
-            })
-        }
+        Benchmark::Op(b) => Entry::op(b),
+        Benchmark::Periodic(b) => Entry::periodic(b),
+        Benchmark::Scored(b) => Entry::score(b),
     });
     mechanisms.chain(benchmarks).collect()
 }
@@ -271,29 +132,10 @@ fn op_table() -> Table {
     t
 }
 
-/// A preset as `ipcmark list presets --json` prints it.
-#[derive(serde::Serialize)]
-struct PresetEntry {
-    name: &'static str,
-    study: &'static str,
-    /// Column labels with the mechanism and flags (`--cold`, `--mode oneway`, …) behind each.
-    columns: Vec<String>,
-    sizes: &'static [usize],
-}
-
 fn list_presets(json: bool) -> Result<ExitCode, Failure> {
     let entries: Vec<PresetEntry> = crate::presets::PRESETS
         .iter()
-        .map(|p| PresetEntry {
-            name: p.name,
-            study: p.study,
-            columns: p
-                .columns
-                .iter()
-                .map(|c| format!("{}: {}", c.label, c.command()))
-                .collect(),
-            sizes: p.sizes,
-        })
+        .map(PresetEntry::from)
         .collect();
     if json {
         let text =

@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod cost_model;
 pub mod json;
+pub mod list;
 pub mod page;
 pub mod progress;
 pub mod recorder;
