@@ -4,15 +4,23 @@
 //!
 //! **The JSON schemas belong to output.** Every record a report writes is a
 //! type in `src/output/` (here; `workload/records.rs` for `ipcmark
-//! workload`; `warnings.rs`; `cost_model.rs`), built from engine and workload
-//! results by a conversion in output; engine and workload types do not
-//! derive `Serialize`. A field's name, unit, order and when it is left out
-//! are decided here, beside `docs/schema/`, and the engine can rename or
-//! reshape its own types without changing a report. A report may keep an
-//! engine value and name the function here that writes it
+//! workload`; `compare/records.rs` for `ipcmark compare`; `list.rs` for
+//! `ipcmark list --json`; `warnings.rs`; `cost_model.rs`), built from
+//! engine, workload and statistics results by a conversion in output;
+//! nothing outside `src/output/` derives or names `Serialize`. A field's
+//! name, unit, order and when it is left out are decided here, beside
+//! `docs/schema/`, and the engine (or `stats`) can rename or reshape its own
+//! types without changing a report. A report may keep an engine value and
+//! name the function here that writes it
 //! (`#[serde(serialize_with = "context::environment")]`). The one object a
 //! workload fills itself is its `parameters` (its resolved settings, free in
 //! shape per workload and checked by the schema).
+//!
+//! Reading is the mirror rule: ipcmark's own reports are read in output,
+//! beside their writer (`compare/input.rs` reads `ipcmark.run/1`). A
+//! `Deserialize` type elsewhere, for input that is no report of ipcmark's,
+//! may carry `#[serde(...)]` attributes; a file outside output without
+//! `Deserialize` may not (there they could only shape a report).
 
 pub mod build;
 pub mod context;
@@ -69,33 +77,74 @@ fn tempfile_in(dir: &Path, target: &Path) -> std::io::Result<(std::path::PathBuf
 mod tests {
     use std::path::Path;
 
-    /// The policy above: no engine or workload type serialises itself (a
-    /// workload's `parameters` are built with `serde_json::json!`, which is
-    /// no derive).
+    /// The lines of one source file (outside `src/output/`) against the
+    /// policy above: every line naming `Serialize` (not as part of
+    /// `Deserialize`), and every `#[serde` attribute of a file with no
+    /// `Deserialize` to give it a reading meaning.
+    fn offending_lines(text: &str) -> Vec<(usize, &str)> {
+        let reads = text.contains("Deserialize");
+        text.lines()
+            .enumerate()
+            .map(|(n, line)| (n + 1, line.trim_start()))
+            .filter(|(_, code)| !code.starts_with("//"))
+            .filter(|(_, code)| {
+                code.replace("Deserialize", "").contains("Serialize")
+                    || (code.contains("#[serde") && !reads)
+            })
+            .collect()
+    }
+
     #[test]
-    fn engine_and_workload_types_do_not_derive_serialize() {
+    fn the_policy_check_tells_writing_from_reading() {
+        let offending = |t: &str| offending_lines(t).len();
+        assert_eq!(
+            offending("#[derive(Debug, serde::Serialize)]\nstruct A;"),
+            1
+        );
+        assert_eq!(offending("use serde::{Deserialize, Serialize};"), 1);
+        assert_eq!(offending("impl Serialize for A {}"), 1);
+        assert_eq!(
+            offending("#[derive(Debug)]\n#[serde(rename_all = \"kebab-case\")]"),
+            1
+        );
+        assert_eq!(offending("// a comment naming Serialize"), 0);
+        assert_eq!(
+            offending("#[derive(Deserialize)]\nstruct A {\n    #[serde(default)]\n    x: u8,\n}"),
+            0
+        );
+        assert_eq!(offending("serde_json::json!({\"a\": 1})"), 0);
+    }
+
+    /// The policy above: outside `src/output/` (the engine, workloads,
+    /// statistics, the command line, mechanisms, benchmarks, sys, presets)
+    /// no type serialises itself (a workload's `parameters` are built with
+    /// `serde_json::json!`, which is no derive).
+    #[test]
+    fn nothing_outside_output_derives_serialize() {
         fn walk(dir: &Path, offenders: &mut Vec<String>) {
             for entry in std::fs::read_dir(dir).unwrap() {
                 let path = entry.unwrap().path();
                 if path.is_dir() {
-                    walk(&path, offenders);
+                    if !path.ends_with("src/output") {
+                        walk(&path, offenders);
+                    }
                 } else if path.extension().is_some_and(|e| e == "rs") {
                     let text = std::fs::read_to_string(&path).unwrap();
-                    for (n, line) in text.lines().enumerate() {
-                        let code = line.trim_start();
-                        if !code.starts_with("//")
-                            && (code.contains("Serialize") || code.contains("#[serde"))
-                        {
-                            offenders.push(format!("{}:{}: {code}", path.display(), n + 1));
-                        }
+                    for (n, code) in offending_lines(&text) {
+                        offenders.push(format!("{}:{n}: {code}", path.display()));
                     }
                 }
             }
         }
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        for layer in ["engine", "workloads", "stats", "cli"] {
+            assert!(
+                src.join(layer).is_dir(),
+                "src/{layer} moved: update this test"
+            );
+        }
         let mut offenders = Vec::new();
-        walk(&src.join("engine"), &mut offenders);
-        walk(&src.join("workloads"), &mut offenders);
+        walk(&src, &mut offenders);
         assert!(
             offenders.is_empty(),
             "give these a record in src/output/ instead:\n{}",
