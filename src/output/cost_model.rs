@@ -172,6 +172,7 @@ mod tests {
                 p99: 0,
                 p999: 0,
                 max: 0,
+                at_or_below_zero: 0,
             },
             verified_round_trips: 0,
             histogram: None,

@@ -75,7 +75,12 @@ pub fn median(values: &[f64]) -> f64 {
 /// A distribution of individual latencies in nanoseconds (HDR histogram,
 /// 3 significant digits: every value is kept within 0.1%).
 #[derive(Debug, Clone)]
-pub struct LatencyHistogram(Histogram<u64>);
+pub struct LatencyHistogram {
+    hist: Histogram<u64>,
+    /// Values that were at or below zero once their overheads were
+    /// subtracted (recorded as 0, so that ranks stay right).
+    at_or_below_zero: u64,
+}
 
 /// Percentiles of a [`LatencyHistogram`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -94,6 +99,18 @@ pub struct Percentiles {
     pub p999: u64,
     /// Largest value.
     pub max: u64,
+    /// Values at or below zero once their overheads were subtracted: they
+    /// rank lowest, and a percentile that falls among them reads 0, which
+    /// is not a measured time but "below the clock's resolution".
+    pub at_or_below_zero: u64,
+}
+
+impl Percentiles {
+    /// `v`, one of these percentiles, unless it fell among the values at or
+    /// below zero (then it was not resolved: `None`).
+    pub fn resolved(&self, v: u64) -> Option<u64> {
+        (v > 0 || self.at_or_below_zero == 0).then_some(v)
+    }
 }
 
 impl Default for LatencyHistogram {
@@ -108,26 +125,39 @@ impl LatencyHistogram {
 
     /// An empty histogram covering 1 ns to [`Self::MAX_NS`].
     pub fn new() -> Self {
-        LatencyHistogram(
-            Histogram::new_with_bounds(1, Self::MAX_NS, 3).expect("static bounds are valid"),
-        )
+        LatencyHistogram {
+            hist: Histogram::new_with_bounds(1, Self::MAX_NS, 3).expect("static bounds are valid"),
+            at_or_below_zero: 0,
+        }
     }
 
     /// Records one value (clamped to [`Self::MAX_NS`]).
     pub fn record(&mut self, ns: u64) {
-        self.0.saturating_record(ns);
+        self.hist.saturating_record(ns);
+    }
+
+    /// Records one time from which overheads were subtracted: one at or
+    /// below zero is kept as 0 and counted ([`Percentiles::at_or_below_zero`]).
+    pub fn record_ns(&mut self, ns: f64) {
+        if ns > 0.0 {
+            self.record(ns.round() as u64);
+        } else {
+            self.at_or_below_zero += 1;
+            self.record(0);
+        }
     }
 
     /// Adds every value recorded in `other` (the same bounds, so it cannot fail).
     pub fn add(&mut self, other: &LatencyHistogram) {
-        self.0
-            .add(&other.0)
+        self.hist
+            .add(&other.hist)
             .expect("histograms of the same bounds always add");
+        self.at_or_below_zero += other.at_or_below_zero;
     }
 
     /// Percentiles, or `None` if nothing was recorded.
     pub fn percentiles(&self) -> Option<Percentiles> {
-        let h = &self.0;
+        let h = &self.hist;
         if h.is_empty() {
             return None;
         }
@@ -139,6 +169,7 @@ impl LatencyHistogram {
             p99: h.value_at_quantile(0.99),
             p999: h.value_at_quantile(0.999),
             max: h.max(),
+            at_or_below_zero: self.at_or_below_zero,
         })
     }
 }
@@ -204,6 +235,27 @@ mod tests {
         assert!((p.p50 as f64 - 5e6).abs() / 5e6 < 0.002);
         assert!((p.p99 as f64 - 9.9e6).abs() / 9.9e6 < 0.002);
         assert!(LatencyHistogram::new().percentiles().is_none());
+    }
+
+    #[test]
+    fn times_at_or_below_zero_are_counted_and_never_read_as_measured() {
+        let mut h = LatencyHistogram::new();
+        for v in [-3.0, 0.0, 0.4, 50.0, 60.0] {
+            h.record_ns(v);
+        }
+        let mut other = LatencyHistogram::new();
+        other.record_ns(-1.0);
+        h.add(&other);
+        let p = h.percentiles().unwrap();
+        assert_eq!((p.count, p.at_or_below_zero), (6, 3));
+        // 0.4 rounds to 0 but was above zero: only the three at or below count.
+        assert_eq!(p.min, 0);
+        assert_eq!(p.resolved(p.min), None);
+        assert_eq!(p.resolved(p.max), Some(60));
+        let mut clean = LatencyHistogram::new();
+        clean.record(0);
+        let c = clean.percentiles().unwrap();
+        assert_eq!(c.resolved(c.min), Some(0), "a recorded 0 with nothing subtracted stands");
     }
 
     #[test]

@@ -91,11 +91,11 @@ pub fn measure(
         for _ in 0..iterations {
             let l = one(op)?;
             sum += l;
-            hist.record(((l as f64 - subtracted) / per_op).max(0.0).round() as u64);
+            hist.record_ns((l as f64 - subtracted) / per_op);
         }
         ops += iterations;
         let mean = sum as f64 / iterations as f64;
-        Ok(((mean - subtracted) / per_op).max(0.0))
+        Ok((mean - subtracted) / per_op)
     })?;
 
     let counter = check_counter(before, op.counter()?, ops)?;

@@ -183,7 +183,7 @@ pub fn measure(
         let _wd = Watchdog::arm(budget.sample_time * 4 + timeout);
         let t = batch(op, iterations)?;
         ops += iterations;
-        Ok(((t as f64 / iterations as f64 - subtracted) / per_op).max(0.0))
+        Ok((t as f64 / iterations as f64 - subtracted) / per_op)
     })?;
 
     {
@@ -195,7 +195,7 @@ pub fn measure(
     let mut hist = LatencyHistogram::new();
     for w in stamps.windows(2) {
         let one = ((w[1] - w[0]) as f64 - clock_ns - subtracted) / per_op;
-        hist.record(one.max(0.0).round() as u64);
+        hist.record_ns(one);
     }
 
     let counter = check_counter(before, op.counter()?, ops)?;

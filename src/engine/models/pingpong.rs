@@ -284,7 +284,7 @@ impl Prepared {
         let n = self.iterations;
         let t = by_loop!(self.self_loop, batch(ep, &mut self.buf, self.seq, n))?;
         self.seq += n;
-        Ok(((t as f64 / n as f64 - self.overhead_rt) / 2.0).max(0.0))
+        Ok((t as f64 / n as f64 - self.overhead_rt) / 2.0)
     }
 
     /// Times single round trips for the histogram, checks content again and
@@ -307,7 +307,7 @@ impl Prepared {
         let mut hist = LatencyHistogram::new();
         for w in self.stamps.windows(2) {
             let one_way = ((w[1] - w[0]) as f64 - self.clock_ns - self.overhead_rt) / 2.0;
-            hist.record(one_way.max(0.0).round() as u64);
+            hist.record_ns(one_way);
         }
 
         by_loop!(

@@ -66,6 +66,25 @@ impl FigureResult {
         });
     }
 
+    /// Turns a measured figure whose median reached or passed zero once the
+    /// overheads were subtracted into [`Outcome::BelowResolution`]: a median
+    /// of 0 (or less) is not a cost that was measured, and an interval
+    /// relative to it means nothing. Samples are never floored at zero, so
+    /// a median just above zero is still the median of what was measured.
+    pub fn judge_resolution(&mut self) {
+        let Outcome::Ok(m) = &self.outcome else {
+            return;
+        };
+        if m.summary.median > 0.0 {
+            return;
+        }
+        self.outcome = Outcome::BelowResolution(format!(
+            "its median, {:.1} ns after subtracting the loop overhead ({:.1} ns per operation), \
+             is at or below zero: the operation costs less than this clock resolves here",
+            m.summary.median, m.loop_overhead_ns
+        ));
+    }
+
     /// Modes op and event: what proves the operation was performed.
     pub fn proof(&self) -> Option<&OpProof> {
         match &self.facts {
@@ -161,6 +180,11 @@ pub enum Outcome {
     Skipped(String),
     /// Started but failed, and why.
     Failed(String),
+    /// Measured, but what was left after subtracting the overheads reached
+    /// or passed zero: the operation costs less than the clock can resolve
+    /// here, and no number is reported as its cost. Says what was measured
+    /// and what was subtracted.
+    BelowResolution(String),
 }
 
 /// How a figure is timed.

@@ -70,6 +70,10 @@ pub fn merge(into: &mut FigureResult, next: FigureResult, pass: usize, target: f
             into.outcome = Outcome::Failed(format!("pass {pass}: skipped ({why})"));
             return;
         }
+        Outcome::BelowResolution(why) => {
+            into.outcome = Outcome::BelowResolution(format!("pass {pass}: {why}"));
+            return;
+        }
     };
     let first_median = base.summary.median;
     let first_corrected = into.sweep.and_then(|sw| sw.drift_corrected_median_ns);
@@ -108,6 +112,7 @@ pub fn merge(into: &mut FigureResult, next: FigureResult, pass: usize, target: f
         }),
         _ => None,
     };
+    into.judge_resolution();
 }
 
 /// Divides out, from every sweep figure's drift-corrected median, the drift
@@ -253,6 +258,32 @@ mod tests {
         merge(&mut f, pass(&[100.0], &[90], 1), 3, 0.02);
         assert!(matches!(f.outcome, Outcome::Failed(_)));
         assert!(f.passes.is_none());
+    }
+
+    #[test]
+    fn a_median_at_or_below_zero_is_below_resolution_not_a_figure() {
+        // Samples are never floored: a pool whose median is at or below
+        // zero says so instead of printing 0 ± 0%.
+        let mut f = pass(&[-2.0, 1.0, -1.0], &[1], 1);
+        f.judge_resolution();
+        assert!(
+            matches!(&f.outcome, Outcome::BelowResolution(w) if w.contains("at or below zero")),
+            "{:?}",
+            f.outcome
+        );
+        // A figure whose pooled median is positive stands, negative samples and all.
+        let mut g = pass(&[-2.0, 3.0, 4.0], &[1], 1);
+        g.judge_resolution();
+        assert!(matches!(g.outcome, Outcome::Ok(_)));
+        // One pass below resolution makes the merged figure so, naming the pass.
+        let mut below = pass(&[1.0], &[1], 1);
+        below.outcome = Outcome::BelowResolution("tiny".into());
+        merge(&mut g, below, 2, 0.02);
+        assert!(matches!(&g.outcome, Outcome::BelowResolution(w) if w == "pass 2: tiny"));
+        // Passes whose pool falls to zero are judged after merging.
+        let mut h = pass(&[0.5, 0.6], &[1], 1);
+        merge(&mut h, pass(&[-1.0, -2.0, -3.0], &[1], 1), 2, 0.02);
+        assert!(matches!(h.outcome, Outcome::BelowResolution(_)));
     }
 
     #[test]

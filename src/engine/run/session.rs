@@ -251,7 +251,8 @@ pub fn run(
                 // A pass cut short says nothing more about its figures.
                 break 'passes;
             }
-            for (i, r) in figures {
+            for (i, mut r) in figures {
+                r.judge_resolution();
                 if pass == 1 {
                     let scored = r.mode() == Mode::Score;
                     results.push(r);

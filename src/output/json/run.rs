@@ -84,7 +84,8 @@ pub struct ResultRecord {
     pub mode: &'static str,
     /// Payload bytes per message; for an operation, bytes it moves (0 if none).
     pub size_bytes: usize,
-    /// "ok", "skipped" or "failed".
+    /// "ok", "skipped", "failed" or "below_resolution" (measured, but the
+    /// overheads subtracted left nothing: no cost is reported).
     pub status: &'static str,
     /// Why it was skipped.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -191,18 +192,24 @@ pub struct Latency {
     pub mean: f64,
     /// Standard deviation of the samples.
     pub stddev: f64,
-    /// Smallest individual one-way time.
-    pub min: f64,
+    /// Smallest individual one-way time. Each percentile is null where it
+    /// fell among the single times that were at or below zero once the
+    /// clock read was subtracted (below the clock's resolution).
+    pub min: Option<f64>,
     /// Largest individual one-way time.
-    pub max: f64,
+    pub max: Option<f64>,
     /// Percentiles of individual one-way times.
-    pub p50: f64,
+    pub p50: Option<f64>,
     /// 90th percentile.
-    pub p90: f64,
+    pub p90: Option<f64>,
     /// 99th percentile.
-    pub p99: f64,
+    pub p99: Option<f64>,
     /// 99.9th percentile.
-    pub p999: f64,
+    pub p999: Option<f64>,
+    /// Single times at or below zero once the clock read was subtracted
+    /// (absent when none were).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at_or_below_zero: Option<u64>,
 }
 
 impl ResultRecord {
@@ -255,9 +262,14 @@ impl ResultRecord {
                 r.status = "failed";
                 r.error = Some(why.clone());
             }
+            Outcome::BelowResolution(why) => {
+                r.status = "below_resolution";
+                r.reason = Some(why.clone());
+            }
             Outcome::Ok(m) => {
                 let s = m.summary;
                 let l = m.latency;
+                let ns = |v: u64| l.resolved(v).map(|v| v as f64);
                 r.iterations = Some(m.iterations);
                 r.samples_ns = Some(m.samples_ns.clone());
                 r.loop_overhead_ns = Some(m.loop_overhead_ns);
@@ -273,12 +285,13 @@ impl ResultRecord {
                     median: s.median,
                     mean: s.mean,
                     stddev: s.stddev,
-                    min: l.min as f64,
-                    max: l.max as f64,
-                    p50: l.p50 as f64,
-                    p90: l.p90 as f64,
-                    p99: l.p99 as f64,
-                    p999: l.p999 as f64,
+                    min: ns(l.min),
+                    max: ns(l.max),
+                    p50: ns(l.p50),
+                    p90: ns(l.p90),
+                    p99: ns(l.p99),
+                    p999: ns(l.p999),
+                    at_or_below_zero: (l.at_or_below_zero > 0).then_some(l.at_or_below_zero),
                 });
                 r.precision = m.precision.as_ref().map(Into::into);
                 match f.mode() {

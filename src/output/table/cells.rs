@@ -4,6 +4,7 @@
 
 use crate::engine::measure::Measurement;
 use crate::engine::run::figure::{FigureResult, Outcome};
+use crate::stats::Percentiles;
 use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table, presets};
 use std::ops::Range;
 
@@ -94,13 +95,30 @@ pub fn whole_column(t: &mut Table, col: usize) {
 /// why (skipped, failed, or measured but without its mode's `kind` record).
 pub fn no_figure(n: usize, outcome: &Outcome, kind: &str) -> Vec<String> {
     let why = match outcome {
-        Outcome::Skipped(why) => format!("skipped: {why}"),
-        Outcome::Failed(why) => format!("FAILED: {why}"),
         Outcome::Ok(_) => format!("FAILED: no {kind} record"),
+        other => unmeasured(other),
     };
     let mut cells = vec!["-".to_string(); n];
     cells.push(why);
     cells
+}
+
+/// The p99 of `l` written by `fmt`, or "< res" where it fell among single
+/// times at or below zero once the clock read was subtracted.
+pub fn p99_cell(l: &Percentiles, fmt: impl Fn(f64) -> String) -> String {
+    l.resolved(l.p99)
+        .map_or_else(|| "< res".to_string(), |v| fmt(v as f64))
+}
+
+/// Why a figure has no number, as its notes cell says it: skipped, failed,
+/// or below the clock's resolution (empty for a measured figure).
+pub fn unmeasured(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Ok(_) => String::new(),
+        Outcome::Skipped(why) => format!("skipped: {why}"),
+        Outcome::Failed(why) => format!("FAILED: {why}"),
+        Outcome::BelowResolution(why) => format!("below the clock's resolution: {why}"),
+    }
 }
 
 /// Each result's mechanism id, or "" where it repeats the row above: the

@@ -2,7 +2,7 @@
 //! figure's windows in the 2011 study's shape.
 
 use super::ResultTable;
-use super::cells::{align_right, format_size, new_table, us};
+use super::cells::{align_right, format_size, new_table, unmeasured, us};
 use crate::engine::models::oneway::OneWayFacts;
 use crate::engine::run::figure::{FigureResult, Mode, Outcome};
 
@@ -57,11 +57,7 @@ impl ResultTable for OneWayTable {
                 }
                 (outcome, _) => {
                     row.extend(std::iter::repeat_n("-".to_string(), 7));
-                    row.push(match outcome {
-                        Outcome::Skipped(why) => format!("skipped: {why}"),
-                        Outcome::Failed(why) => format!("FAILED: {why}"),
-                        Outcome::Ok(_) => String::new(),
-                    });
+                    row.push(unmeasured(outcome));
                 }
             }
             t.add_row(row);

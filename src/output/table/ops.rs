@@ -2,7 +2,7 @@
 //! (or per event) and the system calls it was proven to make.
 
 use super::ResultTable;
-use super::cells::{align_right, new_table, num, quality_notes};
+use super::cells::{align_right, new_table, num, p99_cell, quality_notes, unmeasured};
 use crate::engine::run::figure::{FigureResult, Mode, Outcome};
 
 /// The table of operation benchmarks, timed by the engine or by themselves.
@@ -46,17 +46,9 @@ impl ResultTable for OpsTable {
                         notes.push(format!("{} subtracted per op", num(b)));
                     }
                     notes.extend(r.note.clone());
-                    (num(med), num(m.latency.p99 as f64), mbps, notes.join("; "))
+                    (num(med), p99_cell(&m.latency, num), mbps, notes.join("; "))
                 }
-                Outcome::Skipped(why) => (
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    format!("skipped: {why}"),
-                ),
-                Outcome::Failed(why) => {
-                    ("-".into(), "-".into(), "-".into(), format!("FAILED: {why}"))
-                }
+                other => ("-".into(), "-".into(), "-".into(), unmeasured(other)),
             };
             t.add_row(vec![
                 r.id.to_string(),

@@ -3,7 +3,8 @@
 
 use super::ResultTable;
 use super::cells::{
-    align_right, format_size, group_names, new_table, quality_notes, size_cell, us,
+    align_right, format_size, group_names, new_table, p99_cell, quality_notes, size_cell,
+    unmeasured, us,
 };
 use crate::engine::run::figure::{FigureResult, Mode, Outcome};
 
@@ -48,17 +49,9 @@ impl ResultTable for PingPongTable {
                         notes.push(format!("cold ({} region)", format_size(bytes)));
                     }
                     notes.extend(r.note.clone());
-                    (us(med), us(m.latency.p99 as f64), mbps, notes.join("; "))
+                    (us(med), p99_cell(&m.latency, us), mbps, notes.join("; "))
                 }
-                Outcome::Skipped(why) => (
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    format!("skipped: {why}"),
-                ),
-                Outcome::Failed(why) => {
-                    ("-".into(), "-".into(), "-".into(), format!("FAILED: {why}"))
-                }
+                other => ("-".into(), "-".into(), "-".into(), unmeasured(other)),
             };
             t.add_row(vec![
                 name.to_string(),

@@ -36,6 +36,7 @@ pub fn render_preset(preset: &Preset, results: &[FigureResult]) -> String {
             Some((Outcome::Ok(m), None)) => format!("{:.2}", m.summary.median / 1e3),
             Some((Outcome::Skipped(_), _)) => "n/a".to_string(),
             Some((Outcome::Failed(_), _)) => "failed".to_string(),
+            Some((Outcome::BelowResolution(_), _)) => "< resolution".to_string(),
             None => "-".to_string(),
         }
     };

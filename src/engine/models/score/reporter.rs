@@ -90,6 +90,7 @@ impl Reports {
                 p99: q(0.99),
                 p999: q(0.999),
                 max: q(1.0),
+                at_or_below_zero: 0,
             },
             verified_round_trips: 0,
             histogram: None,
