@@ -35,24 +35,70 @@ fn assert_consistent(r: &Value) {
     assert_precision_consistent(r);
 }
 
-/// Checks a result's `precision` against its own samples.
+/// Checks a result's `precision` against its own samples: with passes, the
+/// Student t interval of the pass medians (never narrower than
+/// t(0.975, N − 1) · sd / √N); with one pass, an interval of the median of
+/// its samples that holds the median; none only where too few units exist.
 fn assert_precision_consistent(r: &Value) {
     let name = format!("{} {}", r["benchmark"], r["size_bytes"]);
     let p = &r["precision"];
+    let samples: Vec<f64> = r["samples_ns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    if p.is_null() {
+        assert!(
+            r["passes"].is_null() && samples.len() < 6,
+            "{name}: no interval, yet {} samples or passes: {r}",
+            samples.len()
+        );
+        return;
+    }
     let (low, high) = (
         p["interval_ns"]["low"].as_f64().unwrap(),
         p["interval_ns"]["high"].as_f64().unwrap(),
     );
-    let median = r["latency_ns"]["median"].as_f64().unwrap();
-    assert!(
-        low <= median && median <= high,
-        "{name}: interval of the median {p} misses the median {median}"
-    );
+    let units = p["units"].as_u64().unwrap() as usize;
+    let centre = match p["basis"].as_str().unwrap() {
+        "passes" => {
+            let medians: Vec<f64> = r["passes"]["medians_ns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect();
+            assert_eq!(units, medians.len(), "{name}: {p}");
+            let n = units as f64;
+            let mean = medians.iter().sum::<f64>() / n;
+            let sd = (medians.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+            // t(0.975, N − 1) for N = 2..=6, rounded down.
+            let t = [12.7062, 4.3026, 3.1824, 2.7764, 2.5705][units - 2];
+            let half = (high - low) / 2.0;
+            assert!(
+                half >= t * sd / n.sqrt() * (1.0 - 1e-6),
+                "{name}: half-width {half} under t·sd/√N = {} ({medians:?})",
+                t * sd / n.sqrt()
+            );
+            mean
+        }
+        "batches" => {
+            assert_eq!(units, samples.len(), "{name}: {p}");
+            let median = r["latency_ns"]["median"].as_f64().unwrap();
+            assert!(
+                low <= median && median <= high,
+                "{name}: interval of the median {p} misses the median {median}"
+            );
+            median
+        }
+        other => panic!("{name}: basis {other}"),
+    };
     let (achieved, target) = (
         p["achieved"].as_f64().unwrap(),
         p["target"].as_f64().unwrap(),
     );
-    let half = (median - low).max(high - median) / median.max(1.0);
+    let half = (centre - low).max(high - centre) / centre;
     assert!(
         (achieved - half).abs() <= 1e-9 * half.max(1.0),
         "{name}: {p}"
@@ -99,7 +145,12 @@ fn precision_target_adds_samples_until_met_or_time_is_up_and_flags_a_miss() {
     assert!(r["samples_ns"].as_array().unwrap().len() > 3, "{r}");
     assert_eq!(r["precision"]["met"], false, "{r}");
     assert_precision_consistent(r);
-    assert!(stdout(&out).contains("(target 0.001%)"), "{}", stdout(&out));
+    // The note may wrap in the table's last column.
+    let text = stdout(&out);
+    assert!(
+        text.contains("over 5 passes") && text.contains("0.001%)"),
+        "{text}"
+    );
     assert!(
         report["warnings"]
             .as_array()
@@ -176,6 +227,8 @@ fn passes_measure_each_figure_again_with_fresh_peers_and_pool_them() {
         // Each pass takes its two samples; the figure pools them all.
         assert_eq!(r["samples_ns"].as_array().unwrap().len(), 6, "{name}");
         assert!(medians.iter().all(|m| m.as_f64().unwrap() >= 0.0), "{name}");
+        assert_eq!(r["precision"]["basis"], "passes", "{name}: {r}");
+        assert_precision_consistent(r);
         if r["mode"] == "pingpong" {
             assert!(
                 r["verified_round_trips"].as_u64().unwrap() >= 3 * 32,

@@ -83,15 +83,31 @@ pub struct Precision {
     pub max_time: Duration,
 }
 
-/// How precisely a figure's median is known.
+/// How precisely a figure's level is known.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Achieved {
     /// The target it was sampled for.
     pub target: f64,
-    /// Half-width of the interval as a fraction of the median.
+    /// Half-width of the interval as a fraction of its centre; infinite
+    /// when the centre is at or below zero (nothing to be precise about).
     pub achieved: f64,
     /// Whether `achieved ≤ target`.
     pub met: bool,
-    /// The interval of the median (same unit as the samples).
+    /// The 95% interval of the level (same unit as the samples).
     pub interval_ns: Interval,
+    /// The units the interval rests on.
+    pub basis: Basis,
+}
+
+/// The units an interval rests on: what it says varies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// The medians of this many passes: the interval says where the
+    /// figure's level falls from one pass (seconds apart, fresh channel and
+    /// peers) to the next on this machine.
+    Passes(usize),
+    /// The means of this many blocks of consecutive samples of one pass:
+    /// the interval says how well this pass's level is known, not how much
+    /// another pass or run would differ.
+    Batches(usize),
 }

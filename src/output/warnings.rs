@@ -118,8 +118,9 @@ impl fmt::Display for Warning {
                 worst,
             } => write!(
                 f,
-                "{} figure(s) did not reach the precision target: the 95% interval of the median is wider \
-                 than ±{}% (worst ±{}%: {}); give them more time (--max-time) or more --passes, or run on a \
+                "{} figure(s) did not reach the precision target: their 95% interval (over their pass medians; \
+                 with one pass, over its samples) is wider than ±{}% (worst ±{}%: {}); where the passes \
+                 disagree, more --passes narrow it and more time per pass (--max-time) does not; or run on a \
                  quieter machine",
                 figures.len(),
                 super::table::percent(*target),
@@ -131,9 +132,9 @@ impl fmt::Display for Warning {
                 write!(
                     f,
                     "the machine's speed changed during the run: from one pass to another, {figures} figures \
-                     moved together by up to {:.0}% (pass factors {}); each figure pools its passes, so its \
-                     interval includes this, and `ipcmark compare` tests between passes; for steadier figures \
-                     run on a quieter machine",
+                     moved together by up to {:.0}% (pass factors {}); each figure's interval rests on its \
+                     pass medians, so it includes this, and `ipcmark compare` tests between passes; for \
+                     steadier figures run on a quieter machine",
                     (hi / lo - 1.0) * 100.0,
                     factors
                         .iter()
@@ -265,7 +266,7 @@ pub fn collect(env: &Environment, results: &[FigureResult]) -> Vec<Warning> {
         .filter_map(|r| match &r.outcome {
             Outcome::Ok(m) => m
                 .precision
-                .filter(|p| !p.met)
+                .filter(|p| !p.met && p.achieved.is_finite())
                 .map(|p| (figure_name(r), p.achieved, p.target)),
             _ => None,
         })

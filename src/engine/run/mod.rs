@@ -7,3 +7,6 @@ pub mod passes;
 pub mod runner;
 pub mod session;
 pub mod sweep;
+
+#[cfg(test)]
+mod coverage;

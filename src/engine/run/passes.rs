@@ -11,18 +11,25 @@
 //! machine shows, measured inside one file, and `ipcmark compare` tests
 //! between-pass medians (as benchstat tests between `-count` runs).
 //!
-//! A merged figure pools the passes: its samples are all of theirs (the
-//! median and its interval are of the pool), its latency distribution is
-//! the sum of their histograms, and [`PassFacts`] keeps each pass's median.
+//! A merged figure pools the passes: its samples are all of theirs (its
+//! median is of the pool), its latency distribution is the sum of their
+//! histograms, and [`PassFacts`] keeps each pass's median. Its interval is
+//! not of the pool: the passes are the unit that varies, so it is the
+//! Student t interval of the pass medians ([`pass_precision`]); a pool of
+//! samples treated as independent would ignore the passes' disagreement
+//! and claim far more than the run knows.
 
-use crate::engine::measure::{Budget, Measurement, Precision};
+use crate::engine::measure::{Achieved, Basis, Budget, Measurement, Precision};
 use crate::engine::models::sampling;
 use crate::engine::run::figure::{FigureResult, Outcome, PassFacts, SweepFacts};
+use crate::stats::interval::t_interval;
 use crate::stats::{drift, median};
 
 /// The precision target each of `passes` passes samples for, given the
-/// run's `target`: the pool of `passes` passes has about √passes times the
-/// samples of one, so its interval is about 1/√passes as wide.
+/// run's `target`: the mean of `passes` pass medians is about √passes times
+/// as precise as one, as far as the noise within passes goes. It only
+/// decides how long a pass samples; the figure's interval is
+/// [`pass_precision`], which also holds what moves between passes.
 pub fn per_pass_target(target: f64, passes: usize) -> f64 {
     target * (passes.max(1) as f64).sqrt()
 }
@@ -91,7 +98,8 @@ pub fn merge(into: &mut FigureResult, next: FigureResult, pass: usize, target: f
     }
     facts.count += 1;
     facts.medians_ns.push(m.summary.median);
-    pool(base, *m, pass, target);
+    pool(base, *m, pass);
+    base.precision = pass_precision(&facts.medians_ns, target);
     for c in next.cpus {
         if !into.cpus.contains(&c) {
             into.cpus.push(c);
@@ -166,14 +174,26 @@ pub fn pass_factors(
     Some((drift::round_factors(&lists)?, members))
 }
 
+/// The 95% interval of a figure's level from its pass `medians` (Student t,
+/// `medians.len() − 1` degrees of freedom, centred on their mean) and how
+/// it compares with `target`; `None` under two passes.
+pub fn pass_precision(medians: &[f64], target: f64) -> Option<Achieved> {
+    let ti = t_interval(medians, sampling::LEVEL)?;
+    Some(sampling::achieved(
+        ti.centre,
+        ti.interval,
+        target,
+        Basis::Passes(ti.units),
+    ))
+}
+
 /// Adds `m`, pass number `pass` (from 1), to `base`: samples, histogram
 /// and counts; the overheads each pass subtracted are averaged.
-fn pool(base: &mut Measurement, m: Measurement, pass: usize, target: f64) {
+fn pool(base: &mut Measurement, m: Measurement, pass: usize) {
     base.samples_ns.extend_from_slice(&m.samples_ns);
     if let Some(s) = crate::stats::Summary::of(&base.samples_ns) {
         base.summary = s;
     }
-    base.precision = sampling::assess(&base.samples_ns, target);
     // Each pass calibrates anew; the smallest count is the one every sample had at least.
     base.iterations = base.iterations.min(m.iterations);
     let k = pass as f64;
@@ -240,11 +260,13 @@ mod tests {
         assert_eq!(m.verified_round_trips, 96);
         assert_eq!(m.iterations, 20, "the smallest calibration");
         assert!((m.loop_overhead_ns - 3.0).abs() < 1e-9, "mean of 3, 4, 2");
-        // The pooled median is assessed against the run's target, and the
-        // passes' disagreement keeps it from meeting ±2%.
+        // The interval rests on the three pass medians, assessed against
+        // the run's target: their disagreement keeps it from meeting ±2%.
         let p = m.precision.unwrap();
-        assert_eq!(p.target, 0.02);
+        assert_eq!((p.target, p.basis), (0.02, Basis::Passes(3)));
         assert!(!p.met, "{p:?}");
+        let ti = t_interval(&[101.0, 201.5, 150.5], 0.95).unwrap();
+        assert_eq!(p.interval_ns, ti.interval);
     }
 
     #[test]

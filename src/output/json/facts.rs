@@ -5,7 +5,7 @@
 //! (`From<&…>`) field for field, in the order the schema lists them.
 
 use super::ms;
-use crate::engine::measure::Achieved;
+use crate::engine::measure::{Achieved, Basis};
 use crate::engine::models::oneway::{OneWayFacts, Window};
 use crate::engine::models::oploop::CounterCheck;
 use crate::engine::models::periodic::{IrqFacts, PeriodicFacts};
@@ -16,17 +16,24 @@ use crate::engine::os::probe::KernelCheck;
 use crate::engine::run::figure::{PassFacts, Scheduling, SweepFacts};
 use serde::Serialize;
 
-/// How precisely a figure's median is known (`precision`).
+/// How precisely a figure's level is known (`precision`).
 #[derive(Debug, Serialize)]
 pub struct PrecisionRecord {
     /// The target it was sampled for.
     pub target: f64,
-    /// Half-width of the interval as a fraction of the median.
-    pub achieved: f64,
+    /// The interval's larger side as a fraction of its centre; null when
+    /// the centre is at or below zero.
+    pub achieved: Option<f64>,
     /// Whether `achieved ≤ target`.
     pub met: bool,
-    /// The interval of the median, ns.
+    /// The 95% interval, ns.
     pub interval_ns: IntervalRecord,
+    /// What the interval rests on: "passes" (Student t over the pass
+    /// medians, centred on their mean) or "batches" (one pass: the
+    /// order-statistic interval of the median of its samples).
+    pub basis: &'static str,
+    /// How many passes or samples it rests on.
+    pub units: usize,
 }
 
 /// A confidence interval.
@@ -42,8 +49,15 @@ impl From<&Achieved> for PrecisionRecord {
     fn from(a: &Achieved) -> Self {
         PrecisionRecord {
             target: a.target,
-            achieved: a.achieved,
+            achieved: a.achieved.is_finite().then_some(a.achieved),
             met: a.met,
+            basis: match a.basis {
+                Basis::Passes(_) => "passes",
+                Basis::Batches(_) => "batches",
+            },
+            units: match a.basis {
+                Basis::Passes(n) | Basis::Batches(n) => n,
+            },
             interval_ns: IntervalRecord {
                 low: a.interval_ns.low,
                 high: a.interval_ns.high,

@@ -2,7 +2,7 @@
 //! table in ipcmark's style fitted to the terminal, right-aligned columns,
 //! the row of a figure that has none, and mechanism names once per group.
 
-use crate::engine::measure::Measurement;
+use crate::engine::measure::{Basis, Measurement};
 use crate::engine::run::figure::{FigureResult, Outcome};
 use crate::stats::Percentiles;
 use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table, presets};
@@ -139,9 +139,13 @@ pub fn quality_notes(m: &Measurement) -> Vec<String> {
     if m.summary.relative_range() > 0.25 {
         notes.push(format!("spread {:.0}%", m.summary.relative_range() * 100.0));
     }
-    if let Some(p) = m.precision.filter(|p| !p.met) {
+    if let Some(p) = m.precision.filter(|p| !p.met && p.achieved.is_finite()) {
+        let over = match p.basis {
+            Basis::Passes(n) => format!("over {n} passes"),
+            Basis::Batches(n) => format!("over {n} samples"),
+        };
         notes.push(format!(
-            "±{}% (target {}%)",
+            "±{}% {over} (target {}%)",
             percent(p.achieved),
             percent(p.target)
         ));
