@@ -68,6 +68,13 @@ fn philosophers_eat_in_pairs_and_their_meals_add_up() {
                     2 * uint(&c["meals"]),
                     "{mech}: {p}"
                 );
+                // And twice against the forks' owner words, outside the
+                // primitive: both held by this philosopher.
+                assert_eq!(
+                    uint(&c["owner_checks"]),
+                    2 * uint(&c["meals"]),
+                    "{mech}: {p}"
+                );
             }
             assert!(r["stopped_after_ns"].as_u64().is_some(), "{r}");
         }
@@ -106,6 +113,36 @@ fn a_philosopher_holding_one_fork_alone_is_caught() {
             "a broken table produced a figure"
         );
     }
+}
+
+#[test]
+fn two_philosophers_sharing_a_fork_are_caught() {
+    let _g = serial();
+    // The philosophers bypass the primitive: its own state shows nothing
+    // wrong (every fork on the table, nobody eating), but neighbours eat
+    // with the same fork, and its owner word says so.
+    let (code, _, err, report) = workload(&[
+        "philosophers",
+        "--fault",
+        "skip-forks",
+        "--runs",
+        "1",
+        "--duration",
+        "3s",
+        "--think",
+        "0",
+        "--eat",
+        "2ms",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    let r = runs(&report)[0];
+    assert_eq!(r["status"], "failed", "{r}");
+    let e = r["error"].as_str().unwrap();
+    assert!(e.contains("two philosophers share a fork"), "{e}");
+    assert!(
+        r.get("figure").is_none(),
+        "a broken table produced a figure"
+    );
 }
 
 #[test]

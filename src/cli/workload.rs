@@ -101,6 +101,8 @@ enum MechanismArg {
 enum FaultArg {
     /// Philosophers take one fork at a time.
     SplitTake,
+    /// Philosophers eat without taking their forks.
+    SkipForks,
     /// A result is corrupted.
     Corrupt,
 }
@@ -151,6 +153,7 @@ fn params(args: &WorkloadArgs, info: &WorkloadInfo) -> Result<Params, Failure> {
     }
     let fault = args.fault.map(|f| match f {
         FaultArg::SplitTake => Fault::SplitTake,
+        FaultArg::SkipForks => Fault::SkipForks,
         FaultArg::Corrupt => Fault::Corrupt,
     });
     if let Some(f) = fault

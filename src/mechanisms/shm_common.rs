@@ -204,12 +204,11 @@ mod tests {
     fn sysv_sem_skips_a_taken_key() {
         let _keys = crate::engine::os::objects::sysv_test_lock();
         let names = ObjectNamer::new();
-        // Keys differ in their two low bits, handed out in turn: squat on the
-        // next two, as stale sets of a dead run with this pid would, so the
-        // mechanism must skip both to open.
-        let next = |k: libc::key_t| (k & !3) | ((k + 1) & 3);
-        let k1 = next(names.sysv_key());
-        let k2 = next(k1);
+        // Squat on the next two keys, as stale sets of a dead run with this
+        // pid would, so the mechanism must skip both to open.
+        let [k1, k2] = names.upcoming_sysv_keys(2)[..] else {
+            unreachable!()
+        };
         let squatters = [k1, k2].map(|k| crate::sys::sysv::sem_create(k, 1).unwrap());
         let ctx = OpenContext {
             size: 16,

@@ -15,10 +15,6 @@ const TO_SERVER: u16 = 0;
 /// Semaphore of the set counting messages for the client.
 const TO_CLIENT: u16 = 1;
 
-/// How many keys to try when one is taken: the namer cycles through 4 slots,
-/// so a stale set of a dead run with a reused pid cannot block them all.
-const KEY_TRIES: usize = 4;
-
 /// Raises one semaphore of the set, lowers the other.
 struct SysvHandoff {
     id: i32,
@@ -54,16 +50,10 @@ impl Doorbell for SysvHandoff {
 /// A fresh set of two semaphores (a taken key is skipped), its removal, and
 /// the client's and the server's halves.
 fn semaphore_set(ctx: &OpenContext) -> Result<(SysvHandoff, SysvHandoff, Cleanup), ChannelError> {
-    let mut tries = 0;
-    let id = loop {
-        match sysv::sem_create(ctx.names.sysv_key(), 2) {
-            Ok(id) => break id,
-            Err(e) if e.raw_os_error() == Some(libc::EEXIST) && tries + 1 < KEY_TRIES => {
-                tries += 1;
-            }
-            Err(e) => return Err(ChannelError::io("semget")(e)),
-        }
-    };
+    let id = ctx
+        .names
+        .create_sysv(|key| sysv::sem_create(key, 2))
+        .map_err(ChannelError::io("semget"))?;
     let cleanup = Cleanup::new(move || {
         let _ = sysv::remove("sem", id);
     });

@@ -14,10 +14,6 @@ const TO_SERVER: libc::c_long = 1;
 /// Message type of messages to the client.
 const TO_CLIENT: libc::c_long = 2;
 
-/// Keys tried before giving up: a key can be taken by a queue of an earlier,
-/// killed run with a recycled pid.
-const KEY_ATTEMPTS: usize = 4;
-
 /// msgsnd / msgrcv on one queue.
 pub struct SysvMsg;
 
@@ -54,24 +50,10 @@ impl Mechanism for SysvMsg {
     }
 
     fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
-        let mut last = None;
-        let mut id = None;
-        for _ in 0..KEY_ATTEMPTS {
-            match sysv::msg_create(ctx.names.sysv_key()) {
-                Ok(i) => {
-                    id = Some(i);
-                    break;
-                }
-                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => last = Some(e),
-                Err(e) => return Err(ChannelError::io("msgget")(e)),
-            }
-        }
-        let Some(id) = id else {
-            return Err(ChannelError::Setup(format!(
-                "msgget: {KEY_ATTEMPTS} keys in a row already in use ({}); try `ipcmark clean`",
-                last.map(|e| e.to_string()).unwrap_or_default()
-            )));
-        };
+        let id = ctx
+            .names
+            .create_sysv(sysv::msg_create)
+            .map_err(ChannelError::io("msgget"))?;
         let cleanup = Cleanup::new(move || {
             let _ = sysv::remove("msg", id);
         });

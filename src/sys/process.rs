@@ -50,6 +50,12 @@ pub fn getpid() -> libc::pid_t {
     std::process::id() as libc::pid_t
 }
 
+/// The effective user id.
+pub fn geteuid() -> libc::uid_t {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() }
+}
+
 /// The parent's process id.
 pub fn getppid() -> libc::pid_t {
     // SAFETY: getppid cannot fail.

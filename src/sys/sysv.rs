@@ -3,10 +3,15 @@
 use super::{cvt, cvt_long};
 use std::io;
 
+/// The permissions of every System V object ipcmark creates: the creating
+/// user alone may use it. `ipcmark clean` also requires this exact mode of an
+/// object before it removes one.
+pub const MODE: u32 = 0o600;
+
 /// Creates a message queue with `key` (fails if it exists).
 pub fn msg_create(key: libc::key_t) -> io::Result<i32> {
     // SAFETY: plain system call.
-    cvt(unsafe { libc::msgget(key, libc::IPC_CREAT | libc::IPC_EXCL | 0o600) })
+    cvt(unsafe { libc::msgget(key, libc::IPC_CREAT | libc::IPC_EXCL | MODE as i32) })
 }
 
 /// A message buffer laid out as the kernel expects (`long mtype; char mtext[]`),
@@ -64,8 +69,20 @@ pub fn msg_recv(
 
 /// Creates a set of `n` semaphores, all zero, with `key` (fails if it exists).
 pub fn sem_create(key: libc::key_t, n: i32) -> io::Result<i32> {
+    semget_new(key, n, MODE)
+}
+
+/// Creates a set of `n` semaphores with `key` and permissions `mode` (fails
+/// if it exists): tests make objects that are not ipcmark's with it.
+#[cfg(test)]
+pub fn sem_create_with_mode(key: libc::key_t, n: i32, mode: u32) -> io::Result<i32> {
+    semget_new(key, n, mode)
+}
+
+fn semget_new(key: libc::key_t, n: i32, mode: u32) -> io::Result<i32> {
+    let flags = libc::IPC_CREAT | libc::IPC_EXCL | (mode & 0o777) as i32;
     // SAFETY: plain system call; new semaphores start at zero on Linux.
-    cvt(unsafe { libc::semget(key, n, libc::IPC_CREAT | libc::IPC_EXCL | 0o600) })
+    cvt(unsafe { libc::semget(key, n, flags) })
 }
 
 /// Adds `delta` to semaphore `num` of set `id` (blocks while the result would be negative).

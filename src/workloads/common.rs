@@ -33,23 +33,12 @@ impl LockKind {
     }
 }
 
-/// How many keys to try when one is taken: the namer cycles through 4 slots,
-/// so a stale set of a dead run with a reused pid cannot block them all.
-const KEY_TRIES: usize = 4;
-
 /// Creates a System V semaphore set with these initial values, keyed with the
 /// pid (so `ipcmark clean` finds it after `kill -9`); the guard removes it.
 pub fn sysv_set(names: &ObjectNamer, initial: &[u16]) -> Result<(i32, Cleanup), RunError> {
-    let mut tries = 0;
-    let id = loop {
-        match sysv::sem_create(names.sysv_key(), initial.len() as i32) {
-            Ok(id) => break id,
-            Err(e) if e.raw_os_error() == Some(libc::EEXIST) && tries + 1 < KEY_TRIES => {
-                tries += 1;
-            }
-            Err(e) => return Err(RunError::Failed(format!("semget: {e}"))),
-        }
-    };
+    let id = names
+        .create_sysv(|key| sysv::sem_create(key, initial.len() as i32))
+        .map_err(|e| RunError::Failed(format!("semget: {e}")))?;
     let cleanup = Cleanup::new(move || {
         let _ = sysv::remove("sem", id);
     });

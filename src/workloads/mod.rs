@@ -98,6 +98,9 @@ pub enum Fault {
     /// Philosophers take their forks one at a time (lower-numbered first:
     /// deadlock-free, but a waiting philosopher holds one fork alone).
     SplitTake,
+    /// Philosophers eat without taking their forks from the primitive (two
+    /// neighbours then share a fork, which only the owner words show).
+    SkipForks,
     /// One result is corrupted (a calculator's element, a doubled increment).
     Corrupt,
 }

@@ -15,6 +15,16 @@
 //! two neighbours sharing a fork, or a philosopher eating without a fork fails
 //! the run: the claim is checked, not trusted (`--fault split-take` shows the
 //! check catching a one-fork-at-a-time table).
+//!
+//! That snapshot is the primitive's own state, in which some failures cannot
+//! even be represented (a System V fork cannot be taken twice: its semaphore
+//! would go below zero). So each fork also has an owner word in shared memory,
+//! outside the primitive: a philosopher who has taken a fork checks that the
+//! word is free and writes its own number, checks at the start and the end of
+//! every meal that both its forks' words hold its number, and clears them
+//! (still holding its number) before it puts the forks down. Two philosophers
+//! with one fork fail the run, naming the fork and both of them (`--fault
+//! skip-forks` shows it: philosophers that bypass the primitive).
 
 use super::common::{self, LockKind};
 use super::{
@@ -49,7 +59,13 @@ const DEFAULT_EAT: Duration = Duration::from_millis(10);
 const DEFAULT_DURATION: Duration = Duration::from_secs(30);
 
 /// Counters each philosopher reports, in this order.
-const COUNTERS: [&str; 4] = ["meals", "hungry_ns", "eating_ns", "table_checks"];
+const COUNTERS: [&str; 5] = [
+    "meals",
+    "hungry_ns",
+    "eating_ns",
+    "table_checks",
+    "owner_checks",
+];
 
 impl Workload for Philosophers {
     fn info(&self) -> WorkloadInfo {
@@ -65,7 +81,7 @@ impl Workload for Philosophers {
                 Opt::Eat,
                 Opt::Mechanism,
             ],
-            faults: &[Fault::SplitTake],
+            faults: &[Fault::SplitTake, Fault::SkipForks],
         }
     }
 
@@ -93,6 +109,7 @@ impl Workload for Philosophers {
             work_per_ms,
             eat_iters: (eat.as_secs_f64() * 1e3 * work_per_ms).round() as u64,
             split_take: p.fault == Some(Fault::SplitTake),
+            skip_forks: p.fault == Some(Fault::SkipForks),
         }))
     }
 }
@@ -107,6 +124,8 @@ struct Table {
     work_per_ms: f64,
     eat_iters: u64,
     split_take: bool,
+    /// Test fault: philosophers eat without taking their forks.
+    skip_forks: bool,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -149,7 +168,8 @@ impl Prepared for Table {
         // Declared before the group, so dropped after it: the forks outlive
         // every philosopher on every path.
         let forks = Forks::create(self.kind, self.n, ctx.names)?;
-        let group = common::spawn(ctx, &roles, |m| self.philosopher(m, &forks))?;
+        let owners = Owners::new(self.n)?;
+        let group = common::spawn(ctx, &roles, |m| self.philosopher(m, &forks, &owners))?;
         // The longest a meal may take: thinking, eating (with a margin for a
         // CPU shared with every other philosopher), and waiting for forks.
         let longest = self.think + self.eat * (self.n as u32 + 1);
@@ -157,12 +177,14 @@ impl Prepared for Table {
         let meals: Vec<u64> = report.members.iter().map(|m| m.ops).collect();
         let total: u64 = meals.iter().sum();
         let checks: u64 = report.members.iter().map(|m| m.counters[3]).sum();
+        let owner_checks: u64 = report.members.iter().map(|m| m.counters[4]).sum();
         let metrics = vec![
             ("total_meals", total as f64),
             ("min_meals", meals.iter().copied().min().unwrap_or(0) as f64),
             ("max_meals", meals.iter().copied().max().unwrap_or(0) as f64),
             ("jain_fairness", crate::stats::jain_index(&meals)),
             ("table_checks", checks as f64),
+            ("owner_checks", owner_checks as f64),
         ];
         Ok(RunRecord {
             elapsed_ns: report.elapsed_ns,
@@ -190,10 +212,17 @@ impl Prepared for Table {
 impl Table {
     /// One philosopher's life, in its own process. A meal counts if the
     /// philosopher took its forks before the stop.
-    fn philosopher(&self, m: &mut Member, forks: &Forks) -> Result<(), ChannelError> {
+    fn philosopher(
+        &self,
+        m: &mut Member,
+        forks: &Forks,
+        owners: &Owners,
+    ) -> Result<(), ChannelError> {
         let i = m.index();
+        let mine = forks.forks_of(i);
         let mut snapshot = vec![0u16; 2 * self.n];
-        let (mut meals, mut hungry_ns, mut eating_ns, mut checks) = (0u64, 0u64, 0u64, 0u64);
+        let (mut meals, mut hungry_ns, mut eating_ns) = (0u64, 0u64, 0u64);
+        let (mut checks, mut owner_checks) = (0u64, 0u64);
         loop {
             m.before_op(meals)?;
             common::pause(self.think);
@@ -201,27 +230,130 @@ impl Table {
                 break;
             }
             let hungry = monotonic_ns();
-            forks.take(i, self.split_take)?;
+            if !self.skip_forks {
+                forks.take(i, self.split_take)?;
+            }
+            owners.claim(i, mine)?;
             let start = monotonic_ns();
             hungry_ns += start - hungry;
             if m.stop_requested() {
-                forks.put(i)?;
+                owners.release(i, mine)?;
+                self.put(forks, i)?;
                 break;
             }
             forks.check(&mut snapshot)?;
+            owners.verify(i, mine)?;
             common::spin_work(self.eat_iters);
             forks.check(&mut snapshot)?;
+            owners.verify(i, mine)?;
             checks += 2;
+            owner_checks += 2;
             eating_ns += monotonic_ns() - start;
-            forks.put(i)?;
+            owners.release(i, mine)?;
+            self.put(forks, i)?;
             meals += 1;
         }
         m.set_ops(meals);
-        for (c, v) in [meals, hungry_ns, eating_ns, checks]
+        for (c, v) in [meals, hungry_ns, eating_ns, checks, owner_checks]
             .into_iter()
             .enumerate()
         {
             m.set_counter(c, v);
+        }
+        Ok(())
+    }
+
+    /// Puts philosopher `i`'s forks down, unless the fault skips them.
+    fn put(&self, forks: &Forks, i: usize) -> Result<(), ChannelError> {
+        if self.skip_forks {
+            Ok(())
+        } else {
+            forks.put(i)
+        }
+    }
+}
+
+/// The owner word of every fork, in shared memory beside the primitive and
+/// never touched by it: 0 while the fork is on the table, p + 1 while
+/// philosopher p holds it.
+struct Owners {
+    map: SharedMapping,
+}
+
+/// The number a philosopher writes in its forks' owner words.
+fn owner_id(i: usize) -> u32 {
+    i as u32 + 1
+}
+
+/// Names the holder an owner word records.
+fn holder(word: u32) -> String {
+    match word {
+        0 => "nobody".to_string(),
+        p => format!("philosopher {p}"),
+    }
+}
+
+impl Owners {
+    fn new(n: usize) -> Result<Owners, RunError> {
+        let map = SharedMapping::new(4 * n)
+            .map_err(|e| RunError::Failed(format!("mmap owner words: {e}")))?;
+        Ok(Owners { map })
+    }
+
+    fn word(&self, fork: usize) -> &AtomicU32 {
+        self.map.atomic_u32(4 * fork)
+    }
+
+    /// Philosopher `i`, having taken `forks`, marks them its own: each must
+    /// have been free.
+    fn claim(&self, i: usize, forks: (usize, usize)) -> Result<(), ChannelError> {
+        for f in [forks.0, forks.1] {
+            if let Err(other) =
+                self.word(f)
+                    .compare_exchange(0, owner_id(i), Ordering::AcqRel, Ordering::Acquire)
+            {
+                return Err(ChannelError::Check(format!(
+                    "philosopher {} took fork {} while {} held it: two philosophers share a fork",
+                    i + 1,
+                    f + 1,
+                    holder(other)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Both of philosopher `i`'s forks are still its own.
+    fn verify(&self, i: usize, forks: (usize, usize)) -> Result<(), ChannelError> {
+        for f in [forks.0, forks.1] {
+            let word = self.word(f).load(Ordering::Acquire);
+            if word != owner_id(i) {
+                return Err(ChannelError::Check(format!(
+                    "philosopher {} eats with fork {}, but its owner word says {} holds it",
+                    i + 1,
+                    f + 1,
+                    holder(word)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Philosopher `i`, before putting `forks` down, clears their words:
+    /// each must still be its own.
+    fn release(&self, i: usize, forks: (usize, usize)) -> Result<(), ChannelError> {
+        for f in [forks.0, forks.1] {
+            if let Err(other) =
+                self.word(f)
+                    .compare_exchange(owner_id(i), 0, Ordering::AcqRel, Ordering::Acquire)
+            {
+                return Err(ChannelError::Check(format!(
+                    "philosopher {} puts fork {} down, but its owner word says {} holds it",
+                    i + 1,
+                    f + 1,
+                    holder(other)
+                )));
+            }
         }
         Ok(())
     }
@@ -533,6 +665,76 @@ fn check_table(n: usize, taken: u32, eating: u32) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn table(n: usize) -> (Forks, Owners) {
+        (
+            Forks::Futex {
+                map: SharedMapping::new(4).unwrap(),
+                n,
+            },
+            Owners::new(n).unwrap(),
+        )
+    }
+
+    #[test]
+    fn owner_words_follow_a_correct_table() {
+        let (forks, owners) = table(5);
+        // Philosophers 0 and 2 eat (forks 0, 1 and 2, 3), then 0 leaves and
+        // 1 takes forks 1 and 2 once 2 has left too.
+        owners.claim(0, forks.forks_of(0)).unwrap();
+        owners.claim(2, forks.forks_of(2)).unwrap();
+        owners.verify(0, forks.forks_of(0)).unwrap();
+        owners.verify(2, forks.forks_of(2)).unwrap();
+        owners.release(0, forks.forks_of(0)).unwrap();
+        owners.release(2, forks.forks_of(2)).unwrap();
+        owners.claim(1, forks.forks_of(1)).unwrap();
+        owners.verify(1, forks.forks_of(1)).unwrap();
+        // Philosopher 4's forks are 4 and 0: free again.
+        owners.claim(4, forks.forks_of(4)).unwrap();
+        owners.release(1, forks.forks_of(1)).unwrap();
+        owners.release(4, forks.forks_of(4)).unwrap();
+        for f in 0..5 {
+            assert_eq!(owners.word(f).load(Ordering::Relaxed), 0, "fork {f}");
+        }
+    }
+
+    fn message(r: Result<(), ChannelError>) -> String {
+        match r {
+            Err(ChannelError::Check(m)) => m,
+            other => panic!("expected a failed check, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn owner_words_catch_a_shared_fork() {
+        // A broken lock lets neighbours 1 and 2 (indices 0 and 1) both take
+        // fork 2: the words catch it whichever step comes first.
+        let (forks, owners) = table(5);
+        owners.claim(0, forks.forks_of(0)).unwrap();
+        let e = message(owners.claim(1, forks.forks_of(1)));
+        assert!(
+            e.contains("philosopher 2 took fork 2 while philosopher 1 held it"),
+            "{e}"
+        );
+        // A philosopher whose fork was taken from it while it ate.
+        let (forks, owners) = table(3);
+        owners.claim(0, forks.forks_of(0)).unwrap();
+        owners.word(1).store(owner_id(1), Ordering::Relaxed);
+        let e = message(owners.verify(0, forks.forks_of(0)));
+        assert!(
+            e.contains("philosopher 1 eats with fork 2") && e.contains("philosopher 2 holds it"),
+            "{e}"
+        );
+        let e = message(owners.release(0, forks.forks_of(0)));
+        assert!(
+            e.contains("puts fork 2 down") && e.contains("philosopher 2"),
+            "{e}"
+        );
+        // Eating without having claimed a fork at all.
+        let (forks, owners) = table(2);
+        let e = message(owners.verify(1, forks.forks_of(1)));
+        assert!(e.contains("nobody holds it"), "{e}");
+    }
 
     #[test]
     fn table_invariant_accepts_pairs_and_rejects_one_fork_alone() {

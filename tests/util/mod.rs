@@ -96,6 +96,22 @@ impl Sandbox {
         wait_with_deadline(child, limit)
     }
 
+    /// Runs ipcmark as [`run`](Self::run) does, with at most `files` open
+    /// descriptors (`ulimit -n`, set by bash before it becomes ipcmark).
+    pub fn run_with_open_files(&self, files: u32, args: &[&str], limit: Duration) -> Output {
+        let mut c = Command::new("bash");
+        c.arg("-c")
+            .arg(format!("ulimit -n {files} && exec \"$0\" \"$@\""))
+            .arg(bin())
+            .args(args)
+            .env("TMPDIR", self.dir.path())
+            .env_remove("RUST_BACKTRACE")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        wait_with_deadline(c.spawn().expect("spawn bash"), limit)
+    }
+
     /// Entries named ipcmark-* left in the sandbox's TMPDIR.
     pub fn leftover_tmp(&self) -> Vec<String> {
         std::fs::read_dir(self.dir.path())
@@ -242,8 +258,9 @@ pub fn objects_of(pid: u32) -> Vec<String> {
             else {
                 continue;
             };
-            let key = key as i32;
-            if (key >> 24) == 0x69 && ((key >> 2) & 0x3F_FFFF) as u32 == pid {
+            // ipcmark's keys: tag 0xA (4 bits), pid (22), slot (6).
+            let key = key as u32;
+            if (key >> 28) == 0xA && ((key >> 6) & 0x3F_FFFF) == pid {
                 found.push(format!("sysv {kind} key {key:#x}"));
             }
         }
