@@ -26,6 +26,8 @@ mod thread_metric;
 mod timer;
 // `ipcmark workload`.
 mod workloads;
+// The CPU wake-up latency request, held as root and not as nobody.
+mod cpu_latency;
 // Every mode's JSON keeps the fields of tests/fields/*.txt.
 mod field_paths;
 // `--version` and the reports' `build`; the man page, completions, packaging.

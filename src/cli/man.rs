@@ -259,9 +259,10 @@ fn files(r: &mut Roff) {
     item(
         r,
         [bold("/dev/cpu_dma_latency")],
-        "Held open with a request of 0 \u{b5}s (--cpu-latency) while a run measures, when it \
-         is writable (as root): the CPUs stay out of deep idle states. The kernel drops the \
-         request when ipcmark exits.",
+        "Held open with a request of 0 \u{b5}s (--cpu-latency) while a run or a workload \
+         measures, when it is writable (as root): the CPUs stay out of deep idle states. The \
+         kernel drops the request when ipcmark exits. Without it, ipcmark measures what a \
+         cross-CPU wake-up costs and says so in a warning.",
     );
     item(
         r,

@@ -12,6 +12,7 @@ mod plan;
 mod run;
 mod workload;
 
+use crate::engine::os::environment;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -322,6 +323,30 @@ fn clap_error(e: clap::Error) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Carries out a command's CPU wake-up latency request (`ipcmark run` and
+/// `ipcmark workload` alike), for the whole command: the limit is held while
+/// the returned value lives. Held by default when this user may ask for it:
+/// on a guest or a power-saving host, waking a halted CPU costs tens of µs,
+/// which every blocking hand-off would pay and which would drown the cost
+/// being measured. Without the right the command goes on, and what a
+/// wake-up between `cpus` costs then is measured for its warning; a limit
+/// given with `--cpu-latency N` that cannot be held refuses the command.
+fn hold_cpu_latency(
+    request: &environment::LatencyRequest,
+    cpus: &[usize],
+) -> Result<environment::HeldLatency, Failure> {
+    environment::request_cpu_latency(request, cpus).map_err(|e| {
+        // Only a required limit fails.
+        let flag = match request {
+            environment::LatencyRequest::Required(us) => format!("--cpu-latency {us}"),
+            _ => "--cpu-latency".into(),
+        };
+        Failure::usage(format!(
+            "{flag}: {e}; run as root, or give --cpu-latency off"
+        ))
+    })
 }
 
 /// Checks `--json PATH`, when given, before any work (see [`check_output_path`]).

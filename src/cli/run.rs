@@ -4,8 +4,8 @@
 //! the JSON after every step; then the page is printed and the exit code
 //! says how the run went.
 
-use super::plan::{LatencyRequest, Machine, RunPlan};
-use super::{Failure, RunArgs, print_stdout};
+use super::plan::{Machine, RunPlan};
+use super::{Failure, RunArgs, hold_cpu_latency, print_stdout};
 use crate::engine::os::environment;
 use crate::engine::os::interrupt;
 use crate::engine::os::objects::ObjectNamer;
@@ -19,32 +19,22 @@ use crate::output::recorder::{Recorder, now_rfc3339};
 use std::process::ExitCode;
 
 pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
-    let mut plan = RunPlan::from_args(&args, &Machine::probe()?)?;
+    let machine = Machine::probe()?;
+    let mut plan = RunPlan::from_args(&args, &machine)?;
     if let Some(n) = plan.settings.placement_note.as_deref()
         && n.contains("SCHED_FIFO")
     {
         eprintln!("warning: {n}");
     }
-    // Held for the whole run; the kernel drops the request when it is closed.
-    // By default CPUs are kept out of deep idle states when this user may ask
-    // for it: on a guest or a power-saving host, waking a halted CPU costs tens
-    // of µs, which every blocking hand-off would pay and which would drown the
-    // cost being measured. Without the right, the run goes on and warns.
-    let held = match plan.cpu_latency {
-        LatencyRequest::Required(us) => Some(environment::hold_cpu_latency(us).map_err(|e| {
-            Failure::usage(format!(
-                "--cpu-latency {us}: cannot write /dev/cpu_dma_latency ({e}); run as root, or give --cpu-latency off"
-            ))
-        })?),
-        LatencyRequest::Wanted(us) => environment::hold_cpu_latency(us).ok(),
-        LatencyRequest::None => None,
+    // Held for the whole run (see `hold_cpu_latency`); the kernel drops the
+    // request when it is closed. Without it, a wake-up is measured between
+    // the two CPUs the figures use (the first two allowed when unpinned).
+    let pair = match (plan.settings.client_cpu, plan.settings.server_cpu) {
+        (Some(c), Some(s)) if c != s => vec![c, s],
+        _ => machine.allowed_cpus.clone(),
     };
-    if held.is_some() {
-        plan.settings.cpu_latency_us = match plan.cpu_latency {
-            LatencyRequest::Required(us) | LatencyRequest::Wanted(us) => Some(us),
-            LatencyRequest::None => None,
-        };
-    }
+    let latency = hold_cpu_latency(&plan.cpu_latency, &pair)?;
+    plan.settings.cpu_latency_us = latency.state.held_us();
     interrupt::install()
         .map_err(|e| Failure::run(format!("cannot install signal handlers: {e}")))?;
 
@@ -56,7 +46,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         finished_at: None,
         complete: false,
         command_line: std::env::args().collect(),
-        environment: environment::collect(),
+        environment: environment::collect(latency.state.clone()),
         settings: plan.settings.clone(),
         results: Vec::new(),
         warnings: Vec::new(),

@@ -2,7 +2,8 @@
 //! in each placement, saving the JSON after every run so an interrupted
 //! command keeps what finished, and print the tables.
 
-use super::{Failure, parse, print_stdout};
+use super::plan::latency_request;
+use super::{Failure, hold_cpu_latency, parse, print_stdout};
 use crate::engine::os::environment;
 use crate::engine::os::group::Migration;
 use crate::engine::os::interrupt;
@@ -48,6 +49,11 @@ pub struct WorkloadArgs {
     /// start, and to finish after a timed run) before the run fails.
     #[arg(long, value_name = "DURATION", value_parser = parse::duration, default_value = "5s")]
     timeout: Duration,
+    /// PM QoS CPU wake-up latency limit held while the workload runs, µs, or
+    /// `off` (default 0 when /dev/cpu_dma_latency is writable: CPUs stay out
+    /// of deep idle states, as in `ipcmark run`; `off` runs with them).
+    #[arg(long, value_name = "US|off", value_parser = parse::cpu_latency)]
+    cpu_latency: Option<parse::CpuLatency>,
     /// Write every per-process count and time as JSON to this file (rewritten after every run).
     #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
     json: Option<PathBuf>,
@@ -387,9 +393,11 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     super::check_json_path(args.json.as_deref())?;
     let runs = args.runs.unwrap_or(DEFAULT_RUNS);
 
+    // Held for the whole command, as in `ipcmark run`.
+    let latency = hold_cpu_latency(&latency_request(args.cpu_latency), &allowed)?;
     interrupt::install()
         .map_err(|e| Failure::run(format!("cannot install signal handlers: {e}")))?;
-    let env = environment::collect();
+    let env = environment::collect(latency.state.clone());
     let mut rep = WorkloadReport {
         schema: report::SCHEMA,
         ipcmark_version: env!("CARGO_PKG_VERSION"),
@@ -475,6 +483,9 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
         report::machine_line(&env),
         report::render(&info, &prepared.title(), &roles, &plans, &results)
     ))?;
+    if let Some(w) = crate::output::warnings::idle_states(&env) {
+        eprintln!("warning: {w}");
+    }
 
     if let Some(sig) = stopped {
         eprintln!(

@@ -2,7 +2,7 @@
 //! telling the user what to do about it. Derived from the environment and the
 //! results; printed after the table and saved in the JSON.
 
-use crate::engine::os::environment::Environment;
+use crate::engine::os::environment::{Environment, NotHeld};
 use crate::engine::run::figure::{FigureResult, Mode, Outcome};
 use std::fmt;
 
@@ -28,8 +28,14 @@ pub enum Warning {
         /// The governor.
         governor: String,
     },
-    /// Deep idle states are allowed: a CPU waking from one adds latency.
-    IdleStatesAllowed,
+    /// No CPU wake-up latency limit was held, so deep idle states are
+    /// allowed: a CPU waking from one adds latency to every blocking hand-off.
+    IdleStatesAllowed {
+        /// Why no limit was held.
+        not_held: NotHeld,
+        /// A cross-CPU wake-up's cost here, ns, or why it was not measured.
+        wakeup_ns: Result<f64, String>,
+    },
     /// Samples of these figures varied widely.
     HighSpread {
         /// "mechanism size" of each such figure.
@@ -74,7 +80,7 @@ impl Warning {
         match self {
             Warning::OtherLoad { .. } => "other-load",
             Warning::FrequencyScaling { .. } => "frequency-scaling",
-            Warning::IdleStatesAllowed => "idle-states-allowed",
+            Warning::IdleStatesAllowed { .. } => "idle-states-allowed",
             Warning::HighSpread { .. } => "high-spread",
             Warning::PrecisionMissed { .. } => "precision-missed",
             Warning::SpeedChanged { .. } => "speed-changed",
@@ -97,12 +103,32 @@ impl fmt::Display for Warning {
                 "CPU frequency governor is '{governor}': the clock changes with load; for stable figures set \
                  'performance' (cpupower frequency-set -g performance)"
             ),
-            Warning::IdleStatesAllowed => write!(
-                f,
-                "deep CPU idle states were allowed (/dev/cpu_dma_latency unconstrained: --cpu-latency off, or \
-                 not writable by this user): a sleeping CPU takes microseconds to wake, which blocking mechanisms \
-                 pay on every hand-off; run as root without --cpu-latency off to measure without it"
-            ),
+            Warning::IdleStatesAllowed {
+                not_held,
+                wakeup_ns,
+            } => {
+                write!(f, "deep idle states allowed ({}): ", not_held.reason())?;
+                match wakeup_ns {
+                    Ok(ns) => write!(
+                        f,
+                        "a cross-CPU wake-up costs ≈ {:.1} µs here, which every blocking hand-off between \
+                         CPUs pays",
+                        ns / 1e3
+                    )?,
+                    Err(why) => write!(
+                        f,
+                        "a CPU waking from one takes microseconds, which every blocking hand-off between \
+                         CPUs pays (not measured: {why})"
+                    )?,
+                }
+                match not_held {
+                    NotHeld::Refused(_) => write!(
+                        f,
+                        "; run as root or give access to /dev/cpu_dma_latency to keep the CPUs out of them"
+                    ),
+                    NotHeld::NotAsked(_) => Ok(()),
+                }
+            }
             Warning::HighSpread { figures, worst } => write!(
                 f,
                 "{} figure(s) had samples spread over more than {:.0}% of their median (worst {:.0}%: {}); \
@@ -200,6 +226,20 @@ fn figure_name(r: &FigureResult) -> String {
     }
 }
 
+/// The warning of a run that held no CPU wake-up latency limit, with what
+/// a wake-up costs here (`ipcmark workload` prints it too).
+pub fn idle_states(env: &Environment) -> Option<Warning> {
+    let state = &env.cpu_latency;
+    Some(Warning::IdleStatesAllowed {
+        not_held: state.not_held.clone()?,
+        wakeup_ns: state
+            .wakeup
+            .as_ref()
+            .map(|w| w.wakeup_ns())
+            .map_err(Clone::clone),
+    })
+}
+
 /// The warnings that apply to this run.
 pub fn collect(env: &Environment, results: &[FigureResult]) -> Vec<Warning> {
     let mut w = Vec::new();
@@ -215,10 +255,7 @@ pub fn collect(env: &Environment, results: &[FigureResult]) -> Vec<Warning> {
             governor: g.clone(),
         });
     }
-    // PM QoS default is 2000 s: no constraint at all.
-    if env.cpu_dma_latency_us.is_some_and(|v| v >= 2_000_000_000) {
-        w.push(Warning::IdleStatesAllowed);
-    }
+    w.extend(idle_states(env));
     let refused: Vec<String> = results
         .iter()
         .filter_map(|r| {
@@ -309,30 +346,52 @@ impl From<&Warning> for WarningRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::os::environment;
+    use crate::engine::os::environment::{self, CpuLatencyState};
+    use crate::engine::os::wakeup::WakeupCost;
+
+    /// A run that held a limit of 0 µs.
+    fn held() -> CpuLatencyState {
+        CpuLatencyState {
+            requested_us: Some(0),
+            not_held: None,
+            wakeup: Err("not measured: held".into()),
+        }
+    }
+
+    /// A run that held none, and measured a wake-up of 5 µs.
+    fn not_held(why: NotHeld) -> CpuLatencyState {
+        CpuLatencyState {
+            requested_us: Some(0),
+            not_held: Some(why),
+            wakeup: Ok(WakeupCost {
+                cpus: [0, 1],
+                round_trips: 200,
+                blocking_round_trip_ns: 12_000.0,
+                busy_round_trip_ns: 2_000.0,
+            }),
+        }
+    }
 
     /// This machine's environment with nothing to warn about.
     fn quiet_machine() -> Environment {
-        let mut env = environment::collect();
+        let mut env = environment::collect(held());
         env.cpu_busy_percent_at_start = Some(0.0);
         env.frequency_governor = None;
-        env.cpu_dma_latency_us = Some(0);
         env.virtualization = "none".into();
         env
     }
 
     #[test]
     fn each_condition_gives_its_warning_and_a_clean_machine_none() {
-        let mut env = environment::collect();
+        let mut env = environment::collect(held());
         env.cpu_busy_percent_at_start = Some(2.0);
         env.frequency_governor = Some("performance".into());
-        env.cpu_dma_latency_us = Some(0);
         env.virtualization = "none".into();
         assert!(collect(&env, &[]).is_empty());
 
         env.cpu_busy_percent_at_start = Some(60.0);
         env.frequency_governor = Some("powersave".into());
-        env.cpu_dma_latency_us = Some(2_000_000_000);
+        env.cpu_latency = not_held(NotHeld::NotAsked("--cpu-latency off".into()));
         env.virtualization = "kvm".into();
         let kinds: Vec<&str> = collect(&env, &[]).iter().map(Warning::kind).collect();
         assert_eq!(
@@ -347,6 +406,39 @@ mod tests {
         let text = collect(&env, &[])[1].to_string();
         assert!(
             text.contains("powersave") && text.contains("performance"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn idle_states_say_why_no_limit_was_held_what_a_wake_up_costs_and_what_to_do() {
+        let mut env = quiet_machine();
+        assert_eq!(idle_states(&env), None);
+        env.cpu_latency = not_held(NotHeld::Refused(
+            "permission denied opening /dev/cpu_dma_latency".into(),
+        ));
+        let w = collect(&env, &[]);
+        assert_eq!(w.len(), 1, "{w:?}");
+        let text = w[0].to_string();
+        assert!(
+            text.starts_with(
+                "deep idle states allowed (permission denied opening /dev/cpu_dma_latency): \
+                 a cross-CPU wake-up costs ≈ 5.0 µs here"
+            ) && text.contains("run as root or give access to /dev/cpu_dma_latency"),
+            "{text}"
+        );
+        // Asked for none: no advice to ask.
+        env.cpu_latency = not_held(NotHeld::NotAsked("--cpu-latency off".into()));
+        let text = idle_states(&env).unwrap().to_string();
+        assert!(
+            text.contains("(--cpu-latency off)") && !text.contains("run as root"),
+            "{text}"
+        );
+        // Not measured: says why instead of a figure.
+        env.cpu_latency.wakeup = Err("one CPU allowed: no cross-CPU wake-up to measure".into());
+        let text = idle_states(&env).unwrap().to_string();
+        assert!(
+            text.contains("not measured: one CPU allowed") && !text.contains('≈'),
             "{text}"
         );
     }

@@ -57,3 +57,17 @@ pub fn set_nonblocking(fd: &impl AsRawFd, on: bool) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Waits at most `timeout` (rounded up to whole ms) for `fd` to become
+/// readable or hung up; `Ok(false)` when the time ran out. EINTR is returned
+/// as an error for the caller to retry or stop.
+pub fn wait_readable(fd: &impl AsRawFd, timeout: std::time::Duration) -> io::Result<bool> {
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = timeout.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as libc::c_int;
+    // SAFETY: one pollfd on the stack, count 1.
+    cvt(unsafe { libc::poll(&mut p, 1, ms) }).map(|n| n > 0)
+}

@@ -9,12 +9,14 @@
 //! Here: the sandbox, deadlines, signals and what a run leaves behind.
 //! [`report`]: JSON reports ([`run_json`], [`results`], the schemas and the
 //! consistency checks several modes share); [`registry`]: `ipcmark list`;
-//! [`usage`]: the bad-usage checker.
+//! [`usage`]: the bad-usage checker; [`nobody`]: runs as an unprivileged user.
 
+mod nobody;
 mod registry;
 mod report;
 mod usage;
 
+pub use nobody::*;
 pub use registry::*;
 pub use report::*;
 pub use usage::*;

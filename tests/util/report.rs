@@ -89,10 +89,21 @@ impl Ran {
 /// must have been written, and asserts that it fits its documented schema
 /// (run or workload). Whether it succeeded is the caller's to check.
 pub fn run_json(sb: &Sandbox, argv: &[&str], limit: Duration) -> Ran {
+    run_json_by(sb, argv, limit, |a| sb.cmd(a))
+}
+
+/// [`run_json`] with the command that `cmd` makes of the arguments (say,
+/// [`Nobody::cmd`](super::Nobody::cmd)).
+pub fn run_json_by(
+    sb: &Sandbox,
+    argv: &[&str],
+    limit: Duration,
+    cmd: impl FnOnce(&[&str]) -> std::process::Command,
+) -> Ran {
     let json = sb.path("r.json");
     let mut a = argv.to_vec();
     a.extend(["--json", json.to_str().unwrap()]);
-    let child = sb.cmd(&a).spawn().expect("spawn ipcmark");
+    let child = cmd(&a).spawn().expect("spawn ipcmark");
     let pid = child.id();
     let out = wait_with_deadline(child, limit);
     assert!(

@@ -12,6 +12,7 @@ mod tests;
 use super::parse::CpuLatency;
 use super::{Failure, FaultArg, ModeArg, PeerArg, RunArgs};
 use crate::engine::models::periodic::PeriodicSettings;
+pub use crate::engine::os::environment::LatencyRequest;
 use crate::engine::os::peer::{Fault, PeerKind};
 use crate::engine::os::placement;
 use crate::engine::run::runner::RunSettings;
@@ -61,15 +62,15 @@ impl Machine {
     }
 }
 
-/// How the run asks the kernel to keep CPUs out of deep idle states.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LatencyRequest {
-    /// `--cpu-latency N`: hold N µs or refuse the run.
-    Required(i32),
-    /// By default: hold 0 µs when permitted, else go on and say so.
-    Wanted(i32),
-    /// `--cpu-latency off`, or a preset measured with idle states.
-    None,
+/// How `--cpu-latency` asks the kernel to keep CPUs out of deep idle states:
+/// `N` holds N µs or refuses the run, `off` asks for nothing, and by default
+/// 0 µs is held when permitted (else the run goes on and says so).
+pub fn latency_request(flag: Option<CpuLatency>) -> LatencyRequest {
+    match flag {
+        Some(CpuLatency::Hold(us)) => LatencyRequest::Required(us),
+        Some(CpuLatency::Off) => LatencyRequest::None("--cpu-latency off".into()),
+        None => LatencyRequest::Wanted(0),
+    }
 }
 
 /// Everything `ipcmark run` will do, decided before it starts.
@@ -178,11 +179,12 @@ impl RunPlan {
             None
         };
         super::check_json_path(args.json.as_deref())?;
-        let cpu_latency = match args.cpu_latency {
-            Some(CpuLatency::Hold(us)) => LatencyRequest::Required(us),
-            Some(CpuLatency::Off) => LatencyRequest::None,
-            None if preset.is_some_and(|p| p.idle_states) => LatencyRequest::None,
-            None => LatencyRequest::Wanted(0),
+        let cpu_latency = match (args.cpu_latency, preset) {
+            (None, Some(p)) if p.idle_states => LatencyRequest::None(format!(
+                "--preset {} measures with the CPUs' idle states, as its study did",
+                p.name
+            )),
+            (flag, _) => latency_request(flag),
         };
         let settings = RunSettings {
             client,

@@ -143,16 +143,24 @@ fn cpus_come_from_the_machine_and_one_cpu_is_shared_with_a_note() {
 fn the_cpu_latency_request_follows_the_flag_and_the_preset() {
     assert_eq!(
         plan(&["pipe", "--cpu-latency", "off"]).cpu_latency,
-        LatencyRequest::None
+        LatencyRequest::None("--cpu-latency off".into())
     );
     assert_eq!(
         plan(&["pipe", "--cpu-latency", "10"]).cpu_latency,
         LatencyRequest::Required(10)
     );
     // The article measured with the CPUs' idle states, and so does its preset.
+    let LatencyRequest::None(why) = plan(&["--preset", "mq-article"]).cpu_latency else {
+        panic!("the preset holds a limit")
+    };
+    assert!(
+        why.contains("mq-article") && why.contains("idle states"),
+        "{why}"
+    );
+    // --cpu-latency overrides the preset.
     assert_eq!(
-        plan(&["--preset", "mq-article"]).cpu_latency,
-        LatencyRequest::None
+        plan(&["--preset", "mq-article", "--cpu-latency", "0"]).cpu_latency,
+        LatencyRequest::Required(0)
     );
 }
 

@@ -1,5 +1,6 @@
 //! Facts about the machine that decide the figures, recorded with every run.
 
+use super::wakeup::{self, WakeupCost};
 use std::collections::BTreeMap;
 use std::fs;
 use std::time::Duration;
@@ -46,8 +47,37 @@ pub struct Environment {
     /// Share of all CPUs busy during 100 ms just before the run, in percent.
     pub cpu_busy_percent_at_start: Option<f64>,
     /// Current PM QoS CPU latency limit from /dev/cpu_dma_latency, µs
-    /// (2000000000 means no limit: deep C-states allowed). Null if unreadable.
+    /// (2000000000 means no limit: deep C-states allowed). Null if unreadable
+    /// (only root may read it).
     pub cpu_dma_latency_us: Option<i64>,
+    /// The kernel's CPU idle driver and states, which anyone may read; null
+    /// without cpuidle (the CPU then idles the architecture's default way).
+    pub cpu_idle: Option<CpuIdle>,
+    /// Whether this run held its CPU wake-up latency request, and if not,
+    /// why, and what a wake-up costs instead.
+    pub cpu_latency: CpuLatencyState,
+}
+
+/// The kernel's CPU idle driver and the idle states it may enter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuIdle {
+    /// cpuidle driver (`intel_idle`, `acpi_idle`, `haltpoll`, …; "none").
+    pub driver: String,
+    /// cpuidle governor (`menu`, `teo`, `haltpoll`, …).
+    pub governor: Option<String>,
+    /// The states of the first allowed CPU, shallowest first.
+    pub states: Vec<IdleState>,
+}
+
+/// One CPU idle state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdleState {
+    /// Its name (`POLL`, `C1`, `C6`, `haltpoll idle`, …).
+    pub name: String,
+    /// The exit latency the driver declares, µs.
+    pub exit_latency_us: Option<u64>,
+    /// Whether it is disabled for this CPU.
+    pub disabled: bool,
 }
 
 fn read_trim(path: &str) -> Option<String> {
@@ -99,10 +129,12 @@ fn virtualization(cpuinfo: &str) -> String {
     }
 }
 
-/// Collects the environment of this run.
-pub fn collect() -> Environment {
+/// Collects the environment of this run, with what became of its CPU
+/// wake-up latency request.
+pub fn collect(cpu_latency: CpuLatencyState) -> Environment {
     let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let (hostname, kernel, kernel_version, arch) = uname();
+    let allowed_cpus = crate::sys::sched::allowed_cpus().unwrap_or_default();
     Environment {
         hostname,
         kernel,
@@ -112,7 +144,8 @@ pub fn collect() -> Environment {
         logical_cpus: std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .max(online_cpus()),
-        allowed_cpus: crate::sys::sched::allowed_cpus().unwrap_or_default(),
+        cpu_idle: cpu_idle(allowed_cpus.first().copied().unwrap_or(0)),
+        allowed_cpus,
         virtualization: virtualization(&cpuinfo),
         clocksource: read_trim("/sys/devices/system/clocksource/clocksource0/current_clocksource")
             .unwrap_or_else(|| "unknown".into()),
@@ -134,7 +167,31 @@ pub fn collect() -> Environment {
             b.get(..4)
                 .map(|w| i32::from_le_bytes([w[0], w[1], w[2], w[3]]) as i64)
         }),
+        cpu_latency,
     }
+}
+
+/// The cpuidle driver, governor and the idle states of `cpu`, from sysfs.
+fn cpu_idle(cpu: usize) -> Option<CpuIdle> {
+    let base = "/sys/devices/system/cpu/cpuidle";
+    let driver = read_trim(&format!("{base}/current_driver"))?;
+    let governor = read_trim(&format!("{base}/current_governor"))
+        .or_else(|| read_trim(&format!("{base}/current_governor_ro")));
+    let states = (0..)
+        .map(|i| format!("/sys/devices/system/cpu/cpu{cpu}/cpuidle/state{i}"))
+        .map_while(|dir| {
+            Some(IdleState {
+                name: read_trim(&format!("{dir}/name"))?,
+                exit_latency_us: read_trim(&format!("{dir}/latency")).and_then(|v| v.parse().ok()),
+                disabled: read_trim(&format!("{dir}/disable")).is_some_and(|v| v != "0"),
+            })
+        })
+        .collect();
+    Some(CpuIdle {
+        driver,
+        governor,
+        states,
+    })
 }
 
 fn kernel_version_string() -> String {
@@ -247,19 +304,116 @@ pub fn parse_cpu_list(s: &str) -> Vec<usize> {
     out
 }
 
-/// A PM QoS CPU latency request, held while this value lives (the kernel
-/// drops it when the file is closed).
-pub struct CpuLatencyRequest(#[allow(dead_code)] fs::File);
+/// How a run asks the kernel to keep CPUs out of deep idle states.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LatencyRequest {
+    /// Hold this many µs, or refuse the run.
+    Required(i32),
+    /// Hold this many µs when permitted, else go on and say so.
+    Wanted(i32),
+    /// Ask for nothing, for this reason (e.g. "--cpu-latency off").
+    None(String),
+}
+
+/// Why no CPU wake-up latency limit was held.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NotHeld {
+    /// None was asked for, for this reason.
+    NotAsked(String),
+    /// The kernel refused it: what failed.
+    Refused(String),
+}
+
+impl NotHeld {
+    /// The reason, as a phrase.
+    pub fn reason(&self) -> &str {
+        match self {
+            NotHeld::NotAsked(why) | NotHeld::Refused(why) => why,
+        }
+    }
+}
+
+/// What became of a run's CPU wake-up latency request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuLatencyState {
+    /// The limit asked for, µs; None when none was.
+    pub requested_us: Option<i32>,
+    /// Why no limit is held; None when the requested one is.
+    pub not_held: Option<NotHeld>,
+    /// What a cross-CPU wake-up costs here, measured only when no limit is
+    /// held (holding one is what removes the cost); otherwise why it was
+    /// not measured.
+    pub wakeup: Result<WakeupCost, String>,
+}
+
+impl CpuLatencyState {
+    /// The limit held, µs, if one is.
+    pub fn held_us(&self) -> Option<i32> {
+        self.requested_us.filter(|_| self.not_held.is_none())
+    }
+}
+
+/// A run's CPU wake-up latency request, held while this value lives (the
+/// kernel drops it when the file is closed), and its state.
+pub struct HeldLatency {
+    _file: Option<fs::File>,
+    /// What became of the request.
+    pub state: CpuLatencyState,
+}
+
+/// Carries out `request`: holds the limit, or finds out why it is not held
+/// and measures what a wake-up between `cpus` (the first two) costs then.
+/// Fails only when a `Required` limit cannot be held, saying why.
+pub fn request_cpu_latency(
+    request: &LatencyRequest,
+    cpus: &[usize],
+) -> Result<HeldLatency, String> {
+    let (requested, not_held) = match request {
+        LatencyRequest::Required(us) => return hold(*us),
+        LatencyRequest::Wanted(us) => match hold(*us) {
+            Ok(held) => return Ok(held),
+            Err(e) => (Some(*us), NotHeld::Refused(e)),
+        },
+        LatencyRequest::None(why) => (None, NotHeld::NotAsked(why.clone())),
+    };
+    let wakeup = match cpus {
+        [a, b, ..] => wakeup::measure([*a, *b]),
+        _ => Err("one CPU allowed: no cross-CPU wake-up to measure".into()),
+    };
+    Ok(HeldLatency {
+        _file: None,
+        state: CpuLatencyState {
+            requested_us: requested,
+            not_held: Some(not_held),
+            wakeup,
+        },
+    })
+}
 
 /// Asks the kernel to keep every CPU's wake-up latency at most `us` µs
-/// (0 keeps CPUs out of deep idle states), as cyclictest does.
-pub fn hold_cpu_latency(us: i32) -> std::io::Result<CpuLatencyRequest> {
-    use std::io::Write;
+/// (0 keeps CPUs out of deep idle states), as cyclictest does; or says what
+/// failed.
+fn hold(us: i32) -> Result<HeldLatency, String> {
+    use std::io::{ErrorKind, Write};
+    const PATH: &str = "/dev/cpu_dma_latency";
     let mut f = fs::OpenOptions::new()
         .write(true)
-        .open("/dev/cpu_dma_latency")?;
-    f.write_all(&us.to_le_bytes())?;
-    Ok(CpuLatencyRequest(f))
+        .open(PATH)
+        .map_err(|e| match e.kind() {
+            ErrorKind::PermissionDenied => format!("permission denied opening {PATH}"),
+            ErrorKind::NotFound => format!("no {PATH} (a kernel without PM QoS)"),
+            _ => format!("cannot open {PATH}: {e}"),
+        })?;
+    f.write_all(&us.to_le_bytes())
+        .map_err(|e| format!("cannot write {PATH}: {e}"))?;
+    Ok(HeldLatency {
+        _file: Some(f),
+        state: CpuLatencyState {
+            requested_us: Some(us),
+            not_held: None,
+            wakeup: Err("not measured: the CPU wake-up latency was held".into()),
+        },
+    })
 }
 
 /// Reads a numeric kernel limit such as `/proc/sys/fs/mqueue/msgsize_max`.
@@ -288,8 +442,56 @@ mod tests {
 
     #[test]
     fn environment_names_the_kernel() {
-        let env = collect();
+        let env = collect(not_asked());
         assert!(!env.kernel.is_empty() && env.kernel != "unknown");
         assert!(env.logical_cpus >= 1);
+        assert_eq!(env.cpu_latency, not_asked());
+        if let Some(idle) = &env.cpu_idle {
+            assert!(!idle.driver.is_empty(), "{idle:?}");
+            assert!(idle.states.iter().all(|s| !s.name.is_empty()), "{idle:?}");
+        }
+    }
+
+    /// The state of a run that asked for no limit, without measuring.
+    fn not_asked() -> CpuLatencyState {
+        CpuLatencyState {
+            requested_us: None,
+            not_held: Some(NotHeld::NotAsked("a test".into())),
+            wakeup: Err("not measured in a test".into()),
+        }
+    }
+
+    #[test]
+    fn a_request_not_asked_for_is_not_held_and_its_cost_is_measured() {
+        let cpus = crate::sys::sched::allowed_cpus().unwrap();
+        let held = request_cpu_latency(&LatencyRequest::None("a test".into()), &cpus[..1]).unwrap();
+        assert_eq!(held.state.held_us(), None);
+        assert_eq!(
+            held.state.not_held,
+            Some(NotHeld::NotAsked("a test".into()))
+        );
+        assert!(held.state.wakeup.unwrap_err().contains("one CPU"));
+        if cpus.len() >= 2 {
+            let held = request_cpu_latency(&LatencyRequest::None("a test".into()), &cpus).unwrap();
+            assert!(held.state.wakeup.is_ok(), "{:?}", held.state.wakeup);
+        }
+    }
+
+    #[test]
+    fn a_held_request_is_not_measured_and_a_refused_one_says_why() {
+        let cpus = crate::sys::sched::allowed_cpus().unwrap();
+        match request_cpu_latency(&LatencyRequest::Required(0), &cpus) {
+            Ok(held) => {
+                assert_eq!(held.state.held_us(), Some(0));
+                assert!(held.state.wakeup.unwrap_err().contains("held"));
+            }
+            // Not root: a required limit fails, a wanted one goes on.
+            Err(e) => {
+                assert!(e.contains("/dev/cpu_dma_latency"), "{e}");
+                let held = request_cpu_latency(&LatencyRequest::Wanted(0), &cpus).unwrap();
+                assert_eq!(held.state.held_us(), None);
+                assert!(matches!(held.state.not_held, Some(NotHeld::Refused(_))));
+            }
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! Processes and OS objects: the peer that serves a channel's other end,
 //! groups of processes for whole workloads, placement on CPUs and
 //! SCHED_FIFO, stop requests and watchdogs, named objects and their release,
-//! the environment record and the seccomp probe. Nothing here times a figure
+//! the environment record, the CPU wake-up latency request and what a wake-up
+//! costs, and the seccomp probe. Nothing here times a figure
 //! or knows a timing model.
 
 pub mod environment;
@@ -11,3 +12,4 @@ pub mod objects;
 pub mod peer;
 pub mod placement;
 pub mod probe;
+pub mod wakeup;

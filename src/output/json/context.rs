@@ -5,8 +5,9 @@
 
 use super::ms;
 use crate::engine::measure::{Budget, Precision};
-use crate::engine::os::environment::Environment;
+use crate::engine::os::environment::{CpuIdle, CpuLatencyState, Environment, IdleState};
 use crate::engine::os::peer::PeerKind;
+use crate::engine::os::wakeup::WakeupCost;
 use serde::{Serialize, Serializer};
 use std::collections::BTreeMap;
 
@@ -69,8 +70,105 @@ pub struct EnvironmentRecord {
     pub load_average: [f64; 3],
     /// Share of all CPUs busy just before the run, %.
     pub cpu_busy_percent_at_start: Option<f64>,
-    /// PM QoS CPU latency limit, µs.
+    /// PM QoS CPU latency limit, µs (null unless root).
     pub cpu_dma_latency_us: Option<i64>,
+    /// cpuidle driver, governor and states (null without cpuidle).
+    pub cpu_idle: Option<CpuIdleRecord>,
+    /// Whether the run held its CPU wake-up latency request; if not, why
+    /// and what a cross-CPU wake-up costs.
+    pub cpu_latency: CpuLatencyRecord,
+}
+
+/// The kernel's CPU idle driver and states (`environment.cpu_idle`).
+#[derive(Debug, Serialize)]
+pub struct CpuIdleRecord {
+    /// cpuidle driver.
+    pub driver: String,
+    /// cpuidle governor.
+    pub governor: Option<String>,
+    /// The first allowed CPU's idle states, shallowest first.
+    pub states: Vec<IdleStateRecord>,
+}
+
+/// One CPU idle state.
+#[derive(Debug, Serialize)]
+pub struct IdleStateRecord {
+    /// Its name.
+    pub name: String,
+    /// Exit latency the driver declares, µs.
+    pub exit_latency_us: Option<u64>,
+    /// Whether it is disabled.
+    pub disabled: bool,
+}
+
+impl From<&CpuIdle> for CpuIdleRecord {
+    fn from(c: &CpuIdle) -> Self {
+        CpuIdleRecord {
+            driver: c.driver.clone(),
+            governor: c.governor.clone(),
+            states: c.states.iter().map(IdleStateRecord::from).collect(),
+        }
+    }
+}
+
+impl From<&IdleState> for IdleStateRecord {
+    fn from(s: &IdleState) -> Self {
+        IdleStateRecord {
+            name: s.name.clone(),
+            exit_latency_us: s.exit_latency_us,
+            disabled: s.disabled,
+        }
+    }
+}
+
+/// What became of the CPU wake-up latency request (`environment.cpu_latency`).
+#[derive(Debug, Serialize)]
+pub struct CpuLatencyRecord {
+    /// The limit asked for, µs; null when none was (`--cpu-latency off`, a
+    /// preset measured with idle states).
+    pub requested_us: Option<i32>,
+    /// Whether a limit was held for the whole run.
+    pub held: bool,
+    /// Why not, when not held.
+    pub not_held_reason: Option<String>,
+    /// What a cross-CPU wake-up costs here, ns; measured only when no limit
+    /// was held.
+    pub wakeup_cost_ns: Option<f64>,
+    /// Why `wakeup_cost_ns` is null.
+    pub wakeup_cost_unmeasured: Option<String>,
+    /// The probe that measured it.
+    pub wakeup_probe: Option<WakeupProbeRecord>,
+}
+
+/// The round trips a wake-up's cost is read from (`environment.cpu_latency.wakeup_probe`).
+#[derive(Debug, Serialize)]
+pub struct WakeupProbeRecord {
+    /// The timing side's CPU and the peer's.
+    pub cpus: [usize; 2],
+    /// Round trips timed each way.
+    pub round_trips: usize,
+    /// Median round trip when both sides block between messages, ns.
+    pub blocking_round_trip_ns: f64,
+    /// Median round trip when both sides busy-wait, ns.
+    pub busy_wait_round_trip_ns: f64,
+}
+
+impl From<&CpuLatencyState> for CpuLatencyRecord {
+    fn from(c: &CpuLatencyState) -> Self {
+        CpuLatencyRecord {
+            requested_us: c.requested_us,
+            held: c.not_held.is_none(),
+            not_held_reason: c.not_held.as_ref().map(|n| n.reason().to_string()),
+            wakeup_cost_ns: c.wakeup.as_ref().ok().map(WakeupCost::wakeup_ns),
+            wakeup_cost_unmeasured: c.wakeup.as_ref().err().cloned(),
+            wakeup_probe: c.wakeup.as_ref().ok().map(|w| WakeupProbeRecord {
+                cpus: w.cpus,
+                round_trips: w.round_trips,
+                blocking_round_trip_ns: w.blocking_round_trip_ns,
+                busy_wait_round_trip_ns: w.busy_round_trip_ns,
+            }),
+        }
+    }
 }
 
 impl From<&Environment> for EnvironmentRecord {
@@ -96,6 +194,8 @@ impl From<&Environment> for EnvironmentRecord {
             load_average: e.load_average,
             cpu_busy_percent_at_start: e.cpu_busy_percent_at_start,
             cpu_dma_latency_us: e.cpu_dma_latency_us,
+            cpu_idle: e.cpu_idle.as_ref().map(CpuIdleRecord::from),
+            cpu_latency: (&e.cpu_latency).into(),
         }
     }
 }
