@@ -110,6 +110,47 @@ pub fn p99_cell(l: &Percentiles, fmt: impl Fn(f64) -> String) -> String {
         .map_or_else(|| "< res".to_string(), |v| fmt(v as f64))
 }
 
+/// Why a row's centre (`centre`: the mean it shows, of its samples or of
+/// its messages) is above the p99 of its single times `l`, which are
+/// `single` ("operations", "round trips"), written by `fmt`; `None`
+/// when it is not. A row never shows a centre above its own p99 without
+/// saying why, and the why is read from the figures: the single times'
+/// own mean above their p99 too is a heavy tail (the slowest 1% hold
+/// enough time to lift a mean past p99); their mean at or below it means
+/// the samples averaged more than the single times did.
+pub fn centre_above_p99(
+    centre: f64,
+    l: &Percentiles,
+    single: &str,
+    fmt: impl Fn(f64) -> String,
+) -> Option<String> {
+    let Some(p99) = l.resolved(l.p99) else {
+        // 99% of the single times at or below zero, yet a positive centre.
+        return (centre > 0.0).then(|| {
+            format!(
+                "mean above p99: {} of {} single {single} were at or below zero once the clock read was subtracted",
+                l.at_or_below_zero, l.count
+            )
+        });
+    };
+    let p99 = p99 as f64;
+    if centre <= p99 {
+        return None;
+    }
+    Some(if l.mean > p99 {
+        format!(
+            "mean above p99: a heavy tail, the mean of the single {single} ({}) is above their p99 too (max {})",
+            fmt(l.mean),
+            fmt(l.max as f64)
+        )
+    } else {
+        format!(
+            "mean above p99: the samples averaged more than the single {single} did (their mean {})",
+            fmt(l.mean)
+        )
+    })
+}
+
 /// Why a figure has no number, as its notes cell says it: skipped, failed,
 /// or below the clock's resolution (empty for a measured figure).
 pub fn unmeasured(outcome: &Outcome) -> String {
@@ -149,6 +190,35 @@ pub fn quality_notes(m: &Measurement) -> Vec<String> {
     notes
 }
 
+/// The notes of the row of a rendered table whose first cell is `first`,
+/// its wrapped lines joined by spaces (for tests of what a row says).
+#[cfg(test)]
+pub fn notes_of(table: &str, first: &str) -> String {
+    let cells = |l: &str| -> Vec<String> {
+        l.trim_matches('│')
+            .split('┆')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let mut lines = table.lines().filter(|l| l.starts_with('│'));
+    let mut notes = Vec::new();
+    for l in lines.by_ref() {
+        let c = cells(l);
+        if c[0] == first {
+            notes.push(c[c.len() - 1].clone());
+            break;
+        }
+    }
+    for l in lines {
+        let c = cells(l);
+        if !c[0].is_empty() {
+            break;
+        }
+        notes.push(c[c.len() - 1].clone());
+    }
+    notes.join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +240,20 @@ mod tests {
         assert_eq!(percent(0.075), "7.5");
         assert_eq!(percent(0.00001), "0.001");
         assert_eq!(percent(0.279), "27.9");
+    }
+
+    #[test]
+    fn a_centre_above_an_unresolved_p99_says_so() {
+        let mut h = crate::stats::LatencyHistogram::new();
+        (0..100).for_each(|_| h.record_ns(-1.0));
+        h.record_ns(50.0);
+        let l = h.percentiles().unwrap();
+        let why = centre_above_p99(5.0, &l, "operations", num).unwrap();
+        assert!(
+            why.contains("100 of 101 single operations were at or below zero"),
+            "{why}"
+        );
+        assert_eq!(centre_above_p99(-1.0, &l, "operations", num), None);
     }
 
     #[test]
