@@ -45,6 +45,18 @@ pub fn us(ns: f64) -> String {
     num(ns / 1000.0)
 }
 
+/// Nanoseconds with the unit that reads best, for prose: "656 ns",
+/// "12.1 µs", "8.07 ms".
+pub fn duration(ns: f64) -> String {
+    if ns.abs() >= 1e6 {
+        format!("{} ms", num(ns / 1e6))
+    } else if ns.abs() >= 1e4 {
+        format!("{} µs", num(ns / 1e3))
+    } else {
+        format!("{} ns", num(ns))
+    }
+}
+
 /// A fraction as a percentage with no more digits than it needs
 /// (0.02 → "2", 0.075 → "7.5", 0.00001 → "0.001").
 pub fn percent(fraction: f64) -> String {
@@ -112,18 +124,13 @@ pub fn p99_cell(l: &Percentiles, fmt: impl Fn(f64) -> String) -> String {
 
 /// Why a row's centre (`centre`: the mean it shows, of its samples or of
 /// its messages) is above the p99 of its single times `l`, which are
-/// `single` ("operations", "round trips"), written by `fmt`; `None`
+/// `single` ("operations", "round trips"); `None`
 /// when it is not. A row never shows a centre above its own p99 without
 /// saying why, and the why is read from the figures: the single times'
 /// own mean above their p99 too is a heavy tail (the slowest 1% hold
 /// enough time to lift a mean past p99); their mean at or below it means
 /// the samples averaged more than the single times did.
-pub fn centre_above_p99(
-    centre: f64,
-    l: &Percentiles,
-    single: &str,
-    fmt: impl Fn(f64) -> String,
-) -> Option<String> {
+pub fn centre_above_p99(centre: f64, l: &Percentiles, single: &str) -> Option<String> {
     let Some(p99) = l.resolved(l.p99) else {
         // 99% of the single times at or below zero, yet a positive centre.
         return (centre > 0.0).then(|| {
@@ -140,13 +147,13 @@ pub fn centre_above_p99(
     Some(if l.mean > p99 {
         format!(
             "mean above p99: a heavy tail, the mean of the single {single} ({}) is above their p99 too (max {})",
-            fmt(l.mean),
-            fmt(l.max as f64)
+            duration(l.mean),
+            duration(l.max as f64)
         )
     } else {
         format!(
             "mean above p99: the samples averaged more than the single {single} did (their mean {})",
-            fmt(l.mean)
+            duration(l.mean)
         )
     })
 }
@@ -248,12 +255,12 @@ mod tests {
         (0..100).for_each(|_| h.record_ns(-1.0));
         h.record_ns(50.0);
         let l = h.percentiles().unwrap();
-        let why = centre_above_p99(5.0, &l, "operations", num).unwrap();
+        let why = centre_above_p99(5.0, &l, "operations").unwrap();
         assert!(
             why.contains("100 of 101 single operations were at or below zero"),
             "{why}"
         );
-        assert_eq!(centre_above_p99(-1.0, &l, "operations", num), None);
+        assert_eq!(centre_above_p99(-1.0, &l, "operations"), None);
     }
 
     #[test]
@@ -264,5 +271,8 @@ mod tests {
         assert_eq!(us(854.0), "0.85");
         assert_eq!(us(42_740.0), "42.7");
         assert_eq!(us(1_234_400.0), "1234");
+        assert_eq!(duration(656.4), "656 ns");
+        assert_eq!(duration(12_066.0), "12.1 µs");
+        assert_eq!(duration(8_065_023.0), "8.07 ms");
     }
 }

@@ -52,9 +52,7 @@ impl ResultTable for OneWayTable {
                     if f.time_bounded {
                         notes.push("stopped at its time bound".to_string());
                     }
-                    notes.extend(centre_above_p99(f.mean_ns, &l, "messages", |v| {
-                        format!("{} µs", us(v))
-                    }));
+                    notes.extend(centre_above_p99(f.mean_ns, &l, "messages"));
                     notes.extend(r.note.clone());
                     row.push(notes.join("; "));
                 }

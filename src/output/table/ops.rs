@@ -52,9 +52,7 @@ impl ResultTable for OpsTable {
                         Mode::Event => "events",
                         _ => "operations",
                     };
-                    notes.extend(centre_above_p99(med, &m.latency, single, |v| {
-                        format!("{} ns", num(v))
-                    }));
+                    notes.extend(centre_above_p99(med, &m.latency, single));
                     notes.extend(r.note.clone());
                     (num(med), p99_cell(&m.latency, num), mbps, notes.join("; "))
                 }

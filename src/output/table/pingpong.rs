@@ -48,9 +48,7 @@ impl ResultTable for PingPongTable {
                     if let Some(bytes) = r.cold_region {
                         notes.push(format!("cold ({} region)", format_size(bytes)));
                     }
-                    notes.extend(centre_above_p99(med, &m.latency, "round trips", |v| {
-                        format!("{} µs", us(v))
-                    }));
+                    notes.extend(centre_above_p99(med, &m.latency, "round trips"));
                     notes.extend(r.note.clone());
                     (us(med), p99_cell(&m.latency, us), mbps, notes.join("; "))
                 }
@@ -102,7 +100,7 @@ mod tests {
         );
         assert!(
             notes_of(&table, "pipe").contains(
-                "mean above p99: the samples averaged more than the single round trips did (their mean 2.00 µs)"
+                "mean above p99: the samples averaged more than the single round trips did (their mean 2000 ns)"
             ),
             "{table}"
         );
