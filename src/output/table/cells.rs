@@ -129,7 +129,7 @@ pub fn p99_cell(l: &Percentiles, fmt: impl Fn(f64) -> String) -> String {
 /// saying why, and the why is read from the figures: the single times'
 /// own mean above their p99 too is a heavy tail (the slowest 1% hold
 /// enough time to lift a mean past p99); their mean at or below it means
-/// the samples averaged more than the single times did.
+/// the samples held slow stretches that the single times missed.
 pub fn centre_above_p99(centre: f64, l: &Percentiles, single: &str) -> Option<String> {
     let Some(p99) = l.resolved(l.p99) else {
         // 99% of the single times at or below zero, yet a positive centre.
@@ -152,7 +152,7 @@ pub fn centre_above_p99(centre: f64, l: &Percentiles, single: &str) -> Option<St
         )
     } else {
         format!(
-            "mean above p99: the samples averaged more than the single {single} did (their mean {})",
+            "mean above p99: the samples held slow stretches that the single {single} missed (their mean {})",
             duration(l.mean)
         )
     })

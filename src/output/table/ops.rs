@@ -148,7 +148,7 @@ mod tests {
         let flat_row = notes_of(&table, "syscall-flat");
         assert!(
             flat_row.contains(
-                "mean above p99: the samples averaged more than the single operations did"
+                "mean above p99: the samples held slow stretches that the single operations missed"
             ),
             "{table}"
         );
@@ -164,7 +164,7 @@ mod tests {
         f.facts = Facts::Event(None);
         let table = OpsTable.render(&[f]);
         assert!(
-            notes_of(&table, "rhealstone-x").contains("than the single events did"),
+            notes_of(&table, "rhealstone-x").contains("that the single events missed"),
             "{table}"
         );
     }

@@ -100,7 +100,7 @@ mod tests {
         );
         assert!(
             notes_of(&table, "pipe").contains(
-                "mean above p99: the samples averaged more than the single round trips did (their mean 2000 ns)"
+                "mean above p99: the samples held slow stretches that the single round trips missed (their mean 2000 ns)"
             ),
             "{table}"
         );
