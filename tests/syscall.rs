@@ -48,6 +48,7 @@ fn assert_op_consistent(r: &Value, clocksource: &str) {
             .unwrap_or_else(|| panic!("{id}: latency_ns.{k}"))
     };
     assert_latency_in_order(id, l);
+    assert_populations(id, l, "batch_means", "single_operations");
     assert!(f("median") >= 0.0 && f("stddev") >= 0.0, "{id}");
     assert_median_among_samples(id, r, 2);
     assert!(r["loop_overhead_ns"].as_f64().unwrap() >= 0.0, "{id}");

@@ -16,6 +16,18 @@ fn f(v: &Value, key: &str) -> f64 {
 /// Order of the latency statistics, and the periodic fields that every
 /// result carries.
 fn assert_consistent(r: &Value) {
+    if r["benchmark"] == "timer-irq-overhead" && r["status"] == "below_resolution" {
+        // The rounds' noise exceeded the handler's cost (a loaded machine):
+        // measured, said so with the signed median, and no figure given.
+        let irq = &r["irq"];
+        assert!(f(irq, "cost_per_interrupt_ns") <= 0.0, "{r}");
+        assert!(
+            r["reason"].as_str().unwrap().contains("cost per interrupt"),
+            "{r}"
+        );
+        assert!(r["latency_ns"].is_null(), "{r}");
+        return;
+    }
     assert_eq!(r["status"], "ok", "{r}");
     assert_eq!(r["mode"], "periodic", "{r}");
     assert_eq!(r["size_bytes"], 0);

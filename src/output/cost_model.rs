@@ -173,6 +173,7 @@ mod tests {
                 p999: 0,
                 max: 0,
                 at_or_below_zero: 0,
+                mean: 0.0,
             },
             verified_round_trips: 0,
             histogram: None,

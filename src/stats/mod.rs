@@ -81,6 +81,10 @@ pub struct LatencyHistogram {
     /// Values that were at or below zero once their overheads were
     /// subtracted (recorded as 0, so that ranks stay right).
     at_or_below_zero: u64,
+    /// Sum of every value as given, signed and unrounded: the mean it
+    /// gives is exact where the histogram's own would be rounded, and
+    /// counts a value at or below zero as what it was, not as 0.
+    sum_ns: f64,
 }
 
 /// Percentiles of a [`LatencyHistogram`].
@@ -104,6 +108,9 @@ pub struct Percentiles {
     /// rank lowest, and a percentile that falls among them reads 0, which
     /// is not a measured time but "below the clock's resolution".
     pub at_or_below_zero: u64,
+    /// Mean of every value as recorded (signed, unrounded): the centre of
+    /// the same population as the percentiles.
+    pub mean: f64,
 }
 
 impl Percentiles {
@@ -129,23 +136,27 @@ impl LatencyHistogram {
         LatencyHistogram {
             hist: Histogram::new_with_bounds(1, Self::MAX_NS, 3).expect("static bounds are valid"),
             at_or_below_zero: 0,
+            sum_ns: 0.0,
         }
     }
 
-    /// Records one value (clamped to [`Self::MAX_NS`]).
+    /// Records one value (its rank clamped to [`Self::MAX_NS`]; the mean
+    /// keeps it whole).
     pub fn record(&mut self, ns: u64) {
         self.hist.saturating_record(ns);
+        self.sum_ns += ns as f64;
     }
 
     /// Records one time from which overheads were subtracted: one at or
     /// below zero is kept as 0 and counted ([`Percentiles::at_or_below_zero`]).
     pub fn record_ns(&mut self, ns: f64) {
         if ns > 0.0 {
-            self.record(ns.round() as u64);
+            self.hist.saturating_record(ns.round() as u64);
         } else {
             self.at_or_below_zero += 1;
-            self.record(0);
+            self.hist.saturating_record(0);
         }
+        self.sum_ns += ns;
     }
 
     /// Adds every value recorded in `other` (the same bounds, so it cannot fail).
@@ -154,6 +165,7 @@ impl LatencyHistogram {
             .add(&other.hist)
             .expect("histograms of the same bounds always add");
         self.at_or_below_zero += other.at_or_below_zero;
+        self.sum_ns += other.sum_ns;
     }
 
     /// Percentiles, or `None` if nothing was recorded.
@@ -171,6 +183,7 @@ impl LatencyHistogram {
             p999: h.value_at_quantile(0.999),
             max: h.max(),
             at_or_below_zero: self.at_or_below_zero,
+            mean: self.sum_ns / h.len() as f64,
         })
     }
 }
@@ -253,6 +266,8 @@ mod tests {
         assert_eq!(p.min, 0);
         assert_eq!(p.resolved(p.min), None);
         assert_eq!(p.resolved(p.max), Some(60));
+        // The mean is of the values as given: signed, unrounded, merged.
+        assert!((p.mean - 106.4 / 6.0).abs() < 1e-9, "{}", p.mean);
         let mut clean = LatencyHistogram::new();
         clean.record(0);
         let c = clean.percentiles().unwrap();

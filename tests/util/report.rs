@@ -146,22 +146,49 @@ pub fn u(v: &Value, key: &str) -> u64 {
 }
 
 /// Asserts that a `latency_ns` record (of the result `name`) is in order:
-/// min ≤ p50 ≤ p90 ≤ p99 ≤ p999 ≤ max. A percentile among single times at
-/// or below zero is null (below the clock's resolution), never 0, and only
-/// when the record counts such times; it ranks lowest.
+/// min ≤ p50 ≤ p90 ≤ p99 ≤ p999 ≤ max.
 pub fn assert_latency_in_order(name: &str, l: &Value) {
-    let below = l["at_or_below_zero"].as_u64().unwrap_or(0);
-    let f = |k: &str| match l[k].as_f64() {
-        Some(v) => v,
-        None if l[k].is_null() && below > 0 => f64::NEG_INFINITY,
-        None => panic!("{name}: latency_ns.{k} in {l}"),
+    // null: the percentile fell among single times at or below zero once
+    // the overheads were subtracted; those rank lowest, so nulls come first.
+    let f = |k: &str| match &l[k] {
+        Value::Null => None,
+        v => Some(
+            v.as_f64()
+                .unwrap_or_else(|| panic!("{name}: latency_ns.{k} in {l}")),
+        ),
     };
-    for w in ["min", "p50", "p90", "p99", "p999", "max"].windows(2) {
+    let keys = ["min", "p50", "p90", "p99", "p999", "max"];
+    if f("min").is_none() {
+        assert!(l["at_or_below_zero"].as_u64() >= Some(1), "{name}: {l}");
+    }
+    for w in keys.windows(2) {
+        match (f(w[0]), f(w[1])) {
+            (Some(a), Some(b)) => assert!(
+                a <= b,
+                "{name}: {} > {}: percentiles out of order in {l}",
+                w[0],
+                w[1]
+            ),
+            (Some(_), None) => panic!("{name}: {} null after {} in {l}", w[1], w[0]),
+            (None, _) => {}
+        }
+    }
+}
+
+/// Asserts that `latency_ns` `l` (of `name`) names what its median is the
+/// median of and what its percentiles are of, and that the mean of the
+/// percentiles' population lies within them (a rank's 0.1% and the
+/// rounding of a single time aside).
+pub fn assert_populations(name: &str, l: &Value, median_of: &str, percentiles_of: &str) {
+    assert_eq!(l["median_of"], median_of, "{name}: {l}");
+    assert_eq!(l["percentiles_of"], percentiles_of, "{name}: {l}");
+    let mean = l["single_mean"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{name}: no single_mean in {l}"));
+    if let (Some(min), Some(max)) = (l["min"].as_f64(), l["max"].as_f64()) {
         assert!(
-            f(w[0]) <= f(w[1]),
-            "{name}: {} > {}: percentiles out of order in {l}",
-            w[0],
-            w[1]
+            mean >= min * 0.999 - 1.0 && mean <= max * 1.001 + 1.0,
+            "{name}: single_mean {mean} outside [{min}, {max}]"
         );
     }
 }

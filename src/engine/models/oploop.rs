@@ -18,9 +18,18 @@
 //! ```text
 //! time per event = (batch time / operations − loop overhead − baseline per operation) / events per operation
 //! ```
+//!
+//! Two populations come out of it, and they are named apart: each sample
+//! is the mean time of a batch (the figure is the median of these means),
+//! and the percentiles are of single operations, each timed between two
+//! clock reads, in a short window after each of the first samples. The
+//! windows run beside the batches they follow, so both describe the same
+//! stretch of time: a machine whose speed changes during the figure moves
+//! both alike, instead of the batches and a window timed after them
+//! describing two different machines.
 
 use crate::engine::channel::ChannelError;
-use crate::engine::measure::{Budget, Measurement};
+use crate::engine::measure::{Budget, Measurement, Precision};
 use crate::engine::message::clock_overhead_ns;
 use crate::engine::models::calibrate::{iterations_for, warm_up};
 use crate::engine::models::sampling;
@@ -95,7 +104,9 @@ fn null_iteration_ns() -> Result<f64, ChannelError> {
 
 /// Time per operation of `op`'s baseline, if it has one: the minimum of
 /// several batches of `n` (interference only adds time), less the loop
-/// overhead.
+/// overhead. Never floored: a baseline cheaper than the loop's noise is
+/// reported as measured (at or below zero), and subtracting it together
+/// with the loop overhead removes exactly the baseline loop's own time.
 fn baseline_ns(op: &mut dyn Op, n: u64, loop_ns: f64) -> Result<Option<f64>, ChannelError> {
     let Some(base) = op.baseline() else {
         return Ok(None);
@@ -105,7 +116,7 @@ fn baseline_ns(op: &mut dyn Op, n: u64, loop_ns: f64) -> Result<Option<f64>, Cha
         crate::engine::os::interrupt::check()?;
         best = best.min(batch(base, n)?);
     }
-    Ok(Some((best as f64 / n as f64 - loop_ns).max(0.0)))
+    Ok(Some(best as f64 / n as f64 - loop_ns))
 }
 
 /// Checks the kernel counter read before and after `ops` operations: it
@@ -170,33 +181,49 @@ pub fn measure(
     };
     let subtracted = loop_ns + base_ns.unwrap_or(0.0);
 
-    // The stamps are allocated and written now, before the samples: the
-    // histogram pass then takes no page fault, and an operation whose cost
-    // depends on the size of the process (fork) sees the same process in
-    // both passes.
+    // The single operations: `histogram_time` of them in all, a window of
+    // `window` after each of the first `samples` samples. The stamps of
+    // one window are allocated and written now, before the samples: a
+    // window then takes no page fault, and an operation whose cost depends
+    // on the size of the process (fork) sees the same process in batches
+    // and windows.
     let hist_n = ((budget.histogram_time.as_nanos() as f64 / per_op_ns.max(1.0)) as usize)
         .clamp(1, 1_000_000);
-    let mut stamps = vec![u64::MAX; hist_n + 1];
+    let windows = budget.samples.max(1);
+    let window = hist_n.div_ceil(windows);
+    let window_time = budget.histogram_time / windows as u32;
+    let mut stamps = vec![u64::MAX; window + 1];
+    let mut hist = LatencyHistogram::new();
+    let mut timed = 0usize;
+    // The windows are inside the samples' turns, so the sampling's time
+    // limit is lengthened by theirs: the batches get the time they had
+    // (none stays none: `--max-time 0` keeps the fixed count).
+    let precision = Precision {
+        max_time: match budget.precision.max_time {
+            t if t.is_zero() => t,
+            t => t + budget.histogram_time,
+        },
+        ..budget.precision
+    };
 
-    let (samples_ns, precision) = sampling::take(budget.samples, &budget.precision, || {
+    let (samples_ns, precision) = sampling::take(budget.samples, &precision, || {
         crate::engine::os::interrupt::check()?;
-        let _wd = Watchdog::arm(budget.sample_time * 4 + timeout);
+        let _wd = Watchdog::arm((budget.sample_time + window_time) * 4 + timeout);
         let t = batch(op, iterations)?;
         ops += iterations;
+        if timed < hist_n {
+            // Between the clock reads only the operation: the stamps are
+            // turned into single times after the window.
+            timestamped(op, &mut stamps)?;
+            ops += window as u64;
+            timed += window;
+            for w in stamps.windows(2) {
+                let one = ((w[1] - w[0]) as f64 - clock_ns - subtracted) / per_op;
+                hist.record_ns(one);
+            }
+        }
         Ok((t as f64 / iterations as f64 - subtracted) / per_op)
     })?;
-
-    {
-        crate::engine::os::interrupt::check()?;
-        let _wd = Watchdog::arm(budget.histogram_time * 4 + timeout);
-        timestamped(op, &mut stamps)?;
-        ops += hist_n as u64;
-    }
-    let mut hist = LatencyHistogram::new();
-    for w in stamps.windows(2) {
-        let one = ((w[1] - w[0]) as f64 - clock_ns - subtracted) / per_op;
-        hist.record_ns(one);
-    }
 
     let counter = check_counter(before, op.counter()?, ops)?;
 

@@ -416,19 +416,19 @@ fn irq_overhead(
             )),
         });
     }
-    // Samples and histogram hold non-negative ns: a negative round (noise
-    // larger than the effect) counts as 0 there and stays signed in
-    // `round_costs_ns` and the median cost.
-    let clamped: Vec<f64> = costs.iter().map(|c| c.max(0.0)).collect();
-    let summary = Summary::of(&clamped).expect("finite costs");
+    // Every round's cost as measured, signed: a round at or below zero
+    // (noise larger than the effect) is counted as such in the histogram,
+    // never floored; a median at or below zero makes the figure
+    // below resolution (`FigureResult::judge_resolution`).
+    let summary = Summary::of(&costs).expect("finite costs");
     let mut hist = LatencyHistogram::new();
-    for &c in &clamped {
-        hist.record(c.round() as u64);
+    for &c in &costs {
+        hist.record_ns(c);
     }
     let measurement = Measurement {
         precision: None,
         iterations: chunks * n_blocks as u64,
-        samples_ns: clamped,
+        samples_ns: costs.clone(),
         summary,
         loop_overhead_ns: 0.0,
         clock_overhead_ns: 0.0,

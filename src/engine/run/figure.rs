@@ -78,11 +78,32 @@ impl FigureResult {
         if m.summary.median > 0.0 {
             return;
         }
-        self.outcome = Outcome::BelowResolution(format!(
-            "its median, {:.1} ns after subtracting the loop overhead ({:.1} ns per operation), \
-             is at or below zero: the operation costs less than this clock resolves here",
-            m.summary.median, m.loop_overhead_ns
-        ));
+        let median = m.summary.median;
+        let why = if let Some(irq) = self.periodic().and_then(|p| p.irq.as_ref()) {
+            format!(
+                "its median cost per interrupt, {median:.1} ns ((loop time with the timer − \
+                 without) ÷ interrupts, over {} rounds), is at or below zero: the handler \
+                 costs less than the rounds' noise resolves here",
+                irq.rounds
+            )
+        } else {
+            let mut subtracted = Vec::new();
+            if m.loop_overhead_ns != 0.0 || self.mode() != Mode::Event {
+                subtracted.push(format!(
+                    "the loop overhead ({:.1} ns per operation)",
+                    m.loop_overhead_ns
+                ));
+            }
+            if let Some(b) = self.proof().and_then(|p| p.baseline_ns) {
+                subtracted.push(format!("the baseline ({b:.1} ns per operation)"));
+            }
+            format!(
+                "its median, {median:.1} ns after subtracting {}, is at or below zero: the \
+                 operation costs less than this clock resolves here",
+                subtracted.join(" and ")
+            )
+        };
+        self.outcome = Outcome::BelowResolution(why);
     }
 
     /// Modes op and event: what proves the operation was performed.
@@ -277,4 +298,91 @@ pub struct PassFacts {
     /// Each pass's drift-corrected median (a figure of a sweep), ns; empty
     /// unless every pass had one.
     pub drift_corrected_medians_ns: Vec<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::models::periodic::IrqFacts;
+    use crate::stats::{LatencyHistogram, Summary};
+
+    /// A measured figure of `facts` whose samples are `samples`.
+    fn measured(facts: Facts, samples: &[f64]) -> FigureResult {
+        let mut hist = LatencyHistogram::new();
+        samples.iter().for_each(|&v| hist.record_ns(v));
+        let mut f = FigureResult::new("x", facts, 0);
+        f.outcome = Outcome::Ok(Box::new(Measurement {
+            iterations: 10,
+            samples_ns: samples.to_vec(),
+            summary: Summary::of(samples).unwrap(),
+            precision: None,
+            loop_overhead_ns: if f.mode() == Mode::Op { 2.0 } else { 0.0 },
+            clock_overhead_ns: 0.0,
+            latency: hist.percentiles().unwrap(),
+            verified_round_trips: 0,
+            histogram: None,
+        }));
+        f
+    }
+
+    fn proof(baseline_ns: Option<f64>) -> Option<OpProof> {
+        Some(OpProof {
+            kernel_calls: Vec::new(),
+            counter: None,
+            events: None,
+            baseline_ns,
+            scheduling: None,
+            findings: None,
+        })
+    }
+
+    fn reason(mut f: FigureResult) -> String {
+        f.judge_resolution();
+        match f.outcome {
+            Outcome::BelowResolution(why) => why,
+            other => panic!("not below resolution: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn below_resolution_names_what_was_subtracted() {
+        let op = reason(measured(Facts::Op(proof(Some(-1.5))), &[-1.0, 0.0, 1.0]));
+        assert!(
+            op.contains("the loop overhead (2.0 ns per operation) and the baseline (-1.5 ns"),
+            "{op}"
+        );
+        let event = reason(measured(Facts::Event(proof(Some(90.0))), &[-3.0]));
+        assert!(!event.contains("loop overhead"), "{event}");
+        assert!(event.contains("the baseline (90.0 ns"), "{event}");
+        let irq = PeriodicFacts {
+            period_ns: 100_000,
+            frequency_hz: 10_000.0,
+            duration_ms: 10.0,
+            timer_slack_ns: 1,
+            sched_policy: "SCHED_OTHER",
+            wakeups: None,
+            tolerance: None,
+            failures: None,
+            fail_ratio: None,
+            irq: Some(IrqFacts {
+                rounds: 3,
+                loop_without_ns: 1e6,
+                loop_with_ns: 1e6,
+                interrupts: 30,
+                overruns: 0,
+                dropped_blocks: 0,
+                cost_per_interrupt_ns: -4.0,
+                round_costs_ns: vec![-4.0, -5.0, 2.0],
+            }),
+        };
+        let why = reason(measured(Facts::Periodic(Some(irq)), &[-4.0, -5.0, 2.0]));
+        assert!(
+            why.contains("cost per interrupt, -4.0 ns") && why.contains("3 rounds"),
+            "{why}"
+        );
+        // A positive median stands, negative samples and all.
+        let mut fine = measured(Facts::Op(proof(None)), &[-1.0, 3.0, 4.0]);
+        fine.judge_resolution();
+        assert!(matches!(fine.outcome, Outcome::Ok(_)));
+    }
 }

@@ -327,6 +327,9 @@ pub struct ScoreRecord {
     pub interval_ns: Vec<u64>,
     /// (max − min) ÷ median of the intervals' rates.
     pub interval_spread: f64,
+    /// Intervals in which no operation completed: left out of
+    /// `samples_ns` (no time per operation), counted here.
+    pub intervals_without_operation: usize,
     /// Scheduling policy of the test's threads.
     pub sched_policy: &'static str,
     /// The test's threads.
@@ -371,6 +374,7 @@ impl From<&ScoreFacts> for ScoreRecord {
             interval_operations: f.interval_operations.clone(),
             interval_ns: f.interval_ns.clone(),
             interval_spread: f.interval_spread,
+            intervals_without_operation: f.intervals_without_operation,
             sched_policy: f.sched_policy,
             threads: f.threads.iter().map(Into::into).collect(),
             counters: f.counters.iter().map(Into::into).collect(),

@@ -183,7 +183,9 @@ pub struct ResultRecord {
 }
 
 /// One-way latency: median/mean/stddev over samples, the rest over
-/// individually timed round trips.
+/// individually timed round trips. Two populations, each named: what a
+/// sample is (`median_of`) and what the percentiles are of
+/// (`percentiles_of`, whose own mean is `single_mean`).
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Latency {
     /// Median of the samples.
@@ -192,6 +194,15 @@ pub struct Latency {
     pub mean: f64,
     /// Standard deviation of the samples.
     pub stddev: f64,
+    /// What `median`, `mean` and `stddev` are over: what one sample is
+    /// (`batch_means`: each sample is the mean time of a calibrated batch).
+    pub median_of: &'static str,
+    /// What `min` … `max` and `single_mean` are over (`single_operations`:
+    /// operations each timed on its own, not those of the batches).
+    pub percentiles_of: &'static str,
+    /// Mean of the population of the percentiles, every value as measured
+    /// (signed, those at or below zero included).
+    pub single_mean: f64,
     /// Smallest individual one-way time. Each percentile is null where it
     /// fell among the single times that were at or below zero once the
     /// clock read was subtracted (below the clock's resolution).
@@ -210,6 +221,24 @@ pub struct Latency {
     /// (absent when none were).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub at_or_below_zero: Option<u64>,
+}
+
+/// What a figure's samples are (`latency_ns.median_of`) and what its
+/// percentiles are of (`latency_ns.percentiles_of`), by timing model.
+fn populations(f: &FigureResult) -> (&'static str, &'static str) {
+    match f.mode() {
+        Mode::PingPong => ("batch_means", "single_round_trips"),
+        Mode::Op => ("batch_means", "single_operations"),
+        Mode::Event => ("event_means", "sampled_events"),
+        Mode::Periodic if f.periodic().is_some_and(|p| p.irq.is_some()) => ("rounds", "rounds"),
+        Mode::Periodic => ("slice_means", "wakeups"),
+        Mode::OneWay if f.oneway().is_some_and(|o| o.pacing == "sporadic") => {
+            ("messages", "messages")
+        }
+        Mode::OneWay => ("window_means", "messages"),
+        // Neither writes `latency_ns`.
+        Mode::Stream | Mode::Score => ("samples", "samples"),
+    }
 }
 
 impl ResultRecord {
@@ -281,10 +310,14 @@ impl ResultRecord {
                     r.throughput_bytes_per_s = f.stream().as_ref().map(|x| x.bytes_per_s);
                     return r;
                 }
+                let (median_of, percentiles_of) = populations(f);
                 r.latency_ns = Some(Latency {
                     median: s.median,
                     mean: s.mean,
                     stddev: s.stddev,
+                    median_of,
+                    percentiles_of,
+                    single_mean: l.mean,
                     min: ns(l.min),
                     max: ns(l.max),
                     p50: ns(l.p50),

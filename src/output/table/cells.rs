@@ -45,6 +45,18 @@ pub fn us(ns: f64) -> String {
     num(ns / 1000.0)
 }
 
+/// Nanoseconds with the unit that reads best, for prose: "656 ns",
+/// "12.1 µs", "8.07 ms".
+pub fn duration(ns: f64) -> String {
+    if ns.abs() >= 1e6 {
+        format!("{} ms", num(ns / 1e6))
+    } else if ns.abs() >= 1e4 {
+        format!("{} µs", num(ns / 1e3))
+    } else {
+        format!("{} ns", num(ns))
+    }
+}
+
 /// A fraction as a percentage with no more digits than it needs
 /// (0.02 → "2", 0.075 → "7.5", 0.00001 → "0.001").
 pub fn percent(fraction: f64) -> String {
@@ -110,6 +122,42 @@ pub fn p99_cell(l: &Percentiles, fmt: impl Fn(f64) -> String) -> String {
         .map_or_else(|| "< res".to_string(), |v| fmt(v as f64))
 }
 
+/// Why a row's centre (`centre`: the mean it shows, of its samples or of
+/// its messages) is above the p99 of its single times `l`, which are
+/// `single` ("operations", "round trips"); `None`
+/// when it is not. A row never shows a centre above its own p99 without
+/// saying why, and the why is read from the figures: the single times'
+/// own mean above their p99 too is a heavy tail (the slowest 1% hold
+/// enough time to lift a mean past p99); their mean at or below it means
+/// the samples held slow stretches that the single times missed.
+pub fn centre_above_p99(centre: f64, l: &Percentiles, single: &str) -> Option<String> {
+    let Some(p99) = l.resolved(l.p99) else {
+        // 99% of the single times at or below zero, yet a positive centre.
+        return (centre > 0.0).then(|| {
+            format!(
+                "mean above p99: {} of {} single {single} were at or below zero once the clock read was subtracted",
+                l.at_or_below_zero, l.count
+            )
+        });
+    };
+    let p99 = p99 as f64;
+    if centre <= p99 {
+        return None;
+    }
+    Some(if l.mean > p99 {
+        format!(
+            "mean above p99: a heavy tail, the mean of the single {single} ({}) is above their p99 too (max {})",
+            duration(l.mean),
+            duration(l.max as f64)
+        )
+    } else {
+        format!(
+            "mean above p99: the samples held slow stretches that the single {single} missed (their mean {})",
+            duration(l.mean)
+        )
+    })
+}
+
 /// Why a figure has no number, as its notes cell says it: skipped, failed,
 /// or below the clock's resolution (empty for a measured figure).
 pub fn unmeasured(outcome: &Outcome) -> String {
@@ -153,6 +201,35 @@ pub fn quality_notes(m: &Measurement) -> Vec<String> {
     notes
 }
 
+/// The notes of the row of a rendered table whose first cell is `first`,
+/// its wrapped lines joined by spaces (for tests of what a row says).
+#[cfg(test)]
+pub fn notes_of(table: &str, first: &str) -> String {
+    let cells = |l: &str| -> Vec<String> {
+        l.trim_matches('│')
+            .split('┆')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let mut lines = table.lines().filter(|l| l.starts_with('│'));
+    let mut notes = Vec::new();
+    for l in lines.by_ref() {
+        let c = cells(l);
+        if c[0] == first {
+            notes.push(c[c.len() - 1].clone());
+            break;
+        }
+    }
+    for l in lines {
+        let c = cells(l);
+        if !c[0].is_empty() {
+            break;
+        }
+        notes.push(c[c.len() - 1].clone());
+    }
+    notes.join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,6 +254,20 @@ mod tests {
     }
 
     #[test]
+    fn a_centre_above_an_unresolved_p99_says_so() {
+        let mut h = crate::stats::LatencyHistogram::new();
+        (0..100).for_each(|_| h.record_ns(-1.0));
+        h.record_ns(50.0);
+        let l = h.percentiles().unwrap();
+        let why = centre_above_p99(5.0, &l, "operations").unwrap();
+        assert!(
+            why.contains("100 of 101 single operations were at or below zero"),
+            "{why}"
+        );
+        assert_eq!(centre_above_p99(-1.0, &l, "operations"), None);
+    }
+
+    #[test]
     fn numbers_read_back() {
         assert_eq!(num(0.854), "0.85");
         assert_eq!(num(42.74), "42.7");
@@ -184,5 +275,8 @@ mod tests {
         assert_eq!(us(854.0), "0.85");
         assert_eq!(us(42_740.0), "42.7");
         assert_eq!(us(1_234_400.0), "1234");
+        assert_eq!(duration(656.4), "656 ns");
+        assert_eq!(duration(12_066.0), "12.1 µs");
+        assert_eq!(duration(8_065_023.0), "8.07 ms");
     }
 }

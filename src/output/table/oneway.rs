@@ -2,7 +2,7 @@
 //! figure's windows in the 2011 study's shape.
 
 use super::ResultTable;
-use super::cells::{align_right, format_size, new_table, unmeasured, us};
+use super::cells::{align_right, centre_above_p99, format_size, new_table, unmeasured, us};
 use crate::engine::models::oneway::OneWayFacts;
 use crate::engine::run::figure::{FigureResult, Mode, Outcome};
 
@@ -52,6 +52,7 @@ impl ResultTable for OneWayTable {
                     if f.time_bounded {
                         notes.push("stopped at its time bound".to_string());
                     }
+                    notes.extend(centre_above_p99(f.mean_ns, &l, "messages"));
                     notes.extend(r.note.clone());
                     row.push(notes.join("; "));
                 }

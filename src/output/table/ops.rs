@@ -2,7 +2,10 @@
 //! (or per event) and the system calls it was proven to make.
 
 use super::ResultTable;
-use super::cells::{align_right, new_table, num, p99_cell, quality_notes, unmeasured};
+use super::cells::{
+    align_right, centre_above_p99, new_table, num, p99_cell, quality_notes, unmeasured,
+    whole_column,
+};
 use crate::engine::run::figure::{FigureResult, Mode, Outcome};
 
 /// The table of operation benchmarks, timed by the engine or by themselves.
@@ -14,15 +17,15 @@ impl ResultTable for OpsTable {
     }
 
     fn footnote(&self) -> &'static str {
-        "ns = batch time / operations (÷ events per op where the notes say so), loop overhead and any baseline subtracted; median of samples; p99 of single operations; system calls each operation was proven to make (seccomp probe; none = no kernel entry); MB/s = bytes / ns per op (10^6 B/s)"
+        "mean ns = time per operation (÷ events per op where the notes say so) averaged over a sample, loop overhead and any baseline subtracted, median over the samples (a sample: a batch of operations; mode event: the events the benchmark timed); p99 single ns = 99th percentile of single operations, each timed on its own in windows between the batches (mode event: of the samples' own events); system calls each operation was proven to make (seccomp probe; none = no kernel entry); MB/s = bytes / mean ns (10^6 B/s)"
     }
 
     /// A table that fits 100 columns.
     fn render(&self, results: &[FigureResult]) -> String {
         let mut t = new_table(vec![
             "benchmark",
-            "ns",
-            "p99 ns",
+            "mean ns",
+            "p99 single ns",
             "MB/s",
             "system calls",
             "notes",
@@ -45,6 +48,11 @@ impl ResultTable for OpsTable {
                     if let Some(b) = r.proof().as_ref().and_then(|p| p.baseline_ns) {
                         notes.push(format!("{} subtracted per op", num(b)));
                     }
+                    let single = match r.mode() {
+                        Mode::Event => "events",
+                        _ => "operations",
+                    };
+                    notes.extend(centre_above_p99(med, &m.latency, single));
                     notes.extend(r.note.clone());
                     (num(med), p99_cell(&m.latency, num), mbps, notes.join("; "))
                 }
@@ -60,6 +68,8 @@ impl ResultTable for OpsTable {
             ]);
         }
         align_right(&mut t, 1..4);
+        // Ids whole; the notes wrap instead.
+        whole_column(&mut t, 0);
         t.to_string()
     }
 }
@@ -84,5 +94,78 @@ fn proven_calls(r: &FigureResult) -> String {
         if any_entered { "-" } else { "none" }.to_string()
     } else {
         must.join(" + ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::measure::Measurement;
+    use crate::engine::run::figure::Facts;
+    use crate::output::table::cells::notes_of;
+    use crate::stats::{LatencyHistogram, Summary};
+
+    /// A measured op figure whose samples are `samples` and whose single
+    /// operations are `singles`.
+    fn op(id: &'static str, samples: &[f64], singles: &[f64]) -> FigureResult {
+        let mut hist = LatencyHistogram::new();
+        singles.iter().for_each(|&v| hist.record_ns(v));
+        let mut f = FigureResult::new(id, Facts::Op(None), 0);
+        f.outcome = Outcome::Ok(Box::new(Measurement {
+            iterations: 100,
+            samples_ns: samples.to_vec(),
+            summary: Summary::of(samples).unwrap(),
+            precision: None,
+            loop_overhead_ns: 1.0,
+            clock_overhead_ns: 20.0,
+            latency: hist.percentiles().unwrap(),
+            verified_round_trips: 0,
+            histogram: Some(hist),
+        }));
+        f
+    }
+
+    #[test]
+    fn a_centre_above_its_p99_says_why() {
+        // 300 ns batches; 990 single operations of 100 ns and 10 of 30 µs:
+        // p99 100 ns, their own mean about 400 ns (a heavy tail).
+        let mut tail = vec![100.0; 990];
+        tail.extend([30_000.0; 10]);
+        // The same batches beside single operations that never exceed 100.
+        let flat = vec![100.0; 1000];
+        let results = [
+            op("syscall-tail", &[290.0, 300.0, 310.0], &tail),
+            op("syscall-flat", &[290.0, 300.0, 310.0], &flat),
+            op("syscall-fine", &[90.0, 95.0, 99.0], &flat),
+        ];
+        let table = OpsTable.render(&results);
+        assert!(
+            table.contains("mean ns") && table.contains("p99 single ns"),
+            "{table}"
+        );
+        let tail_row = notes_of(&table, "syscall-tail");
+        assert!(tail_row.contains("mean above p99: a heavy tail"), "{table}");
+        let flat_row = notes_of(&table, "syscall-flat");
+        assert!(
+            flat_row.contains(
+                "mean above p99: the samples held slow stretches that the single operations missed"
+            ),
+            "{table}"
+        );
+        assert!(
+            !notes_of(&table, "syscall-fine").contains("above p99"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn an_event_figure_names_its_events() {
+        let mut f = op("rhealstone-x", &[300.0], &[100.0; 200]);
+        f.facts = Facts::Event(None);
+        let table = OpsTable.render(&[f]);
+        assert!(
+            notes_of(&table, "rhealstone-x").contains("that the single events missed"),
+            "{table}"
+        );
     }
 }

@@ -3,8 +3,8 @@
 
 use super::ResultTable;
 use super::cells::{
-    align_right, format_size, group_names, new_table, p99_cell, quality_notes, size_cell,
-    unmeasured, us,
+    align_right, centre_above_p99, format_size, group_names, new_table, p99_cell, quality_notes,
+    size_cell, unmeasured, us,
 };
 use crate::engine::run::figure::{FigureResult, Mode, Outcome};
 
@@ -17,7 +17,7 @@ impl ResultTable for PingPongTable {
     }
 
     fn footnote(&self) -> &'static str {
-        "one-way = round trip / 2, loop overhead subtracted; median of samples; p99 of single round trips; MB/s = size / one-way (10^6 B/s)"
+        "mean one-way = round trip / 2 averaged over a sample (a batch of round trips), loop overhead subtracted, median over the samples; p99 single = 99th percentile of single round trips, each timed on its own, halved; MB/s = size / mean one-way (10^6 B/s)"
     }
 
     /// A table that fits an 80-column terminal.
@@ -25,8 +25,8 @@ impl ResultTable for PingPongTable {
         let mut t = new_table(vec![
             "mechanism",
             "size",
-            "one-way µs",
-            "p99 µs",
+            "mean one-way µs",
+            "p99 single µs",
             "MB/s",
             "notes",
         ]);
@@ -48,6 +48,7 @@ impl ResultTable for PingPongTable {
                     if let Some(bytes) = r.cold_region {
                         notes.push(format!("cold ({} region)", format_size(bytes)));
                     }
+                    notes.extend(centre_above_p99(med, &m.latency, "round trips"));
                     notes.extend(r.note.clone());
                     (us(med), p99_cell(&m.latency, us), mbps, notes.join("; "))
                 }
@@ -64,5 +65,44 @@ impl ResultTable for PingPongTable {
         }
         align_right(&mut t, 1..5);
         t.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::measure::Measurement;
+    use crate::engine::run::figure::Facts;
+    use crate::output::table::cells::notes_of;
+    use crate::stats::{LatencyHistogram, Summary};
+
+    #[test]
+    fn the_columns_name_their_populations_and_a_mean_above_p99_says_why() {
+        let mut hist = LatencyHistogram::new();
+        (0..1000).for_each(|_| hist.record(2_000));
+        let samples = [2_900.0, 3_000.0, 3_100.0];
+        let mut f = FigureResult::new("pipe", Facts::PingPong, 64);
+        f.outcome = Outcome::Ok(Box::new(Measurement {
+            iterations: 100,
+            samples_ns: samples.to_vec(),
+            summary: Summary::of(&samples).unwrap(),
+            precision: None,
+            loop_overhead_ns: 10.0,
+            clock_overhead_ns: 20.0,
+            latency: hist.percentiles().unwrap(),
+            verified_round_trips: 16,
+            histogram: Some(hist),
+        }));
+        let table = PingPongTable.render(&[f]);
+        assert!(
+            table.contains("mean one-way µs") && table.contains("p99 single µs"),
+            "{table}"
+        );
+        assert!(
+            notes_of(&table, "pipe").contains(
+                "mean above p99: the samples held slow stretches that the single round trips missed (their mean 2000 ns)"
+            ),
+            "{table}"
+        );
     }
 }

@@ -34,6 +34,13 @@ impl ResultTable for ScoreTable {
                     if f.is_baseline {
                         notes.push("baseline".to_string());
                     }
+                    if f.intervals_without_operation > 0 {
+                        notes.push(format!(
+                            "{} of {} intervals completed no operation (no time per operation; counted in the score)",
+                            f.intervals_without_operation,
+                            f.interval_operations.len()
+                        ));
+                    }
                     notes.extend(r.note.clone());
                     cells.extend([
                         count(f.operations),

@@ -50,6 +50,10 @@ pub struct ScoreFacts {
     pub interval_ns: Vec<u64>,
     /// (max − min) ÷ median of the intervals' rates.
     pub interval_spread: f64,
+    /// Intervals in which no operation completed (RT throttling pauses
+    /// every SCHED_FIFO thread of the CPU for up to 50 ms a second): they
+    /// count in the score and the rates, and have no time per operation.
+    pub intervals_without_operation: usize,
     /// Scheduling policy of the test's threads.
     pub sched_policy: &'static str,
     /// The test's threads.
@@ -114,6 +118,7 @@ pub(super) fn facts(
         is_baseline: info.is_baseline,
         baseline: None,
         relative_to_baseline: None,
+        intervals_without_operation: ops.iter().filter(|&&n| n == 0).count(),
         interval_operations: ops,
         interval_ns: lengths,
         interval_spread: spread,

@@ -104,7 +104,15 @@ pub fn measure(
         .collect();
     let record = |r: &Reports| facts(info, s, r, counters, score, &thread_records, &checks);
     match (outcome, failure) {
-        (Ok(r), None) => Ok((r.measurement(score), record(&r))),
+        (Ok(r), None) => match r.measurement(score) {
+            Some(m) => Ok((m, record(&r))),
+            // The reporter's checks fail such a period first; kept so that
+            // no interval without an operation ever becomes a time.
+            None => Err(ScoreFailure {
+                message: "no operation completed in any interval".into(),
+                facts: Some(Box::new(record(&r))),
+            }),
+        },
         (Ok(r), Some(f)) => Err(ScoreFailure {
             message: f,
             facts: Some(Box::new(record(&r))),

@@ -62,23 +62,28 @@ impl Reports {
         self.at_ns.last().map_or(0, |t| t - self.start_ns)
     }
 
-    /// Time per operation of each interval (what `compare` reads), the
-    /// score's iterations, and the spread, in the shape other figures have.
-    pub(super) fn measurement(&self, score: &[usize]) -> Measurement {
+    /// Time per operation of each interval in which an operation completed
+    /// (what `compare` reads), the score's iterations, and the spread, in
+    /// the shape other figures have. An interval with no operation has no
+    /// time per operation: it is left out here, and counted in the facts
+    /// (`intervals_without_operation`). `None` if no interval had one.
+    pub(super) fn measurement(&self, score: &[usize]) -> Option<Measurement> {
         let samples: Vec<f64> = self
             .lengths()
             .iter()
             .zip(self.operations(score))
-            .map(|(&t, n)| t as f64 / n.max(1) as f64)
+            .filter(|&(_, n)| n > 0)
+            .map(|(&t, n)| t as f64 / n as f64)
             .collect();
+        let summary = Summary::of(&samples)?;
         let mut sorted = samples.clone();
         sorted.sort_by(f64::total_cmp);
         let q = |p| quantile_sorted(&sorted, p).round() as u64;
-        Measurement {
+        Some(Measurement {
             // A count over a fixed period, not a median sampled to a precision.
             precision: None,
             iterations: self.score_at(self.counters.len() - 1, score).max(1),
-            summary: Summary::of(&samples).expect("at least one interval"),
+            summary,
             samples_ns: samples,
             loop_overhead_ns: 0.0,
             clock_overhead_ns: 0.0,
@@ -91,10 +96,11 @@ impl Reports {
                 p999: q(0.999),
                 max: q(1.0),
                 at_or_below_zero: 0,
+                mean: summary.mean,
             },
             verified_round_trips: 0,
             histogram: None,
-        }
+        })
     }
 }
 
@@ -191,4 +197,35 @@ pub(super) fn report(
         }
     }
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interval_without_an_operation_is_no_time_per_operation() {
+        // Three intervals of 100 ns; the second completes nothing (the
+        // CPU's SCHED_FIFO threads throttled, say).
+        let r = Reports {
+            start_ns: 0,
+            at_ns: vec![100, 200, 300],
+            counters: vec![vec![10], vec![10], vec![30]],
+        };
+        assert_eq!(r.operations(&[0]), vec![10, 0, 20]);
+        let m = r.measurement(&[0]).unwrap();
+        assert_eq!(
+            m.samples_ns,
+            vec![10.0, 5.0],
+            "not 100 ns for the empty one"
+        );
+        assert_eq!(m.iterations, 30);
+        assert_eq!(m.latency.count, 2);
+        let idle = Reports {
+            start_ns: 0,
+            at_ns: vec![100],
+            counters: vec![vec![0]],
+        };
+        assert!(idle.measurement(&[0]).is_none());
+    }
 }
