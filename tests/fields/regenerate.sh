@@ -28,17 +28,19 @@ command -v jq >/dev/null || { echo "jq is needed (apt-get install jq)" >&2; exit
 
 # The short per-figure budget of tests/util (SHORT).
 SHORT="--samples 2 --max-time 0 --sample-time 2ms --quick --passes 1"
+# One pass needs 6 samples for a 95% interval of its median (precision).
+SHORT6="--samples 6 --max-time 0 --sample-time 2ms --quick --passes 1"
 # name|arguments. The test reads the arguments back from each list's
 # "# args:" line and appends --json FILE, so keep them free of quoting.
 LISTS=(
   "ipc-quick|run --quick"
   "oneway|run --mode oneway pipe posix-mq --sizes 64 --messages 20 --window 10 --quick"
   "stream|run --mode stream pipe udp --sizes 64 --quick --samples 2 --sample-time 3ms"
-  "op|run syscall-getpid syscall-read-tmpfs sched-ctx-2 $SHORT"
-  "event|run rhealstone-interrupt-latency rhealstone-deadlock-break $SHORT"
+  "op|run syscall-getpid syscall-read-tmpfs sched-ctx-2 $SHORT6"
+  "event|run rhealstone-interrupt-latency rhealstone-deadlock-break $SHORT6"
   "periodic|run timer --duration 100ms --frequencies 1000 --quick"
   "score|run thread-metric-basic thread-metric-message --period 100ms"
-  "cost-model|run pipe --sizes 64,1K,4K $SHORT"
+  "cost-model|run pipe --sizes 64,1K,4K $SHORT6"
   "passes|run pipe syscall-getpid --sizes 64 --samples 2 --max-time 0 --sample-time 2ms --quick --passes 2"
 )
 
