@@ -12,7 +12,10 @@ use std::time::Duration;
 fn idle_warning(stderr: &str) -> Option<&str> {
     let lines: Vec<&str> = stderr
         .lines()
-        .filter(|l| l.starts_with("warning: deep idle states allowed"))
+        .filter(|l| {
+            l.starts_with("warning: deep idle states allowed")
+                || l.starts_with("warning: the CPU wake-up latency was not held")
+        })
         .collect();
     assert!(lines.len() <= 1, "printed more than once:\n{stderr}");
     lines.first().copied()
@@ -54,6 +57,15 @@ fn assert_not_held(report: &Value, line: &str, reason: &str) {
         // The page says what the JSON records.
         let shown = format!("a cross-CPU wake-up costs ≈ {:.1} µs here", ns / 1e3);
         assert!(line.contains(&shown), "{line}\nJSON: {l}");
+        // It says deep idle states were allowed unless the kernel's counters
+        // show that none was entered.
+        let entries = &probe["deep_idle_entries"];
+        assert!(entries.is_null() || entries.is_u64(), "{probe}");
+        assert_eq!(
+            line.starts_with("warning: deep idle states allowed"),
+            entries != 0,
+            "{line}\nJSON: {l}"
+        );
     } else {
         let why = l["wakeup_cost_unmeasured"]
             .as_str()

@@ -3,6 +3,7 @@
 //! results; printed after the table and saved in the JSON.
 
 use crate::engine::os::environment::{Environment, NotHeld};
+use crate::engine::os::wakeup::WakeupCost;
 use crate::engine::run::figure::{FigureResult, Mode, Outcome};
 use std::fmt;
 
@@ -33,8 +34,8 @@ pub enum Warning {
     IdleStatesAllowed {
         /// Why no limit was held.
         not_held: NotHeld,
-        /// A cross-CPU wake-up's cost here, ns, or why it was not measured.
-        wakeup_ns: Result<f64, String>,
+        /// A cross-CPU wake-up's cost here, or why it was not measured.
+        wakeup: Result<WakeupCost, String>,
     },
     /// Samples of these figures varied widely.
     HighSpread {
@@ -103,22 +104,30 @@ impl fmt::Display for Warning {
                 "CPU frequency governor is '{governor}': the clock changes with load; for stable figures set \
                  'performance' (cpupower frequency-set -g performance)"
             ),
-            Warning::IdleStatesAllowed {
-                not_held,
-                wakeup_ns,
-            } => {
-                write!(f, "deep idle states allowed ({}): ", not_held.reason())?;
-                match wakeup_ns {
-                    Ok(ns) => write!(
+            Warning::IdleStatesAllowed { not_held, wakeup } => {
+                let reason = not_held.reason();
+                match wakeup {
+                    // The kernel's counters say the CPUs stayed out of them:
+                    // another process holds a limit, which may not last.
+                    Ok(w) if w.deep_idle_entries == Some(0) => write!(
                         f,
-                        "a cross-CPU wake-up costs ≈ {:.1} µs here, which every blocking hand-off between \
-                         CPUs pays",
-                        ns / 1e3
+                        "the CPU wake-up latency was not held ({reason}), though no CPU entered a deep \
+                         idle state while ipcmark measured a wake-up (another process may be holding \
+                         them off): a cross-CPU wake-up costs ≈ {:.1} µs here now, and more if they \
+                         are allowed again",
+                        w.wakeup_ns() / 1e3
+                    )?,
+                    Ok(w) => write!(
+                        f,
+                        "deep idle states allowed ({reason}): a cross-CPU wake-up costs ≈ {:.1} µs \
+                         here, which every blocking hand-off between CPUs pays",
+                        w.wakeup_ns() / 1e3
                     )?,
                     Err(why) => write!(
                         f,
-                        "a CPU waking from one takes microseconds, which every blocking hand-off between \
-                         CPUs pays (not measured: {why})"
+                        "deep idle states allowed ({reason}): a CPU waking from one takes \
+                         microseconds, which every blocking hand-off between CPUs pays (not \
+                         measured: {why})"
                     )?,
                 }
                 match not_held {
@@ -232,11 +241,7 @@ pub fn idle_states(env: &Environment) -> Option<Warning> {
     let state = &env.cpu_latency;
     Some(Warning::IdleStatesAllowed {
         not_held: state.not_held.clone()?,
-        wakeup_ns: state
-            .wakeup
-            .as_ref()
-            .map(|w| w.wakeup_ns())
-            .map_err(Clone::clone),
+        wakeup: state.wakeup.clone(),
     })
 }
 
@@ -347,7 +352,6 @@ impl From<&Warning> for WarningRecord {
 mod tests {
     use super::*;
     use crate::engine::os::environment::{self, CpuLatencyState};
-    use crate::engine::os::wakeup::WakeupCost;
 
     /// A run that held a limit of 0 µs.
     fn held() -> CpuLatencyState {
@@ -368,6 +372,7 @@ mod tests {
                 round_trips: 200,
                 blocking_round_trip_ns: 12_000.0,
                 busy_round_trip_ns: 2_000.0,
+                deep_idle_entries: Some(180),
             }),
         }
     }
@@ -432,6 +437,18 @@ mod tests {
         let text = idle_states(&env).unwrap().to_string();
         assert!(
             text.contains("(--cpu-latency off)") && !text.contains("run as root"),
+            "{text}"
+        );
+        // No deep idle state entered while measuring: it does not say they were.
+        if let Ok(w) = &mut env.cpu_latency.wakeup {
+            w.deep_idle_entries = Some(0);
+        }
+        let text = idle_states(&env).unwrap().to_string();
+        assert!(
+            text.starts_with(
+                "the CPU wake-up latency was not held (--cpu-latency off), though no CPU"
+            ) && text.contains("costs ≈ 5.0 µs here now")
+                && !text.contains("deep idle states allowed"),
             "{text}"
         );
         // Not measured: says why instead of a figure.

@@ -49,6 +49,11 @@ pub struct WakeupCost {
     pub blocking_round_trip_ns: f64,
     /// Median round trip when both sides busy-wait, ns.
     pub busy_round_trip_ns: f64,
+    /// How many times the two CPUs entered an idle state deeper than
+    /// polling during the probe, by the kernel's cpuidle counters; None
+    /// when they cannot be read. 0 means the CPUs were kept out of those
+    /// states all along (another process holding a latency limit).
+    pub deep_idle_entries: Option<u64>,
 }
 
 impl WakeupCost {
@@ -75,6 +80,7 @@ pub fn measure(cpus: [usize; 2]) -> Result<WakeupCost, String> {
     };
     let (to_peer_r, to_peer_w) = pipe()?;
     let (to_caller_r, to_caller_w) = pipe()?;
+    let entries_before = deep_idle_entries(cpus);
     std::thread::scope(|s| {
         let peer = std::thread::Builder::new()
             .name("ipcmark-wakeup".into())
@@ -109,8 +115,36 @@ pub fn measure(cpus: [usize; 2]) -> Result<WakeupCost, String> {
             round_trips: ROUND_TRIPS,
             blocking_round_trip_ns: crate::stats::median(&blocking),
             busy_round_trip_ns: crate::stats::median(&busy),
+            deep_idle_entries: entries_before
+                .zip(deep_idle_entries(cpus))
+                .map(|(before, after)| after.saturating_sub(before)),
         })
     })
+}
+
+/// Entries so far of `cpus` into idle states other than polling (which a
+/// latency limit of 0 leaves them), from sysfs, which anyone may read; None
+/// without cpuidle.
+fn deep_idle_entries(cpus: [usize; 2]) -> Option<u64> {
+    let read = |path: String| std::fs::read_to_string(path).ok();
+    let mut total = 0;
+    for cpu in cpus {
+        let dir = format!("/sys/devices/system/cpu/cpu{cpu}/cpuidle");
+        let mut states = 0;
+        while let Some(name) = read(format!("{dir}/state{states}/name")) {
+            if name.trim() != "POLL" {
+                total += read(format!("{dir}/state{states}/usage"))?
+                    .trim()
+                    .parse::<u64>()
+                    .ok()?;
+            }
+            states += 1;
+        }
+        if states == 0 {
+            return None;
+        }
+    }
+    Some(total)
 }
 
 /// The peer: echoes every byte, then waits for the next as the byte says.
@@ -221,6 +255,11 @@ mod tests {
             "{w:?}"
         );
         assert!(w.wakeup_ns() >= 0.0 && w.wakeup_ns().is_finite(), "{w:?}");
+        // Counted where the kernel has cpuidle.
+        assert_eq!(
+            w.deep_idle_entries.is_some(),
+            deep_idle_entries([cpus[0], cpus[1]]).is_some()
+        );
     }
 
     #[test]
@@ -230,6 +269,7 @@ mod tests {
             round_trips: 1,
             blocking_round_trip_ns: blocking,
             busy_round_trip_ns: busy,
+            deep_idle_entries: None,
         };
         assert_eq!(w(12_000.0, 2_000.0).wakeup_ns(), 5_000.0);
         assert_eq!(w(1_000.0, 2_000.0).wakeup_ns(), 0.0);

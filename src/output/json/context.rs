@@ -151,6 +151,9 @@ pub struct WakeupProbeRecord {
     pub blocking_round_trip_ns: f64,
     /// Median round trip when both sides busy-wait, ns.
     pub busy_wait_round_trip_ns: f64,
+    /// Entries of the two CPUs into idle states deeper than polling during
+    /// the probe (null without cpuidle); 0: something held them off.
+    pub deep_idle_entries: Option<u64>,
 }
 
 impl From<&CpuLatencyState> for CpuLatencyRecord {
@@ -166,6 +169,7 @@ impl From<&CpuLatencyState> for CpuLatencyRecord {
                 round_trips: w.round_trips,
                 blocking_round_trip_ns: w.blocking_round_trip_ns,
                 busy_wait_round_trip_ns: w.busy_round_trip_ns,
+                deep_idle_entries: w.deep_idle_entries,
             }),
         }
     }
