@@ -255,7 +255,11 @@ mod tests {
         let mut clean = LatencyHistogram::new();
         clean.record(0);
         let c = clean.percentiles().unwrap();
-        assert_eq!(c.resolved(c.min), Some(0), "a recorded 0 with nothing subtracted stands");
+        assert_eq!(
+            c.resolved(c.min),
+            Some(0),
+            "a recorded 0 with nothing subtracted stands"
+        );
     }
 
     #[test]
