@@ -148,7 +148,7 @@ fn timestamped<const SELF_LOOP: bool>(
     let k = seq_len(region.next());
     let (first, rest) = stamps.split_first_mut().expect("at least one stamp");
     *first = monotonic_ns();
-    for (seq, slot) in (seq0 + 1..).zip(rest.iter_mut()) {
+    for (seq, slot) in (seq0..).zip(rest.iter_mut()) {
         let buf = region.next();
         stamp(buf, seq, k);
         round_trip::<SELF_LOOP>(ep, buf, k)?;
@@ -614,6 +614,39 @@ mod tests {
                 "{size} B: {err}"
             );
         }
+    }
+
+    /// Records the number each message sent carries.
+    struct Numbers {
+        inner: Box<dyn Endpoint>,
+        sent: Arc<std::sync::Mutex<Vec<u64>>>,
+    }
+
+    impl Endpoint for Numbers {
+        fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
+            let n = u64::from_le_bytes(msg[..8].try_into().unwrap());
+            self.sent.lock().unwrap().push(n);
+            self.inner.send(msg)
+        }
+        fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+            self.inner.recv(buf)
+        }
+    }
+
+    #[test]
+    fn every_round_trip_of_every_phase_carries_the_next_number() {
+        let sent = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = Arc::clone(&sent);
+        figure_with(64, None, None, |inner| {
+            Box::new(Numbers {
+                inner,
+                sent: record,
+            })
+        })
+        .unwrap();
+        let sent = sent.lock().unwrap();
+        let want: Vec<u64> = (1..=sent.len() as u64).collect();
+        assert!(*sent == want, "numbers skipped or repeated");
     }
 
     #[test]
