@@ -33,12 +33,10 @@ pub(crate) fn assert_oneway_ok(r: &Value, pacing: &str, messages: u64, window: u
     let counted: u64 = ws.iter().map(|w| u(w, "messages")).sum();
     assert_eq!(counted, messages, "windows cover every message once");
     for w in ws {
-        assert!(
-            u(w, "min_ns") > 0 && u(w, "min_ns") <= u(w, "max_ns"),
-            "{w}"
-        );
-        let mean = w["mean_ns"].as_f64().unwrap();
-        assert!(mean >= u(w, "min_ns") as f64 && mean <= u(w, "max_ns") as f64);
+        let ns = |k: &str| w[k].as_f64().unwrap_or_else(|| panic!("{k} in {w}"));
+        assert!(ns("min_ns") > 0.0 && ns("min_ns") <= ns("max_ns"), "{w}");
+        let mean = ns("mean_ns");
+        assert!(mean >= ns("min_ns") && mean <= ns("max_ns"), "{w}");
     }
     // 1 ns as ipcmark sets it; the kernel reports 0 for a SCHED_FIFO task.
     assert!(u(r, "sender_timer_slack_ns") <= 1, "{r}");

@@ -303,3 +303,86 @@ fn kill_9_then_clean_removes_what_was_left() {
         );
     }
 }
+
+/// Replies a channel fakes, by the hidden faults that break its ends (a
+/// receive that writes nothing; a client wired back to itself; one buffer
+/// for both directions, read before the reply lands): every mechanism's
+/// figure fails in every mode, saying what came back, except where nothing
+/// is faked — a notification's silent or shared receive still waits for the
+/// real reply, and a self-loop is a loopback by design. A stream has one
+/// direction: no buffer for two directions to share.
+#[test]
+fn a_faked_reply_fails_every_mechanism_in_every_mode() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let mechs = group("ipc");
+    let said = [
+        "came back exactly as it was sent",
+        "nothing was received",
+        "the peer returned 0 messages",
+        "no sign that any message reached it",
+    ];
+    let all = ["loopback", "silent", "shared-buffer"];
+    for (mode, sizes, faults) in [
+        ("pingpong", "1,64", &all[..]),
+        ("oneway", "8,64", &all[..]),
+        ("stream", "64", &all[..2]),
+    ] {
+        for &fault in faults {
+            let json = sb.path(&format!("{mode}-{fault}.json"));
+            let mut argv = vec![
+                "run",
+                "--mode",
+                mode,
+                "--sizes",
+                sizes,
+                "--fault",
+                fault,
+                "--timeout",
+                "1s",
+                "--json",
+                json.to_str().unwrap(),
+            ];
+            let mut options = SHORT.to_vec();
+            if mode == "oneway" {
+                // Its own budget: a message count, not samples.
+                options = vec!["--quick", "--messages", "100", "--window", "50"];
+            }
+            argv.extend(options);
+            let out = sb.run(&argv, Duration::from_secs(300));
+            let what = format!("{mode} --fault {fault}");
+            assert_eq!(out.status.code(), Some(1), "{what}: {}", stderr(&out));
+            let report = read_json(&json);
+            let errors = schema_errors(RUN_SCHEMA, &report);
+            assert!(errors.is_empty(), "{what}: {errors:#?}");
+            let mut failed = 0;
+            for r in results(&report) {
+                let m = mechs
+                    .iter()
+                    .find(|m| m["id"] == r["benchmark"])
+                    .expect("an ipc mechanism");
+                // Nothing is faked: a notification that still waits for its
+                // reply, or a self-loop's own message coming back.
+                let genuine = (r["size_bytes"] == 0 && fault != "loopback")
+                    || (m["self_loop"] == true && fault != "silent");
+                let faked = !genuine;
+                match r["status"].as_str().unwrap() {
+                    "skipped" => {}
+                    "failed" => {
+                        failed += 1;
+                        let e = r["error"].as_str().unwrap();
+                        assert!(faked, "{what}: nothing faked, yet {r}");
+                        assert!(said.iter().any(|s| e.contains(s)), "{what}: {r}");
+                    }
+                    s => assert!(!faked, "{what}: a faked reply got a figure ({s}): {r}"),
+                }
+            }
+            assert!(failed > 0, "{what}: nothing failed");
+            assert!(
+                stdout(&out).contains("FAILED: "),
+                "{what}: {}",
+                stdout(&out)
+            );
+        }
+    }
+}

@@ -73,9 +73,32 @@ fn assert_intact(r: &Value, lossy: bool) {
     assert_eq!(r["samples_ns"].as_array().unwrap().len(), timed, "{r}");
     assert!(r["throughput_bytes_per_s"].as_f64().unwrap() > 0.0, "{r}");
     assert!(r["messages_per_s"].as_f64().unwrap() > 0.0, "{r}");
+    // Null where nothing is left once the side's loop is subtracted; never 0.
     let cpu = &r["cpu_ns_per_message"];
-    assert!(cpu["sender"].as_f64().unwrap() >= 0.0, "{r}");
-    assert!(cpu["receiver"].as_f64().unwrap() >= 0.0, "{r}");
+    for side in ["sender", "receiver"] {
+        assert!(
+            cpu[side].is_null() || cpu[side].as_f64().unwrap() > 0.0,
+            "{side}: {r}"
+        );
+    }
+    let busy = &r["cpu_busy"];
+    assert!(busy["sender"].as_f64().unwrap() >= 0.0, "{r}");
+    assert!(busy["receiver"].as_f64().unwrap() >= 0.0, "{r}");
+    let subtracted = r["loop_overhead_ns"].as_f64().unwrap();
+    let (ls, lr) = (
+        r["sender_loop_overhead_ns"].as_f64().unwrap(),
+        r["receiver_loop_overhead_ns"].as_f64().unwrap(),
+    );
+    let want = match r["bounded_by"].as_str().unwrap() {
+        "sender" => ls,
+        "receiver" => lr,
+        "both" => ls.min(lr),
+        other => panic!("bounded_by {other}: {r}"),
+    };
+    assert_eq!(
+        subtracted, want,
+        "the bounding side's loop is subtracted: {r}"
+    );
     assert!(r.get("latency_ns").is_none(), "{r}");
 }
 

@@ -124,6 +124,12 @@ pub enum FaultArg {
     Die,
     /// The server stops answering after 20 messages.
     Hang,
+    /// Every receive, on either end, writes nothing into the engine's buffer.
+    Silent,
+    /// The client's end is wired back to itself: it receives what it sent.
+    Loopback,
+    /// The client's two directions share one buffer, read before the reply lands.
+    SharedBuffer,
     /// Score tests: the first thread runs one SCHED_FIFO priority above its
     /// peers (an unfair schedule the cooperative test's check must catch).
     Unfair,

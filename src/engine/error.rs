@@ -27,6 +27,28 @@ pub enum ChannelError {
         /// First differing byte.
         offset: usize,
     },
+    /// A reply was the client's own message, not what the peer returns: the
+    /// receive wrote nothing into the buffer (which held the message as
+    /// sent), or the channel handed the sender its own message back (a
+    /// loopback: swapped descriptors, one region for both directions).
+    #[error(
+        "message {seq} came back exactly as it was sent, not as the peer returns it: \
+         the receive wrote nothing or returned the sender's own message (a loopback)"
+    )]
+    NotReturned {
+        /// Sequence number of the message.
+        seq: u64,
+    },
+    /// A receive left the buffer as poisoned before it: nothing was
+    /// received into it.
+    #[error(
+        "message {seq}: the receive left the buffer as it was before (poisoned): \
+         nothing was received into it"
+    )]
+    NothingReceived {
+        /// Sequence number of the message.
+        seq: u64,
+    },
     /// A message of the wrong length arrived.
     #[error("expected a {expected}-byte message, got {got} bytes")]
     Length {

@@ -202,6 +202,9 @@ impl RunPlan {
                 FaultArg::Corrupt => Some(Fault::Corrupt),
                 FaultArg::Die => Some(Fault::Die(FAULT_AFTER)),
                 FaultArg::Hang => Some(Fault::Hang(FAULT_AFTER)),
+                FaultArg::Silent => Some(Fault::Silent),
+                FaultArg::Loopback => Some(Fault::Loopback),
+                FaultArg::SharedBuffer => Some(Fault::SharedBuffer),
                 FaultArg::Unfair => None,
             }),
         };

@@ -11,3 +11,5 @@ pub mod region;
 pub mod sampling;
 pub mod score;
 pub mod stream;
+#[cfg(test)]
+pub mod test_peer;

@@ -18,14 +18,17 @@
 //! subtracted and reported; no loop overhead is inside the interval, so none
 //! is subtracted.
 //!
-//! The receiver checks the sequence (no gap, no repeat: a mismatch fails the
-//! figure), stores the raw latency in a shared array preallocated and touched
-//! before the peer starts, and sends the message back unchanged as the
-//! acknowledgement. The sender waits for it and checks that it is the message
-//! it sent before it sends the next one: one message in flight. That works
+//! The receiver counts every message and every gap in the sequence (a lost
+//! or repeated number: any fails the figure), stores the raw latency in a
+//! shared array preallocated and touched before the peer starts, and sends
+//! the message back as the acknowledgement, its header complemented (see
+//! [`crate::engine::message`]: the sender's own message coming back cannot
+//! pass for it). The sender waits for it and checks that it is the
+//! complement of the header it sent before it sends the next one: one
+//! message in flight. That works
 //! for every mechanism, including those whose hand-off holds one message
 //! (shared memory, signals, `process_vm_writev`) and those whose message is a
-//! counter the sender checks on its way back (eventfd, sigqueue). Pacing:
+//! counter or a signal's value (eventfd, sigqueue). Pacing:
 //!
 //! - **saturated**: the next message right after the acknowledgement;
 //! - **sporadic**: the next message at the next absolute deadline, `interval`
@@ -42,7 +45,9 @@
 
 use crate::engine::channel::{ChannelError, Endpoint};
 use crate::engine::measure::{Budget, Measurement};
-use crate::engine::message::{clock_overhead_ns, fill_pattern};
+use crate::engine::message::{
+    check_whole, clock_overhead_ns, echo_transform, fill_pattern, poison,
+};
 use crate::engine::models::periodic::SlackGuard;
 use crate::engine::models::region::Region;
 use crate::engine::os::interrupt::{self, Watchdog};
@@ -81,10 +86,10 @@ pub struct OneWayPlan {
 pub struct Window {
     /// Messages in the window (the last one may be short).
     pub messages: u64,
-    /// Smallest latency.
-    pub min_ns: u64,
+    /// Smallest latency (at or below 0 only below the clock's resolution).
+    pub min_ns: f64,
     /// Largest latency.
-    pub max_ns: u64,
+    pub max_ns: f64,
     /// Mean latency.
     pub mean_ns: f64,
 }
@@ -98,9 +103,11 @@ pub struct OneWayFacts {
     pub interval_ns: Option<u64>,
     /// Timed messages sent (and acknowledged).
     pub messages_sent: u64,
-    /// Timed messages the receiver counted and timed; equal to `messages_sent`.
+    /// Timed messages the receiver counted and timed (any missing fails
+    /// the figure, so a result has `messages_sent`).
     pub messages_received: u64,
-    /// Sequence gaps or repeats seen: always 0 in a result (a gap fails the figure).
+    /// Gaps or repeats in the sequence the receiver counted (any fails the
+    /// figure, so a result has 0).
     pub gaps: u64,
     /// Messages per window.
     pub window: u64,
@@ -116,17 +123,23 @@ pub struct OneWayFacts {
     pub sender_sched_policy: &'static str,
 }
 
-/// Where the receiver leaves its count and each message's latency: a shared
-/// mapping, so a forked receiver and the measuring process see the same
-/// memory. Slot 0 holds the count; slot `i + 1` message `i`'s raw latency.
+/// Where the receiver leaves its counts and each message's latency: a
+/// shared mapping, so a forked receiver and the measuring process see the
+/// same memory. Slot 0 holds the count of messages received, slot 1 the
+/// gaps in their sequence, slot `s + 1` message `s`'s raw latency marked
+/// [`WRITTEN`] (so a message the receiver never timed reads as missing, not
+/// as a latency of 0).
 #[derive(Clone)]
 pub struct Store(Arc<SharedMapping>);
+
+/// Marks a latency slot the receiver wrote.
+const WRITTEN: u64 = 1 << 63;
 
 impl Store {
     /// Room for `capacity` messages, every page touched now (before the peer
     /// forks) so that no page fault lands between two messages.
     pub fn new(capacity: u64) -> std::io::Result<Store> {
-        let map = SharedMapping::new((capacity as usize + 1) * 8)?;
+        let map = SharedMapping::new((capacity as usize + 2) * 8)?;
         let mut off = 0;
         while off < map.len() {
             map.atomic_u64(off).store(0, Ordering::Relaxed);
@@ -136,17 +149,35 @@ impl Store {
     }
 
     fn capacity(&self) -> u64 {
-        (self.0.len() / 8) as u64 - 1
+        (self.0.len() / 8) as u64 - 2
     }
 
+    fn count(&self) -> &std::sync::atomic::AtomicU64 {
+        self.0.atomic_u64(0)
+    }
+
+    fn gap_count(&self) -> &std::sync::atomic::AtomicU64 {
+        self.0.atomic_u64(8)
+    }
+
+    fn slot(&self, seq: u64) -> &std::sync::atomic::AtomicU64 {
+        self.0.atomic_u64((seq as usize + 1) * 8)
+    }
+
+    /// Messages the receiver counted (read after the last acknowledgement).
     fn received(&self) -> u64 {
-        self.0.atomic_u64(0).load(Ordering::Acquire)
+        self.count().load(Ordering::Acquire)
     }
 
-    fn latency(&self, i: u64) -> u64 {
-        self.0
-            .atomic_u64((i as usize + 1) * 8)
-            .load(Ordering::Relaxed)
+    /// Gaps or repeats in the sequence the receiver counted.
+    fn gaps(&self) -> u64 {
+        self.gap_count().load(Ordering::Relaxed)
+    }
+
+    /// Message `seq`'s raw latency, if the receiver timed it.
+    fn latency(&self, seq: u64) -> Option<u64> {
+        let v = self.slot(seq).load(Ordering::Relaxed);
+        (v & WRITTEN != 0).then_some(v & !WRITTEN)
     }
 }
 
@@ -184,11 +215,26 @@ pub fn receiver_role(rx: Receiver) -> PeerRole {
     })
 }
 
-/// The receiving peer's loop: receive, read the clock, check the sequence,
-/// store the latency, send the message back as the acknowledgement; until
-/// stopped. Any mismatch ends it with an error the engine reports. `fault`
-/// is the test-only fault of [`crate::engine::os::peer::Fault`], applied to what is
-/// acknowledged.
+/// What the receiver writes where the header goes before each receive: all
+/// ones, a stamp 78 hours after the base (beyond any figure's span), so a
+/// receive that writes nothing is told from a message.
+const POISON: u64 = u64::MAX;
+
+/// The full sequence number nearest to `expected` whose low 16 bits are
+/// `low`: where the receiver's numbering goes on after a gap or a repeat.
+fn resync(expected: u64, low: u64) -> u64 {
+    let delta = (low as u16).wrapping_sub(expected as u16) as i16;
+    expected.wrapping_add_signed(delta as i64)
+}
+
+/// The receiving peer's loop: poison the header, receive, read the clock,
+/// count the message
+/// and any gap or repeat in the sequence (then follow the sender's
+/// numbering), store the latency, send the message back with its header
+/// complemented as the acknowledgement; until stopped. A stamp after its
+/// receipt or a number beyond the plan ends it with an error the engine
+/// reports. `fault` is the test-only fault of
+/// [`crate::engine::os::peer::Fault`], applied to what is acknowledged.
 fn receive(
     ep: &mut dyn Endpoint,
     region: &mut Region,
@@ -196,39 +242,49 @@ fn receive(
     fault: Option<Fault>,
 ) -> Result<(), ChannelError> {
     let cap = rx.store.capacity();
-    let count = rx.store.0.atomic_u64(0);
+    let count = rx.store.count();
+    let (mut received, mut gaps) = (0u64, 0u64);
     let mut seq = 0u64;
     loop {
         let buf = region.next();
+        write_header(buf, POISON);
         ep.recv(buf)?;
         let now = monotonic_ns();
+        received += 1;
         seq += 1;
         let h = read_header(buf);
+        if h == POISON {
+            return Err(ChannelError::NothingReceived { seq });
+        }
         if h >> STAMP_BITS != seq & 0xFFFF {
-            return Err(ChannelError::Sequence {
-                expected: seq & 0xFFFF,
-                got: h >> STAMP_BITS,
-            });
+            gaps += 1;
+            rx.store.gap_count().store(gaps, Ordering::Relaxed);
+            seq = resync(seq, h >> STAMP_BITS);
         }
         let sent_at = rx.base_ns + (h & STAMP_MASK);
-        if now < sent_at || seq > cap {
+        if now < sent_at || seq == 0 || seq > cap {
             return Err(ChannelError::Check(format!(
-                "message {seq}: stamp {sent_at} ns is after its receipt at {now} ns, or beyond the {cap} messages planned"
+                "message {seq}: stamp {sent_at} ns is after its receipt at {now} ns, or outside the {cap} messages planned"
             )));
         }
         rx.store
-            .0
-            .atomic_u64(seq as usize * 8)
-            .store(now - sent_at, Ordering::Relaxed);
-        count.store(seq, Ordering::Release);
+            .slot(seq)
+            .store(WRITTEN | (now - sent_at), Ordering::Relaxed);
+        // Release: the counts and the latency are visible once the sender
+        // has the acknowledgement that follows.
+        count.store(received, Ordering::Release);
         if let Some(f) = fault {
-            inject(f, seq, buf)?;
+            inject(f, received, buf)?;
         }
+        echo_transform(buf, HEADER);
         ep.send(buf)?;
     }
 }
 
-/// Sends message `seq` stamped now and waits for its acknowledgement.
+/// Sends message `seq` stamped now and waits for its acknowledgement: the
+/// header complemented. The header the sender wrote is itself the poison of
+/// its receive buffer (a receive that writes nothing leaves it, and it is
+/// not its complement).
 #[inline(always)]
 fn one(ep: &mut dyn Endpoint, buf: &mut [u8], seq: u64, base: u64) -> Result<(), ChannelError> {
     let h = header(seq, monotonic_ns() - base);
@@ -236,37 +292,62 @@ fn one(ep: &mut dyn Endpoint, buf: &mut [u8], seq: u64, base: u64) -> Result<(),
     ep.send(buf)?;
     ep.recv(buf)?;
     let back = read_header(buf);
-    if back != h {
-        return Err(ChannelError::Sequence {
-            expected: h >> STAMP_BITS,
-            got: back >> STAMP_BITS,
-        });
+    if back != !h {
+        return Err(bad_ack(back, h, seq));
     }
     Ok(())
 }
 
-/// Messages whose whole content is compared on their way back.
+/// Why the acknowledgement `back` of header `h` (message `seq`) is wrong.
+#[cold]
+fn bad_ack(back: u64, h: u64, seq: u64) -> ChannelError {
+    let got = !back;
+    if back == h {
+        ChannelError::NotReturned { seq }
+    } else if got >> STAMP_BITS != h >> STAMP_BITS {
+        ChannelError::Sequence {
+            expected: h >> STAMP_BITS,
+            got: got >> STAMP_BITS,
+        }
+    } else {
+        let (a, b) = (got.to_le_bytes(), h.to_le_bytes());
+        let offset = (0..HEADER).find(|&i| a[i] != b[i]).unwrap_or(0);
+        ChannelError::Corrupt { seq, offset }
+    }
+}
+
+/// Buffers of the whole-content checks: the message as sent and the
+/// acknowledgement expected.
+struct Expect {
+    sent: Vec<u8>,
+    ack: Vec<u8>,
+}
+
+/// Messages whose whole content is compared on their way back, each receive
+/// buffer first poisoned against the acknowledgement expected.
 fn verify(
     ep: &mut dyn Endpoint,
     region: &mut Region,
-    expected: &mut [u8],
+    expect: &mut Expect,
     seq0: u64,
     rounds: u64,
     base: u64,
     timeout: Duration,
 ) -> Result<(), ChannelError> {
+    let Expect { sent, ack } = expect;
     for seq in seq0..seq0 + rounds {
         let _wd = Watchdog::arm(timeout);
         let buf = region.next();
         fill_pattern(buf, seq);
         let h = header(seq, monotonic_ns() - base);
         write_header(buf, h);
-        expected.copy_from_slice(buf);
+        sent.copy_from_slice(buf);
+        ack.copy_from_slice(buf);
+        echo_transform(ack, HEADER);
         ep.send(buf)?;
+        poison(buf, ack);
         ep.recv(buf)?;
-        if let Some(offset) = buf.iter().zip(expected.iter()).position(|(a, b)| a != b) {
-            return Err(ChannelError::Corrupt { seq, offset });
-        }
+        check_whole(buf, ack, sent, seq)?;
     }
     Ok(())
 }
@@ -311,10 +392,13 @@ pub fn measure(
     let base = rx.base_ns;
     let timeout = budget.timeout;
     let mut region = Region::warm(size);
-    let mut expected = vec![0u8; size];
+    let mut expect = Expect {
+        sent: vec![0u8; size],
+        ack: vec![0u8; size],
+    };
     let verify_n = budget.verify_rounds;
     let mut seq = 1u64;
-    verify(ep, &mut region, &mut expected, seq, verify_n, base, timeout)?;
+    verify(ep, &mut region, &mut expect, seq, verify_n, base, timeout)?;
     seq += verify_n;
     let first_timed = seq;
 
@@ -355,22 +439,27 @@ pub fn measure(
     drop(slack);
     let sent = seq - first_timed;
 
-    verify(ep, &mut region, &mut expected, seq, verify_n, base, timeout)?;
+    verify(ep, &mut region, &mut expect, seq, verify_n, base, timeout)?;
     seq += verify_n;
 
-    // Every message was acknowledged, so the receiver has stored it.
+    // Every message was acknowledged, so the receiver has counted it: the
+    // figure is of what it counted.
     let received_total = rx.store.received();
-    if received_total != seq - 1 {
+    let gaps = rx.store.gaps();
+    let clock_ns = clock_overhead_ns();
+    let latencies: Vec<f64> = (first_timed..first_timed + sent)
+        .filter_map(|s| rx.store.latency(s))
+        .map(|raw| raw as f64 - clock_ns)
+        .collect();
+    let timed_received = latencies.len() as u64;
+    if gaps > 0 || received_total != seq - 1 || timed_received != sent {
         return Err(ChannelError::Check(format!(
-            "the receiver counted {received_total} messages, {} were sent",
+            "the receiver counted {received_total} messages of the {} sent ({timed_received} of \
+             the {sent} timed ones) and {gaps} gaps in their sequence",
             seq - 1
         )));
     }
-    let clock_ns = clock_overhead_ns();
-    let latencies: Vec<u64> = (first_timed - 1..first_timed - 1 + sent)
-        .map(|i| (rx.store.latency(i) as f64 - clock_ns).max(0.0).round() as u64)
-        .collect();
-    let (m, facts) = summarise(&latencies, plan, clock_ns, 2 * verify_n)?;
+    let (m, facts) = summarise(&latencies, sent, plan, clock_ns, 2 * verify_n, gaps)?;
     Ok((
         m,
         OneWayFacts {
@@ -382,26 +471,30 @@ pub fn measure(
     ))
 }
 
-/// The figure from the timed messages' latencies (clock read subtracted).
+/// The figure from the latencies of the timed messages the receiver
+/// counted (clock read subtracted, never floored), of the `sent` timed
+/// messages, and the gaps it counted.
 fn summarise(
-    latencies: &[u64],
+    latencies: &[f64],
+    sent: u64,
     plan: &OneWayPlan,
     clock_ns: f64,
     verified: u64,
+    gaps: u64,
 ) -> Result<(Measurement, OneWayFacts), ChannelError> {
     let window = plan.window.max(1);
     let windows: Vec<Window> = latencies
         .chunks(window as usize)
         .map(|w| Window {
             messages: w.len() as u64,
-            min_ns: w.iter().copied().min().unwrap_or(0),
-            max_ns: w.iter().copied().max().unwrap_or(0),
-            mean_ns: w.iter().sum::<u64>() as f64 / w.len() as f64,
+            min_ns: w.iter().copied().fold(f64::INFINITY, f64::min),
+            max_ns: w.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            mean_ns: w.iter().sum::<f64>() / w.len() as f64,
         })
         .collect();
     let mut hist = LatencyHistogram::new();
     for &l in latencies {
-        hist.record(l);
+        hist.record_ns(l);
     }
     let latency = hist
         .percentiles()
@@ -409,14 +502,14 @@ fn summarise(
     // Sporadic messages are independent samples; saturated ones are
     // summarised per window, as in the study.
     let samples_ns: Vec<f64> = if plan.interval.is_some() {
-        latencies.iter().map(|&l| l as f64).collect()
+        latencies.to_vec()
     } else {
         windows.iter().map(|w| w.mean_ns).collect()
     };
     let summary = Summary::of(&samples_ns)
         .ok_or_else(|| ChannelError::Setup("no message was timed".into()))?;
     let n = latencies.len() as u64;
-    let mean_ns = latencies.iter().sum::<u64>() as f64 / n as f64;
+    let mean_ns = latencies.iter().sum::<f64>() / n as f64;
     Ok((
         Measurement {
             iterations: n,
@@ -437,9 +530,9 @@ fn summarise(
                 "saturated"
             },
             interval_ns: plan.interval.map(|d| d.as_nanos() as u64),
-            messages_sent: n,
+            messages_sent: sent,
             messages_received: n,
-            gaps: 0,
+            gaps,
             window,
             windows,
             mean_ns,
@@ -477,20 +570,182 @@ mod tests {
 
     #[test]
     fn windows_cover_every_message_and_the_last_may_be_short() {
-        let lat: Vec<u64> = (1..=25).collect();
-        let (m, f) = summarise(&lat, &plan(None, 25, 10), 0.0, 4).unwrap();
+        let lat: Vec<f64> = (1..=25).map(|v| v as f64).collect();
+        let (m, f) = summarise(&lat, 25, &plan(None, 25, 10), 0.0, 4, 0).unwrap();
         assert_eq!(f.windows.len(), 3);
-        assert_eq!(f.windows[0].min_ns, 1);
-        assert_eq!(f.windows[0].max_ns, 10);
+        assert_eq!(f.windows[0].min_ns, 1.0);
+        assert_eq!(f.windows[0].max_ns, 10.0);
         assert_eq!(f.windows[0].mean_ns, 5.5);
         assert_eq!(f.windows[2].messages, 5);
         assert_eq!(f.mean_ns, 13.0);
         assert_eq!(m.samples_ns.len(), 3);
         assert_eq!(m.latency.count, 25);
         assert_eq!(f.pacing, "saturated");
-        let (m, f) =
-            summarise(&lat, &plan(Some(Duration::from_millis(1)), 25, 10), 0.0, 4).unwrap();
+        let (m, f) = summarise(
+            &lat,
+            25,
+            &plan(Some(Duration::from_millis(1)), 25, 10),
+            0.0,
+            4,
+            0,
+        )
+        .unwrap();
         assert_eq!(m.samples_ns.len(), 25);
         assert_eq!(f.interval_ns, Some(1_000_000));
+    }
+
+    #[test]
+    fn latencies_at_or_below_zero_keep_their_value_and_are_counted() {
+        let lat = [-2.0, 0.0, 5.0, 7.0];
+        let (m, f) = summarise(&lat, 4, &plan(None, 4, 2), 0.0, 4, 0).unwrap();
+        assert_eq!(f.windows[0].min_ns, -2.0);
+        assert_eq!(f.windows[0].mean_ns, -1.0);
+        assert_eq!(m.samples_ns, [-1.0, 6.0]);
+        assert_eq!(m.latency.at_or_below_zero, 2);
+    }
+
+    use crate::engine::models::test_peer::{BROKEN, served};
+
+    /// A channel whose server end runs [`receive`] in a thread with a fresh
+    /// store, broken by `fault`; `wrap` may break the client's end further.
+    fn receiver(
+        size: usize,
+        fault: Option<Fault>,
+    ) -> (
+        Box<dyn Endpoint>,
+        Receiver,
+        std::thread::JoinHandle<Result<(), ChannelError>>,
+    ) {
+        let rx = Receiver {
+            store: Store::new(capacity(&plan(None, 50, 10), &Budget::tiny())).unwrap(),
+            base_ns: monotonic_ns(),
+        };
+        let served_rx = rx.clone();
+        let (client, server) = served(size, fault, move |ep| {
+            receive(ep, &mut Region::warm(size), &served_rx, None)
+        });
+        (client, rx, server)
+    }
+
+    /// One figure through [`receiver`]'s channel; a failure is the
+    /// receiver's own error when it ended first (the client then sees the
+    /// channel closed; a run appends the peer's error to the figure's).
+    fn figure_with(
+        size: usize,
+        fault: Option<Fault>,
+        wrap: impl FnOnce(Box<dyn Endpoint>) -> Box<dyn Endpoint>,
+    ) -> Result<(Measurement, OneWayFacts), ChannelError> {
+        let (client, rx, server) = receiver(size, fault);
+        let mut client = wrap(client);
+        let m = measure(
+            client.as_mut(),
+            size,
+            &plan(None, 50, 10),
+            &Budget::tiny(),
+            &rx,
+        );
+        drop(client);
+        let served = server.join().expect("the receiver does not panic");
+        match (m, served) {
+            (Err(ChannelError::Closed), Err(e)) => Err(e),
+            (m, _) => m,
+        }
+    }
+
+    #[test]
+    fn the_figure_reports_what_the_receiver_counted() {
+        for size in [8, 64] {
+            let (m, f) = figure_with(size, None, |c| c).unwrap();
+            assert_eq!((f.messages_sent, f.messages_received, f.gaps), (50, 50, 0));
+            assert_eq!(m.latency.count, 50);
+            assert_eq!(m.verified_round_trips, 8);
+        }
+    }
+
+    #[test]
+    fn no_figure_through_a_broken_channel() {
+        for (what, fault) in BROKEN {
+            for size in [8, 9, 64] {
+                let err = figure_with(size, Some(fault), |c| c).unwrap_err();
+                assert!(
+                    matches!(
+                        err,
+                        ChannelError::NotReturned { seq: 1 }
+                            | ChannelError::NothingReceived { seq: 1 }
+                    ),
+                    "{what} at {size} B: {err}"
+                );
+            }
+        }
+    }
+
+    /// Sends message `at` twice: a channel that repeats a message.
+    struct Repeat {
+        inner: Box<dyn Endpoint>,
+        sent: u64,
+        at: u64,
+    }
+
+    impl Endpoint for Repeat {
+        fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
+            self.sent += 1;
+            if self.sent == self.at {
+                self.inner.send(msg)?;
+            }
+            self.inner.send(msg)
+        }
+        fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+            self.inner.recv(buf)
+        }
+    }
+
+    #[test]
+    fn a_repeated_message_fails_the_figure() {
+        let err = figure_with(64, None, |inner| {
+            Box::new(Repeat {
+                inner,
+                sent: 0,
+                at: 20,
+            })
+        })
+        .unwrap_err();
+        // The receiver took the repeat for message 21 and acknowledged it.
+        assert!(
+            matches!(
+                err,
+                ChannelError::Sequence {
+                    expected: 21,
+                    got: 20
+                }
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_receiver_counts_gaps_and_repeats_and_follows_the_sequence() {
+        let (mut client, rx, server) = receiver(8, None);
+        let base = rx.base_ns;
+        let mut buf = [0u8; 8];
+        // 1, 2, then 4 (3 lost), 4 again (a repeat), 5.
+        for s in [1u64, 2, 4, 4, 5] {
+            let h = header(s, monotonic_ns() - base);
+            write_header(&mut buf, h);
+            client.send(&buf).unwrap();
+            client.recv(&mut buf).unwrap();
+            assert_eq!(read_header(&buf), !h, "message {s}: the acknowledgement");
+        }
+        drop(client);
+        assert!(matches!(server.join().unwrap(), Err(ChannelError::Closed)));
+        assert_eq!((rx.store.received(), rx.store.gaps()), (5, 2));
+        assert!(
+            rx.store.latency(3).is_none(),
+            "a lost message has no latency"
+        );
+        for s in [1, 2, 4, 5] {
+            assert!(rx.store.latency(s).is_some(), "message {s}");
+        }
+        assert_eq!(resync(0x1_FFFF + 1, 0xFFFF), 0x1_FFFF);
+        assert_eq!(resync(0x1_FFFF, 0x0001), 0x2_0001);
     }
 }

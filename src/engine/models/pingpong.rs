@@ -1,7 +1,11 @@
 //! The ping-pong timing model (the QNX study's echo method).
 //!
 //! One iteration is a round trip: the client stamps a sequence number into the
-//! message, sends it, waits for the echo and checks the number. Then
+//! message, sends it, waits for the echo and checks it. The echo is not the
+//! message unchanged: the server complements the number's bytes
+//! ([`echo_transform`]) and counts what it returns, so that neither a receive
+//! that writes nothing nor a channel that hands the client its own message
+//! can pass for a peer (see [`crate::engine::message`]). Then
 //!
 //! ```text
 //! one-way = (batch time / iterations − loop overhead per round trip) / 2
@@ -15,25 +19,34 @@
 use crate::engine::channel::{ChannelError, Endpoint};
 use crate::engine::measure::Achieved;
 use crate::engine::measure::{Budget, Measurement};
-use crate::engine::message::{check_seq, clock_overhead_ns, fill_pattern, seq_len, stamp};
+use crate::engine::message::{
+    check_echo, check_whole, clock_overhead_ns, echo_transform, fill_pattern, poison, poison_seq,
+    seq_len, stamp, still_poisoned,
+};
 use crate::engine::models::calibrate::{iterations_for, warm_up};
 use crate::engine::models::region::Region;
 use crate::engine::models::sampling;
-use crate::engine::os::interrupt::Watchdog;
-use crate::engine::os::peer::{Fault, PeerRole, inject};
+use crate::engine::os::interrupt::{self, Watchdog};
+use crate::engine::os::peer::{BoardArea, Fault, PeerRole, inject};
 use crate::stats::{LatencyHistogram, Summary};
 use crate::sys::clock::monotonic_ns;
 use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-/// An endpoint that does nothing: the loop overhead is timed against it.
-struct NullEndpoint;
+/// An endpoint that does only what the echo does to a message (its receive
+/// applies [`echo_transform`], so the loop's check passes): the loop
+/// overhead is timed against it.
+struct NullEndpoint {
+    k: usize,
+}
 
 impl Endpoint for NullEndpoint {
     fn send(&mut self, _msg: &[u8]) -> Result<(), ChannelError> {
         Ok(())
     }
-    fn recv(&mut self, _buf: &mut [u8]) -> Result<(), ChannelError> {
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+        echo_transform(buf, self.k);
         Ok(())
     }
 }
@@ -42,39 +55,62 @@ impl Endpoint for NullEndpoint {
 fn round_trip<const SELF_LOOP: bool>(
     ep: &mut dyn Endpoint,
     buf: &mut [u8],
+    k: usize,
 ) -> Result<(), ChannelError> {
     ep.send(buf)?;
     ep.recv(buf)?;
     if SELF_LOOP {
-        // The process plays the echo server itself: a second transfer back.
+        // The process plays the echo server itself: the echo's transform and
+        // a second transfer back.
+        echo_transform(buf, k);
         ep.send(buf)?;
         ep.recv(buf)?;
     }
     Ok(())
 }
 
+/// The word of the peer's board where the echo counts the messages it
+/// returned (zeroed with the control page, before the peer starts).
+pub fn echo_count<'a>(board: BoardArea<'a>) -> &'a AtomicU64 {
+    board.map.atomic_u64(board.offset)
+}
+
 /// The peer's role in a ping-pong figure: [`echo`].
 pub fn echo_role() -> PeerRole {
     PeerRole::new("echo", |ep, serving| {
         let mut region = Region::for_peer(serving);
-        echo(ep, &mut region, serving.fault)
+        echo(ep, &mut region, serving.fault, echo_count(serving.board))
     })
 }
 
-/// The echo loop: receive a message, send it back, until told to stop.
+/// The echo loop: receive a message, complement its sequence number's
+/// bytes, count it in `echoed` and send it back, until told to stop. The
+/// client numbers its messages 1, 2, … one per round trip, so the number's
+/// bytes are poisoned against the next one before each receive: a receive
+/// that writes nothing ends the loop with that error.
 fn echo(
     ep: &mut dyn Endpoint,
     region: &mut Region,
     fault: Option<Fault>,
+    echoed: &AtomicU64,
 ) -> Result<(), ChannelError> {
     let mut count = 0u64;
     loop {
         let buf = region.next();
+        let k = seq_len(buf);
+        poison_seq(buf, count + 1, k);
         ep.recv(buf)?;
+        if still_poisoned(buf, count + 1, k) {
+            return Err(ChannelError::NothingReceived { seq: count + 1 });
+        }
+        count += 1;
         if let Some(f) = fault {
-            count += 1;
             inject(f, count, buf)?;
         }
+        echo_transform(buf, k);
+        // Counted before it is sent: the client reads the count after its
+        // last receive, which the send happens before.
+        echoed.store(count, Ordering::Release);
         ep.send(buf)?;
     }
 }
@@ -91,9 +127,11 @@ fn batch<const SELF_LOOP: bool>(
     let start = monotonic_ns();
     for seq in seq0..seq0 + n {
         let buf = region.next();
+        // The stamp is also the poison: it is the complement of the reply
+        // expected, so a receive that writes nothing fails the check.
         stamp(buf, seq, k);
-        round_trip::<SELF_LOOP>(ep, buf)?;
-        check_seq(buf, seq, k)?;
+        round_trip::<SELF_LOOP>(ep, buf, k)?;
+        check_echo(buf, seq, k)?;
     }
     Ok(monotonic_ns() - start)
 }
@@ -110,35 +148,67 @@ fn timestamped<const SELF_LOOP: bool>(
     let k = seq_len(region.next());
     let (first, rest) = stamps.split_first_mut().expect("at least one stamp");
     *first = monotonic_ns();
-    for (seq, slot) in (seq0 + 1..).zip(rest.iter_mut()) {
+    for (seq, slot) in (seq0..).zip(rest.iter_mut()) {
         let buf = region.next();
         stamp(buf, seq, k);
-        round_trip::<SELF_LOOP>(ep, buf)?;
-        check_seq(buf, seq, k)?;
+        round_trip::<SELF_LOOP>(ep, buf, k)?;
+        check_echo(buf, seq, k)?;
         *slot = monotonic_ns();
     }
     Ok(())
 }
 
-/// Round trips with every byte compared against what was sent; each round
-/// trip has `timeout` to come back.
+/// Buffers of the whole-content checks: the message as sent and the reply
+/// expected.
+struct Expect {
+    sent: Vec<u8>,
+    reply: Vec<u8>,
+}
+
+impl Expect {
+    fn new(size: usize) -> Expect {
+        Expect {
+            sent: vec![0u8; size],
+            reply: vec![0u8; size],
+        }
+    }
+}
+
+/// Round trips with every byte compared against the reply expected (the
+/// message sent, its sequence number complemented by the echo); each
+/// receive buffer is first poisoned against what it must receive, so a
+/// byte the receive does not write fails. Each round trip has `timeout` to
+/// come back.
 fn verify<const SELF_LOOP: bool>(
     ep: &mut dyn Endpoint,
     region: &mut Region,
-    expected: &mut [u8],
+    expect: &mut Expect,
     seq0: u64,
     rounds: u64,
     timeout: Duration,
 ) -> Result<(), ChannelError> {
+    let Expect { sent, reply } = expect;
     for seq in seq0..seq0 + rounds {
         let _wd = Watchdog::arm(timeout);
         let buf = region.next();
+        let k = seq_len(buf);
         fill_pattern(buf, seq);
-        expected.copy_from_slice(buf);
-        round_trip::<SELF_LOOP>(ep, buf)?;
-        if let Some(offset) = buf.iter().zip(expected.iter()).position(|(a, b)| a != b) {
-            return Err(ChannelError::Corrupt { seq, offset });
+        sent.copy_from_slice(buf);
+        reply.copy_from_slice(buf);
+        echo_transform(reply, k);
+        ep.send(buf)?;
+        if SELF_LOOP {
+            // The process's own message comes back first (it is the echo
+            // server itself), then the reply it sends itself.
+            poison(buf, sent);
+            ep.recv(buf)?;
+            check_whole(buf, sent, sent, seq)?;
+            echo_transform(buf, k);
+            ep.send(buf)?;
         }
+        poison(buf, reply);
+        ep.recv(buf)?;
+        check_whole(buf, reply, sent, seq)?;
     }
     Ok(())
 }
@@ -146,7 +216,9 @@ fn verify<const SELF_LOOP: bool>(
 /// Overhead of one iteration of the timed loop with nothing to talk to: the
 /// minimum of several long runs (interference only ever adds time).
 fn null_iteration_ns<const SELF_LOOP: bool>(region: &mut Region) -> Result<f64, ChannelError> {
-    let mut null = NullEndpoint;
+    let mut null = NullEndpoint {
+        k: region.size().min(8),
+    };
     let ep: &mut dyn Endpoint = black_box(&mut null);
     const N: u64 = 100_000;
     let mut best = u64::MAX;
@@ -159,17 +231,20 @@ fn null_iteration_ns<const SELF_LOOP: bool>(region: &mut Region) -> Result<f64, 
 /// Measures one figure through `ep`, the client end of a ready channel.
 /// With `cold_region`, each message uses the next slot of a region of that
 /// many bytes instead of one buffer (see [`Region::cold`]).
+/// `echoed` is the peer's count of the messages it returned
+/// ([`echo_count`]); `None` for a self-loop, which has no peer.
 pub fn measure(
     ep: &mut dyn Endpoint,
     size: usize,
     self_loop: bool,
     budget: &Budget,
     cold_region: Option<usize>,
+    echoed: Option<&AtomicU64>,
 ) -> Result<Measurement, ChannelError> {
     let mut figure = Prepared::new(ep, size, self_loop, budget, cold_region)?;
     let (samples, precision) =
         sampling::take(budget.samples, &budget.precision, || figure.sample(ep))?;
-    figure.finish(ep, samples, precision)
+    figure.finish(ep, samples, precision, echoed)
 }
 
 /// One figure between its warm-up and its samples: content checked, the
@@ -179,7 +254,7 @@ pub struct Prepared {
     self_loop: bool,
     budget: Budget,
     buf: Region,
-    expected: Vec<u8>,
+    expect: Expect,
     seq: u64,
     iterations: u64,
     /// Loop overhead per round trip, ns.
@@ -210,7 +285,7 @@ impl Prepared {
             None => Region::warm(size),
         };
         let mut buf = region_of();
-        let mut expected = vec![0u8; size];
+        let mut expect = Expect::new(size);
         let mut seq = 1u64;
         let timeout = budget.timeout;
 
@@ -220,7 +295,7 @@ impl Prepared {
             verify(
                 ep,
                 &mut buf,
-                &mut expected,
+                &mut expect,
                 seq,
                 budget.verify_rounds,
                 timeout
@@ -258,7 +333,7 @@ impl Prepared {
             self_loop,
             budget: *budget,
             buf,
-            expected,
+            expect,
             seq,
             iterations,
             overhead_rt,
@@ -287,13 +362,16 @@ impl Prepared {
         Ok((t as f64 / n as f64 - self.overhead_rt) / 2.0)
     }
 
-    /// Times single round trips for the histogram, checks content again and
-    /// makes the figure of `samples_ns`.
+    /// Times single round trips for the histogram, checks content again,
+    /// checks that the peer returned every message the client received
+    /// (`echoed`: its count, `None` without a peer) and makes the figure of
+    /// `samples_ns`.
     pub fn finish(
         mut self,
         ep: &mut dyn Endpoint,
         samples_ns: Vec<f64>,
         precision: Option<Achieved>,
+        echoed: Option<&AtomicU64>,
     ) -> Result<Measurement, ChannelError> {
         let budget = self.budget;
         {
@@ -315,12 +393,34 @@ impl Prepared {
             verify(
                 ep,
                 &mut self.buf,
-                &mut self.expected,
+                &mut self.expect,
                 self.seq,
                 budget.verify_rounds,
                 budget.timeout
             )
         )?;
+        self.seq += budget.verify_rounds;
+        // Every round trip's reply is the peer's, whatever the message
+        // carries (a notification carries nothing to check).
+        if let Some(echoed) = echoed {
+            let received = self.seq - 1;
+            // A reply sent before the peer's loop counts it (by a signal
+            // handler) is counted a moment later: wait for it, within the
+            // time a reply is given.
+            let deadline = monotonic_ns() + budget.timeout.as_nanos() as u64;
+            let mut returned = echoed.load(Ordering::Acquire);
+            while returned < received && monotonic_ns() < deadline {
+                interrupt::check()?;
+                std::thread::sleep(Duration::from_micros(100));
+                returned = echoed.load(Ordering::Acquire);
+            }
+            if returned != received {
+                return Err(ChannelError::Check(format!(
+                    "the peer returned {returned} messages, the client received {received} \
+                     replies: the others did not come from the peer (a loopback?)"
+                )));
+            }
+        }
 
         let summary = Summary::of(&samples_ns)
             .ok_or_else(|| ChannelError::Setup("no samples were taken".into()))?;
@@ -344,76 +444,209 @@ impl Prepared {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::models::test_peer::{BROKEN, self_loop, served};
+    use crate::engine::os::peer::{Fault, faulty_end};
+    use std::sync::Arc;
 
-    /// A loopback endpoint: what is sent is what is received.
-    struct Loopback(Vec<u8>);
-    impl Endpoint for Loopback {
-        fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
-            self.0.clear();
-            self.0.extend_from_slice(msg);
-            Ok(())
-        }
-        fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
-            buf.copy_from_slice(&self.0);
-            Ok(())
+    /// One figure through a channel whose server end runs [`echo`] in a
+    /// thread, the ends broken by `fault`; `wrap` may break the client's
+    /// end further.
+    fn figure_with(
+        size: usize,
+        fault: Option<Fault>,
+        cold: Option<usize>,
+        wrap: impl FnOnce(Box<dyn Endpoint>) -> Box<dyn Endpoint>,
+    ) -> Result<Measurement, ChannelError> {
+        let echoed = Arc::new(AtomicU64::new(0));
+        let count = Arc::clone(&echoed);
+        let (client, server) = served(size, fault, move |ep| {
+            echo(ep, &mut Region::warm(size), None, &count)
+        });
+        let mut client = wrap(client);
+        let m = measure(
+            client.as_mut(),
+            size,
+            false,
+            &Budget::tiny(),
+            cold,
+            Some(&echoed),
+        );
+        drop(client);
+        // It ends when the client's end is gone, or on the fault it met
+        // first: then the client saw the channel closed (a run appends the
+        // peer's own error to the figure's).
+        match (m, server.join().expect("the echo does not panic")) {
+            (Err(ChannelError::Closed), Err(e)) => Err(e),
+            (m, _) => m,
         }
     }
 
-    /// Echoes a stale message: a channel that lost the latest one.
-    struct Stale(Vec<u8>);
+    fn figure(size: usize, fault: Option<Fault>) -> Result<Measurement, ChannelError> {
+        figure_with(size, fault, None, |c| c)
+    }
+
+    #[test]
+    fn an_echoing_peer_gives_a_consistent_figure() {
+        for cold in [None, Some(1 << 20)] {
+            let m = figure_with(64, None, cold, |c| c).unwrap();
+            assert_eq!(m.samples_ns.len(), 3);
+            assert!(m.iterations >= 1);
+            assert!(m.loop_overhead_ns >= 0.0 && m.clock_overhead_ns >= 0.0);
+            let l = m.latency;
+            assert!(l.min <= l.p50 && l.p50 <= l.p99 && l.p99 <= l.max);
+            assert_eq!(m.verified_round_trips, 8);
+        }
+    }
+
+    #[test]
+    fn the_echo_complements_the_number_and_counts_what_it_returns() {
+        let echoed = Arc::new(AtomicU64::new(0));
+        let count = Arc::clone(&echoed);
+        let (mut client, server) = served(3, None, move |ep| {
+            echo(ep, &mut Region::warm(3), None, &count)
+        });
+        let mut buf = [0u8; 3];
+        stamp(&mut buf, 0x0A_0B0C, 3);
+        client.send(&buf).unwrap();
+        client.recv(&mut buf).unwrap();
+        assert_eq!(buf, [!0x0C, !0x0B, !0x0A]);
+        check_echo(&buf, 0x0A_0B0C, 3).unwrap();
+        assert_eq!(echoed.load(Ordering::Acquire), 1);
+        drop(client);
+        assert!(matches!(server.join().unwrap(), Err(ChannelError::Closed)));
+    }
+
+    #[test]
+    fn no_figure_through_a_broken_channel_at_any_size() {
+        for (what, fault) in BROKEN {
+            for size in [1, 3, 8, 64, 4096] {
+                let err = figure(size, Some(fault)).unwrap_err();
+                assert!(
+                    matches!(
+                        err,
+                        ChannelError::NotReturned { seq: 1 }
+                            | ChannelError::NothingReceived { seq: 1 }
+                    ),
+                    "{what} at {size} B: {err}"
+                );
+                // The client's end alone broken: its own checks catch it.
+                let err =
+                    figure_with(size, None, None, |c| faulty_end(fault, c, size)).unwrap_err();
+                assert!(
+                    matches!(
+                        err,
+                        ChannelError::NotReturned { seq: 1 }
+                            | ChannelError::NothingReceived { seq: 1 }
+                    ),
+                    "{what} at {size} B: {err}"
+                );
+            }
+        }
+        // A notification carries nothing to check: the peer's count tells a
+        // loopback (the silent and shared faults still wait for the reply).
+        let err = figure_with(0, Some(Fault::Loopback), None, |c| c).unwrap_err();
+        assert!(
+            err.to_string().contains("the peer returned 0 messages"),
+            "{err}"
+        );
+        for fault in [Fault::Silent, Fault::SharedBuffer] {
+            figure(0, Some(fault)).unwrap();
+        }
+    }
+
+    #[test]
+    fn the_messages_say_what_came_back() {
+        let err = figure(64, Some(Fault::Loopback)).unwrap_err().to_string();
+        assert!(err.contains("came back exactly as it was sent"), "{err}");
+        assert!(err.contains("loopback"), "{err}");
+        let err = figure(64, Some(Fault::Silent)).unwrap_err().to_string();
+        assert!(err.contains("nothing was received"), "{err}");
+    }
+
+    /// Returns, from the second receive on, the reply before the latest:
+    /// a channel that lost a message and echoes a stale one.
+    struct Stale {
+        inner: Box<dyn Endpoint>,
+        held: Option<Vec<u8>>,
+    }
+
     impl Endpoint for Stale {
         fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
-            if self.0.is_empty() {
-                self.0.extend_from_slice(msg);
-            }
-            Ok(())
+            self.inner.send(msg)
         }
         fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
-            buf.copy_from_slice(&self.0);
+            let mut now = vec![0u8; buf.len()];
+            self.inner.recv(&mut now)?;
+            buf.copy_from_slice(self.held.as_deref().unwrap_or(&now));
+            self.held = Some(now);
             Ok(())
         }
     }
 
     #[test]
-    fn measures_a_loopback_consistently() {
-        let m = measure(&mut Loopback(Vec::new()), 64, false, &Budget::tiny(), None).unwrap();
-        assert_eq!(m.samples_ns.len(), 3);
-        assert!(m.iterations >= 1);
-        assert!(m.loop_overhead_ns >= 0.0 && m.clock_overhead_ns >= 0.0);
-        let l = m.latency;
-        assert!(l.min <= l.p50 && l.p50 <= l.p99 && l.p99 <= l.max);
-        assert_eq!(m.verified_round_trips, 8);
+    fn a_stale_echo_is_caught() {
+        for (size, cold) in [(64, None), (1, None), (64, Some(1 << 20))] {
+            let err = figure_with(size, None, cold, |inner| {
+                Box::new(Stale { inner, held: None })
+            })
+            .unwrap_err();
+            assert!(
+                matches!(err, ChannelError::Corrupt { seq: 2, .. }),
+                "{size} B: {err}"
+            );
+        }
     }
 
     #[test]
-    fn cold_buffers_measure_a_loopback_too() {
-        let m = measure(
-            &mut Loopback(Vec::new()),
-            4096,
-            false,
-            &Budget::tiny(),
-            Some(1 << 20),
-        )
+    fn a_self_loop_is_measured_and_its_silent_receive_caught() {
+        for size in [1, 64] {
+            let mut ep = self_loop();
+            let m = measure(&mut ep, size, true, &Budget::tiny(), None, None).unwrap();
+            assert_eq!(m.verified_round_trips, 8);
+            let mut silent = faulty_end(Fault::Silent, Box::new(self_loop()), size);
+            let err =
+                measure(silent.as_mut(), size, true, &Budget::tiny(), None, None).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    ChannelError::NotReturned { seq: 1 } | ChannelError::NothingReceived { seq: 1 }
+                ),
+                "{size} B: {err}"
+            );
+        }
+    }
+
+    /// Records the number each message sent carries.
+    struct Numbers {
+        inner: Box<dyn Endpoint>,
+        sent: Arc<std::sync::Mutex<Vec<u64>>>,
+    }
+
+    impl Endpoint for Numbers {
+        fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
+            let n = u64::from_le_bytes(msg[..8].try_into().unwrap());
+            self.sent.lock().unwrap().push(n);
+            self.inner.send(msg)
+        }
+        fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+            self.inner.recv(buf)
+        }
+    }
+
+    #[test]
+    fn every_round_trip_of_every_phase_carries_the_next_number() {
+        let sent = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = Arc::clone(&sent);
+        figure_with(64, None, None, |inner| {
+            Box::new(Numbers {
+                inner,
+                sent: record,
+            })
+        })
         .unwrap();
-        assert!(m.latency.min <= m.latency.max && m.iterations >= 1);
-    }
-
-    #[test]
-    fn stale_echo_is_caught() {
-        let err = measure(&mut Stale(Vec::new()), 64, false, &Budget::tiny(), None).unwrap_err();
-        assert!(matches!(err, ChannelError::Corrupt { .. }), "{err}");
-        let err = measure(&mut Stale(Vec::new()), 1, true, &Budget::tiny(), None).unwrap_err();
-        assert!(matches!(err, ChannelError::Corrupt { .. }), "{err}");
-        // Cold buffers: every message in a different slot, same checks.
-        let err = measure(
-            &mut Stale(Vec::new()),
-            64,
-            false,
-            &Budget::tiny(),
-            Some(1 << 20),
-        )
-        .unwrap_err();
-        assert!(matches!(err, ChannelError::Corrupt { .. }), "{err}");
+        let sent = sent.lock().unwrap();
+        let want: Vec<u64> = (1..=sent.len() as u64).collect();
+        assert!(*sent == want, "numbers skipped or repeated");
     }
 
     #[test]

@@ -38,8 +38,6 @@ impl Region {
         }
     }
 
-    /// The slot for the next message.
-    #[inline(always)]
     /// The region a peer's server loop walks: in a cold figure both copies
     /// of a message start from memory, as in the study.
     pub fn for_peer(serving: &crate::engine::os::peer::Serving) -> Region {
@@ -49,6 +47,13 @@ impl Region {
         }
     }
 
+    /// Bytes of each message.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// The slot for the next message.
+    #[inline(always)]
     pub fn next(&mut self) -> &mut [u8] {
         let at = self.off;
         self.off += self.stride;

@@ -21,8 +21,10 @@ pub enum PeerKind {
     Thread,
 }
 
-/// Faults a server can be told to inject, so that tests can prove the engine
-/// catches them. Never used by a normal run.
+/// Faults a channel can be told to have, so that tests can prove the engine
+/// catches them. Never used by a normal run. The server applies the first
+/// three ([`inject`]); the last three break the ends themselves
+/// ([`faulty_end`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
     /// Flip the last byte of every echoed message.
@@ -31,6 +33,86 @@ pub enum Fault {
     Die(u64),
     /// Stop answering (but stay alive) after this many messages.
     Hang(u64),
+    /// Every receive, on either end, takes the message into a buffer of its
+    /// own and writes nothing into the engine's.
+    Silent,
+    /// The client's end is wired back to itself (swapped descriptors): its
+    /// receive returns the message it last sent, and the peer gets nothing.
+    Loopback,
+    /// The client's two directions share one buffer, and its receive reads
+    /// it before the reply lands there: it returns the message it last sent,
+    /// though the peer received and answered it.
+    SharedBuffer,
+}
+
+impl Fault {
+    /// Whether the client's end is wrapped ([`faulty_end`]).
+    pub fn breaks_client(self) -> bool {
+        matches!(self, Fault::Silent | Fault::Loopback | Fault::SharedBuffer)
+    }
+
+    /// Whether the server's end is wrapped ([`faulty_end`]).
+    pub fn breaks_server(self) -> bool {
+        self == Fault::Silent
+    }
+}
+
+/// An end with one of the faults [`Fault::Silent`], [`Fault::Loopback`] or
+/// [`Fault::SharedBuffer`] (for `size`-byte messages); any other fault
+/// leaves it as it is.
+pub fn faulty_end(fault: Fault, inner: Box<dyn Endpoint>, size: usize) -> Box<dyn Endpoint> {
+    if !fault.breaks_client() {
+        return inner;
+    }
+    Box::new(FaultyEnd {
+        inner,
+        fault,
+        own: vec![0u8; size],
+    })
+}
+
+/// See [`faulty_end`]. `own` is the end's own buffer: where a silent
+/// receive puts the message, or the one buffer of a loopback or of both
+/// directions.
+struct FaultyEnd {
+    inner: Box<dyn Endpoint>,
+    fault: Fault,
+    own: Vec<u8>,
+}
+
+impl Endpoint for FaultyEnd {
+    fn attach(&mut self, peer: PeerIdentity) -> Result<(), ChannelError> {
+        self.inner.attach(peer)
+    }
+
+    fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
+        match self.fault {
+            Fault::Loopback => {
+                self.own.copy_from_slice(msg);
+                Ok(())
+            }
+            Fault::SharedBuffer => {
+                self.own.copy_from_slice(msg);
+                self.inner.send(&self.own)
+            }
+            _ => self.inner.send(msg),
+        }
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+        match self.fault {
+            Fault::Loopback => {
+                buf.copy_from_slice(&self.own);
+                Ok(())
+            }
+            Fault::SharedBuffer => {
+                buf.copy_from_slice(&self.own);
+                self.inner.recv(&mut self.own)
+            }
+            Fault::Silent => self.inner.recv(&mut self.own),
+            _ => self.inner.recv(buf),
+        }
+    }
 }
 
 const ERROR_CAP: usize = 448;
@@ -392,6 +474,10 @@ fn run_server(mut server: Box<dyn Endpoint>, spec: &PeerSpec, ctl: &ControlPage)
         cold_region: spec.cold_region,
         fault: spec.fault,
         board: ctl.board(),
+    };
+    let mut server = match spec.fault {
+        Some(f) if f.breaks_server() => faulty_end(f, server, spec.size),
+        _ => server,
     };
     let served = (spec.role.serve)(server.as_mut(), &serving);
     match served {

@@ -16,7 +16,7 @@ use crate::engine::models::stream::{self, SinkPlan};
 use crate::engine::op::{OpContext, Operation};
 use crate::engine::os::interrupt::ChildExitsHeld;
 use crate::engine::os::objects::ObjectNamer;
-use crate::engine::os::peer::{Fault, Peer, PeerKind, PeerRole, PeerSpec};
+use crate::engine::os::peer::{Fault, Peer, PeerKind, PeerRole, PeerSpec, faulty_end};
 use crate::engine::os::placement::{PlacementGuard, SidePlacement, probe_rt};
 use crate::engine::os::probe;
 use crate::engine::run::figure::{Facts, FigureResult, OpProof, Outcome, Scheduling};
@@ -155,7 +155,10 @@ fn measure_figure(
         size,
         s,
         result,
-        |client, _| pingpong::measure(client, size, self_loop, &s.budget, cold_region),
+        |client, peer| {
+            let echoed = peer.map(|p| pingpong::echo_count(p.board()));
+            pingpong::measure(client, size, self_loop, &s.budget, cold_region, echoed)
+        },
     )
 }
 
@@ -260,7 +263,11 @@ pub(super) fn open_with_peer(
         (Topology::Peer, None) => return Err("the mechanism built no server end".into()),
         (Topology::SelfLoop, _) => None,
     };
-    Ok((channel.client, peer, channel.note))
+    let client = match s.fault {
+        Some(f) if f.breaks_client() => faulty_end(f, channel.client, size),
+        _ => channel.client,
+    };
+    Ok((client, peer, channel.note))
 }
 
 /// What a figure's error says, with the peer's own account when it left one.

@@ -281,8 +281,13 @@ fn measure_all(
         .enumerate()
     {
         out.push(
-            p.finish(o.client.as_mut(), samples, precision)
-                .map_err(|e| (k, e))?,
+            p.finish(
+                o.client.as_mut(),
+                samples,
+                precision,
+                o.peer.as_ref().map(|p| pingpong::echo_count(p.board())),
+            )
+            .map_err(|e| (k, e))?,
         );
     }
     Ok(out)

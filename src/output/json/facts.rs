@@ -10,7 +10,7 @@ use crate::engine::models::oneway::{OneWayFacts, Window};
 use crate::engine::models::oploop::CounterCheck;
 use crate::engine::models::periodic::{IrqFacts, PeriodicFacts};
 use crate::engine::models::score::{CounterRecord, ScoreFacts, ThreadRecord};
-use crate::engine::models::stream::{CpuPerMessage, StreamFacts};
+use crate::engine::models::stream::{Busy, CpuPerMessage, StreamFacts};
 use crate::engine::op::Events;
 use crate::engine::os::probe::KernelCheck;
 use crate::engine::run::figure::{PassFacts, Scheduling, SweepFacts};
@@ -265,10 +265,10 @@ pub struct OneWayRecord {
 pub struct WindowRecord {
     /// Messages in the window.
     pub messages: u64,
-    /// Smallest latency.
-    pub min_ns: u64,
+    /// Smallest latency (at or below 0: below the clock's resolution).
+    pub min_ns: f64,
     /// Largest latency.
-    pub max_ns: u64,
+    pub max_ns: f64,
     /// Mean latency.
     pub mean_ns: f64,
 }
@@ -405,27 +405,44 @@ impl From<&CounterRecord> for ScoreCounterRecord {
 /// Mode stream's fields of a result (flattened into it).
 #[derive(Debug, Serialize)]
 pub struct StreamRecord {
-    /// Median over samples of messages received per second.
-    pub messages_per_s: f64,
+    /// Messages received per second at the median time per message.
+    pub messages_per_s: Option<f64>,
     /// CPU time per message of each side.
     pub cpu_ns_per_message: CpuPerMessageRecord,
+    /// Share of the timed part each side spent on a CPU.
+    pub cpu_busy: BusyRecord,
+    /// "sender", "receiver" or "both": whose loop overhead was subtracted.
+    pub bounded_by: &'static str,
     /// Messages sent in the timed part.
     pub sent: u64,
     /// Messages received in the timed part.
     pub received: u64,
     /// 1 − received / sent.
     pub loss_ratio: f64,
-    /// Bytes received per second in each sample.
-    pub samples_bytes_per_s: Vec<f64>,
+    /// Bytes received per second in each sample (null: its time per
+    /// message was at or below zero).
+    pub samples_bytes_per_s: Vec<Option<f64>>,
     /// Messages compared byte for byte by the receiver.
     pub verified_messages: u64,
     /// The sender's loop per message, ns.
     pub sender_loop_overhead_ns: f64,
+    /// The receiver's loop per message, ns.
+    pub receiver_loop_overhead_ns: f64,
 }
 
-/// CPU time per message of each side, ns.
+/// CPU time per message of each side, ns (null: at or below zero once the
+/// side's loop overhead is subtracted).
 #[derive(Debug, Serialize)]
 pub struct CpuPerMessageRecord {
+    /// The sender's.
+    pub sender: Option<f64>,
+    /// The receiver's.
+    pub receiver: Option<f64>,
+}
+
+/// Share of the timed part each side spent on a CPU.
+#[derive(Debug, Serialize)]
+pub struct BusyRecord {
     /// The sender's.
     pub sender: f64,
     /// The receiver's.
@@ -437,12 +454,24 @@ impl From<&StreamFacts> for StreamRecord {
         StreamRecord {
             messages_per_s: f.messages_per_s,
             cpu_ns_per_message: (&f.cpu_ns_per_message).into(),
+            cpu_busy: (&f.busy).into(),
+            bounded_by: f.bounded_by.as_str(),
             sent: f.sent,
             received: f.received,
             loss_ratio: f.loss_ratio,
             samples_bytes_per_s: f.samples_bytes_per_s.clone(),
             verified_messages: f.verified_messages,
             sender_loop_overhead_ns: f.sender_loop_overhead_ns,
+            receiver_loop_overhead_ns: f.receiver_loop_overhead_ns,
+        }
+    }
+}
+
+impl From<&Busy> for BusyRecord {
+    fn from(b: &Busy) -> Self {
+        BusyRecord {
+            sender: b.sender,
+            receiver: b.receiver,
         }
     }
 }

@@ -307,7 +307,7 @@ impl ResultRecord {
                     // No single-message latencies: time per message per
                     // sample, and the stream's own facts.
                     r.stream = f.stream().map(Into::into);
-                    r.throughput_bytes_per_s = f.stream().as_ref().map(|x| x.bytes_per_s);
+                    r.throughput_bytes_per_s = f.stream().and_then(|x| x.bytes_per_s);
                     return r;
                 }
                 let (median_of, percentiles_of) = populations(f);

@@ -39,14 +39,9 @@ impl ResultTable for OneWayTable {
                     let l = m.latency;
                     row.push(pacing(f));
                     row.push(f.messages_sent.to_string());
-                    for v in [
-                        l.min as f64,
-                        l.p50 as f64,
-                        f.mean_ns,
-                        l.p99 as f64,
-                        l.max as f64,
-                    ] {
-                        row.push(us(v));
+                    let pct = |v: u64| l.resolved(v).map_or(0.0, |v| v as f64);
+                    for v in [pct(l.min), pct(l.p50), f.mean_ns, pct(l.p99), pct(l.max)] {
+                        row.push(latency(v));
                     }
                     let mut notes = Vec::new();
                     if f.time_bounded {
@@ -90,14 +85,20 @@ impl ResultTable for OneWayTable {
                 };
                 out.push_str(&format!(
                     "  min = {:>7}   max = {:>7}   mean = {:>7}{short}\n",
-                    us(w.min_ns as f64),
-                    us(w.max_ns as f64),
-                    us(w.mean_ns)
+                    latency(w.min_ns),
+                    latency(w.max_ns),
+                    latency(w.mean_ns)
                 ));
             }
         }
         out
     }
+}
+
+/// A latency in µs, or "< res" at or below zero (below the clock's
+/// resolution once the clock read was subtracted: not a measured time).
+fn latency(ns: f64) -> String {
+    if ns > 0.0 { us(ns) } else { "< res".into() }
 }
 
 /// "saturated", or "every 100ms" for sporadic sending.

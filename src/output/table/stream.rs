@@ -16,7 +16,7 @@ impl ResultTable for StreamTable {
     }
 
     fn footnote(&self) -> &'static str {
-        "stream: the client sends back to back, the peer receives and checks every sequence number; MB/s (10^6 B/s) and msg/s = received ÷ the receiver's clock window, its loop overhead subtracted, median of samples; CPU µs/msg = getrusage user + system time of each side over the timed part ÷ its messages (a busy-waiting side shows its spinning); loss = 1 − received ÷ sent (lossy channels only)"
+        "stream: the client sends back to back, the peer receives and checks every sequence number; MB/s (10^6 B/s) and msg/s at the median time per message = the receiver's clock window ÷ messages received, less the loop overhead of the side that bounds the stream (the busier); CPU µs/msg = getrusage user + system time of each side over the timed part ÷ its messages, less its loop overhead (a busy-waiting side shows its spinning; < res: nothing left); loss = 1 − received ÷ sent (lossy channels only)"
     }
 
     fn render(&self, results: &[FigureResult]) -> String {
@@ -47,11 +47,12 @@ impl ResultTable for StreamTable {
                     } else {
                         dash()
                     };
+                    let res = || "< res".to_string();
                     vec![
-                        num(f.bytes_per_s / 1e6),
-                        format!("{:.0}", f.messages_per_s),
-                        us(f.cpu_ns_per_message.sender),
-                        us(f.cpu_ns_per_message.receiver),
+                        f.bytes_per_s.map_or_else(res, |b| num(b / 1e6)),
+                        f.messages_per_s.map_or_else(res, |m| format!("{m:.0}")),
+                        f.cpu_ns_per_message.sender.map_or_else(res, us),
+                        f.cpu_ns_per_message.receiver.map_or_else(res, us),
                         loss,
                         notes.join("; "),
                     ]

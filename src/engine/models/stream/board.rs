@@ -33,6 +33,7 @@ const DONE: usize = 0;
 const RECEIVED: usize = 8;
 const CPU: usize = 16;
 const VERIFIED: usize = 24;
+const PHASES: usize = 32;
 const BOUNDARIES: usize = 128;
 const WINDOWS: usize = 1024;
 const COUNTS: usize = 1920;
@@ -94,9 +95,16 @@ impl<'a> Board<'a> {
         self.word(CPU)
     }
 
-    /// Messages the receiver compared byte for byte.
+    /// Messages the receiver compared byte for byte (as it goes, then the
+    /// total).
     pub(super) fn verified(&self) -> &AtomicU64 {
         self.word(VERIFIED)
+    }
+
+    /// Phase ends (boundaries) the receiver has passed so far: its progress,
+    /// for a sender that waits in vain for its report.
+    pub(super) fn phases(&self) -> &AtomicU64 {
+        self.word(PHASES)
     }
 }
 

@@ -14,39 +14,113 @@ use crate::sys::clock::monotonic_ns;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-/// CPU time per message of each side, ns.
+/// CPU time per message of each side, ns, that side's loop overhead
+/// subtracted; `None` where what is left is at or below zero (below what
+/// the CPU clock and the loop's timing resolve).
 #[derive(Debug, Clone, Copy)]
 pub struct CpuPerMessage {
     /// The sender's CPU time ÷ messages it sent in the timed part.
-    pub sender: f64,
+    pub sender: Option<f64>,
     /// The receiver's CPU time ÷ messages it received in the timed part.
+    pub receiver: Option<f64>,
+}
+
+/// Share of the timed part each side spent on a CPU (user + system time ÷
+/// its own span of the timed part).
+#[derive(Debug, Clone, Copy)]
+pub struct Busy {
+    /// The sender's.
+    pub sender: f64,
+    /// The receiver's.
     pub receiver: f64,
+}
+
+/// Which side's pace bounds the stream, so whose loop overhead is in the
+/// time per message (see [`bound`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    /// The sender's: the receiver waited for messages.
+    Sender,
+    /// The receiver's: the sender waited for room, or (lossy) its messages
+    /// were dropped.
+    Receiver,
+    /// Both sides were on a CPU about all the time (e.g. one of them
+    /// busy-waits): the CPU times cannot tell.
+    Both,
+}
+
+impl Bound {
+    /// As the JSON and the docs name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Bound::Sender => "sender",
+            Bound::Receiver => "receiver",
+            Bound::Both => "both",
+        }
+    }
+}
+
+/// Busy shares within this ratio of each other cannot tell which side
+/// bounds the stream.
+const SAME_BUSY: f64 = 0.9;
+
+/// Which side bounds the stream. A queued channel blocks the faster side
+/// (an empty queue stops the receiver, a full one the sender), so the side
+/// that bounds the pace is the one that never waits: the busier. A lossy
+/// channel that lost messages never slowed its sender: the receiver could
+/// not keep up, so it bounds.
+pub fn bound(busy: Busy, lossy_and_lost: bool) -> Bound {
+    if lossy_and_lost {
+        return Bound::Receiver;
+    }
+    let (low, high) = if busy.sender < busy.receiver {
+        (busy.sender, busy.receiver)
+    } else {
+        (busy.receiver, busy.sender)
+    };
+    if high <= 0.0 || low / high >= SAME_BUSY {
+        Bound::Both
+    } else if busy.sender > busy.receiver {
+        Bound::Sender
+    } else {
+        Bound::Receiver
+    }
 }
 
 /// What a stream figure measured beyond its time per message.
 #[derive(Debug, Clone)]
 pub struct StreamFacts {
-    /// Median over samples of bytes received per second (also the result's
-    /// `throughput_bytes_per_s`).
-    pub bytes_per_s: f64,
-    /// Median over samples of messages received per second.
-    pub messages_per_s: f64,
+    /// Bytes received per second at the median time per message (also the
+    /// result's `throughput_bytes_per_s`); `None` when that median is at or
+    /// below zero (the figure is then below the clock's resolution).
+    pub bytes_per_s: Option<f64>,
+    /// Messages received per second at the median time per message.
+    pub messages_per_s: Option<f64>,
     /// CPU time per message of each side.
     pub cpu_ns_per_message: CpuPerMessage,
+    /// Share of the timed part each side spent on a CPU.
+    pub busy: Busy,
+    /// Which side bounds the stream: whose loop overhead was subtracted
+    /// from the time per message (the smaller of the two for
+    /// [`Bound::Both`]).
+    pub bounded_by: Bound,
     /// Messages sent in the timed part.
     pub sent: u64,
     /// Messages received in the timed part.
     pub received: u64,
     /// 1 − received / sent (0 for a channel that cannot lose a message).
     pub loss_ratio: f64,
-    /// Bytes received per second in each sample.
-    pub samples_bytes_per_s: Vec<f64>,
+    /// Bytes received per second in each sample; `None` for a sample whose
+    /// time per message is at or below zero.
+    pub samples_bytes_per_s: Vec<Option<f64>>,
     /// Messages compared byte for byte by the receiver.
     pub verified_messages: u64,
     /// The sender's loop per message (stamping, the clock every 32
-    /// messages), subtracted from its CPU per message; the receiver's is the
-    /// result's `loop_overhead_ns`.
+    /// messages), subtracted from its CPU per message.
     pub sender_loop_overhead_ns: f64,
+    /// The receiver's loop per message (poisoning and checking the number,
+    /// the boundary), subtracted from its CPU per message.
+    pub receiver_loop_overhead_ns: f64,
     /// A remark for the result's note (lossy samples left untimed).
     pub note: Option<String>,
     /// Whether the channel may lose messages (its loss is then a figure).
@@ -98,13 +172,15 @@ pub fn measure(
         send_until(ep, &mut region, k, &mut seq, deadline, board.boundary(0))?;
     }
     let cpu0 = cpu_now()?;
+    let t0 = monotonic_ns();
     for j in 1..=plan.samples {
         let _wd = Watchdog::arm(budget.sample_time * 4 + timeout);
         let deadline = monotonic_ns() + budget.sample_time.as_nanos() as u64;
         send_until(ep, &mut region, k, &mut seq, deadline, board.boundary(j))?;
     }
+    let sender_span = monotonic_ns() - t0;
     let sender_cpu = cpu_now()? - cpu0;
-    {
+    let tail = (|| {
         let _wd = Watchdog::arm(timeout);
         if plan.lossy {
             // Until the receiver has seen a message past the last boundary;
@@ -129,7 +205,26 @@ pub fn measure(
             interrupt::check()?;
             std::thread::sleep(Duration::from_micros(100));
         }
+        Ok(())
+    })();
+    if let Err(ChannelError::Timeout) = tail {
+        // Say how far the receiver got: a channel that never delivered (its
+        // messages went back to the sender, or nowhere) reads as such.
+        let verified = board.verified().load(Ordering::Relaxed);
+        let passed = board.phases().load(Ordering::Relaxed);
+        let nothing = if verified == 0 && passed == 0 {
+            ": no sign that any message reached it"
+        } else {
+            ""
+        };
+        return Err(ChannelError::Check(format!(
+            "the peer did not answer in time: {timeout:?} after the last sample the receiver \
+             had not reported; it had compared {verified} whole-content message(s) and passed \
+             {passed} of the {} phase ends{nothing}",
+            plan.samples + 1
+        )));
     }
+    tail?;
 
     let first = board.boundary(0).load(Ordering::Relaxed);
     let sent = board.boundary(plan.samples).load(Ordering::Relaxed) - first;
@@ -139,6 +234,23 @@ pub fn measure(
             "the receiver counted {received} messages of {sent} sent"
         )));
     }
+    // The receiver's span of the timed part: its windows end to end.
+    let receiver_span: u64 = (1..=plan.samples)
+        .map(|j| board.window(j).load(Ordering::Relaxed))
+        .sum();
+    let receiver_cpu = board.cpu_ns().load(Ordering::Relaxed);
+    let busy = Busy {
+        sender: sender_cpu as f64 / sender_span.max(1) as f64,
+        receiver: receiver_cpu as f64 / receiver_span.max(1) as f64,
+    };
+    let bounded_by = bound(busy, plan.lossy && received < sent);
+    // The time per message is the pace of the side that bounds the stream,
+    // so that side's loop is in it; never more than either side's.
+    let subtracted = match bounded_by {
+        Bound::Sender => sender_loop,
+        Bound::Receiver => loop_ns,
+        Bound::Both => sender_loop.min(loop_ns),
+    };
     let mut samples_ns = Vec::with_capacity(plan.samples);
     let mut fewest = u64::MAX;
     let mut untimed = 0;
@@ -157,9 +269,8 @@ pub fn measure(
         }
         fewest = fewest.min(n);
         let window = board.window(j).load(Ordering::Relaxed) as f64 - clock_ns;
-        let per = window / n as f64;
-        // Subtracting can only go wrong on a clock anomaly: keep the raw figure.
-        samples_ns.push(if per > loop_ns { per - loop_ns } else { per });
+        // Never floored: at or below zero is below the clock's resolution.
+        samples_ns.push(window / n as f64 - subtracted);
     }
     let summary = Summary::of(&samples_ns).ok_or_else(|| {
         ChannelError::Check(format!(
@@ -168,27 +279,34 @@ pub fn measure(
     })?;
     let mut hist = LatencyHistogram::new();
     for &s in &samples_ns {
-        hist.record(s.round().max(1.0) as u64);
+        hist.record_ns(s);
     }
-    let samples_bytes_per_s: Vec<f64> =
-        samples_ns.iter().map(|ns| size as f64 * 1e9 / ns).collect();
-    let per_s: Vec<f64> = samples_ns.iter().map(|ns| 1e9 / ns).collect();
-    let receiver_cpu = board.cpu_ns().load(Ordering::Relaxed);
+    // A rate exists only for a time above zero.
+    let rate = |ns: f64, per: f64| (ns > 0.0).then(|| per * 1e9 / ns);
+    let samples_bytes_per_s: Vec<Option<f64>> =
+        samples_ns.iter().map(|&ns| rate(ns, size as f64)).collect();
+    // Each side's own loop is CPU time too; the mechanism's share is what is
+    // left, if anything is (the CPU clock is exact to 1 µs only).
+    let cpu_left = |cpu: u64, n: u64, loop_ns: f64| {
+        let left = cpu as f64 / n as f64 - loop_ns;
+        (left > 0.0).then_some(left)
+    };
     let facts = StreamFacts {
-        bytes_per_s: crate::stats::median(&samples_bytes_per_s),
-        messages_per_s: crate::stats::median(&per_s),
+        bytes_per_s: rate(summary.median, size as f64),
+        messages_per_s: rate(summary.median, 1.0),
         cpu_ns_per_message: CpuPerMessage {
-            // Each side's own loop is CPU time too; the mechanism's share is
-            // what is left (floored at 0: the clock is exact to 1 µs only).
-            sender: (sender_cpu as f64 / sent as f64 - sender_loop).max(0.0),
-            receiver: (receiver_cpu as f64 / received as f64 - loop_ns).max(0.0),
+            sender: cpu_left(sender_cpu, sent, sender_loop),
+            receiver: cpu_left(receiver_cpu, received, loop_ns),
         },
+        busy,
+        bounded_by,
         sent,
         received,
         loss_ratio: 1.0 - received as f64 / sent as f64,
         samples_bytes_per_s,
         verified_messages: board.verified().load(Ordering::Relaxed),
         sender_loop_overhead_ns: sender_loop,
+        receiver_loop_overhead_ns: loop_ns,
         lossy: plan.lossy,
         note: (untimed > 0).then(|| {
             format!(
@@ -208,11 +326,28 @@ pub fn measure(
         iterations: fewest,
         samples_ns,
         summary,
-        loop_overhead_ns: loop_ns,
+        loop_overhead_ns: subtracted,
         clock_overhead_ns: clock_ns,
         latency: hist.percentiles().expect("samples recorded"),
         verified_round_trips: 0,
         histogram: None,
     };
     Ok((measurement, facts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_busier_side_bounds_the_stream() {
+        let busy = |sender, receiver| Busy { sender, receiver };
+        assert_eq!(bound(busy(0.5, 1.0), false), Bound::Receiver);
+        assert_eq!(bound(busy(0.99, 0.3), false), Bound::Sender);
+        // Both on a CPU all the time (spinning): the CPU times cannot tell.
+        assert_eq!(bound(busy(0.97, 1.0), false), Bound::Both);
+        assert_eq!(bound(busy(0.0, 0.0), false), Bound::Both);
+        // A lossy channel that lost messages: its receiver could not keep up.
+        assert_eq!(bound(busy(1.0, 0.5), true), Bound::Receiver);
+    }
 }

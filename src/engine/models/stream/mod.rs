@@ -15,19 +15,22 @@
 //! 4. **Verify** again (V more whole-content messages; a lossy channel instead
 //!    gets paced tail messages until the receiver reports).
 //!
-//! The receiver checks every message's sequence number (a gap, a repeat or a
-//! wrong number fails the figure; a lossy channel counts gaps as loss instead)
-//! and reads `CLOCK_MONOTONIC` right after receiving each boundary message. So
+//! The receiver poisons the number's bytes before each receive, checks every
+//! message's sequence number (a gap, a repeat or a wrong number fails the
+//! figure; a lossy channel counts gaps as loss instead) and reads
+//! `CLOCK_MONOTONIC` right after receiving each boundary message. So
 //!
 //! ```text
 //! time per message (sample j) = (t_j − t_(j−1) − one clock read) / messages received in (b_(j−1), b_j]
-//!                               − receiver loop overhead per message
+//!                               − loop overhead per message of the side that bounds the stream
 //! throughput (sample j)      = size / time per message;  messages/s = 1 / time per message
 //! ```
 //!
-//! with both clock reads taken by the receiver. The loop overhead is the
-//! receiver's own loop timed here against an endpoint that only stamps the
-//! sequence number. The figure is the median over samples, with their spread.
+//! with both clock reads taken by the receiver, never floored (at or below
+//! zero is below the clock's resolution). The time per message is the pace of
+//! the slower side, so the loop inside it is that side's: the busier one
+//! ([`measure::bound`]). The figure is the median over samples, with their
+//! spread.
 //!
 //! **CPU per message** of each side = the thread's user + system time
 //! (`getrusage(RUSAGE_THREAD)`) from the start of sample 1 to the end of the
@@ -36,8 +39,9 @@
 //! against an endpoint that does nothing but what the loop needs). A side
 //! that busy-waits shows the time it burnt waiting.
 //!
-//! Inside the timed loops: the send or receive, stamping or checking the
-//! number, one load of the current boundary (receiver) and one clock read
+//! Inside the timed loops: the send or receive, stamping or poisoning and
+//! checking the number, one load of the current boundary (receiver) and one
+//! clock read every 32 messages (sender).
 //!
 //! By concern, each depending only on those above it:
 //! - [`board`]: the plan and the shared words both sides use;
@@ -54,5 +58,5 @@ pub mod sink;
 
 // The paths the rest of the crate uses; everything else by its module's path.
 pub use board::{Board, LOSSY_MIN_SIZE, MAX_SAMPLES, SinkPlan};
-pub use measure::{CpuPerMessage, StreamFacts, measure};
+pub use measure::{Busy, CpuPerMessage, StreamFacts, measure};
 pub use sink::sink_role;

@@ -1,7 +1,7 @@
 //! Each side's loop overhead per message, timed against an endpoint that
-//! does nothing but what the loop needs: the receiver's is subtracted from
-//! the time per message and its CPU per message, the sender's from its CPU
-//! per message.
+//! does nothing but what the loop needs: each is subtracted from its side's
+//! CPU per message, and the one of the side that bounds the stream from the
+//! time per message.
 
 use super::board::{BOARD_LEN, Board};
 use super::sender::send_until;

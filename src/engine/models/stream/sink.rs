@@ -2,14 +2,17 @@
 //! it checks every message's sequence number (a gap, a repeat or a wrong
 //! number fails the figure; a lossy channel counts gaps as loss instead),
 //! reads the clock right after each boundary message, and reports its
-//! counts, windows and CPU time on the board.
+//! counts, windows and CPU time on the board. Before each receive it
+//! poisons the bytes it will check (the whole buffer for a whole-content
+//! message), so that a receive that writes nothing cannot pass.
 //!
-//! Inside its timed loops: the receive, checking the number and one load of
-//! the current boundary. No allocation, formatting or locking.
+//! Inside its timed loops: poisoning the number's bytes, the receive,
+//! checking the number and one load of the current boundary. No allocation,
+//! formatting or locking.
 
 use super::board::{Board, SinkPlan, cpu_now};
 use crate::engine::channel::{ChannelError, Endpoint};
-use crate::engine::message::{check_seq, fill_pattern, seq_len};
+use crate::engine::message::{check_seq, fill_pattern, poison, poison_seq, seq_len};
 use crate::engine::models::region::Region;
 use crate::engine::os::interrupt;
 use crate::engine::os::peer::{Fault, PeerRole, inject};
@@ -20,10 +23,23 @@ use std::time::Duration;
 /// Compares a whole message with the pattern message `seq` was given.
 fn check_whole(buf: &[u8], seq: u64, expected: &mut [u8]) -> Result<(), ChannelError> {
     fill_pattern(expected, seq);
-    match buf.iter().zip(expected.iter()).position(|(a, b)| a != b) {
-        Some(offset) => Err(ChannelError::Corrupt { seq, offset }),
-        None => Ok(()),
-    }
+    crate::engine::message::check_whole(buf, expected, expected, seq)
+}
+
+/// Receives message `seq`, a whole-content one, into a buffer poisoned
+/// against it, and compares every byte.
+fn receive_whole(
+    ep: &mut dyn Endpoint,
+    buf: &mut [u8],
+    faults: &mut Faults,
+    seq: u64,
+    expected: &mut [u8],
+) -> Result<(), ChannelError> {
+    fill_pattern(expected, seq);
+    poison(buf, expected);
+    ep.recv(buf)?;
+    faults.apply(buf)?;
+    check_whole(buf, seq, expected)
 }
 
 /// Counts received messages for the test-only fault of the peer.
@@ -73,6 +89,7 @@ pub(super) fn queued_loop(
     let mut cpu0 = 0;
     loop {
         let buf = region.next();
+        poison_seq(buf, seq, k);
         ep.recv(buf)?;
         faults.apply(buf)?;
         check_seq(buf, seq, k)?;
@@ -83,6 +100,7 @@ pub(super) fn queued_loop(
                 cpu0 = cpu_now()?;
             }
             stamps[b] = monotonic_ns();
+            board.phases().store(b as u64 + 1, Ordering::Relaxed);
             if b == last {
                 return Ok(Tally {
                     cpu_ns: cpu_now()? - cpu0,
@@ -100,7 +118,9 @@ pub(super) fn queued_loop(
 /// only grow; `counts[j - 1]` gets the messages received of sample `j`
 /// (number in `(b_(j-1), b_j]`). A boundary whose message was lost is
 /// stamped at the first later message. Numbers up to `verify` are the
-/// verify messages, compared byte for byte.
+/// verify messages, compared byte for byte. The number's bytes are zeroed
+/// before each receive (numbers start at 1), and while verify messages are
+/// due the body is poisoned against the next one's pattern.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn lossy_loop(
@@ -120,9 +140,20 @@ pub(super) fn lossy_loop(
     let mut verified = 0;
     loop {
         let buf = region.next();
+        if seen < verify {
+            // The next message is most likely the next verify message:
+            // its body poisoned against that one's pattern.
+            fill_pattern(expected, seen + 1);
+            poison(buf, expected);
+        }
+        // Numbers start at 1: a 0 left is a receive that wrote nothing.
+        buf[..8].fill(0);
         ep.recv(buf)?;
         faults.apply(buf)?;
         let s = u64::from_le_bytes(buf[..8].try_into().expect("lossy sizes are at least 8 B"));
+        if s == 0 {
+            return Err(ChannelError::NothingReceived { seq: seen + 1 });
+        }
         if s <= seen {
             return Err(ChannelError::Sequence {
                 expected: seen + 1,
@@ -133,6 +164,7 @@ pub(super) fn lossy_loop(
         if s <= verify {
             check_whole(buf, s, expected)?;
             verified += 1;
+            board.verified().store(verified, Ordering::Relaxed);
             continue;
         }
         let mut placed = false;
@@ -145,6 +177,7 @@ pub(super) fn lossy_loop(
                 cpu0 = cpu_now()?;
             }
             stamps[b] = monotonic_ns();
+            board.phases().store(b as u64 + 1, Ordering::Relaxed);
             if s == end {
                 // The boundary message itself belongs to the phase it ends.
                 if b >= 1 {
@@ -209,17 +242,13 @@ fn sink(
         )?
     } else {
         for seq in 1..=plan.verify {
-            let buf = region.next();
-            ep.recv(buf)?;
-            faults.apply(buf)?;
-            check_whole(buf, seq, &mut expected)?;
+            receive_whole(ep, region.next(), &mut faults, seq, &mut expected)?;
+            // Progress, for a sender that waits in vain for the report.
+            board.verified().store(seq, Ordering::Relaxed);
         }
         let mut t = queued_loop(ep, region, &mut faults, board, plan.verify + 1, &mut stamps)?;
         for seq in t.next_seq..t.next_seq + plan.verify {
-            let buf = region.next();
-            ep.recv(buf)?;
-            faults.apply(buf)?;
-            check_whole(buf, seq, &mut expected)?;
+            receive_whole(ep, region.next(), &mut faults, seq, &mut expected)?;
         }
         t.verified = 2 * plan.verify;
         for (j, c) in counts.iter_mut().enumerate() {
@@ -370,5 +399,112 @@ mod tests {
         // Sample 1 is 11..=20 without 12, 13, 20; sample 2 is 21..=30.
         assert_eq!(counts, [7, 10]);
         assert_eq!(t.next_seq, 31);
+    }
+
+    /// A receive that writes nothing into the buffer it is given.
+    struct Silent;
+
+    impl Endpoint for Silent {
+        fn send(&mut self, _: &[u8]) -> Result<(), ChannelError> {
+            Ok(())
+        }
+        fn recv(&mut self, _: &mut [u8]) -> Result<(), ChannelError> {
+            Ok(())
+        }
+    }
+
+    /// Reads the one buffer the sender writes without waiting for the
+    /// next message: the sender (here, every other receive) is slower.
+    struct SharedRead {
+        slot: Vec<u8>,
+        reads: u64,
+    }
+
+    impl Endpoint for SharedRead {
+        fn send(&mut self, _: &[u8]) -> Result<(), ChannelError> {
+            Ok(())
+        }
+        fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+            if self.reads.is_multiple_of(2) {
+                fill_pattern(&mut self.slot, self.reads / 2 + 1);
+            }
+            self.reads += 1;
+            buf.copy_from_slice(&self.slot);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_receive_that_writes_nothing_or_reads_a_shared_buffer_is_caught() {
+        let map = board_map();
+        let board = Board::new(BoardArea {
+            map: &map,
+            offset: 0,
+            len: BOARD_LEN,
+        });
+        board.boundary(0).store(100, Ordering::Relaxed);
+        board.boundary(1).store(200, Ordering::Relaxed);
+        let mut f = Faults {
+            fault: None,
+            count: 0,
+        };
+        for size in [1, 8, 64] {
+            let mut stamps = [0u64; 2];
+            // Warm or cold, whatever the buffer held before.
+            for mut region in [Region::warm(size), Region::cold(size, 1 << 16)] {
+                let err = queued_loop(&mut Silent, &mut region, &mut f, &board, 1, &mut stamps)
+                    .unwrap_err();
+                assert!(
+                    matches!(err, ChannelError::NothingReceived { seq: 1 }),
+                    "{size} B: {err}"
+                );
+            }
+            let mut shared = SharedRead {
+                slot: vec![0u8; size],
+                reads: 0,
+            };
+            let err = queued_loop(
+                &mut shared,
+                &mut Region::warm(size),
+                &mut f,
+                &board,
+                1,
+                &mut stamps,
+            )
+            .unwrap_err();
+            assert!(
+                matches!(err, ChannelError::Corrupt { seq: 2, .. }),
+                "{size} B: {err}"
+            );
+            // A whole-content message: every byte poisoned first.
+            let mut expected = vec![0u8; size];
+            let err = receive_whole(&mut Silent, &mut vec![0u8; size], &mut f, 1, &mut expected)
+                .unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    ChannelError::NothingReceived { seq: 1 } | ChannelError::NotReturned { seq: 1 }
+                ),
+                "{size} B: {err}"
+            );
+        }
+        // A lossy channel: numbers start at 1, and a 0 left is nothing received.
+        let (mut stamps, mut counts) = ([0u64; 2], [0u64; 1]);
+        let mut expected = vec![0u8; 16];
+        let err = lossy_loop(
+            &mut Silent,
+            &mut Region::warm(16),
+            &mut f,
+            &board,
+            3,
+            &mut expected,
+            &mut stamps,
+            &mut counts,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, ChannelError::NothingReceived { seq: 1 }),
+            "{err}"
+        );
     }
 }

@@ -1,0 +1,79 @@
+//! For the timing models' unit tests: a channel between two ends of one
+//! process (std channels), its server end served by a thread of the test
+//! running a model's own server loop; no signal, no fork, no global state.
+
+use crate::engine::channel::{ChannelError, Endpoint, expect_len};
+use crate::engine::os::peer::{Fault, faulty_end};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::thread::JoinHandle;
+
+/// One end: sends into one queue, receives from the other. A receive after
+/// the other end is dropped reports [`ChannelError::Closed`], which is how a
+/// served thread ends.
+pub struct End {
+    tx: Sender<Vec<u8>>,
+    rx: Receiver<Vec<u8>>,
+}
+
+impl Endpoint for End {
+    fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
+        self.tx.send(msg.to_vec()).map_err(|_| ChannelError::Closed)
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+        let m = self.rx.recv().map_err(|_| ChannelError::Closed)?;
+        expect_len(buf.len(), m.len())?;
+        buf.copy_from_slice(&m);
+        Ok(())
+    }
+}
+
+/// A client end and a server end joined to each other.
+pub fn pair() -> (End, End) {
+    let (to_server, from_client) = channel();
+    let (to_client, from_server) = channel();
+    (
+        End {
+            tx: to_server,
+            rx: from_server,
+        },
+        End {
+            tx: to_client,
+            rx: from_client,
+        },
+    )
+}
+
+/// A served channel for `size`-byte messages, its ends broken by `fault`
+/// as a run's `--fault` breaks them; `serve` runs the server end in a thread
+/// until the client end is dropped (or returns an error).
+pub fn served(
+    size: usize,
+    fault: Option<Fault>,
+    serve: impl FnOnce(&mut dyn Endpoint) -> Result<(), ChannelError> + Send + 'static,
+) -> (Box<dyn Endpoint>, JoinHandle<Result<(), ChannelError>>) {
+    let (client, server) = pair();
+    let (mut client, mut server): (Box<dyn Endpoint>, Box<dyn Endpoint>) =
+        (Box::new(client), Box::new(server));
+    if let Some(f) = fault {
+        client = faulty_end(f, client, size);
+        if f.breaks_server() {
+            server = faulty_end(f, server, size);
+        }
+    }
+    let thread = std::thread::spawn(move || serve(server.as_mut()));
+    (client, thread)
+}
+
+/// The faults a channel must not get a figure through, with their names.
+pub const BROKEN: [(&str, Fault); 3] = [
+    ("a loopback", Fault::Loopback),
+    ("a receive that writes nothing", Fault::Silent),
+    ("one buffer for both directions", Fault::SharedBuffer),
+];
+
+/// An end wired to itself: it receives what it sent (a self-loop).
+pub fn self_loop() -> End {
+    let (tx, rx) = channel();
+    End { tx, rx }
+}
