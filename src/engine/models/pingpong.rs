@@ -37,16 +37,14 @@ use std::time::Duration;
 /// An endpoint that does only what the echo does to a message (its receive
 /// applies [`echo_transform`], so the loop's check passes): the loop
 /// overhead is timed against it.
-struct NullEndpoint {
-    k: usize,
-}
+struct NullEndpoint;
 
 impl Endpoint for NullEndpoint {
     fn send(&mut self, _msg: &[u8]) -> Result<(), ChannelError> {
         Ok(())
     }
     fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
-        echo_transform(buf, self.k);
+        echo_transform(buf, seq_len(buf));
         Ok(())
     }
 }
@@ -216,9 +214,7 @@ fn verify<const SELF_LOOP: bool>(
 /// Overhead of one iteration of the timed loop with nothing to talk to: the
 /// minimum of several long runs (interference only ever adds time).
 fn null_iteration_ns<const SELF_LOOP: bool>(region: &mut Region) -> Result<f64, ChannelError> {
-    let mut null = NullEndpoint {
-        k: region.size().min(8),
-    };
+    let mut null = NullEndpoint;
     let ep: &mut dyn Endpoint = black_box(&mut null);
     const N: u64 = 100_000;
     let mut best = u64::MAX;

@@ -47,11 +47,6 @@ impl Region {
         }
     }
 
-    /// Bytes of each message.
-    pub fn size(&self) -> usize {
-        self.size
-    }
-
     /// The slot for the next message.
     #[inline(always)]
     pub fn next(&mut self) -> &mut [u8] {
