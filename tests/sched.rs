@@ -56,6 +56,14 @@ fn sched_group_runs_every_benchmark_consistently_and_leaves_nothing() {
     );
     for r in rs {
         let id = r["benchmark"].as_str().unwrap();
+        if id.starts_with("sched-ctx-") && r["status"] == "below_resolution" {
+            // A ring's switches less its baseline (the same laps' work
+            // without them) can reach zero on a loaded machine: measured,
+            // said so with what was subtracted, and no figure given.
+            assert!(r["reason"].as_str().unwrap().contains("baseline"), "{r}");
+            assert!(r["latency_ns"].is_null(), "{r}");
+            continue;
+        }
         assert_eq!(r["status"], "ok", "{id}: {}", r["error"]);
         assert_eq!(r["mode"], "op");
         assert_latency_in_order(id, &r["latency_ns"]);
@@ -75,7 +83,9 @@ fn sched_group_runs_every_benchmark_consistently_and_leaves_nothing() {
                 .parse()
                 .unwrap();
             assert_eq!(per_op, n, "{id}: a lap is one switch per member");
-            assert!(r["baseline_ns"].as_f64().unwrap() >= 0.0, "{id}");
+            // Signed, never floored: a baseline within the loop's noise may
+            // be at or below zero.
+            assert!(r["baseline_ns"].as_f64().is_some(), "{id}");
         } else {
             assert_eq!(per_op, 2, "{id}: a yield is a switch there and back");
         }
