@@ -212,3 +212,16 @@ pub fn assert_median_among_samples(name: &str, r: &Value, count: usize) {
         "{name}: median {median} outside its samples {samples:?}"
     );
 }
+
+/// Whether `r` is an op result whose time less its baseline reached zero
+/// on a loaded machine, reported as it must be: status `below_resolution`,
+/// a reason naming the baseline, and no figure. Tests of baseline-subtracted
+/// benchmarks accept it instead of "ok" (nothing is floored to make it one).
+pub fn below_resolution_by_baseline(r: &Value) -> bool {
+    if r["status"] != "below_resolution" {
+        return false;
+    }
+    assert!(r["reason"].as_str().unwrap().contains("baseline"), "{r}");
+    assert!(r["latency_ns"].is_null(), "{r}");
+    true
+}
