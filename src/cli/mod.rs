@@ -9,6 +9,7 @@ mod list;
 mod man;
 pub mod parse;
 mod plan;
+mod report;
 mod run;
 mod workload;
 
@@ -45,6 +46,9 @@ enum Command {
     Clean,
     /// Compare two `run --json` reports: medians, difference, significance.
     Compare(CompareArgs),
+    /// Write an offline HTML report of runs: charts against message size,
+    /// latency distributions, the comparison of two runs, the environment.
+    Report(report::ReportArgs),
     /// Run a whole workload of several processes (philosophers,
     /// generator-calculator, shared-counter) in one or more placements.
     #[command(after_help = workload::after_help())]
@@ -284,6 +288,7 @@ pub fn main() -> ExitCode {
         Command::List(args) => list::list(args),
         Command::Clean => clean::clean(),
         Command::Compare(args) => compare::compare(args),
+        Command::Report(args) => report::report(args),
         Command::Workload(args) => workload::workload(args),
         Command::Completions(args) => completions::completions(args),
         Command::Man => man::man(),

@@ -8,6 +8,7 @@ pub mod list;
 pub mod page;
 pub mod progress;
 pub mod recorder;
+pub mod report;
 pub mod table;
 pub mod warnings;
 pub mod workload;

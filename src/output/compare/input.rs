@@ -65,4 +65,15 @@ impl RunFile {
         }
         Ok(file)
     }
+
+    /// Reads a run report already parsed as JSON (from a file or the
+    /// history) and checks its schema.
+    pub fn from_value(value: serde_json::Value) -> Result<RunFile, ReadError> {
+        let file: RunFile =
+            serde_json::from_value(value).map_err(|e| ReadError::NotARunReport(e.to_string()))?;
+        if file.schema != SCHEMA {
+            return Err(ReadError::Schema(file.schema));
+        }
+        Ok(file)
+    }
 }

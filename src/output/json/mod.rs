@@ -60,6 +60,25 @@ pub fn write_atomic<T: Serialize>(path: &Path, report: &T) -> std::io::Result<()
     result
 }
 
+/// Writes `text` (a page, say) to `path` atomically, as [`write_atomic`] does
+/// for a JSON report.
+pub fn write_text_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile_in(dir, path)?;
+    let result = (|| {
+        tmp.1.write_all(text.as_bytes())?;
+        tmp.1.sync_all()?;
+        std::fs::rename(&tmp.0, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp.0);
+    }
+    result
+}
+
 fn tempfile_in(dir: &Path, target: &Path) -> std::io::Result<(std::path::PathBuf, std::fs::File)> {
     let name = target
         .file_name()

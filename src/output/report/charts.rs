@@ -1,0 +1,860 @@
+//! The sections of the report: each run's charts with their tables, and the
+//! comparison of two runs. A chart appears only when it has something to
+//! draw (two sizes or more for a chart against size, a positive value for a
+//! dot plot); otherwise its table alone says what was measured and why a
+//! figure has no value.
+
+use super::figures::{Figure, Series, figures, series, sig3, size_label, timestamp};
+use super::svg::{Dot, Forest, dot_plot};
+use super::{RunInput, esc};
+use crate::output::compare::{self, RunFile};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Saturated colours, distinct on a white page; more series take hues at
+/// the golden angle.
+const PALETTE: [&str; 10] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#17becf", "#e377c2", "#8c564b",
+    "#a6a600", "#0b3d91",
+];
+
+/// Modes timed as latency (a chart against size when swept, a dot plot
+/// otherwise); stream and score figures have their own sections.
+fn latency_mode(mode: &str) -> bool {
+    !matches!(mode, "stream" | "score")
+}
+
+/// The charts the page's script draws, and the colour of each series (the
+/// same in every chart and every run).
+#[derive(Default)]
+pub struct Page {
+    charts: Vec<Value>,
+    colours: BTreeMap<String, String>,
+}
+
+impl Page {
+    /// The colour of series `name`.
+    fn colour(&mut self, name: &str) -> String {
+        let n = self.colours.len();
+        self.colours
+            .entry(name.to_string())
+            .or_insert_with(|| match PALETTE.get(n) {
+                Some(c) => c.to_string(),
+                None => hsl_hex((n as f64 * 137.508) % 360.0, 0.65, 0.42),
+            })
+            .clone()
+    }
+
+    /// The chart specifications, for the page's JSON block.
+    pub fn data(&self) -> Value {
+        json!({ "charts": self.charts })
+    }
+
+    /// Charts the script draws.
+    pub fn chart_count(&self) -> usize {
+        self.charts.len()
+    }
+
+    /// Adds a chart for the script and returns its placeholder.
+    fn chart(&mut self, mut spec: Value, caption: &str) -> String {
+        let id = format!("chart-{}", self.charts.len() + 1);
+        spec["id"] = json!(id);
+        self.charts.push(spec);
+        format!(
+            "<figure class=\"chart\"><div class=\"plot\" id=\"{id}\"></div>\
+             <figcaption>{}</figcaption></figure>",
+            esc(caption)
+        )
+    }
+
+    /// Every section of one run.
+    pub fn run_sections(&mut self, letter: &str, run: &RunInput) -> String {
+        let r = &run.report;
+        let figs = figures(r);
+        let mut s = format!(
+            "<section class=\"run\" id=\"run-{letter}\"><h2><span class=\"runletter\">{letter}</span> \
+             {}</h2><p class=\"meta\">{} · {} · Linux {} · {} figures</p>",
+            esc(&run.label),
+            esc(&timestamp(r["started_at"].as_str().unwrap_or(""))),
+            esc(r["environment"]["hostname"].as_str().unwrap_or("")),
+            esc(r["environment"]["kernel"].as_str().unwrap_or("")),
+            figs.len()
+        );
+        s.push_str(&warnings(r));
+        let latency: Vec<&str> = figs
+            .iter()
+            .map(|f| f.mode.as_str())
+            .filter(|m| latency_mode(m))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let all = series(&figs, &latency);
+        let (swept, single): (Vec<_>, Vec<_>) = all.into_iter().partition(|s| s.swept());
+        if !swept.is_empty() {
+            s.push_str(&self.latency_against_size(letter, r, &swept));
+        }
+        let streams = series(&figs, &["stream"]);
+        if !streams.is_empty() {
+            s.push_str(&self.throughput(letter, &streams));
+        }
+        if !single.is_empty() {
+            s.push_str(&self.at_one_size(letter, &single));
+        }
+        let scores: Vec<&Figure> = figs.iter().filter(|f| f.mode == "score").collect();
+        if !scores.is_empty() {
+            s.push_str(&score_table(&scores));
+        }
+        s.push_str(&self.distribution(letter, &figs));
+        if figs.is_empty() {
+            s.push_str("<p class=\"empty\">This run has no figure.</p>");
+        }
+        s.push_str("</section>\n");
+        s
+    }
+
+    /// Latency against message size, log–log, with the cost model's lines,
+    /// and the matrix of mechanisms × sizes beneath.
+    fn latency_against_size(&mut self, letter: &str, r: &Value, swept: &[Series]) -> String {
+        let mut s = format!(
+            "<h3>Latency against message size <span class=\"sub\">run {letter} · one-way µs, \
+             log–log; dashed: the cost model's fitted lines</span></h3>"
+        );
+        let models = cost_models(r, swept);
+        // Sizes the chart is drawn at: every measured size, and enough points
+        // inside each model segment to draw its curve on log axes.
+        let mut xs: BTreeSet<u64> = BTreeSet::new();
+        for f in swept.iter().flat_map(|s| &s.figures) {
+            if f.size > 0 {
+                xs.insert(f.size as u64);
+            }
+        }
+        for (_, seg) in &models {
+            for x in log_points(seg.from, seg.to, 16) {
+                xs.insert(x);
+            }
+        }
+        let xs: Vec<u64> = xs.into_iter().collect();
+        let mut plotted = Vec::new();
+        let mut measured_points = 0;
+        for se in swept {
+            let colour = self.colour(&se.name);
+            let values: Vec<Value> = xs
+                .iter()
+                .map(|x| {
+                    se.figures
+                        .iter()
+                        .find(|f| f.size as u64 == *x)
+                        .and_then(|f| f.median_ns())
+                        .filter(|v| *v > 0.0)
+                        .map_or(Value::Null, |v| {
+                            measured_points += 1;
+                            json!(v / 1e3)
+                        })
+                })
+                .collect();
+            plotted.push(json!({"label": se.name, "colour": colour, "values": values}));
+        }
+        for (name, seg) in &models {
+            let colour = self.colour(name);
+            let values: Vec<Value> = xs
+                .iter()
+                .map(|&x| {
+                    let v = seg.setup + seg.per_byte * x as f64;
+                    if x >= seg.from && x <= seg.to && v > 0.0 {
+                        json!(v / 1e3)
+                    } else {
+                        Value::Null
+                    }
+                })
+                .collect();
+            plotted.push(json!({"label": format!("{name} (model {}–{})",
+                size_label(seg.from as usize), size_label(seg.to as usize)),
+                "colour": colour, "values": values, "model": true}));
+        }
+        let distinct_measured: BTreeSet<u64> = swept
+            .iter()
+            .flat_map(|s| &s.figures)
+            .filter(|f| f.size > 0 && f.median_ns().is_some_and(|v| v > 0.0))
+            .map(|f| f.size as u64)
+            .collect();
+        if distinct_measured.len() >= 2 && measured_points >= 2 {
+            s.push_str(&self.chart(
+                json!({"kind": "xy", "x": xs, "xunit": "bytes", "ylabel": "one-way latency, µs",
+                       "series": plotted}),
+                "One-way latency against message size (as the QNX study's Figure 6). \
+                 Hover for values; the table below holds every figure.",
+            ));
+        } else {
+            s.push_str(
+                "<p class=\"empty\">Not drawn: fewer than two sizes have a value (see the \
+                 table).</p>",
+            );
+        }
+        s.push_str(&matrix(
+            swept,
+            |f| f.median_ns().map(|v| v / 1e3),
+            "µs",
+            true,
+        ));
+        s.push_str(&model_table(r, swept));
+        s
+    }
+
+    /// Throughput against message size for stream figures, and its table.
+    fn throughput(&mut self, letter: &str, streams: &[Series]) -> String {
+        let mut s = format!(
+            "<h3>Throughput against message size <span class=\"sub\">run {letter} · stream, \
+             MB/s received, log–log</span></h3>"
+        );
+        let xs: Vec<u64> = streams
+            .iter()
+            .flat_map(|s| &s.figures)
+            .filter(|f| f.size > 0)
+            .map(|f| f.size as u64)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let with_value: BTreeSet<u64> = streams
+            .iter()
+            .flat_map(|s| &s.figures)
+            .filter(|f| f.size > 0 && f.throughput().is_some_and(|v| v > 0.0))
+            .map(|f| f.size as u64)
+            .collect();
+        if with_value.len() >= 2 {
+            let mut plotted = Vec::new();
+            for se in streams {
+                let colour = self.colour(&se.name);
+                let values: Vec<Value> = xs
+                    .iter()
+                    .map(|x| {
+                        se.figures
+                            .iter()
+                            .find(|f| f.size as u64 == *x)
+                            .and_then(|f| f.throughput())
+                            .filter(|v| *v > 0.0)
+                            .map_or(Value::Null, |v| json!(v / 1e6))
+                    })
+                    .collect();
+                plotted.push(json!({"label": se.name, "colour": colour, "values": values}));
+            }
+            s.push_str(&self.chart(
+                json!({"kind": "xy", "x": xs, "xunit": "bytes", "ylabel": "throughput, MB/s",
+                       "series": plotted}),
+                "Throughput one way against message size (as the QNX study's Figure 5).",
+            ));
+        } else {
+            s.push_str(
+                "<p class=\"empty\">Not drawn: fewer than two sizes have a value (see the \
+                 table).</p>",
+            );
+        }
+        s.push_str(&matrix(
+            streams,
+            |f| f.throughput().map(|v| v / 1e6),
+            "MB/s",
+            false,
+        ));
+        s
+    }
+
+    /// Figures measured at one size only: a dot plot and a table.
+    fn at_one_size(&mut self, letter: &str, single: &[Series]) -> String {
+        let mut s = format!(
+            "<h3>Figures at one size <span class=\"sub\">run {letter} · median µs, log scale; \
+             bar: its 95% interval</span></h3>"
+        );
+        let figs: Vec<&Figure> = single.iter().flat_map(|s| s.figures.clone()).collect();
+        let rows: Vec<Dot> = figs
+            .iter()
+            .map(|f| Dot {
+                label: f.name(),
+                colour: self.colour(&f.series),
+                value: f
+                    .median_ns()
+                    .filter(|v| *v > 0.0)
+                    .map(|v| (v / 1e3, f.interval_ns().map(|(l, h)| (l / 1e3, h / 1e3)))),
+                note: status_text(f),
+            })
+            .collect();
+        if let Some(svg) = dot_plot(&rows, "µs") {
+            s.push_str(&format!(
+                "<figure class=\"chart static\">{svg}<figcaption>Median of each figure with \
+                 its 95% interval; a figure without a value shows its status.</figcaption></figure>"
+            ));
+        } else {
+            s.push_str("<p class=\"empty\">Not drawn: no figure has a value (see the table).</p>");
+        }
+        s.push_str(
+            "<table class=\"data\"><thead><tr><th>figure</th><th>mode</th><th>status</th>\
+             <th>median µs</th><th>95% interval µs</th><th>p99 µs</th><th>note</th></tr></thead><tbody>",
+        );
+        for f in figs {
+            let interval = f
+                .interval_ns()
+                .filter(|_| f.ok())
+                .map_or(String::new(), |(l, h)| {
+                    format!("{}–{}", sig3(l / 1e3), sig3(h / 1e3))
+                });
+            s.push_str(&format!(
+                "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td>\
+                 <td class=\"num\">{interval}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                row_class(f),
+                esc(&f.name()),
+                esc(&f.mode),
+                esc(&f.status),
+                f.median_ns().map_or(String::new(), |v| sig3(v / 1e3)),
+                f.latency("p99").map_or(String::new(), |v| sig3(v / 1e3)),
+                esc(&f.why()),
+            ));
+        }
+        s.push_str("</tbody></table>");
+        s
+    }
+
+    /// The latency distribution of each figure, from its percentiles: one
+    /// chart with a choice of group (figures of one size, operations, …),
+    /// and the percentiles' table.
+    fn distribution(&mut self, letter: &str, figs: &[Figure]) -> String {
+        let with: Vec<&Figure> = figs
+            .iter()
+            .filter(|f| f.latency("p50").is_some_and(|v| v > 0.0))
+            .collect();
+        if with.is_empty() {
+            return String::new();
+        }
+        let mut s = format!(
+            "<h3>Latency distribution <span class=\"sub\">run {letter} · cumulative share of \
+             single times at or below each latency, from the percentiles</span></h3>"
+        );
+        let mut groups: Vec<(String, Vec<&Figure>)> = Vec::new();
+        for f in &with {
+            let name = match f.mode.as_str() {
+                "pingpong" | "oneway" => format!("messages of {}", size_label(f.size)),
+                "op" | "event" => "operations".into(),
+                "periodic" => "timer wake-ups".into(),
+                m => m.to_string(),
+            };
+            match groups.iter_mut().find(|g| g.0 == name) {
+                Some(g) => g.1.push(f),
+                None => groups.push((name, vec![f])),
+            }
+        }
+        let mut specs = Vec::new();
+        for (name, members) in &groups {
+            let points: Vec<CdfLine> = members
+                .iter()
+                .map(|f| {
+                    let label = if name.starts_with("messages") {
+                        f.series.clone()
+                    } else {
+                        f.name()
+                    };
+                    (label, self.colour(&f.series), cdf_points(f))
+                })
+                .collect();
+            let xs: Vec<f64> = {
+                let mut v: Vec<f64> = points
+                    .iter()
+                    .flat_map(|p| p.2.iter().map(|q| q.0))
+                    .collect();
+                v.sort_by(f64::total_cmp);
+                v.dedup();
+                v
+            };
+            let series: Vec<Value> = points
+                .iter()
+                .map(|(label, colour, pts)| {
+                    let values: Vec<Value> = xs
+                        .iter()
+                        .map(|x| {
+                            pts.iter()
+                                .rev()
+                                .find(|p| p.0 == *x)
+                                .map_or(Value::Null, |p| json!(p.1))
+                        })
+                        .collect();
+                    json!({"label": label, "colour": colour, "values": values})
+                })
+                .collect();
+            specs.push(json!({"name": name, "x": xs, "series": series}));
+        }
+        s.push_str(&self.chart(
+            json!({"kind": "cdf", "groups": specs}),
+            "Share of single round trips (or operations, wake-ups, messages) at or below each \
+             latency: a point at each percentile the run kept (min, p50, p90, p99, p99.9, max), \
+             the vertical axis in nines. Choose the figures above the chart.",
+        ));
+        s.push_str(
+            "<table class=\"data\"><thead><tr><th>figure</th><th>over</th><th>min µs</th>\
+             <th>p50 µs</th><th>p90 µs</th><th>p99 µs</th><th>p99.9 µs</th><th>max µs</th>\
+             <th>count</th></tr></thead><tbody>",
+        );
+        for f in &with {
+            let cell = |k: &str| f.latency(k).map_or(String::new(), |v| sig3(v / 1e3));
+            s.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+                 <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+                 <td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                esc(&f.name()),
+                esc(&f.percentiles_of()),
+                cell("min"),
+                cell("p50"),
+                cell("p90"),
+                cell("p99"),
+                cell("p999"),
+                cell("max"),
+                f.population().map_or(String::new(), |n| format!("{n:.0}")),
+            ));
+        }
+        s.push_str("</tbody></table>");
+        s
+    }
+}
+
+/// One figure's line on the distribution chart: label, colour, points.
+type CdfLine = (String, String, Vec<(f64, f64)>);
+
+/// A figure's points on the distribution chart: (latency µs, nines), nines
+/// being −log10(1 − share): 0 at the minimum, 1 at p90, 2 at p99. The maximum
+/// of n times stands at share 1 − 1/n, drawn only beyond p99.9 (n > 1000).
+fn cdf_points(f: &Figure) -> Vec<(f64, f64)> {
+    let mut pts = Vec::new();
+    for (k, share) in [
+        ("min", 0.0),
+        ("p50", 0.5),
+        ("p90", 0.9),
+        ("p99", 0.99),
+        ("p999", 0.999),
+    ] {
+        if let Some(v) = f.latency(k).filter(|v| *v > 0.0) {
+            pts.push((v / 1e3, -(1.0f64 - share).log10()));
+        }
+    }
+    if let (Some(max), Some(n)) = (f.latency("max"), f.population())
+        && n > 1000.0
+        && max > 0.0
+    {
+        pts.push((max / 1e3, n.log10()));
+    }
+    pts
+}
+
+/// One segment of a cost model: sizes it covers and its line.
+struct Segment {
+    from: u64,
+    to: u64,
+    setup: f64,
+    per_byte: f64,
+    r2: Option<f64>,
+    setup_ci: Option<(f64, f64)>,
+    per_byte_ci: Option<(f64, f64)>,
+}
+
+/// The cost models of the swept series, by series name.
+fn cost_models(r: &Value, swept: &[Series]) -> Vec<(String, Segment)> {
+    let mut out = Vec::new();
+    for m in r["cost_models"].as_array().into_iter().flatten() {
+        let bench = m["benchmark"].as_str().unwrap_or("");
+        let cold = m["cold"].as_bool().unwrap_or(false);
+        // The model is fitted on ping-pong figures (warm and cold apart).
+        let Some(se) = swept.iter().find(|s| {
+            s.figures
+                .first()
+                .is_some_and(|f| f.benchmark == bench && f.mode == "pingpong" && f.cold() == cold)
+        }) else {
+            continue;
+        };
+        for seg in m["segments"].as_array().into_iter().flatten() {
+            let pair = |k: &str| Some((seg[k][0].as_f64()?, seg[k][1].as_f64()?));
+            if let (Some(from), Some(to), Some(setup), Some(per_byte)) = (
+                seg["from_bytes"].as_u64(),
+                seg["to_bytes"].as_u64(),
+                seg["setup_ns"].as_f64(),
+                seg["per_byte_ns"].as_f64(),
+            ) {
+                out.push((
+                    se.name.clone(),
+                    Segment {
+                        from: from.max(1),
+                        to,
+                        setup,
+                        per_byte,
+                        r2: seg["r2"].as_f64(),
+                        setup_ci: pair("setup_ci_ns"),
+                        per_byte_ci: pair("per_byte_ci_ns"),
+                    },
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// `n` sizes spread evenly on a log scale over `[from, to]`, ends included.
+fn log_points(from: u64, to: u64, n: usize) -> Vec<u64> {
+    if to <= from {
+        return vec![from];
+    }
+    let (a, b) = ((from as f64).ln(), (to as f64).ln());
+    (0..n)
+        .map(|i| (a + (b - a) * i as f64 / (n - 1) as f64).exp().round() as u64)
+        .collect()
+}
+
+/// The cost models' table.
+fn model_table(r: &Value, swept: &[Series]) -> String {
+    let models = cost_models(r, swept);
+    if models.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "<table class=\"data\"><caption>Cost model: one-way time ≈ setup + per byte × size, \
+         fitted on each range of sizes (95% intervals)</caption><thead><tr><th>mechanism</th>\
+         <th>sizes</th><th>setup µs</th><th>per byte ns</th><th>r²</th></tr></thead><tbody>",
+    );
+    let ci = |c: Option<(f64, f64)>, scale: f64| {
+        c.map_or(String::new(), |(l, h)| {
+            format!(
+                " <span class=\"ci\">({} to {})</span>",
+                sig3(l / scale),
+                sig3(h / scale)
+            )
+        })
+    };
+    for (name, m) in models {
+        s.push_str(&format!(
+            "<tr><td>{}</td><td>{}–{}</td><td class=\"num\">{}{}</td><td class=\"num\">{}{}</td>\
+             <td class=\"num\">{}</td></tr>",
+            esc(&name),
+            size_label(m.from as usize),
+            size_label(m.to as usize),
+            sig3(m.setup / 1e3),
+            ci(m.setup_ci, 1e3),
+            sig3(m.per_byte),
+            ci(m.per_byte_ci, 1.0),
+            m.r2.map_or(String::new(), |v| format!("{v:.3}")),
+        ));
+    }
+    s.push_str("</tbody></table>");
+    s
+}
+
+/// A series × sizes table of `value` (in `unit`), a figure without one
+/// showing its status; the best of each column in bold (`lower_is_better`).
+fn matrix(
+    series: &[Series],
+    value: impl Fn(&Figure) -> Option<f64>,
+    unit: &str,
+    lower_is_better: bool,
+) -> String {
+    let sizes: Vec<usize> = series
+        .iter()
+        .flat_map(|s| s.figures.iter().map(|f| f.size))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let best: Vec<Option<f64>> = sizes
+        .iter()
+        .map(|size| {
+            let vals = series
+                .iter()
+                .flat_map(|s| &s.figures)
+                .filter(|f| f.size == *size)
+                .filter_map(|f| value(f))
+                .filter(|v| *v > 0.0);
+            if lower_is_better {
+                vals.reduce(f64::min)
+            } else {
+                vals.reduce(f64::max)
+            }
+        })
+        .collect();
+    let mut s = format!(
+        "<table class=\"data matrix\"><thead><tr><th>mechanism ({})</th>",
+        esc(unit)
+    );
+    for size in &sizes {
+        s.push_str(&format!("<th class=\"num\">{}</th>", size_label(*size)));
+    }
+    s.push_str("</tr></thead><tbody>");
+    for se in series {
+        s.push_str(&format!("<tr><td>{}</td>", esc(&se.name)));
+        for (size, best) in sizes.iter().zip(&best) {
+            let cell = match se.figures.iter().find(|f| f.size == *size) {
+                None => "<td></td>".to_string(),
+                Some(f) => match value(f) {
+                    Some(v) => {
+                        let text = sig3(v);
+                        let title = f.interval_ns().map_or(String::new(), |(l, h)| {
+                            format!(
+                                " title=\"95% interval {}–{} µs\"",
+                                sig3(l / 1e3),
+                                sig3(h / 1e3)
+                            )
+                        });
+                        if Some(v) == *best {
+                            format!("<td class=\"num best\"{title}><strong>{text}</strong></td>")
+                        } else {
+                            format!("<td class=\"num\"{title}>{text}</td>")
+                        }
+                    }
+                    None => format!(
+                        "<td class=\"status {}\" title=\"{}\">{}</td>",
+                        row_class(f),
+                        esc(&f.why()),
+                        esc(&f.status.replace('_', " "))
+                    ),
+                },
+            };
+            s.push_str(&cell);
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</tbody></table>");
+    s
+}
+
+/// The class of a figure's row: its status, for the colour.
+fn row_class(f: &Figure) -> &'static str {
+    match f.status.as_str() {
+        "ok" => "ok",
+        "failed" => "failed",
+        "skipped" => "skipped",
+        "below_resolution" => "below",
+        _ => "other",
+    }
+}
+
+/// A figure's status as a dot plot writes it in place of a dot.
+fn status_text(f: &Figure) -> String {
+    let status = f.status.replace('_', " ");
+    match f.why() {
+        w if w.is_empty() => status,
+        w => {
+            let short: String = w.chars().take(90).collect();
+            let ellipsis = if w.chars().count() > 90 { "…" } else { "" };
+            format!("{status}: {short}{ellipsis}")
+        }
+    }
+}
+
+/// Score figures (Thread-Metric): operations per second and R.
+fn score_table(scores: &[&Figure]) -> String {
+    let mut s = String::from(
+        "<h3>Scores</h3><table class=\"data\"><thead><tr><th>test</th><th>status</th>\
+         <th>operations/s</th><th>relative to baseline</th><th>note</th></tr></thead><tbody>",
+    );
+    for f in scores {
+        s.push_str(&format!(
+            "<tr class=\"{}\"><td>{}</td><td>{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{}</td><td>{}</td></tr>",
+            row_class(f),
+            esc(&f.benchmark),
+            esc(&f.status),
+            f.score_ops_per_s().map_or(String::new(), sig3),
+            f.score_relative()
+                .map_or(String::new(), |v| format!("{v:.3}")),
+            esc(&f.why())
+        ));
+    }
+    s.push_str("</tbody></table>");
+    s
+}
+
+/// The run's warnings, as a list.
+fn warnings(r: &Value) -> String {
+    let list: Vec<String> = r["warnings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|w| {
+            format!(
+                "<li><span class=\"kind\">{}</span> {}</li>",
+                esc(w["kind"].as_str().unwrap_or("")),
+                esc(w["message"].as_str().unwrap_or(""))
+            )
+        })
+        .collect();
+    if list.is_empty() {
+        return String::new();
+    }
+    format!("<ul class=\"warnings\">{}</ul>", list.concat())
+}
+
+/// The comparison of run `b` with run `a` (`output::compare`): per figure
+/// both medians, B/A with its interval, the verdict; significant rows marked.
+pub fn comparison(a: &RunInput, b: &RunInput, la: &str, lb: &str, alpha: f64) -> String {
+    let mut s = format!(
+        "<section class=\"compare\" id=\"compare-{la}-{lb}\"><h2>Run {lb} against run {la}</h2>"
+    );
+    let (fa, fb) = match (
+        RunFile::from_value(a.report.clone()),
+        RunFile::from_value(b.report.clone()),
+    ) {
+        (Ok(fa), Ok(fb)) => (fa, fb),
+        _ => {
+            s.push_str("<p class=\"empty\">These reports cannot be compared.</p></section>");
+            return s;
+        }
+    };
+    let c = compare::compare(&a.label, &fa, &b.label, &fb, alpha);
+    let confidence = format!("{:.0}%", (1.0 - alpha) * 100.0);
+    let significant = c.comparisons.iter().filter(|x| x.significant).count();
+    s.push_str(&format!(
+        "<p>{significant} of {} figures differ significantly (α = {alpha}; n.s.: not \
+         significant); B/A below 1 is faster in {lb}. With no change at all, about {:.1} would \
+         by chance.</p>",
+        c.comparisons.len(),
+        alpha * c.comparisons.len() as f64
+    ));
+    if let Some(sh) = &c.common_shift {
+        s.push_str(&format!(
+            "<p class=\"shift\">All {} figures together: B/A {} ({confidence} interval {}–{}, {}). \
+             A change of the machine's speed between runs moves every figure so; the last column \
+             says whether a figure moved beyond it.</p>",
+            sh.results,
+            format_ratio(sh.factor),
+            format_ratio(sh.interval.low),
+            format_ratio(sh.interval.high),
+            if sh.significant {
+                "significant"
+            } else {
+                "not significant"
+            }
+        ));
+    }
+    if c.comparisons.is_empty() {
+        s.push_str("<p class=\"empty\">No figure was measured in both runs.</p>");
+    } else {
+        let forest = Forest::over(c.comparisons.iter().flat_map(|x| {
+            let ratio = (x.median_a_ns > 0.0).then(|| x.median_b_ns / x.median_a_ns);
+            [
+                ratio,
+                x.ratio_interval.map(|i| i.low),
+                x.ratio_interval.map(|i| i.high),
+            ]
+            .into_iter()
+            .flatten()
+        }));
+        let (lo, hi) = forest.range();
+        s.push_str(&format!(
+            "<table class=\"data compare\"><thead><tr><th>figure</th><th>mode</th>\
+             <th>{la} µs</th><th>{lb} µs</th><th>Δ %</th><th>B/A and its {confidence} interval \
+             <span class=\"axis\">{}…{}, log</span></th><th>interval</th><th>p</th><th>test</th>\
+             <th>verdict</th>{}</tr></thead><tbody>",
+            format_ratio(lo),
+            format_ratio(hi),
+            if c.common_shift.is_some() {
+                "<th>beyond the shift</th>"
+            } else {
+                ""
+            }
+        ));
+        for x in &c.comparisons {
+            let ratio = if x.median_a_ns > 0.0 {
+                x.median_b_ns / x.median_a_ns
+            } else {
+                0.0
+            };
+            let class = match (x.significant, x.verdict) {
+                (true, "slower") => "sig slower",
+                (true, _) => "sig faster",
+                _ => "ns",
+            };
+            let interval = x.ratio_interval.map(|i| (i.low, i.high));
+            s.push_str(&format!(
+                "<tr class=\"{class}\"><td class=\"fig\">{} {}</td><td>{}</td><td class=\"num\">{}</td>\
+                 <td class=\"num\">{}</td><td class=\"num\">{:+.1}</td><td>{}</td>\
+                 <td class=\"num\">{}</td><td class=\"num\">{:.3}</td><td>{}</td><td>{}</td>{}</tr>",
+                esc(&x.benchmark),
+                size_label(x.size_bytes),
+                esc(&x.mode),
+                sig3(x.median_a_ns / 1e3),
+                sig3(x.median_b_ns / 1e3),
+                x.diff_percent,
+                forest.cell(ratio, interval, class),
+                interval.map_or(String::new(), |(l, h)| format!(
+                    "{}–{}",
+                    format_ratio(l),
+                    format_ratio(h)
+                )),
+                x.p,
+                match x.test {
+                    compare::records::Test::WelchPasses =>
+                        "<abbr title=\"Welch's t on the logs of the pass medians\">Welch</abbr>",
+                    compare::records::Test::MannWhitneySamples =>
+                        "<abbr title=\"Mann–Whitney U on the samples\">M–W</abbr>",
+                },
+                short_verdict(x.verdict),
+                if c.common_shift.is_some() {
+                    format!(
+                        "<td>{}</td>",
+                        x.beyond_shift.as_ref().map_or("", |b| short_verdict(b.verdict))
+                    )
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        s.push_str("</tbody></table>");
+        if c.comparisons
+            .iter()
+            .any(|x| x.test == compare::records::Test::MannWhitneySamples)
+        {
+            s.push_str(
+                "<p class=\"note\">A figure without passes on both sides is tested on its \
+                 samples alone, which do not show how much a run's level moves between runs: \
+                 measure both with --passes 2 or more (the default is 5).</p>",
+            );
+        }
+    }
+    if !c.unmatched.is_empty() {
+        s.push_str(&format!(
+            "<details><summary>{} figures not compared</summary><ul>",
+            c.unmatched.len()
+        ));
+        for u in &c.unmatched {
+            s.push_str(&format!(
+                "<li>{} {} {}: {}</li>",
+                esc(&u.benchmark),
+                esc(&u.mode),
+                size_label(u.size_bytes),
+                esc(&u.why)
+            ));
+        }
+        s.push_str("</ul></details>");
+    }
+    s.push_str("</section>\n");
+    s
+}
+
+/// A verdict as the table shows it (n.s.: not significant).
+fn short_verdict(v: &str) -> &str {
+    match v {
+        "no significant difference" => "n.s.",
+        v => v,
+    }
+}
+
+/// A ratio with three decimals.
+fn format_ratio(v: f64) -> String {
+    format!("{v:.3}")
+}
+
+/// `#rrggbb` of a hue (degrees), saturation and lightness (0–1).
+fn hsl_hex(h: f64, s: f64, l: f64) -> String {
+    let c = (1.0 - (2.0 * l - 1.0).abs()) * s;
+    let hp = h / 60.0;
+    let x = c * (1.0 - (hp % 2.0 - 1.0).abs());
+    let (r, g, b) = match hp as u32 {
+        0 => (c, x, 0.0),
+        1 => (x, c, 0.0),
+        2 => (0.0, c, x),
+        3 => (0.0, x, c),
+        4 => (x, 0.0, c),
+        _ => (c, 0.0, x),
+    };
+    let m = l - c / 2.0;
+    let byte = |v: f64| ((v + m) * 255.0).round().clamp(0.0, 255.0) as u8;
+    format!("#{:02x}{:02x}{:02x}", byte(r), byte(g), byte(b))
+}

@@ -1,0 +1,214 @@
+// The report's script: draws the charts the page's JSON block describes with
+// uPlot, then checks that each drew and writes what it found into
+// <pre id="selfcheck"> (the browser test reads it). The data arrive ready to
+// plot: ipcmark computed every value; this only draws. Text from the report
+// reaches the page through textContent and uPlot's labels (textContent too).
+(function () {
+  "use strict";
+  var check = window.__selfcheck || { errors: [], csp: [] };
+  var drawn = [];
+
+  function fmtSize(v) {
+    if (v == null) return "";
+    if (v >= 1048576 && v % 1048576 === 0) return v / 1048576 + "M";
+    if (v >= 1024 && v % 1024 === 0) return v / 1024 + "K";
+    return String(Math.round(v));
+  }
+  function fmtNum(v) {
+    if (v == null) return "";
+    var a = Math.abs(v);
+    if (a >= 100 || a === 0) return v.toFixed(0);
+    if (a >= 10) return v.toFixed(1);
+    if (a >= 1) return v.toFixed(2);
+    if (a >= 0.01) return v.toFixed(3);
+    return v.toPrecision(2);
+  }
+  function fmtNines(y) {
+    if (y == null) return "";
+    var share = (1 - Math.pow(10, -y)) * 100;
+    var digits = Math.max(0, Math.round(y) - 2);
+    return share.toFixed(digits) + "%";
+  }
+
+  function lineSeries(s) {
+    return {
+      label: s.label,
+      stroke: s.colour,
+      width: s.model ? 1.5 : 2,
+      dash: s.model ? [6, 4] : undefined,
+      spanGaps: true,
+      points: { show: !s.model, size: 7, fill: s.colour, stroke: s.colour },
+      value: function (u, v) { return v == null ? "—" : fmtNum(v); },
+    };
+  }
+
+  // A log axis from the power of ten below its least value to the one above.
+  function decades(u, min, max) {
+    if (min == null || max == null || !(min > 0)) return [min, max];
+    return [Math.pow(10, Math.floor(Math.log10(min))), Math.pow(10, Math.ceil(Math.log10(max)))];
+  }
+
+  function width(el) {
+    return Math.max(320, Math.floor(el.clientWidth || 900));
+  }
+
+  function xyChart(spec, el) {
+    var opts = {
+      width: width(el),
+      height: 400,
+      scales: { x: { distr: 3, log: 2 }, y: { distr: 3, log: 10 } },
+      series: [{ label: "size", value: function (u, v) { return v == null ? "—" : fmtSize(v) + " B"; } }]
+        .concat(spec.series.map(lineSeries)),
+      axes: [
+        {
+          label: "message size (bytes, log scale)",
+          values: function (u, splits) { return splits.map(fmtSize); },
+          grid: { stroke: "#e6e8eb" },
+          ticks: { stroke: "#c9ced4" },
+        },
+        {
+          label: spec.ylabel + " (log scale)",
+          size: 64,
+          values: function (u, splits) { return splits.map(fmtNum); },
+          grid: { stroke: "#e6e8eb" },
+          ticks: { stroke: "#c9ced4" },
+        },
+      ],
+      legend: { live: true },
+    };
+    var data = [spec.x].concat(spec.series.map(function (s) { return s.values; }));
+    return new uPlot(opts, data, el);
+  }
+
+  function cdfChart(group, el) {
+    var maxY = 1;
+    group.series.forEach(function (s) {
+      s.values.forEach(function (v) { if (v != null && v > maxY) maxY = v; });
+    });
+    maxY = Math.ceil(maxY + 0.25);
+    var opts = {
+      width: width(el),
+      height: 400,
+      scales: { x: { distr: 3, log: 10, range: decades }, y: { range: [0, maxY] } },
+      series: [{ label: "latency µs", value: function (u, v) { return v == null ? "—" : fmtNum(v); } }]
+        .concat(group.series.map(function (s) {
+          var o = lineSeries(s);
+          o.value = function (u, v) { return v == null ? "—" : fmtNines(v); };
+          return o;
+        })),
+      axes: [
+        {
+          label: "latency, µs (log scale)",
+          values: function (u, splits) { return splits.map(fmtNum); },
+          grid: { stroke: "#e6e8eb" },
+          ticks: { stroke: "#c9ced4" },
+        },
+        {
+          label: "share at or below (nines)",
+          size: 64,
+          // No label at 0 (the minimum): it would sit on the median's.
+          splits: function () {
+            var s = [Math.log10(2)];
+            for (var k = 1; k <= maxY; k++) s.push(k);
+            return s;
+          },
+          values: function (u, splits) { return splits.map(fmtNines); },
+          grid: { stroke: "#e6e8eb" },
+          ticks: { stroke: "#c9ced4" },
+        },
+      ],
+      legend: { live: true },
+    };
+    var data = [group.x].concat(group.series.map(function (s) { return s.values; }));
+    return new uPlot(opts, data, el);
+  }
+
+  function cdf(spec, el) {
+    var entry = { id: spec.id, kind: "cdf", plot: null };
+    if (spec.groups.length > 1) {
+      var label = document.createElement("label");
+      label.className = "choose";
+      label.textContent = "Figures: ";
+      var select = document.createElement("select");
+      spec.groups.forEach(function (g, i) {
+        var o = document.createElement("option");
+        o.value = String(i);
+        o.textContent = g.name + " (" + g.series.length + ")";
+        select.appendChild(o);
+      });
+      label.appendChild(select);
+      el.parentNode.insertBefore(label, el);
+      select.addEventListener("change", function () {
+        if (entry.plot) entry.plot.destroy();
+        entry.plot = cdfChart(spec.groups[Number(select.value)], el);
+      });
+    }
+    entry.plot = cdfChart(spec.groups[0], el);
+    return entry;
+  }
+
+  // Pixels of a chart's canvas that are coloured (not white, grey or black):
+  // the series' lines and points, never the axes or the grid.
+  function colouredPixels(u) {
+    var c = u.ctx.canvas;
+    var d = u.ctx.getImageData(0, 0, c.width, c.height).data;
+    var n = 0;
+    for (var i = 0; i < d.length; i += 4) {
+      var r = d[i], g = d[i + 1], b = d[i + 2];
+      if (d[i + 3] > 200 && Math.max(r, g, b) - Math.min(r, g, b) > 50) n++;
+    }
+    return n;
+  }
+
+  function selfcheck() {
+    var charts = drawn.map(function (e) {
+      var px = 0, error = null;
+      try { px = e.plot ? colouredPixels(e.plot) : 0; } catch (err) { error = String(err); }
+      return { id: e.id, kind: e.kind, coloured_pixels: px, drawn: px > 20, error: error };
+    });
+    var statics = Array.prototype.map.call(document.querySelectorAll("svg.dotplot"), function (s) {
+      return { marks: s.querySelectorAll("circle").length };
+    });
+    var resources = (performance.getEntriesByType ? performance.getEntriesByType("resource") : [])
+      .map(function (r) { return r.name; });
+    var result = {
+      charts: charts,
+      expected_charts: expected,
+      static_charts: statics,
+      errors: check.errors,
+      csp_violations: check.csp,
+      requests: resources,
+    };
+    result.ok = charts.length === expected &&
+      charts.every(function (c) { return c.drawn; }) &&
+      statics.every(function (s) { return s.marks > 0; }) &&
+      check.errors.length === 0 && check.csp.length === 0 && resources.length === 0;
+    var pre = document.getElementById("selfcheck");
+    pre.textContent = JSON.stringify(result, null, 1);
+    pre.setAttribute("data-ok", result.ok ? "true" : "false");
+  }
+
+  var expected = 0;
+  try {
+    var data = JSON.parse(document.getElementById("report-data").textContent);
+    expected = data.charts.length;
+    data.charts.forEach(function (spec) {
+      var el = document.getElementById(spec.id);
+      try {
+        if (spec.kind === "xy") drawn.push({ id: spec.id, kind: "xy", plot: xyChart(spec, el) });
+        else if (spec.kind === "cdf") drawn.push(cdf(spec, el));
+      } catch (err) {
+        check.errors.push("chart " + spec.id + ": " + err);
+      }
+    });
+  } catch (err) {
+    check.errors.push("report data: " + err);
+  }
+  window.addEventListener("resize", function () {
+    drawn.forEach(function (e) {
+      if (e.plot) e.plot.setSize({ width: width(e.plot.root.parentNode), height: 400 });
+    });
+  });
+  // uPlot draws on its next frame: check after it.
+  setTimeout(selfcheck, 200);
+})();

@@ -1,0 +1,241 @@
+//! The report's static charts, drawn as inline SVG by ipcmark itself: the dot
+//! plot of figures measured at one size (a row each, the median and its 95%
+//! interval on a log axis) and the interval of a comparison's ratio in each
+//! row of its table (a forest plot). They need no script, so they print and
+//! read even with scripts off.
+
+use super::esc;
+use super::figures::sig3;
+
+/// One row of a dot plot: a label, and either a value (with its interval) or
+/// why there is none.
+pub struct Dot {
+    pub label: String,
+    pub colour: String,
+    /// (value, optional interval), in the axis unit; None: `note` instead.
+    pub value: Option<(f64, Option<(f64, f64)>)>,
+    pub note: String,
+}
+
+/// A log axis over `[lo, hi]` mapped to `[x0, x1]` pixels.
+struct LogAxis {
+    lo: f64,
+    hi: f64,
+    x0: f64,
+    x1: f64,
+}
+
+impl LogAxis {
+    /// An axis holding every positive value of `values`, padded a little.
+    fn over(values: impl Iterator<Item = f64>, x0: f64, x1: f64) -> Option<LogAxis> {
+        let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+        for v in values.filter(|v| *v > 0.0 && v.is_finite()) {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+        if hi <= 0.0 {
+            return None;
+        }
+        Some(LogAxis {
+            lo: lo / 1.25,
+            hi: hi * 1.25,
+            x0,
+            x1,
+        })
+    }
+
+    fn x(&self, v: f64) -> f64 {
+        let v = v.clamp(self.lo, self.hi);
+        self.x0 + (v / self.lo).ln() / (self.hi / self.lo).ln() * (self.x1 - self.x0)
+    }
+
+    /// Tick values: powers of ten, with 2 and 5 between them when the axis
+    /// spans less than three decades.
+    fn ticks(&self) -> Vec<f64> {
+        let steps: &[f64] = if self.hi / self.lo < 1000.0 {
+            &[1.0, 2.0, 5.0]
+        } else {
+            &[1.0]
+        };
+        let mut out = Vec::new();
+        let mut decade = 10f64.powi(self.lo.log10().floor() as i32);
+        while decade <= self.hi {
+            for s in steps {
+                let v = decade * s;
+                if v >= self.lo && v <= self.hi {
+                    out.push(v);
+                }
+            }
+            decade *= 10.0;
+        }
+        out
+    }
+}
+
+/// A dot plot of `rows` on a log axis labelled `unit`, or None when no row
+/// has a positive value (the table alone then says why).
+pub fn dot_plot(rows: &[Dot], unit: &str) -> Option<String> {
+    const LABEL: f64 = 250.0;
+    const WIDTH: f64 = 1000.0;
+    const ROW: f64 = 22.0;
+    let axis = LogAxis::over(
+        rows.iter()
+            .filter_map(|r| r.value)
+            .flat_map(|(v, i)| [Some(v), i.map(|i| i.0), i.map(|i| i.1)])
+            .flatten(),
+        LABEL + 10.0,
+        WIDTH - 20.0,
+    )?;
+    let height = 30.0 + ROW * rows.len() as f64 + 24.0;
+    let mut s = format!(
+        "<svg class=\"dotplot\" viewBox=\"0 0 {WIDTH} {height}\" role=\"img\" \
+         aria-label=\"median of each figure, log scale, {}\">",
+        esc(unit)
+    );
+    let bottom = height - 24.0;
+    for t in axis.ticks() {
+        let x = axis.x(t);
+        s.push_str(&format!(
+            "<line class=\"grid\" x1=\"{x:.1}\" y1=\"20\" x2=\"{x:.1}\" y2=\"{bottom:.1}\"/>\
+             <text class=\"tick\" x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            bottom + 16.0,
+            sig3(t)
+        ));
+    }
+    s.push_str(&format!(
+        "<text class=\"unit\" x=\"{:.1}\" y=\"12\" text-anchor=\"end\">{} (log scale)</text>",
+        WIDTH - 20.0,
+        esc(unit)
+    ));
+    for (i, r) in rows.iter().enumerate() {
+        let y = 30.0 + ROW * i as f64 + ROW / 2.0;
+        s.push_str(&format!(
+            "<text class=\"label\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            LABEL,
+            y + 4.0,
+            esc(&r.label)
+        ));
+        match r.value {
+            Some((v, interval)) if v > 0.0 => {
+                if let Some((lo, hi)) = interval.filter(|(lo, hi)| *lo > 0.0 && *hi > 0.0) {
+                    s.push_str(&format!(
+                        "<line class=\"whisker\" x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" \
+                         stroke=\"{}\"/>",
+                        axis.x(lo),
+                        axis.x(hi),
+                        esc(&r.colour)
+                    ));
+                }
+                s.push_str(&format!(
+                    "<circle class=\"dot\" cx=\"{:.1}\" cy=\"{y:.1}\" r=\"5\" fill=\"{}\">\
+                     <title>{}: {} {}</title></circle>",
+                    axis.x(v),
+                    esc(&r.colour),
+                    esc(&r.label),
+                    sig3(v),
+                    esc(unit)
+                ));
+            }
+            _ => s.push_str(&format!(
+                "<text class=\"status\" x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+                LABEL + 14.0,
+                y + 4.0,
+                esc(&r.note)
+            )),
+        }
+    }
+    s.push_str("</svg>");
+    Some(s)
+}
+
+/// The shared axis of a comparison's forest cells: every interval and 1.
+pub struct Forest {
+    axis: LogAxis,
+}
+
+impl Forest {
+    /// An axis over the ratios and their intervals (and 1, the no-change line).
+    pub fn over(values: impl Iterator<Item = f64>) -> Forest {
+        let axis = LogAxis::over(values.chain([0.9, 1.0 / 0.9]), 4.0, 196.0)
+            .expect("1 is always on the axis");
+        Forest { axis }
+    }
+
+    /// One row's cell: the line at 1, the interval and the ratio.
+    pub fn cell(&self, ratio: f64, interval: Option<(f64, f64)>, class: &str) -> String {
+        let one = self.axis.x(1.0);
+        let mut s = format!(
+            "<svg class=\"forest {class}\" viewBox=\"0 0 200 16\" width=\"200\" height=\"16\" \
+             role=\"img\" aria-label=\"B/A {}\"><line class=\"one\" x1=\"{one:.1}\" y1=\"0\" \
+             x2=\"{one:.1}\" y2=\"16\"/>",
+            sig3(ratio)
+        );
+        if let Some((lo, hi)) = interval.filter(|(lo, hi)| *lo > 0.0 && *hi > 0.0) {
+            s.push_str(&format!(
+                "<line class=\"ci\" x1=\"{:.1}\" y1=\"8\" x2=\"{:.1}\" y2=\"8\"/>",
+                self.axis.x(lo),
+                self.axis.x(hi)
+            ));
+        }
+        if ratio > 0.0 {
+            s.push_str(&format!(
+                "<circle class=\"ratio\" cx=\"{:.1}\" cy=\"8\" r=\"4\"/>",
+                self.axis.x(ratio)
+            ));
+        }
+        s.push_str("</svg>");
+        s
+    }
+
+    /// The axis's ends, for the column's header.
+    pub fn range(&self) -> (f64, f64) {
+        (self.axis.lo, self.axis.hi)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dot_plot_escapes_its_labels_and_skips_rows_without_a_value() {
+        let rows = [
+            Dot {
+                label: "<b>pipe</b>".into(),
+                colour: "#123456".into(),
+                value: Some((3.0, Some((2.0, 4.0)))),
+                note: String::new(),
+            },
+            Dot {
+                label: "fifo".into(),
+                colour: "#123456".into(),
+                value: None,
+                note: "failed: peer died".into(),
+            },
+        ];
+        let svg = dot_plot(&rows, "µs").unwrap();
+        assert!(svg.contains("&lt;b&gt;pipe&lt;/b&gt;"));
+        assert!(!svg.contains("<b>"));
+        assert_eq!(svg.matches("<circle").count(), 1);
+        assert!(svg.contains("failed: peer died"));
+    }
+
+    #[test]
+    fn no_positive_value_no_plot() {
+        let rows = [Dot {
+            label: "x".into(),
+            colour: "#000".into(),
+            value: None,
+            note: "below resolution".into(),
+        }];
+        assert!(dot_plot(&rows, "µs").is_none());
+    }
+
+    #[test]
+    fn ticks_lie_on_the_axis() {
+        let a = LogAxis::over([3.0, 40.0].into_iter(), 0.0, 100.0).unwrap();
+        let t = a.ticks();
+        assert!(t.contains(&10.0) && t.contains(&5.0));
+        assert!(t.iter().all(|v| *v >= a.lo && *v <= a.hi));
+    }
+}

@@ -1,0 +1,182 @@
+//! The page without a browser: offline (no URL but the vendored banner),
+//! every report string escaped, the sections that apply and only those.
+//! `tests/report.rs` renders it in headless Chromium.
+
+use super::*;
+use serde_json::json;
+
+const HOSTILE: &str = "<script>alert(1)</script>&\"'";
+
+/// A figure of a swept ping-pong series, ok, with samples for compare.
+fn pingpong(bench: &str, size: u64, median: f64) -> Value {
+    json!({
+        "benchmark": bench, "mode": "pingpong", "size_bytes": size, "status": "ok",
+        "samples_ns": [median * 0.98, median, median * 1.02, median * 1.01, median * 0.99],
+        "precision": {"interval_ns": {"low": median * 0.97, "high": median * 1.03}},
+        "latency_ns": {"median": median, "min": median * 0.8, "p50": median, "p90": median * 1.2,
+                       "p99": median * 2.0, "p999": median * 3.0, "max": median * 9.0,
+                       "percentiles_of": "single_round_trips"},
+        "timed_round_trips": 5000
+    })
+}
+
+/// A run report: two mechanisms swept over three sizes, one figure below
+/// resolution and one failed, a hostile benchmark name and strings.
+fn run(scale: f64) -> Value {
+    let mut results = Vec::new();
+    for (bench, base) in [("pipe", 4000.0), (HOSTILE, 6000.0)] {
+        for (size, extra) in [(8u64, 0.0), (1024, 500.0), (65536, 30000.0)] {
+            results.push(pingpong(bench, size, (base + extra) * scale));
+        }
+    }
+    results.push(
+        json!({"benchmark": "syscall-getpid", "mode": "op", "size_bytes": 0,
+        "status": "ok", "samples_ns": [80.0, 81.0, 79.0],
+        "latency_ns": {"median": 80.0 * scale, "p50": 78.0, "p90": 90.0, "p99": 120.0,
+                       "min": 60.0, "max": 900.0, "p999": 300.0}}),
+    );
+    results.push(
+        json!({"benchmark": "syscall-clock-gettime", "mode": "op", "size_bytes": 0,
+        "status": "below_resolution", "reason": "median at or below zero <b>"}),
+    );
+    results.push(
+        json!({"benchmark": "fifo", "mode": "pingpong", "size_bytes": 64,
+        "status": "failed", "error": "peer died"}),
+    );
+    json!({
+        "schema": crate::output::json::SCHEMA,
+        "started_at": "2026-11-24T04:00:00Z",
+        "complete": true,
+        "command_line": ["ipcmark", "run", HOSTILE],
+        "environment": {"hostname": HOSTILE, "kernel": "6.1", "mitigations": {"x": HOSTILE}},
+        "settings": {"passes": 1},
+        "warnings": [{"kind": "other-load", "message": HOSTILE}],
+        "cost_models": [{"benchmark": "pipe", "cold": false, "segments": [
+            {"from_bytes": 8, "to_bytes": 65536, "setup_ns": 4000.0 * scale,
+             "per_byte_ns": 0.45, "r2": 0.99, "sizes": 3}]}],
+        "results": results,
+    })
+}
+
+fn input(label: &str, report: Value) -> RunInput {
+    RunInput {
+        label: label.into(),
+        report,
+    }
+}
+
+/// The page with the vendored uPlot (its banner and licence) left out.
+fn own_text(html: &str) -> String {
+    html.replace(VENDOR_BANNER, "").replace(UPLOT_JS, "")
+}
+
+#[test]
+fn the_page_names_no_url_outside_the_vendored_banner() {
+    let page = render(
+        &[input("a.json", run(1.0)), input("b.json", run(1.3))],
+        0.05,
+    );
+    let html = page.html.replace(VENDOR_BANNER, "");
+    assert!(!html.contains("http://"), "the page names an http URL");
+    assert!(!html.contains("https://"), "the page names an https URL");
+    // The vendored script itself holds no other.
+    assert_eq!(UPLOT_JS.matches("https://").count(), 1);
+    assert!(UPLOT_JS.starts_with(VENDOR_BANNER));
+    assert!(
+        page.html
+            .contains("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';")
+    );
+}
+
+#[test]
+fn every_string_of_a_report_is_escaped() {
+    let page = render(&[input(HOSTILE, run(1.0)), input("b", run(1.1))], 0.05);
+    let own = own_text(&page.html);
+    assert!(
+        !own.contains(HOSTILE),
+        "a report string reached the page unescaped"
+    );
+    assert!(!own.contains("<script>alert"));
+    assert!(!own.contains("<b>"));
+    assert!(own.contains("&lt;script&gt;alert(1)&lt;/script&gt;&amp;&quot;&#39;"));
+    // In the JSON block the script reads, no string can close the block.
+    let data = own.split("id=\"report-data\">").nth(1).unwrap();
+    let data = &data[..data.find("</script>").unwrap()];
+    assert!(!data.contains('<'), "the chart data holds a raw '<'");
+    assert!(data.contains("\\u003cscript\\u003e"));
+}
+
+#[test]
+fn two_runs_have_the_comparison_one_run_has_none() {
+    let two = render(
+        &[input("a.json", run(1.0)), input("b.json", run(1.5))],
+        0.05,
+    )
+    .html;
+    assert!(two.contains("id=\"compare-A-B\""));
+    assert!(two.contains("Run B against run A"));
+    // Every figure is 50% slower in B: the rows are significant, marked slower.
+    assert!(two.contains("class=\"sig slower\""));
+    assert!(two.contains("<svg class=\"forest sig slower\""));
+    let one = render(&[input("a.json", run(1.0))], 0.05).html;
+    assert!(!one.contains("class=\"compare\""));
+}
+
+#[test]
+fn a_sweep_draws_latency_against_size_and_its_model() {
+    let page = render(&[input("a.json", run(1.0))], 0.05);
+    let data = page.html.split("id=\"report-data\">").nth(1).unwrap();
+    let data: Value = serde_json::from_str(&data[..data.find("</script>").unwrap()]).unwrap();
+    let charts = data["charts"].as_array().unwrap();
+    let kinds: Vec<&str> = charts.iter().map(|c| c["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["xy", "cdf"]);
+    assert_eq!(page.charts, 2);
+    let labels: Vec<&str> = charts[0]["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["label"].as_str().unwrap())
+        .collect();
+    assert!(labels.contains(&"pipe"));
+    assert!(labels.iter().any(|l| l.starts_with("pipe (model")));
+    // Each chart has a placeholder.
+    for c in charts {
+        assert!(
+            page.html
+                .contains(&format!("id=\"{}\"", c["id"].as_str().unwrap()))
+        );
+    }
+}
+
+#[test]
+fn figures_without_a_value_are_listed_with_their_status_not_drawn() {
+    let html = render(&[input("a.json", run(1.0))], 0.05).html;
+    // In the dot plot's table and as the dot plot's note, never as a dot.
+    assert!(html.contains("below_resolution"));
+    assert!(html.contains("below resolution: median at or below zero &lt;b&gt;"));
+    assert!(html.contains("peer died"));
+    let svg = html.split("<svg class=\"dotplot\"").nth(1).unwrap();
+    let svg = &svg[..svg.find("</svg>").unwrap()];
+    // getpid is the one op figure with a value; fifo failed, clock-gettime below resolution.
+    assert_eq!(svg.matches("<circle").count(), 1);
+}
+
+#[test]
+fn a_run_of_one_size_draws_no_chart_against_size() {
+    let mut r = run(1.0);
+    r["results"] = json!([pingpong("pipe", 64, 3000.0), pingpong("fifo", 64, 5000.0)]);
+    r["cost_models"] = json!([]);
+    let page = render(&[input("q.json", r)], 0.05);
+    assert!(!page.html.contains("Latency against message size"));
+    assert!(page.html.contains("Figures at one size"));
+    assert_eq!(page.charts, 1, "only the distribution chart");
+}
+
+#[test]
+fn a_run_without_figures_renders_without_charts() {
+    let mut r = run(1.0);
+    r["results"] = json!([]);
+    let page = render(&[input("empty.json", r)], 0.05);
+    assert_eq!(page.charts, 0);
+    assert!(page.html.contains("This run has no figure."));
+}
