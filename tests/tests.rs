@@ -14,6 +14,8 @@ mod robustness;
 mod usage;
 // `ipcmark compare`.
 mod compare;
+// `ipcmark report --html`: the page, rendered in headless Chromium.
+mod report;
 // `--preset`: a study's experiment as it was done.
 mod presets;
 // The other modes and groups.

@@ -1,0 +1,198 @@
+//! `ipcmark report RUN… --html FILE`: the page of two real runs opens
+//! offline in headless Chromium with every chart drawn, no error and no
+//! request (the page's own self-check, read from the dumped DOM), and its
+//! screenshot is kept under target/test-artefacts/; bad usage exits 2.
+
+use crate::util::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// Where the test keeps what a person may want to look at: target/test-artefacts/.
+fn artefacts() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("target dir")
+        .join("test-artefacts");
+    std::fs::create_dir_all(&dir).expect("create target/test-artefacts");
+    dir
+}
+
+/// The Chromium binary on PATH, if any (Debian's package names it `chromium`).
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|d| ["chromium", "chromium-browser"].map(|n| d.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// Headless Chromium on `page` with `extra` arguments: no sandbox (root),
+/// no GPU, nothing fetched in the background, a private profile.
+fn headless(browser: &Path, profile: &Path, page: &Path, extra: &[String]) -> std::process::Output {
+    let mut c = Command::new(browser);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        "--virtual-time-budget=5000",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()))
+    .args(extra)
+    .arg(format!("file://{}", page.display()))
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    wait_with_deadline(c.spawn().expect("start chromium"), Duration::from_secs(90))
+}
+
+/// The JSON the page's script wrote into `<pre id="selfcheck">`.
+fn selfcheck(dom: &str) -> Value {
+    let start = dom
+        .find("<pre id=\"selfcheck\"")
+        .unwrap_or_else(|| panic!("no self-check in the page:\n{dom}"));
+    let body = &dom[start..];
+    let body = &body[body.find('>').unwrap() + 1..body.find("</pre>").unwrap()];
+    let text = body
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("self-check is not JSON ({e}): {text}"))
+}
+
+#[test]
+fn the_report_of_two_runs_draws_every_chart_offline_in_chromium() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let runs = [sb.path("a.json"), sb.path("b.json")];
+    for json in &runs {
+        let out = sb.run(
+            &args(
+                SHORT,
+                &[
+                    "run",
+                    "pipe",
+                    "unix-stream",
+                    "--sizes",
+                    "8,1K,64K",
+                    "--json",
+                    json.to_str().unwrap(),
+                ],
+            ),
+            Duration::from_secs(120),
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let page = artefacts().join("report.html");
+    let out = sb.run(
+        &[
+            "report",
+            runs[0].to_str().unwrap(),
+            runs[1].to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
+        ],
+        Duration::from_secs(20),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("(2 runs, 4 charts)"),
+        "{}",
+        stdout(&out)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("Run B against run A"));
+    assert!(html.contains("Latency against message size"));
+
+    let Some(browser) = chromium() else {
+        eprintln!(
+            "\n*** SKIPPED: chromium is not installed, so the page was not rendered \
+             (apt-get install chromium; .ci/run installs it) ***\n"
+        );
+        return;
+    };
+    let profile = sb.path("chromium-profile");
+    let dom = headless(&browser, &profile, &page, &["--dump-dom".into()]);
+    let check = selfcheck(&String::from_utf8_lossy(&dom.stdout));
+    let charts = check["charts"].as_array().unwrap();
+    // Each run: latency against size and the latency distribution.
+    assert_eq!(charts.len(), 4, "{check:#}");
+    assert_eq!(check["expected_charts"], 4, "{check:#}");
+    for c in charts {
+        assert_eq!(c["drawn"], true, "chart not drawn: {c}");
+    }
+    assert_eq!(check["errors"], serde_json::json!([]), "{check:#}");
+    assert_eq!(check["csp_violations"], serde_json::json!([]), "{check:#}");
+    assert_eq!(check["requests"], serde_json::json!([]), "{check:#}");
+    assert_eq!(check["ok"], true, "{check:#}");
+
+    let shot = artefacts().join("report.png");
+    let _ = std::fs::remove_file(&shot);
+    let out = headless(
+        &browser,
+        &profile,
+        &page,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1200,2400".into(),
+        ],
+    );
+    let png = std::fs::read(&shot).unwrap_or_else(|e| {
+        panic!(
+            "no screenshot at {} ({e}): {}",
+            shot.display(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    eprintln!("report screenshot: {}", shot.display());
+    eprintln!("report page: {}", page.display());
+}
+
+#[test]
+fn report_refuses_bad_usage() {
+    let sb = Sandbox::new();
+    let out = sb.path("r.html");
+    let o = out.to_str().unwrap();
+    let text = sb.path("not-a-report.json");
+    std::fs::write(&text, "{\"hello\": 1}").unwrap();
+    let other = sb.path("other-schema.json");
+    std::fs::write(
+        &other,
+        r#"{"schema": "ipcmark.run/9", "started_at": "", "environment": {"hostname": "", "kernel": ""}, "results": []}"#,
+    )
+    .unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["report", "--html", o], "needs the run history"),
+        (
+            &["report", "missing.json", "--html", o],
+            "cannot read missing.json",
+        ),
+        (
+            &["report", text.to_str().unwrap(), "--html", o],
+            "is not an ipcmark run report",
+        ),
+        (
+            &["report", other.to_str().unwrap(), "--html", o],
+            "has schema 'ipcmark.run/9'",
+        ),
+        (&["report", text.to_str().unwrap()], "--html"),
+        (
+            &[
+                "report",
+                text.to_str().unwrap(),
+                "--html",
+                "/nonexistent/r.html",
+            ],
+            "does not exist",
+        ),
+    ];
+    refused_all(&sb, cases, Some(&out));
+}
