@@ -508,8 +508,8 @@ fn model_table(r: &Value, swept: &[Series]) -> String {
         return String::new();
     }
     let mut s = String::from(
-        "<table class=\"data\"><caption>Cost model: one-way time ≈ setup + per byte × size, \
-         fitted on each range of sizes (95% intervals)</caption><thead><tr><th>mechanism</th>\
+        "<p class=\"note\">Cost model: one-way time ≈ setup + per byte × size, fitted on each \
+         range of sizes (95% intervals in parentheses).</p><table class=\"data\"><thead><tr><th>mechanism</th>\
          <th>sizes</th><th>setup µs</th><th>per byte ns</th><th>r²</th></tr></thead><tbody>",
     );
     let ci = |c: Option<(f64, f64)>, scale: f64| {

@@ -177,7 +177,7 @@ fn header(runs: &[RunInput]) -> String {
         };
         s.push_str(&format!(
             "<tr><td><a href=\"#run-{l}\" class=\"runletter\">{l}</a></td><td>{}</td>\
-             <td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{ok} of {} measured{complete}</td>\
+             <td class=\"when\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{ok} of {} measured{complete}</td>\
              <td><code>{}</code></td></tr>",
             esc(&run.label),
             esc(&figures::timestamp(r["started_at"].as_str().unwrap_or(""))),
