@@ -39,6 +39,12 @@ impl<'a> Figure<'a> {
                 None => series.push_str(" (one-way)"),
             }
         }
+        // A periodic benchmark makes one figure per frequency (timer-failures).
+        if mode == "periodic"
+            && let Some(hz) = raw["frequency_hz"].as_f64()
+        {
+            series.push_str(&format!(" ({} Hz)", sig3(hz)));
+        }
         if !raw["cold_region_bytes"].is_null() {
             series.push_str(" (cold)");
         }
@@ -259,6 +265,8 @@ mod tests {
             {"benchmark": "pipe", "mode": "oneway", "size_bytes": 64, "status": "ok",
              "interval_ns": 1e6},
             {"benchmark": "pipe", "mode": "pingpong", "size_bytes": 64, "status": "failed"},
+            {"benchmark": "timer-failures", "mode": "periodic", "size_bytes": 0, "status": "ok",
+             "frequency_hz": 250.0},
         ]});
         let figs = figures(&report);
         let names: Vec<String> = series(&figs, &["pingpong", "oneway"])
@@ -268,6 +276,10 @@ mod tests {
         assert_eq!(
             names,
             ["pipe", "pipe (cold)", "pipe (one-way, every 1.00 ms)"]
+        );
+        assert_eq!(
+            series(&figs, &["periodic"])[0].name,
+            "timer-failures (250 Hz)"
         );
         let all = series(&figs, &["pingpong"]);
         assert!(all[0].swept());

@@ -50,9 +50,12 @@ impl LogAxis {
     }
 
     /// Tick values: powers of ten, with 2 and 5 between them when the axis
-    /// spans less than three decades.
+    /// spans less than three decades, and more on an axis of less than one.
     fn ticks(&self) -> Vec<f64> {
-        let steps: &[f64] = if self.hi / self.lo < 1000.0 {
+        let span = self.hi / self.lo;
+        let steps: &[f64] = if span < 10.0 {
+            &[1.0, 1.5, 2.0, 3.0, 5.0, 7.0]
+        } else if span < 1000.0 {
             &[1.0, 2.0, 5.0]
         } else {
             &[1.0]
