@@ -3,6 +3,7 @@
 //! between runs is marked, since a comparison across it compares more than
 //! the software.
 
+use super::figures::timestamp;
 use super::{RunInput, esc, letter};
 use serde_json::Value;
 
@@ -97,7 +98,17 @@ pub fn section(runs: &[RunInput]) -> String {
     s.push_str("</tr></thead><tbody>");
     let mut rows: Vec<(String, Vec<String>)> = Vec::new();
     for (label, path) in ROWS {
-        let cells: Vec<String> = runs.iter().map(|r| text(at(&r.report, path))).collect();
+        let cells: Vec<String> = runs
+            .iter()
+            .map(|r| {
+                let v = at(&r.report, path);
+                match (*label, v.as_f64()) {
+                    ("started" | "finished", _) => v.as_str().map_or_else(|| text(v), timestamp),
+                    ("precision target", Some(f)) => format!("±{}%", f * 100.0),
+                    _ => text(v),
+                }
+            })
+            .collect();
         // The server CPU joins the client's row.
         if label.is_empty()
             && let Some(last) = rows.last_mut()
@@ -122,7 +133,9 @@ pub fn section(runs: &[RunInput]) -> String {
     };
     rows.push(("command".into(), runs.iter().map(command).collect()));
     for (label, cells) in rows {
-        let differs = cells.iter().any(|c| *c != cells[0]);
+        // When and how each run was started always differ: not worth a mark.
+        let differs = cells.iter().any(|c| *c != cells[0])
+            && !matches!(label.as_str(), "started" | "finished" | "command");
         s.push_str(&format!(
             "<tr{}><th>{}</th>",
             if differs && runs.len() > 1 {

@@ -180,3 +180,15 @@ fn a_run_without_figures_renders_without_charts() {
     assert_eq!(page.charts, 0);
     assert!(page.html.contains("This run has no figure."));
 }
+
+#[test]
+fn the_environment_marks_what_differs_between_runs() {
+    let mut b = run(1.0);
+    b["environment"]["kernel"] = json!("6.2");
+    b["started_at"] = json!("2026-11-25T04:00:00Z");
+    let html = render(&[input("a.json", run(1.0)), input("b.json", b)], 0.05).html;
+    let env = html.split("id=\"environment\"").nth(1).unwrap();
+    assert!(env.contains("<tr class=\"differs\"><th>kernel</th><td>6.1</td><td>6.2</td>"));
+    // Runs always start at different times: no mark.
+    assert!(env.contains("<tr><th>started</th><td>2026-11-24 04:00:00 UTC</td>"));
+}
