@@ -19,6 +19,14 @@ fn artefacts() -> PathBuf {
     dir
 }
 
+/// A line on the test's stderr that `cargo test` shows even for a passing
+/// test: written to the handle, which the test harness does not capture
+/// (it captures only `eprintln!`).
+fn shout(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "\n{line}");
+}
+
 /// The Chromium binary on PATH, if any (Debian's package names it `chromium`).
 fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -112,9 +120,9 @@ fn the_report_of_two_runs_draws_every_chart_offline_in_chromium() {
     assert!(html.contains("Latency against message size"));
 
     let Some(browser) = chromium() else {
-        eprintln!(
-            "\n*** SKIPPED: chromium is not installed, so the page was not rendered \
-             (apt-get install chromium; .ci/run installs it) ***\n"
+        shout(
+            "*** SKIPPED: chromium is not installed, so the page was not rendered \
+             (apt-get install chromium; .ci/run installs it) ***",
         );
         return;
     };
@@ -152,8 +160,11 @@ fn the_report_of_two_runs_draws_every_chart_offline_in_chromium() {
         )
     });
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
-    eprintln!("report screenshot: {}", shot.display());
-    eprintln!("report page: {}", page.display());
+    shout(&format!(
+        "report screenshot: {} (page: {})",
+        shot.display(),
+        page.display()
+    ));
 }
 
 #[test]
