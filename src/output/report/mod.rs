@@ -188,7 +188,21 @@ fn header(runs: &[RunInput]) -> String {
             l = letter(i),
         ));
     }
-    s.push_str("</tbody></table></header>\n");
+    s.push_str("</tbody></table><nav>Contents: ");
+    let mut links: Vec<String> = (1..runs.len())
+        .map(|i| {
+            format!(
+                "<a href=\"#compare-A-{l}\">run {l} against run A</a>",
+                l = letter(i)
+            )
+        })
+        .collect();
+    links.extend(
+        (0..runs.len()).map(|i| format!("<a href=\"#run-{l}\">run {l}</a>", l = letter(i))),
+    );
+    links.push("<a href=\"#environment\">environment</a>".into());
+    s.push_str(&links.join(" · "));
+    s.push_str("</nav></header>\n");
     s
 }
 
