@@ -14,6 +14,8 @@ mod robustness;
 mod usage;
 // `ipcmark compare`.
 mod compare;
+// The run history: history, show, export, import, prune; CSV.
+mod history;
 // `--preset`: a study's experiment as it was done.
 mod presets;
 // The other modes and groups.
