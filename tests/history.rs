@@ -353,3 +353,41 @@ fn specs_that_name_no_run_exit_2_with_one_line() {
         assert!(err.contains(needle), "{argv:?}: {err}");
     }
 }
+
+#[test]
+fn a_workload_is_kept_in_the_same_history() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let (db, json) = (sb.path("h.sqlite"), sb.path("w.json"));
+    ok(
+        &sb,
+        &db,
+        &[
+            "workload",
+            "shared-counter",
+            "--runs",
+            "1",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(counts(&db), (1, 1, 1));
+    assert_eq!(
+        ok(&sb, &db, &["export", "last"]),
+        std::fs::read_to_string(&json).unwrap()
+    );
+    assert!(ok(&sb, &db, &["show", "last"]).contains("shared-counter"));
+    // A workload has no figures of a run to write as CSV.
+    let out = sb.run(
+        &[
+            "export",
+            "last",
+            "--format",
+            "csv",
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        LIMIT,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}

@@ -252,10 +252,22 @@ fn environment(r: &mut Roff) {
         "ipcmark's tables and progress bar have no colours; set to a non-empty value, it \
          also turns off the colours of --help and of usage messages.",
     );
+    item(
+        r,
+        [bold("XDG_DATA_HOME")],
+        "Where the run history lives: $XDG_DATA_HOME/ipcmark/history.sqlite (with HOME's \
+         ~/.local/share when unset); --db PATH names another, --no-save keeps a run out of it.",
+    );
 }
 
 fn files(r: &mut Roff) {
     r.control("SH", ["FILES"]);
+    item(
+        r,
+        [bold("~/.local/share/ipcmark/history.sqlite")],
+        "The run history (SQLite, see XDG_DATA_HOME): every run and workload as it is \
+         measured, read by ipcmark history, show, compare and export.",
+    );
     item(
         r,
         [bold("/dev/cpu_dma_latency")],

@@ -75,10 +75,9 @@ fn half_width(r: &Value) -> String {
 
 /// The CSV of a run report's `results`: a header line, then a row per figure.
 pub fn render(report: &Value) -> Result<String, String> {
-    let results = report
-        .get("results")
-        .and_then(Value::as_array)
-        .ok_or("not a run report: no results to write as CSV")?;
+    let results = report.get("results").and_then(Value::as_array).ok_or(
+        "only a report of ipcmark run has figures to write as CSV (export a workload as JSON)",
+    )?;
     let mut w = csv::Writer::from_writer(Vec::new());
     let fail = |e: csv::Error| e.to_string();
     w.write_record(COLUMNS.iter().map(|(name, _)| *name))
