@@ -4,7 +4,7 @@
 //! definitions as `--help` (with the registries' names, see
 //! [`super::generated`]), so they cannot drift from it; EXIT STATUS,
 //! ENVIRONMENT and FILES say what `src/cli` and the engine do; EXAMPLES are
-//! the command lines of README.md's Usage and Whole workloads sections, with
+//! the command lines of README.md's Usage, Whole workloads and History sections, with
 //! their comments.
 
 use super::{Failure, generated, print_stdout};
@@ -316,7 +316,7 @@ fn files(r: &mut Roff) {
 }
 
 /// The README sections whose examples the page shows.
-const EXAMPLE_SECTIONS: &[&str] = &["## Usage", "## Whole workloads"];
+const EXAMPLE_SECTIONS: &[&str] = &["## Usage", "## Whole workloads", "## History"];
 
 /// The command lines of README.md's examples (the ```sh blocks of
 /// [`EXAMPLE_SECTIONS`]), each with its comment; a comment continued on the
