@@ -256,3 +256,25 @@ pub fn import(args: ImportArgs) -> Result<ExitCode, Failure> {
     print_stdout(&lines)?;
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn before_takes_a_date_at_midnight_utc_or_a_time() {
+        let day = parse_date("2026-11-01").unwrap();
+        assert_eq!(
+            day,
+            "2026-11-01T00:00:00Z".parse::<jiff::Timestamp>().unwrap()
+        );
+        let t = parse_date("2026-11-01T12:30:00+01:00").unwrap();
+        assert_eq!(
+            t,
+            "2026-11-01T11:30:00Z".parse::<jiff::Timestamp>().unwrap()
+        );
+        for bad in ["yesterday", "2026-13-01", ""] {
+            assert!(parse_date(bad).is_err(), "{bad}");
+        }
+    }
+}
