@@ -8,6 +8,7 @@ mod architecture;
 mod benchmarks;
 mod cli;
 mod engine;
+mod history;
 mod mechanisms;
 mod output;
 mod presets;

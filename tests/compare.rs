@@ -272,7 +272,7 @@ fn compare_rejects_bad_input_with_exit_2() {
             "is not an ipcmark run report",
         ),
         (&["compare", g, g, "--alpha", "0.7"], "--alpha 0.7"),
-        (&["compare", g], "B.json"),
+        (&["compare", g], "<B>"),
     ];
     refused_all(&sb, cases, None);
 }

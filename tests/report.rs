@@ -180,8 +180,12 @@ fn report_refuses_bad_usage() {
         r#"{"schema": "ipcmark.run/9", "started_at": "", "environment": {"hostname": "", "kernel": ""}, "results": []}"#,
     )
     .unwrap();
+    let no_db = sb.path("none.sqlite");
     let cases: &[(&[&str], &str)] = &[
-        (&["report", "--html", o], "needs the run history"),
+        (
+            &["report", "--db", no_db.to_str().unwrap(), "--html", o],
+            "none.sqlite",
+        ),
         (
             &["report", "missing.json", "--html", o],
             "cannot read missing.json",

@@ -16,6 +16,8 @@ mod usage;
 mod compare;
 // `ipcmark report --html`: the page, rendered in headless Chromium.
 mod report;
+// The run history: history, show, export, import, prune; CSV.
+mod history;
 // `--preset`: a study's experiment as it was done.
 mod presets;
 // The other modes and groups.

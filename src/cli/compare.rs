@@ -1,7 +1,7 @@
-//! `ipcmark compare A.json B.json`: checks the arguments, reads the two run
-//! reports, and hands them to `output::compare`, which builds the comparison
-//! (its records, its table); then writes the JSON if asked and prints the
-//! table.
+//! `ipcmark compare A B`: checks the arguments, reads the two run reports
+//! (files, or runs of the history: `last`, `last~1`, an id), and hands them
+//! to `output::compare`, which builds the comparison (its records, its
+//! table); then writes the JSON if asked and prints the table.
 
 use super::{CompareArgs, Failure, print_stdout};
 use crate::output::compare::{self, ReadError, RunFile};
@@ -9,7 +9,25 @@ use crate::output::json::SCHEMA;
 use std::path::Path;
 use std::process::ExitCode;
 
-fn load(path: &Path) -> Result<RunFile, Failure> {
+/// The run `spec` names (a file as before, or a run of the history) and
+/// its label in the comparison.
+fn load(db: Option<&Path>, spec: &str) -> Result<(String, RunFile), Failure> {
+    if crate::history::is_file_spec(spec) {
+        return Ok((spec.to_string(), load_file(Path::new(spec))?));
+    }
+    let (label, report) = crate::history::load_spec(db, spec).map_err(super::history::failure)?;
+    let run = RunFile::parse(&report.to_string()).map_err(|e| {
+        Failure::usage(match e {
+            ReadError::NotARunReport(e) => format!("{label} is not a run of ipcmark run: {e}"),
+            ReadError::Schema(schema) => {
+                format!("{label} has schema '{schema}'; compare reads '{SCHEMA}'")
+            }
+        })
+    })?;
+    Ok((label, run))
+}
+
+fn load_file(path: &Path) -> Result<RunFile, Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))?;
     RunFile::parse(&text).map_err(|e| {
@@ -35,14 +53,9 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
     if let Some(out) = &args.json {
         super::check_output_path("--json", out)?;
     }
-    let (fa, fb) = (load(&args.a)?, load(&args.b)?);
-    let report = compare::compare(
-        &args.a.display().to_string(),
-        &fa,
-        &args.b.display().to_string(),
-        &fb,
-        args.alpha,
-    );
+    let (la, fa) = load(args.db.as_deref(), &args.a)?;
+    let (lb, fb) = load(args.db.as_deref(), &args.b)?;
+    let report = compare::compare(&la, &fa, &lb, &fb, args.alpha);
     if let Some(out) = &args.json {
         crate::output::json::write_atomic(out, &report)
             .map_err(|e| Failure::run(format!("cannot write {}: {e}", out.display())))?;

@@ -4,7 +4,7 @@
 //! definitions as `--help` (with the registries' names, see
 //! [`super::generated`]), so they cannot drift from it; EXIT STATUS,
 //! ENVIRONMENT and FILES say what `src/cli` and the engine do; EXAMPLES are
-//! the command lines of README.md's Usage and Whole workloads sections, with
+//! the command lines of README.md's Usage, Whole workloads and History sections, with
 //! their comments.
 
 use super::{Failure, generated, print_stdout};
@@ -252,10 +252,22 @@ fn environment(r: &mut Roff) {
         "ipcmark's tables and progress bar have no colours; set to a non-empty value, it \
          also turns off the colours of --help and of usage messages.",
     );
+    item(
+        r,
+        [bold("XDG_DATA_HOME")],
+        "Where the run history lives: $XDG_DATA_HOME/ipcmark/history.sqlite (with HOME's \
+         ~/.local/share when unset); --db PATH names another, --no-save keeps a run out of it.",
+    );
 }
 
 fn files(r: &mut Roff) {
     r.control("SH", ["FILES"]);
+    item(
+        r,
+        [bold("~/.local/share/ipcmark/history.sqlite")],
+        "The run history (SQLite, see XDG_DATA_HOME): every run and workload as it is \
+         measured, read by ipcmark history, show, compare and export.",
+    );
     item(
         r,
         [bold("/dev/cpu_dma_latency")],
@@ -304,7 +316,7 @@ fn files(r: &mut Roff) {
 }
 
 /// The README sections whose examples the page shows.
-const EXAMPLE_SECTIONS: &[&str] = &["## Usage", "## Whole workloads"];
+const EXAMPLE_SECTIONS: &[&str] = &["## Usage", "## Whole workloads", "## History"];
 
 /// The command lines of README.md's examples (the ```sh blocks of
 /// [`EXAMPLE_SECTIONS`]), each with its comment; a comment continued on the

@@ -5,6 +5,7 @@ mod clean;
 mod compare;
 mod completions;
 mod generated;
+mod history;
 mod list;
 mod man;
 pub mod parse;
@@ -44,7 +45,8 @@ enum Command {
     List(ListArgs),
     /// Remove OS objects left behind by ipcmark runs that were killed.
     Clean,
-    /// Compare two `run --json` reports: medians, difference, significance.
+    /// Compare two runs (from the history, or `run --json` reports):
+    /// medians, difference, significance.
     Compare(CompareArgs),
     /// Write an offline HTML report of runs: charts against message size,
     /// latency distributions, the comparison of two runs, the environment.
@@ -60,17 +62,30 @@ enum Command {
     Completions(completions::CompletionsArgs),
     /// Print the manual page (roff) to standard output: `ipcmark man | man -l -`.
     Man,
+    /// List the runs kept in the history, or delete some (--prune).
+    History(history::HistoryArgs),
+    /// Print a stored run's page (or a JSON report's).
+    Show(history::ShowArgs),
+    /// Write a stored run as its JSON report or as CSV.
+    Export(history::ExportArgs),
+    /// Add JSON reports (`run --json`, `workload --json`) to the history.
+    Import(history::ImportArgs),
 }
 
 /// Arguments of `ipcmark compare`.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// The baseline report.
-    #[arg(value_name = "A.json", value_hint = clap::ValueHint::FilePath)]
-    a: PathBuf,
-    /// The report compared with it.
-    #[arg(value_name = "B.json", value_hint = clap::ValueHint::FilePath)]
-    b: PathBuf,
+    /// The baseline: a run of the history (an id, `last`, `last~N`) or a
+    /// JSON report.
+    #[arg(value_name = "A", value_hint = clap::ValueHint::FilePath)]
+    a: String,
+    /// The run compared with it, named the same ways.
+    #[arg(value_name = "B", value_hint = clap::ValueHint::FilePath)]
+    b: String,
+    /// The history database the runs are read from (default:
+    /// $XDG_DATA_HOME/ipcmark/history.sqlite).
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
+    db: Option<PathBuf>,
     /// Significance level of the Mann–Whitney U test (and 1 − confidence of the interval).
     #[arg(long, default_value_t = 0.05)]
     alpha: f64,
@@ -246,6 +261,16 @@ pub struct RunArgs {
     /// (--quick 10 s) even if fewer were sent. At most 10 000 000.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     messages: Option<u64>,
+    /// The history database to save the run in (default:
+    /// $XDG_DATA_HOME/ipcmark/history.sqlite, see `ipcmark history`).
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
+    db: Option<PathBuf>,
+    /// Do not save the run in the history.
+    #[arg(long, conflicts_with = "db")]
+    no_save: bool,
+    /// Also write the results as CSV to this file, one row per figure.
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
+    csv: Option<PathBuf>,
     /// Inject a fault in the echo server (for testing ipcmark itself).
     #[arg(long, value_enum, hide = true)]
     fault: Option<FaultArg>,
@@ -292,6 +317,10 @@ pub fn main() -> ExitCode {
         Command::Workload(args) => workload::workload(args),
         Command::Completions(args) => completions::completions(args),
         Command::Man => man::man(),
+        Command::History(args) => history::history(args),
+        Command::Show(args) => history::show(args),
+        Command::Export(args) => history::export(args),
+        Command::Import(args) => history::import(args),
     };
     match outcome {
         Ok(code) => code,

@@ -13,10 +13,14 @@ use std::process::ExitCode;
 /// Arguments of `ipcmark report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The runs to report: JSON files written by `ipcmark run --json FILE`.
-    /// With two or more, each later run is compared with the first.
+    /// The runs to report: ids from the history (`last`, `last~1`, a number)
+    /// or JSON files written by `ipcmark run --json FILE`; the last run when
+    /// none is named. With two or more, each later run is compared with the first.
     #[arg(value_name = "RUN", value_hint = clap::ValueHint::FilePath)]
     runs: Vec<String>,
+    /// The history database the ids are read from (default: the user's).
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
+    db: Option<PathBuf>,
     /// Write the report as one self-contained HTML page to this file.
     #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, required = true)]
     html: PathBuf,
@@ -25,16 +29,13 @@ pub struct ReportArgs {
     alpha: f64,
 }
 
-/// Reads one run named on the command line and returns its report, as
-/// `ipcmark run --json` writes it. Today a RUN is a file; the history's ids
-/// (`last`, `last~1`, a number) will resolve here too, so nothing else in
-/// the command knows where a run came from.
-pub fn load_run(spec: &str) -> Result<Value, Failure> {
-    let path = Path::new(spec);
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::usage(format!("cannot read {spec}: {e}")))?;
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|e| Failure::usage(format!("{spec} is not an ipcmark run report: {e}")))?;
+/// Reads one run named on the command line — a history id (`last`,
+/// `last~1`, a number) or a JSON file — and returns its label and its report,
+/// as `ipcmark run --json` writes it, so nothing else in the command knows
+/// where a run came from.
+pub fn load_run(db: Option<&Path>, spec: &str) -> Result<(String, Value), Failure> {
+    let (label, value) = crate::history::load_spec(db, spec).map_err(super::history::failure)?;
+    let spec = label.as_str();
     // The comparison reads these fields: check them once, here, for a clear line.
     RunFile::from_value(value.clone()).map_err(|e| {
         Failure::usage(match e {
@@ -44,7 +45,7 @@ pub fn load_run(spec: &str) -> Result<Value, Failure> {
             }
         })
     })?;
-    Ok(value)
+    Ok((label, value))
 }
 
 pub fn report(args: ReportArgs) -> Result<ExitCode, Failure> {
@@ -55,21 +56,17 @@ pub fn report(args: ReportArgs) -> Result<ExitCode, Failure> {
         )));
     }
     super::check_output_path("--html", &args.html)?;
-    if args.runs.is_empty() {
-        return Err(Failure::usage(
-            "report: name the runs to report (JSON files written by `ipcmark run --json FILE`); \
-             reporting the last runs without naming them needs the run history, which this \
-             build does not have",
-        ));
-    }
-    let runs = args
-        .runs
+    let last = ["last".to_string()];
+    let specs = if args.runs.is_empty() {
+        &last[..]
+    } else {
+        &args.runs[..]
+    };
+    let runs = specs
         .iter()
         .map(|spec| {
-            Ok(RunInput {
-                label: spec.clone(),
-                report: load_run(spec)?,
-            })
+            let (label, report) = load_run(args.db.as_deref(), spec)?;
+            Ok(RunInput { label, report })
         })
         .collect::<Result<Vec<_>, Failure>>()?;
     let page = report::render(&runs, args.alpha);

@@ -19,6 +19,9 @@ use crate::output::recorder::{Recorder, now_rfc3339};
 use std::process::ExitCode;
 
 pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
+    if let Some(path) = &args.csv {
+        super::check_output_path("--csv", path)?;
+    }
     let machine = Machine::probe()?;
     let mut plan = RunPlan::from_args(&args, &machine)?;
     if let Some(n) = plan.settings.placement_note.as_deref()
@@ -52,7 +55,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         warnings: Vec::new(),
         cost_models: Vec::new(),
     };
+    // The run goes into the history as it is measured (before anything is).
+    let value = serde_json::to_value(&report)
+        .map_err(|e| Failure::run(format!("cannot represent the report: {e}")))?;
     let mut recorder = Recorder::new(report, plan.json.clone());
+    if let Some(w) = super::history::writer(args.db.as_deref(), args.no_save, &value)? {
+        recorder = recorder.with_sink(Box::new(w));
+    }
     let mut progress = Progress::new(plan.session.figure_count());
     let names = ObjectNamer::new();
     let observers: &mut [&mut dyn RunObserver] = &mut [&mut progress, &mut recorder];
@@ -64,6 +73,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         plan.session.scores.as_ref(),
         plan.preset,
     ))?;
+    if let Some(path) = &args.csv {
+        let value = serde_json::to_value(&recorder.report)
+            .map_err(|e| Failure::run(format!("cannot represent the report: {e}")))?;
+        let text = crate::output::csv::render(&value).map_err(Failure::run)?;
+        std::fs::write(path, text)
+            .map_err(|e| Failure::run(format!("cannot write {}: {e}", path.display())))?;
+    }
     for w in &recorder.warnings {
         eprintln!("warning: {w}");
     }

@@ -57,6 +57,13 @@ pub struct WorkloadArgs {
     /// Write every per-process count and time as JSON to this file (rewritten after every run).
     #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
     json: Option<PathBuf>,
+    /// The history database to save the workload in (default:
+    /// $XDG_DATA_HOME/ipcmark/history.sqlite, see `ipcmark history`).
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
+    db: Option<PathBuf>,
+    /// Do not save the workload in the history.
+    #[arg(long, conflicts_with = "db")]
+    no_save: bool,
     /// Philosophers at the table (default 5).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=workloads::MAX_PHILOSOPHERS as i64))]
     philosophers: Option<u32>,
@@ -429,10 +436,19 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
         },
         configurations: Vec::new(),
     };
-    let save = |rep: &WorkloadReport| -> Result<(), Failure> {
-        match &args.json {
-            Some(path) => json::write_atomic(path, rep)
-                .map_err(|e| Failure::run(format!("cannot write {}: {e}", path.display()))),
+    let as_value = |rep: &WorkloadReport| {
+        serde_json::to_value(rep)
+            .map_err(|e| Failure::run(format!("cannot represent the report: {e}")))
+    };
+    // Kept in the history as it goes, as `ipcmark run` is.
+    let mut history = super::history::writer(args.db.as_deref(), args.no_save, &as_value(&rep)?)?;
+    let mut save = |rep: &WorkloadReport| -> Result<(), Failure> {
+        if let Some(path) = &args.json {
+            json::write_atomic(path, rep)
+                .map_err(|e| Failure::run(format!("cannot write {}: {e}", path.display())))?;
+        }
+        match &mut history {
+            Some(w) => w.save(&as_value(rep)?).map_err(super::history::failure),
             None => Ok(()),
         }
     };

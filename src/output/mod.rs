@@ -3,12 +3,14 @@
 
 pub mod compare;
 pub mod cost_model;
+pub mod csv;
 pub mod json;
 pub mod list;
 pub mod page;
 pub mod progress;
 pub mod recorder;
 pub mod report;
+pub mod stored;
 pub mod table;
 pub mod warnings;
 pub mod workload;

@@ -16,6 +16,15 @@ pub struct Recorder {
     /// The warnings the figures gave, once measured.
     pub warnings: Vec<Warning>,
     path: Option<PathBuf>,
+    sink: Option<Box<dyn ReportSink>>,
+}
+
+/// Something else that keeps the report as it grows (the run history):
+/// given the whole report each time the recorder saves it.
+pub trait ReportSink {
+    /// The report after a step (results so far), or once the run is over
+    /// (`complete`, `finished_at`, warnings and cost models filled in).
+    fn saved(&mut self, report: &Report) -> Result<(), String>;
 }
 
 impl Recorder {
@@ -25,17 +34,27 @@ impl Recorder {
             report,
             warnings: Vec::new(),
             path,
+            sink: None,
         }
+    }
+
+    /// The recorder that also hands the report to `sink` at every save.
+    pub fn with_sink(mut self, sink: Box<dyn ReportSink>) -> Recorder {
+        self.sink = Some(sink);
+        self
     }
 
     fn records(&mut self, results: &[FigureResult]) {
         self.report.results = results.iter().map(ResultRecord::from_figure).collect();
     }
 
-    fn save(&self) -> Result<(), String> {
-        match &self.path {
-            Some(path) => json::write_atomic(path, &self.report)
-                .map_err(|e| format!("cannot write {}: {e}", path.display())),
+    fn save(&mut self) -> Result<(), String> {
+        if let Some(path) = &self.path {
+            json::write_atomic(path, &self.report)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        match &mut self.sink {
+            Some(sink) => sink.saved(&self.report),
             None => Ok(()),
         }
     }

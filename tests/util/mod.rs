@@ -65,7 +65,9 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_ipcmark"))
 }
 
-/// A test's private world: a temporary directory used as TMPDIR and for JSON files.
+/// A test's private world: a temporary directory used as TMPDIR, for JSON
+/// files, and as XDG_DATA_HOME, so the runs' history goes to
+/// `data/ipcmark/history.sqlite` in it and never to the user's.
 pub struct Sandbox {
     pub dir: tempfile::TempDir,
 }
@@ -81,11 +83,17 @@ impl Sandbox {
         self.dir.path().join(name)
     }
 
-    /// A command for ipcmark with TMPDIR pointing into the sandbox.
+    /// The history runs in this sandbox write (XDG_DATA_HOME is `data`).
+    pub fn history(&self) -> PathBuf {
+        self.path("data/ipcmark/history.sqlite")
+    }
+
+    /// A command for ipcmark with TMPDIR and XDG_DATA_HOME pointing into the sandbox.
     pub fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(bin());
         c.args(args)
             .env("TMPDIR", self.dir.path())
+            .env("XDG_DATA_HOME", self.path("data"))
             .env_remove("RUST_BACKTRACE")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -108,6 +116,7 @@ impl Sandbox {
             .arg(bin())
             .args(args)
             .env("TMPDIR", self.dir.path())
+            .env("XDG_DATA_HOME", self.path("data"))
             .env_remove("RUST_BACKTRACE")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

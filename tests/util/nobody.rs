@@ -71,6 +71,11 @@ impl Nobody {
         let mut c = Command::new("runuser");
         c.args(["-u", "nobody", "--", "env"])
             .arg(format!("TMPDIR={}", sb.dir.path().display()))
+            // nobody's own history, in the sandbox, never the real one.
+            .arg(format!(
+                "XDG_DATA_HOME={}",
+                sb.dir.path().join("nobody-data").display()
+            ))
             .arg(&self.bin)
             .args(args)
             .current_dir(sb.dir.path())

@@ -1,0 +1,280 @@
+//! The commands of the run history (docs/history.md): `history` (list and
+//! prune), `show`, `export`, `import`; and the history writer `run` and
+//! `workload` hand their reports to.
+
+use super::{Failure, print_stdout};
+use crate::history::{self, Error, Prune, RunWriter, Store};
+use clap::{Args, ValueEnum};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Arguments of `ipcmark history`.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The history database (default: $XDG_DATA_HOME/ipcmark/history.sqlite).
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
+    db: Option<PathBuf>,
+    /// Delete runs instead of listing them: those the selectors pick
+    /// (--keep, --before, --incomplete; any of them).
+    #[arg(long)]
+    prune: bool,
+    /// With --prune: keep only the N latest runs.
+    #[arg(long, value_name = "N", requires = "prune")]
+    keep: Option<usize>,
+    /// With --prune: delete runs started before this date (2026-11-01) or
+    /// time (2026-11-01T12:00:00Z).
+    #[arg(long, value_name = "DATE", requires = "prune", value_parser = parse_date)]
+    before: Option<jiff::Timestamp>,
+    /// With --prune: delete runs that did not complete (stopped or killed).
+    #[arg(long, requires = "prune")]
+    incomplete: bool,
+}
+
+/// Arguments of `ipcmark show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The run: an id, `last`, `last~N`, or a JSON report.
+    #[arg(value_name = "RUN")]
+    run: String,
+    /// The history database (default: $XDG_DATA_HOME/ipcmark/history.sqlite).
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
+    db: Option<PathBuf>,
+}
+
+/// Format of `ipcmark export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// The JSON report, as `run --json` writes it.
+    Json,
+    /// One row per figure (runs of `ipcmark run` only).
+    Csv,
+}
+
+/// Arguments of `ipcmark export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The run: an id, `last` or `last~N`.
+    #[arg(value_name = "RUN")]
+    run: String,
+    /// What to write.
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    format: Format,
+    /// Write to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
+    output: Option<PathBuf>,
+    /// The history database (default: $XDG_DATA_HOME/ipcmark/history.sqlite).
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
+    db: Option<PathBuf>,
+}
+
+/// Arguments of `ipcmark import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// JSON reports written by `run --json` or `workload --json`.
+    #[arg(value_name = "FILE.json", required = true, value_hint = clap::ValueHint::FilePath)]
+    files: Vec<PathBuf>,
+    /// The history database (default: $XDG_DATA_HOME/ipcmark/history.sqlite).
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
+    db: Option<PathBuf>,
+}
+
+fn parse_date(s: &str) -> Result<jiff::Timestamp, String> {
+    if let Ok(t) = s.parse::<jiff::Timestamp>() {
+        return Ok(t);
+    }
+    s.parse::<jiff::civil::Date>()
+        .map_err(|_| format!("'{s}' is not a date (2026-11-01) or an RFC 3339 time"))
+        .and_then(|d| {
+            d.to_zoned(jiff::tz::TimeZone::UTC)
+                .map(|z| z.timestamp())
+                .map_err(|e| e.to_string())
+        })
+}
+
+/// A history error as the command's failure: exit 2 for what the user
+/// named, 1 for a database that cannot be used.
+pub fn failure(e: Error) -> Failure {
+    match e {
+        Error::Usage(m) => Failure::usage(m),
+        Error::Store(m) => Failure::run(m),
+    }
+}
+
+fn store(db: Option<&Path>) -> Result<Store, Failure> {
+    let path = history::path_or_default(db).map_err(failure)?;
+    Store::open_existing(&path).map_err(failure)
+}
+
+/// The writer that keeps `report` in the history as it grows, for `run`
+/// and `workload`; none with `--no-save`. A history given with `--db` that
+/// cannot be opened refuses the command; the default one only warns, so a
+/// user without a writable home can still measure.
+pub fn writer(
+    db: Option<&Path>,
+    no_save: bool,
+    report: &Value,
+) -> Result<Option<RunWriter>, Failure> {
+    if no_save {
+        return Ok(None);
+    }
+    let opened = history::path_or_default(db)
+        .and_then(|path| Store::open(&path))
+        .and_then(|store| RunWriter::start(store, report));
+    match (opened, db) {
+        (Ok(w), _) => Ok(Some(w)),
+        (Err(e), Some(_)) => Err(failure(e)),
+        (Err(e), None) => {
+            eprintln!("warning: {e}; this run is not saved in the history (--no-save skips it)");
+            Ok(None)
+        }
+    }
+}
+
+/// `ipcmark history`: the runs, one a line; or `--prune`.
+pub fn history(args: HistoryArgs) -> Result<ExitCode, Failure> {
+    if args.prune {
+        if args.keep.is_none() && args.before.is_none() && !args.incomplete {
+            return Err(Failure::usage(
+                "--prune needs a selector: --keep N, --before DATE or --incomplete",
+            ));
+        }
+        let mut s = store(args.db.as_deref())?;
+        let gone = s
+            .prune(&Prune {
+                keep: args.keep,
+                before: args.before,
+                incomplete: args.incomplete,
+            })
+            .map_err(failure)?;
+        let ids: Vec<String> = gone.iter().map(ToString::to_string).collect();
+        print_stdout(&match ids.len() {
+            0 => "no run deleted\n".to_string(),
+            n => format!("deleted {n} run(s): {}\n", ids.join(", ")),
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let s = store(args.db.as_deref())?;
+    let runs = s.runs().map_err(failure)?;
+    if runs.is_empty() {
+        print_stdout(&format!("the history {} is empty\n", s.path().display()))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = crate::output::table::cells::new_table(vec![
+        "id", "started", "host", "kernel", "command", "figures", "state",
+    ]);
+    for r in &runs {
+        // The program's own path says nothing: `ipcmark run …`.
+        let mut argv = r.command_line.clone();
+        if let Some(first) = argv.first_mut() {
+            *first = "ipcmark".into();
+        }
+        let state = match (r.complete, r.finished) {
+            (true, _) => "complete",
+            (false, true) => "stopped",
+            (false, false) => "incomplete",
+        };
+        let state = match &r.imported_from {
+            Some(_) => format!("{state}, imported"),
+            None => state.to_string(),
+        };
+        t.add_row(vec![
+            r.id.to_string(),
+            r.started_at
+                .chars()
+                .take(19)
+                .collect::<String>()
+                .replace('T', " "),
+            r.host.clone(),
+            r.kernel.clone(),
+            argv.join(" "),
+            r.figures.to_string(),
+            state,
+        ]);
+    }
+    crate::output::table::cells::fit_width(&mut t);
+    print_stdout(&format!("{t}\n{}\n", s.path().display()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ipcmark show RUN`: the stored run's page.
+pub fn show(args: ShowArgs) -> Result<ExitCode, Failure> {
+    let (label, report) = history::load_spec(args.db.as_deref(), &args.run).map_err(failure)?;
+    history::Kind::of(&report).map_err(|e| failure(Error::Usage(format!("{label}: {e}"))))?;
+    print_stdout(&crate::output::stored::render(&label, &report))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ipcmark export RUN --format json|csv [-o FILE]`.
+pub fn export(args: ExportArgs) -> Result<ExitCode, Failure> {
+    if let Some(out) = &args.output {
+        super::check_output_path("--output", out)?;
+    }
+    let s = store(args.db.as_deref())?;
+    let id = s.resolve(&args.run).map_err(failure)?;
+    let report = s.load_report(id).map_err(failure)?;
+    let text = match args.format {
+        Format::Json => {
+            let mut t = serde_json::to_string_pretty(&report)
+                .map_err(|e| Failure::run(format!("run {id}: {e}")))?;
+            t.push('\n');
+            t
+        }
+        Format::Csv => crate::output::csv::render(&report)
+            .map_err(|e| Failure::usage(format!("run {id}: {e}")))?,
+    };
+    match &args.output {
+        Some(path) => std::fs::write(path, text)
+            .map_err(|e| Failure::run(format!("cannot write {}: {e}", path.display())))?,
+        None => print_stdout(&text)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ipcmark import FILE.json…`: each report becomes a run of the history.
+pub fn import(args: ImportArgs) -> Result<ExitCode, Failure> {
+    // Every file is read and checked before any is stored.
+    let mut reports = Vec::new();
+    for f in &args.files {
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| Failure::usage(format!("cannot read {}: {e}", f.display())))?;
+        let v: Value = serde_json::from_str(&text)
+            .map_err(|e| Failure::usage(format!("{} is not JSON: {e}", f.display())))?;
+        history::Kind::of(&v).map_err(|e| Failure::usage(format!("{}: {e}", f.display())))?;
+        reports.push((f, v));
+    }
+    let path = history::path_or_default(args.db.as_deref()).map_err(failure)?;
+    let mut lines = String::new();
+    for (f, v) in reports {
+        let source = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
+        let store = Store::open(&path).map_err(failure)?;
+        let id = store
+            .import(&v, &source.display().to_string())
+            .map_err(failure)?;
+        lines.push_str(&format!("{}: run {id}\n", f.display()));
+    }
+    print_stdout(&lines)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn before_takes_a_date_at_midnight_utc_or_a_time() {
+        let day = parse_date("2026-11-01").unwrap();
+        assert_eq!(
+            day,
+            "2026-11-01T00:00:00Z".parse::<jiff::Timestamp>().unwrap()
+        );
+        let t = parse_date("2026-11-01T12:30:00+01:00").unwrap();
+        assert_eq!(
+            t,
+            "2026-11-01T11:30:00Z".parse::<jiff::Timestamp>().unwrap()
+        );
+        for bad in ["yesterday", "2026-13-01", ""] {
+            assert!(parse_date(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! The history database's tables, as migrations applied in order: the
+//! database's `user_version` is how many of them it has had. A database with
+//! a higher version was written by a newer ipcmark and is never opened for
+//! writing (see `Store::open`).
+
+use rusqlite_migration::{M, Migrations};
+
+/// Version 1: the runs and their figures.
+///
+/// `runs.report` is the run's whole JSON report with its list of figures
+/// (`results` of a run, `configurations` of a workload) left empty; each
+/// figure's JSON is a row of `figures`, in order. The report is those put
+/// back together, key for key. The other columns repeat what `ipcmark
+/// history` lists and what a query would select on.
+const V1: &str = "
+CREATE TABLE runs (
+    id            INTEGER PRIMARY KEY,
+    kind          TEXT    NOT NULL CHECK (kind IN ('run', 'workload')),
+    started_at    TEXT    NOT NULL,           -- RFC 3339, as in the report
+    finished_at   TEXT,                       -- null while running, or killed
+    complete      INTEGER NOT NULL DEFAULT 0, -- 1 once every figure was attempted
+    host          TEXT    NOT NULL,
+    kernel        TEXT    NOT NULL,
+    command_line  TEXT    NOT NULL,           -- JSON array, program name first
+    imported_from TEXT,                       -- the file `ipcmark import` read
+    report        TEXT    NOT NULL            -- the JSON report, figures left out
+);
+
+CREATE TABLE figures (
+    run_id        INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    ordinal       INTEGER NOT NULL,           -- position in the report, from 0
+    key           TEXT    NOT NULL,           -- e.g. pipe/pingpong/64
+    status        TEXT,                       -- ok, skipped, failed, …
+    median        REAL,                       -- ns (latency_ns.median)
+    interval_low  REAL,                       -- ns, 95% interval of the median
+    interval_high REAL,
+    figure        TEXT    NOT NULL,           -- the figure's JSON
+    PRIMARY KEY (run_id, ordinal)
+);
+";
+
+/// Every migration, oldest first. Append only: a released one never changes.
+pub fn migrations() -> Migrations<'static> {
+    Migrations::new(vec![M::up(V1)])
+}
+
+/// The schema version this binary writes.
+pub fn latest() -> usize {
+    1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_are_valid_and_latest_counts_them() {
+        assert!(migrations().validate().is_ok());
+        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+        migrations().to_latest(&mut conn).unwrap();
+        let v: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v as usize, latest());
+    }
+}

@@ -1,0 +1,122 @@
+//! The page of a report read back (`ipcmark show`): a run kept in the
+//! history, or a report file. The live page (`page.rs`) is drawn from the
+//! engine's figures, which a stored run no longer has; this one is drawn
+//! from the report's JSON (`ipcmark.run/1`, `ipcmark.workload/1`), so it
+//! shows what the report holds: each figure's median, interval and tail.
+
+use crate::output::table::cells::{duration, fit_width, new_table, size_cell};
+use serde_json::Value;
+
+fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer).and_then(Value::as_str).unwrap_or("?")
+}
+
+/// The run on one line: when, where, how it ended, the command.
+fn header(label: &str, report: &Value) -> String {
+    let mut argv: Vec<&str> = report
+        .get("command_line")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    // The program's own path says nothing: `ipcmark run …`.
+    if let Some(first) = argv.first_mut() {
+        *first = "ipcmark";
+    }
+    let state = if report.get("complete").and_then(Value::as_bool) == Some(true) {
+        "complete"
+    } else {
+        "incomplete"
+    };
+    format!(
+        "{label} | ipcmark {} | Linux {} | {} | {} | started {} | {state}\n{}\n",
+        text(report, "/ipcmark_version"),
+        text(report, "/environment/kernel"),
+        text(report, "/environment/hostname"),
+        text(report, "/environment/cpu_model"),
+        text(report, "/started_at"),
+        argv.join(" ")
+    )
+}
+
+/// One row per figure: what, status, median, its 95% interval, p99.
+fn results_table(results: &[Value]) -> String {
+    let mut t = new_table(vec![
+        "benchmark",
+        "mode",
+        "size",
+        "status",
+        "median",
+        "95% interval",
+        "p99",
+    ]);
+    let ns = |r: &Value, p: &str| r.pointer(p).and_then(Value::as_f64).map(duration);
+    for r in results {
+        let interval = match (
+            ns(r, "/precision/interval_ns/low"),
+            ns(r, "/precision/interval_ns/high"),
+        ) {
+            (Some(lo), Some(hi)) => format!("{lo} … {hi}"),
+            _ => String::new(),
+        };
+        let status = text(r, "/status");
+        let detail = r
+            .get("reason")
+            .or_else(|| r.get("error"))
+            .and_then(Value::as_str)
+            .map_or(String::new(), |d| format!(": {d}"));
+        t.add_row(vec![
+            text(r, "/benchmark").to_string(),
+            text(r, "/mode").to_string(),
+            r.get("size_bytes")
+                .and_then(Value::as_u64)
+                .map_or(String::new(), |b| size_cell(b as usize)),
+            format!("{status}{detail}"),
+            ns(r, "/latency_ns/median").unwrap_or_default(),
+            interval,
+            ns(r, "/latency_ns/p99").unwrap_or_default(),
+        ]);
+    }
+    fit_width(&mut t);
+    format!("{t}\n")
+}
+
+/// One row per configuration of a workload: its placement and runs.
+fn configurations_table(configs: &[Value]) -> String {
+    let mut t = new_table(vec!["configuration", "placement", "runs", "failed"]);
+    for c in configs {
+        let runs = c.get("runs").and_then(Value::as_array);
+        let failed = runs.map_or(0, |rs| {
+            rs.iter()
+                .filter(|r| r.get("error").is_some_and(|e| !e.is_null()))
+                .count()
+        });
+        t.add_row(vec![
+            text(c, "/name").to_string(),
+            c.get("placement").map_or(String::new(), Value::to_string),
+            runs.map_or(0, Vec::len).to_string(),
+            failed.to_string(),
+        ]);
+    }
+    fit_width(&mut t);
+    format!("{t}\n")
+}
+
+/// The page of `report`, headed by `label` (e.g. "run 12").
+pub fn render(label: &str, report: &Value) -> String {
+    let mut out = header(label, report);
+    if let Some(results) = report.get("results").and_then(Value::as_array) {
+        out.push_str(&results_table(results));
+    }
+    if let Some(configs) = report.get("configurations").and_then(Value::as_array) {
+        out.push_str(&format!("workload {}\n", text(report, "/workload")));
+        out.push_str(&configurations_table(configs));
+    }
+    if let Some(ws) = report.get("warnings").and_then(Value::as_array) {
+        for w in ws {
+            if let Some(m) = w.get("message").and_then(Value::as_str) {
+                out.push_str(&format!("warning: {m}\n"));
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,413 @@
+//! The run history (docs/history.md): runs saved as they go, read back as
+//! the same report, compared by `last` and `last~1`, a killed run kept with
+//! its figures so far, two writers at once, a newer database refused and
+//! left as it was, import, CSV export to full precision, prune, and bad
+//! specs exiting with one line. Every test writes to a sandbox's history.
+
+use crate::util::*;
+use serde_json::Value;
+use std::path::Path;
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// `ipcmark ARGS --db DB`, which must succeed; its stdout.
+fn ok(sb: &Sandbox, db: &Path, args: &[&str]) -> String {
+    let mut argv = args.to_vec();
+    argv.extend(["--db", db.to_str().unwrap()]);
+    let out = sb.run(&argv, LIMIT);
+    assert!(out.status.success(), "{argv:?}: {}", stderr(&out));
+    stdout(&out)
+}
+
+/// The stored report of `spec`, as `export` writes it.
+fn exported(sb: &Sandbox, db: &Path, spec: &str) -> Value {
+    serde_json::from_str(&ok(sb, db, &["export", spec, "--format", "json"])).unwrap()
+}
+
+/// `(runs, figures, complete runs)` counted in the database itself.
+fn counts(db: &Path) -> (i64, i64, i64) {
+    let c = rusqlite::Connection::open(db).unwrap();
+    let n = |sql: &str| c.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
+    (
+        n("SELECT count(*) FROM runs"),
+        n("SELECT count(*) FROM figures"),
+        n("SELECT count(*) FROM runs WHERE complete = 1"),
+    )
+}
+
+fn integrity(db: &Path) -> String {
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn runs_go_to_the_sandboxs_history_and_compare_last_with_last_1() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    // No --db: the default place, which the sandbox's XDG_DATA_HOME moves.
+    for _ in 0..2 {
+        let mut argv = vec!["run", "pipe"];
+        argv.extend_from_slice(SHORT);
+        let out = sb.run(&argv, LIMIT);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let db = sb.history();
+    assert_eq!(counts(&db), (2, 2, 2));
+    let out = sb.run(&["compare", "last", "last~1"], LIMIT);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("A: run 2") && text.contains("B: run 1") && text.contains("pipe"),
+        "{text}"
+    );
+    let list = ok(&sb, &db, &["history"]);
+    assert_eq!(list.matches("complete").count(), 2, "{list}");
+    // The page of a stored run names its figures.
+    assert!(ok(&sb, &db, &["show", "last"]).contains("pipe"));
+    // `report` with no RUN is about the last run of the history.
+    let html = sb.path("r.html");
+    let out = sb.run(&["report", "--html", html.to_str().unwrap()], LIMIT);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("run 2") && !page.contains("run 1"),
+        "report names run 2 only"
+    );
+    // --no-save leaves the history as it was.
+    let mut argv = vec!["run", "pipe", "--no-save"];
+    argv.extend_from_slice(SHORT);
+    assert!(sb.run(&argv, LIMIT).status.success());
+    assert_eq!(counts(&db).0, 2);
+}
+
+#[test]
+fn a_stored_run_exports_as_the_report_run_json_wrote() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let (db, json) = (sb.path("h.sqlite"), sb.path("run.json"));
+    let mut argv = vec!["run", "pipe", "fifo", "--json", json.to_str().unwrap()];
+    argv.extend_from_slice(SHORT);
+    ok(&sb, &db, &argv);
+    let out = ok(&sb, &db, &["export", "last"]);
+    assert_eq!(out, std::fs::read_to_string(&json).unwrap());
+}
+
+#[test]
+fn sigkill_mid_run_leaves_the_figures_so_far_marked_incomplete() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let db = sb.path("h.sqlite");
+    // signal-sigqueue runs alone and is saved first; the kill then lands
+    // in the long sweep of the other four (200 ms samples), as in
+    // robustness.rs.
+    let argv = [
+        "run",
+        "signal-sigqueue",
+        "pipe",
+        "fifo",
+        "unix-stream",
+        "unix-dgram",
+        "--sizes",
+        "64",
+        "--passes",
+        "1",
+        "--sample-time",
+        "200ms",
+        "--db",
+        db.to_str().unwrap(),
+    ];
+    let child = sb.cmd(&argv).spawn().unwrap();
+    let pid = child.id();
+    assert!(
+        eventually(Duration::from_secs(60), || {
+            db.exists()
+                && rusqlite::Connection::open(&db)
+                    .and_then(|c| c.query_row("SELECT count(*) FROM figures", [], |r| r.get(0)))
+                    .is_ok_and(|n: i64| n > 0)
+        }),
+        "no figure saved within 60 s"
+    );
+    signal(pid, libc::SIGKILL);
+    let out = wait_with_deadline(child, Duration::from_secs(20));
+    assert_eq!(out.status.code(), None, "killed, not exited");
+    // What the killed run held is removed, as a user would after kill -9.
+    assert!(sb.run(&["clean"], LIMIT).status.success());
+    assert_released(&sb, pid);
+    assert_eq!(integrity(&db), "ok");
+    let (runs, figures, complete) = counts(&db);
+    assert_eq!((runs, complete), (1, 0));
+    assert!((1..5).contains(&figures), "{figures} figures");
+    let list = ok(&sb, &db, &["history"]);
+    assert!(list.contains("incomplete"), "{list}");
+    let report = exported(&sb, &db, "last");
+    assert_eq!(report["complete"], false);
+    assert!(report["finished_at"].is_null());
+    assert_eq!(results(&report).len() as i64, figures);
+    assert!(results(&report).iter().all(|r| r["status"].is_string()));
+}
+
+#[test]
+fn two_runs_writing_at_once_both_land_whole() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let db = sb.path("h.sqlite");
+    let mut argv = vec!["run", "pipe", "fifo", "--sizes", "64,1K", "--db"];
+    argv.push(db.to_str().unwrap());
+    argv.extend_from_slice(SHORT);
+    let a = sb.cmd(&argv).spawn().unwrap();
+    let b = sb.cmd(&argv).spawn().unwrap();
+    for child in [a, b] {
+        let out = wait_with_deadline(child, LIMIT);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    assert_eq!(integrity(&db), "ok");
+    assert_eq!(counts(&db), (2, 8, 2));
+    for spec in ["1", "2"] {
+        assert_eq!(results(&exported(&sb, &db, spec)).len(), 4);
+    }
+}
+
+#[test]
+fn a_history_from_a_newer_ipcmark_is_refused_and_left_unchanged() {
+    let sb = Sandbox::new();
+    let db = sb.path("h.sqlite");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch("CREATE TABLE runs (x); PRAGMA user_version = 99;")
+            .unwrap();
+    }
+    let before = std::fs::read(&db).unwrap();
+    for args in [
+        vec!["history"],
+        vec!["show", "last"],
+        vec!["import", "nothing.json"],
+        vec![
+            "run",
+            "pipe",
+            "--quick",
+            "--samples",
+            "2",
+            "--max-time",
+            "0",
+        ],
+    ] {
+        let mut argv = args.clone();
+        argv.extend(["--db", db.to_str().unwrap()]);
+        let out = sb.run(&argv, LIMIT);
+        let err = stderr(&out);
+        if args[0] == "import" {
+            // The file is checked first.
+            assert_eq!(out.status.code(), Some(2), "{err}");
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(1), "{argv:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("newer ipcmark"), "{err}");
+        assert!(stdout(&out).is_empty());
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+}
+
+/// A report file as `run --json` writes it, made by a short run not saved.
+fn report_file(sb: &Sandbox, name: &str, extra: &[&str]) -> std::path::PathBuf {
+    let json = sb.path(name);
+    let mut argv = vec!["run", "pipe", "--no-save", "--json", json.to_str().unwrap()];
+    argv.extend_from_slice(extra);
+    argv.extend_from_slice(SHORT);
+    let out = sb.run(&argv, LIMIT);
+    assert!(out.status.success(), "{}", stderr(&out));
+    json
+}
+
+#[test]
+fn an_imported_report_reads_back_as_it_was() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let db = sb.path("h.sqlite");
+    let json = report_file(&sb, "old.json", &[]);
+    let out = ok(&sb, &db, &["import", json.to_str().unwrap()]);
+    assert!(out.contains("run 1"), "{out}");
+    assert_eq!(
+        ok(&sb, &db, &["export", "1"]),
+        std::fs::read_to_string(&json).unwrap()
+    );
+    assert!(ok(&sb, &db, &["history"]).contains("imported"));
+    // A file that is no report is refused, and nothing is stored.
+    let bad = sb.path("bad.json");
+    std::fs::write(&bad, r#"{"schema": "other/1"}"#).unwrap();
+    let out = sb.run(
+        &[
+            "import",
+            bad.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        LIMIT,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(counts(&db).0, 1);
+}
+
+#[test]
+fn csv_export_round_trips_every_median_and_interval() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let db = sb.path("h.sqlite");
+    let csv_path = sb.path("run.csv");
+    // Three passes: each figure's interval rests on their medians.
+    let mut argv = vec![
+        "run",
+        "pipe",
+        "fifo",
+        "syscall-getpid",
+        "--csv",
+        csv_path.to_str().unwrap(),
+    ];
+    argv.extend_from_slice(short_budget());
+    argv.extend(["--passes", "3"]);
+    ok(&sb, &db, &argv);
+    let report = exported(&sb, &db, "last");
+    let exported_csv = ok(&sb, &db, &["export", "last", "--format", "csv"]);
+    assert_eq!(exported_csv, std::fs::read_to_string(&csv_path).unwrap());
+    let mut reader = csv::Reader::from_reader(exported_csv.as_bytes());
+    let headers = reader.headers().unwrap().clone();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let col = |row: &csv::StringRecord, name: &str| -> Option<f64> {
+        let i = headers.iter().position(|h| h == name).unwrap();
+        (!row[i].is_empty()).then(|| row[i].parse().unwrap())
+    };
+    let figures = results(&report);
+    assert_eq!(rows.len(), figures.len());
+    let mut intervals = 0;
+    for (row, f) in rows.iter().zip(figures) {
+        assert_eq!(&row[0], f["benchmark"].as_str().unwrap());
+        assert_eq!(col(row, "median_ns"), f["latency_ns"]["median"].as_f64());
+        let interval = &f["precision"]["interval_ns"];
+        assert_eq!(col(row, "interval_low_ns"), interval["low"].as_f64());
+        assert_eq!(col(row, "interval_high_ns"), interval["high"].as_f64());
+        intervals += usize::from(interval["low"].is_f64());
+    }
+    assert!(intervals > 0, "no figure had an interval: {exported_csv}");
+}
+
+#[test]
+fn prune_deletes_what_its_selectors_pick() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let db = sb.path("h.sqlite");
+    let done = report_file(&sb, "done.json", &[]);
+    let mut partial: Value = read_json(&done);
+    partial["complete"] = Value::Bool(false);
+    let partial_path = sb.path("partial.json");
+    std::fs::write(&partial_path, partial.to_string()).unwrap();
+    let (d, p) = (done.to_str().unwrap(), partial_path.to_str().unwrap());
+    ok(&sb, &db, &["import", d, p, d, d]);
+    let none = sb.run(&["history", "--prune", "--db", db.to_str().unwrap()], LIMIT);
+    assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
+    assert!(
+        ok(&sb, &db, &["history", "--prune", "--before", "2000-01-01"]).contains("no run deleted")
+    );
+    assert!(ok(&sb, &db, &["history", "--prune", "--incomplete"]).contains("deleted 1 run(s): 2"));
+    assert!(
+        ok(&sb, &db, &["history", "--prune", "--keep", "1"]).contains("deleted 2 run(s): 1, 3")
+    );
+    assert_eq!(counts(&db), (1, 1, 1));
+    assert_eq!(
+        ok(&sb, &db, &["export", "last"]),
+        std::fs::read_to_string(&done).unwrap()
+    );
+}
+
+#[test]
+fn specs_that_name_no_run_exit_2_with_one_line() {
+    let sb = Sandbox::new();
+    let db = sb.path("h.sqlite");
+    let missing = sb.path("missing.sqlite");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["show", "last", "--db", missing.to_str().unwrap()],
+            "no history",
+        ),
+        (
+            vec!["import", "absent.json", "--db", db.to_str().unwrap()],
+            "cannot read",
+        ),
+    ];
+    for (argv, needle) in &cases {
+        let out = sb.run(argv, LIMIT);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{argv:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{argv:?}: {err}");
+    }
+    // An empty history, then one of a single run.
+    rusqlite::Connection::open(&db).unwrap();
+    let json = sb.path("r.json");
+    std::fs::write(
+        &json,
+        r#"{"schema": "ipcmark.run/1", "started_at": "2026-11-24T00:00:00Z",
+            "environment": {"hostname": "h", "kernel": "k"}, "results": []}"#,
+    )
+    .unwrap();
+    let d = db.to_str().unwrap();
+    for (argv, needle) in [
+        (vec!["compare", "last", "last~1", "--db", d], "empty"),
+        (vec!["export", "1", "--db", d], "no run 1"),
+    ] {
+        let out = sb.run(&argv, LIMIT);
+        assert_eq!(out.status.code(), Some(2), "{argv:?}");
+        assert!(stderr(&out).contains(needle), "{}", stderr(&out));
+    }
+    ok(&sb, &db, &["import", json.to_str().unwrap()]);
+    for (argv, needle) in [
+        (vec!["compare", "last", "last~1", "--db", d], "only 1 run"),
+        (vec!["show", "yesterday", "--db", d], "names no run"),
+        (vec!["show", "last~x", "--db", d], "names no run"),
+    ] {
+        let out = sb.run(&argv, LIMIT);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{argv:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{argv:?}: {err}");
+    }
+}
+
+#[test]
+fn a_workload_is_kept_in_the_same_history() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let (db, json) = (sb.path("h.sqlite"), sb.path("w.json"));
+    ok(
+        &sb,
+        &db,
+        &[
+            "workload",
+            "shared-counter",
+            "--runs",
+            "1",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(counts(&db), (1, 1, 1));
+    assert_eq!(
+        ok(&sb, &db, &["export", "last"]),
+        std::fs::read_to_string(&json).unwrap()
+    );
+    assert!(ok(&sb, &db, &["show", "last"]).contains("shared-counter"));
+    // A workload has no figures of a run to write as CSV.
+    let out = sb.run(
+        &[
+            "export",
+            "last",
+            "--format",
+            "csv",
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        LIMIT,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
