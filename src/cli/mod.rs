@@ -242,6 +242,17 @@ pub struct RunArgs {
     /// (--quick 10 s) even if fewer were sent. At most 10 000 000.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     messages: Option<u64>,
+    /// Hold a load during every figure: irq:FREQ[:work=DUR] (a periodic
+    /// timer whose handler works DUR, default 2us, on each load CPU),
+    /// cpu:N[:bitcount|qsort|mixed] (N processes of checked kernels),
+    /// net:RATE (UDP datagrams per second over loopback), comma-separated;
+    /// `none` records the interrupt accounting without a load.
+    #[arg(long, value_name = "SPEC[,SPEC…]", value_parser = parse::load_arg)]
+    load: Option<parse::LoadArg>,
+    /// CPUs the load runs on (default: the measured CPUs; all allowed
+    /// CPUs when the run is not pinned), e.g. 0,1 or 0-3.
+    #[arg(long, value_name = "LIST", value_parser = parse::cpu_set_arg)]
+    load_cpus: Option<parse::CpuList>,
     /// Inject a fault in the echo server (for testing ipcmark itself).
     #[arg(long, value_enum, hide = true)]
     fault: Option<FaultArg>,

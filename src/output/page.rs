@@ -57,6 +57,7 @@ pub fn render(
             ));
         }
     }
+    out.push_str(&table::load::render(results));
     if let Some(p) = preset {
         out.push_str(&table::render_preset(p, results));
     }
@@ -98,6 +99,18 @@ fn header(env: &Environment, s: &Settings, pingpong: bool, ops: bool) -> String 
         h.push_str(&format!(
             "\nsingle-process benchmarks on CPU {}{rt}",
             cpu(s.client_cpu)
+        ));
+    }
+    if let Some(l) = &s.load {
+        let cpus: Vec<String> = l.cpus.iter().map(|c| c.to_string()).collect();
+        h.push_str(&format!(
+            "\nload: {} on CPU {}, held during every figure",
+            if l.specs.is_empty() {
+                "none (interrupt accounting only)".to_string()
+            } else {
+                l.specs.join(", ")
+            },
+            cpus.join(",")
         ));
     }
     if let Some(n) = &s.placement_note {

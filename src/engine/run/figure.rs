@@ -35,6 +35,8 @@ pub struct FigureResult {
     pub sweep: Option<SweepFacts>,
     /// A figure measured in several passes (`run::passes`).
     pub passes: Option<PassFacts>,
+    /// What the stated load did while it was measured (`--load`).
+    pub load: Option<crate::engine::run::load::FigureLoad>,
 }
 
 impl FigureResult {
@@ -50,6 +52,7 @@ impl FigureResult {
             cold_region: None,
             sweep: None,
             passes: None,
+            load: None,
         }
     }
 

@@ -3,6 +3,7 @@
 //! ([`figure`]), and the session that runs a plan's figures in order.
 
 pub mod figure;
+pub mod load;
 pub mod passes;
 pub mod runner;
 pub mod session;

@@ -73,6 +73,9 @@ pub struct Settings {
     pub placement_note: Option<String>,
     /// PM QoS CPU latency limit ipcmark held during the run (µs), if any.
     pub cpu_latency_us: Option<i32>,
+    /// The load held during every figure (`--load`), if one was stated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<super::load::LoadSettingsRecord>,
 }
 
 /// One mechanism at one size, or one operation benchmark.
@@ -180,6 +183,9 @@ pub struct ResultRecord {
     /// pooled into this figure and each one's median (what `compare` tests).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub passes: Option<PassesRecord>,
+    /// With `--load`: what the load did while the figure was measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<super::load::LoadRecord>,
 }
 
 /// One-way latency: median/mean/stddev over samples, the rest over
@@ -281,6 +287,7 @@ impl ResultRecord {
             stream: None,
             sweep: f.sweep.as_ref().map(Into::into),
             passes: f.passes.as_ref().map(Into::into),
+            load: f.load.as_ref().map(Into::into),
         };
         match &f.outcome {
             Outcome::Skipped(why) => {

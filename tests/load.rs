@@ -1,0 +1,274 @@
+//! `--load`: a stated load held during every figure: bad specs refused in
+//! one line, what each load process did recorded with each figure (its
+//! achieved rate measured), and no load process left after a normal end,
+//! SIGINT, SIGTERM or a load process killed under the run. No test asserts
+//! a time or a rate.
+
+use crate::util::*;
+use serde_json::Value;
+use std::time::Duration;
+
+/// Live processes named as ipcmark names its load processes.
+fn load_processes() -> Vec<u32> {
+    ipcmark_processes()
+        .into_iter()
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm"))
+                .is_ok_and(|c| c.trim() == "ipcmark-load")
+        })
+        .collect()
+}
+
+/// Every source of every figure's `load`, after checking each figure has one.
+fn sources(report: &Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    for r in results(report) {
+        let l = r
+            .get("load")
+            .unwrap_or_else(|| panic!("a figure without its load record: {r}"));
+        out.extend(l["sources"].as_array().unwrap().iter().cloned());
+    }
+    out
+}
+
+#[test]
+fn bad_load_specs_are_refused_in_one_line() {
+    let sb = Sandbox::new();
+    let json = sb.path("never.json");
+    let j = json.to_str().unwrap();
+    refused_all(
+        &sb,
+        &[
+            (
+                &["run", "syscall-getpid", "--load", "irq", "--json", j][..],
+                "invalid load 'irq'",
+            ),
+            (&["run", "--load", "irq:50000", "--json", j], "at most"),
+            (
+                &["run", "--load", "irq:4000:work=1ms", "--json", j],
+                "half a period",
+            ),
+            (&["run", "--load", "cpu:0", "--json", j], "1 to 32"),
+            (
+                &["run", "--load", "cpu:1:fft", "--json", j],
+                "unknown kind 'fft'",
+            ),
+            (
+                &["run", "--load", "net:0", "--json", j],
+                "datagrams per second",
+            ),
+            (
+                &["run", "--load", "disk:1", "--json", j],
+                "invalid load 'disk:1'",
+            ),
+            (&["run", "--load-cpus", "0", "--json", j], "give --load too"),
+            (
+                &["run", "--load", "cpu:1", "--load-cpus", "4095", "--json", j],
+                "CPU 4095",
+            ),
+            (
+                &["workload", "shared-counter", "--load", "irq:x", "--json", j],
+                "invalid frequency",
+            ),
+        ],
+        Some(&json),
+    );
+}
+
+#[test]
+fn a_load_is_held_during_every_figure_and_its_achieved_rate_reported() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let ran = run_json(
+        &sb,
+        &args(
+            SHORT,
+            &[
+                "run",
+                "syscall-getpid",
+                "pipe",
+                "--sizes",
+                "64",
+                "--load",
+                "irq:2000,cpu:1,net:2k",
+            ],
+        ),
+        Duration::from_secs(60),
+    );
+    ran.assert_success();
+    ran.assert_released(&sb);
+    let s = &ran.report["settings"]["load"];
+    assert_eq!(
+        s["specs"],
+        serde_json::json!(["irq:2000:work=2000ns", "cpu:1:mixed", "net:2000"])
+    );
+    let cpus = s["cpus"].as_array().unwrap().len();
+    let all = sources(&ran.report);
+    // An interrupt source per load CPU, one CPU process, one flood, per figure.
+    assert_eq!(all.len(), results(&ran.report).len() * (cpus + 2));
+    for src in &all {
+        match src["kind"].as_str().unwrap() {
+            "irq" => {
+                assert_eq!(src["requested_per_s"], 2000.0, "{src}");
+                // The window spans the figure's warm-up, calibration and
+                // samples: a source that never fired in it is broken.
+                assert!(u(src, "count") > 0, "{src}");
+                let achieved = src["achieved_per_s"].as_f64().unwrap();
+                assert!(achieved > 0.0, "{src}");
+                let handler = u(src, "handler_ns");
+                assert!(handler > 0, "the handler worked 2 µs a time: {src}");
+                if let Some(cpu) = src["cpu_time_ns"].as_u64() {
+                    assert!(cpu >= handler, "the kernel counts the handler: {src}");
+                }
+            }
+            "net" => assert_eq!(src["requested_per_s"], 2000.0, "{src}"),
+            "cpu" => assert!(src["requested_per_s"].is_null(), "{src}"),
+            k => panic!("unknown kind {k}"),
+        }
+    }
+    let out = ran.stdout();
+    assert!(out.contains("load: irq:2000:work=2000ns"), "{out}");
+    assert!(out.contains("Under load"), "{out}");
+}
+
+#[test]
+fn sigint_and_sigterm_leave_no_load_process() {
+    let _g = serial();
+    for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let sb = Sandbox::new();
+        let json = sb.path("s.json");
+        let (pid, out) = signal_after_first_save(
+            &sb,
+            &[
+                "run",
+                "syscall-getpid",
+                "syscall-clock-gettime",
+                "syscall-gettid",
+                "--sample-time",
+                "200ms",
+                "--load",
+                "irq:500,cpu:1",
+                "--json",
+                json.to_str().unwrap(),
+            ],
+            &json,
+            Duration::from_secs(20),
+            sig,
+        );
+        assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
+        assert_released(&sb, pid);
+        assert!(load_processes().is_empty(), "{:?}", load_processes());
+    }
+}
+
+#[test]
+fn a_killed_load_process_fails_the_run_in_one_line_and_the_rest_are_reaped() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("k.json");
+    let child = sb
+        .cmd(&[
+            "run",
+            "syscall-getpid",
+            "syscall-clock-gettime",
+            "syscall-gettid",
+            "--sample-time",
+            "200ms",
+            "--load",
+            "irq:500,cpu:2",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    assert!(
+        eventually(Duration::from_secs(20), || json.exists()),
+        "no report saved after the first figure"
+    );
+    let victims: Vec<u32> = children_of(pid)
+        .into_iter()
+        .filter(|c| load_processes().contains(c))
+        .collect();
+    assert_eq!(
+        victims.len(),
+        4,
+        "2 interrupt sources and 2 CPU processes: {victims:?}"
+    );
+    signal(victims[0], libc::SIGKILL);
+    let out = wait_with_deadline(child, Duration::from_secs(30));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.contains("load process"))
+        .unwrap_or_else(|| panic!("no line names the load process: {err}"));
+    assert!(line.starts_with("ipcmark: "), "{line}");
+    assert!(
+        line.contains(&format!("pid {}", victims[0])) && line.contains("killed by signal 9"),
+        "{line}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert_released(&sb, pid);
+    assert!(load_processes().is_empty(), "{:?}", load_processes());
+}
+
+#[test]
+fn a_workload_holds_a_load_too() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let ran = run_json(
+        &sb,
+        &[
+            "workload",
+            "shared-counter",
+            "--runs",
+            "1",
+            "--load",
+            "irq:1000",
+        ],
+        Duration::from_secs(120),
+    );
+    ran.assert_success();
+    ran.assert_released(&sb);
+    assert!(ran.stdout().contains("load held over"), "{}", ran.stdout());
+    assert!(
+        ran.stdout().contains("irq:1000:work=2000ns"),
+        "{}",
+        ran.stdout()
+    );
+}
+
+#[test]
+fn as_nobody_a_load_runs_and_leaves_nothing() {
+    let _g = serial();
+    let nobody = match Nobody::new() {
+        Ok(n) => n,
+        Err(why) => {
+            eprintln!("SKIPPED as_nobody_a_load_runs_and_leaves_nothing: {why}");
+            return;
+        }
+    };
+    let sb = Sandbox::new();
+    let ran = run_json_by(
+        &sb,
+        &args(
+            SHORT,
+            &["run", "syscall-getpid", "--load", "irq:1000,cpu:1"],
+        ),
+        Duration::from_secs(60),
+        |a| nobody.cmd(&sb, a),
+    );
+    ran.assert_success();
+    ran.assert_released(&sb);
+    for src in sources(&ran.report) {
+        if src["kind"] == "irq" {
+            assert!(u(&src, "count") > 0, "{src}");
+            // Whatever nobody may (RLIMIT_RTPRIO), the report says which.
+            assert!(
+                src["policy"] == "SCHED_FIFO" || src["policy"] == "SCHED_OTHER",
+                "{src}"
+            );
+        }
+    }
+}
