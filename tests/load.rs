@@ -126,6 +126,37 @@ fn a_load_is_held_during_every_figure_and_its_achieved_rate_reported() {
             k => panic!("unknown kind {k}"),
         }
     }
+    // The accounting: each figure's CPUs and the load's, the interrupt
+    // sources' handlers counted on the CPU they are pinned to, and the
+    // interrupt time at least what the sources took there.
+    for r in results(&ran.report) {
+        let l = &r["load"];
+        let accounted: Vec<u64> = l["cpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| u(c, "cpu"))
+            .collect();
+        for c in r["cpus"].as_array().unwrap() {
+            assert!(accounted.contains(&c.as_u64().unwrap()), "{r}");
+        }
+        for c in l["cpus"].as_array().unwrap() {
+            let on_it: u64 = l["sources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|s| s["kind"] == "irq" && s["cpu"] == c["cpu"])
+                .map(|s| u(s, "count"))
+                .sum();
+            assert_eq!(u(c, "load_handlers"), on_it, "{c}");
+            assert_eq!(
+                u(c, "interrupt_ns"),
+                u(c, "irq_ns") + u(c, "softirq_ns") + u(c, "load_cpu_ns"),
+                "{c}"
+            );
+            assert!(u(c, "load_cpu_ns") >= u(c, "load_handler_ns"), "{c}");
+        }
+    }
     let out = ran.stdout();
     assert!(out.contains("load: irq:2000:work=2000ns"), "{out}");
     assert!(out.contains("Under load"), "{out}");

@@ -2,6 +2,7 @@
 //! the first figure, checked alive before and after each, and what it did
 //! during each figure recorded with the figure.
 
+use crate::engine::os::load::account::{self, CpuDelta, KernelCounters};
 use crate::engine::os::load::{Load, LoadPlan, LoadSnapshot, LoadSpec};
 
 /// The load of a running session.
@@ -13,6 +14,7 @@ pub struct Held {
 /// outside every timed region.
 pub struct Mark {
     load: LoadSnapshot,
+    kernel: KernelCounters,
 }
 
 impl Held {
@@ -28,16 +30,25 @@ impl Held {
     pub fn before(&mut self) -> Result<Mark, String> {
         self.load.check()?;
         Ok(Mark {
+            kernel: KernelCounters::read(),
             load: self.load.snapshot(),
         })
     }
 
     /// Checks that every load process ran through the figure, and returns
-    /// what the load did since `mark`, for the figure's record.
-    pub fn after(&mut self, mark: &Mark) -> Result<FigureLoad, String> {
+    /// what the load did since `mark` and what the kernel counted of
+    /// interrupts on the load CPUs and the figure's `cpus`, for the
+    /// figure's record.
+    pub fn after(&mut self, mark: &Mark, cpus: &[usize]) -> Result<FigureLoad, String> {
         let now = self.load.snapshot();
+        let kernel = KernelCounters::read();
         self.load.check()?;
-        Ok(FigureLoad::between(self.load.plan(), &mark.load, &now))
+        let mut record = FigureLoad::between(self.load.plan(), &mark.load, &now);
+        let mut on: Vec<usize> = self.load.plan().cpus.clone();
+        on.extend(cpus.iter().filter(|c| !self.load.plan().cpus.contains(c)));
+        on.sort_unstable();
+        record.cpus = account::delta(&mark.kernel, &kernel, &on);
+        Ok(record)
     }
 }
 
@@ -79,6 +90,8 @@ pub struct FigureLoad {
     pub window_ns: u64,
     /// Each load process, in start order.
     pub sources: Vec<SourceDelta>,
+    /// What the kernel counted on each load CPU and each CPU of the figure.
+    pub cpus: Vec<CpuDelta>,
 }
 
 impl FigureLoad {
@@ -104,6 +117,7 @@ impl FigureLoad {
         FigureLoad {
             window_ns: after.at_ns.saturating_sub(before.at_ns),
             sources,
+            cpus: Vec::new(),
         }
     }
 
@@ -116,6 +130,49 @@ impl FigureLoad {
             s.handler_ns += n.handler_ns;
             s.cpu_time_ns = s.cpu_time_ns.zip(n.cpu_time_ns).map(|(a, b)| a + b);
         }
+        for n in &next.cpus {
+            match self.cpus.iter_mut().find(|c| c.cpu == n.cpu) {
+                Some(c) => {
+                    for (k, v) in &n.interrupts {
+                        *c.interrupts.entry(k.clone()).or_default() += v;
+                    }
+                    for (k, v) in &n.softirqs {
+                        *c.softirqs.entry(k.clone()).or_default() += v;
+                    }
+                    c.irq_ns += n.irq_ns;
+                    c.softirq_ns += n.softirq_ns;
+                }
+                None => self.cpus.push(n.clone()),
+            }
+        }
+    }
+
+    /// The interrupt sources pinned to `cpu`: interrupts handled, handler
+    /// time (stamped), and their CPU time as the scheduler counts it (the
+    /// handler time where that could not be read).
+    pub fn sources_on(&self, cpu: usize) -> (u64, u64, u64) {
+        self.sources
+            .iter()
+            .filter(|s| s.cpu == Some(cpu) && matches!(s.spec, LoadSpec::Irq { .. }))
+            .fold((0, 0, 0), |(n, h, c), s| {
+                (
+                    n + s.count,
+                    h + s.handler_ns,
+                    c + s.cpu_time_ns.unwrap_or(s.handler_ns),
+                )
+            })
+    }
+
+    /// The interrupt time accounted on `cpu` in the window, ns: the kernel's
+    /// hard and soft interrupt time there plus the CPU time of the interrupt
+    /// sources pinned there.
+    pub fn interrupt_ns_on(&self, cpu: usize) -> u64 {
+        let kernel = self
+            .cpus
+            .iter()
+            .find(|c| c.cpu == cpu)
+            .map_or(0, |c| c.irq_ns + c.softirq_ns);
+        kernel + self.sources_on(cpu).2
     }
 
     /// Source `i`'s count per second of the window (the achieved rate).

@@ -320,7 +320,10 @@ fn run_step(
             if let (Some(h), Some(mark)) = (load.as_deref_mut(), &mark) {
                 // The sweep's figures are sampled together: each gets the
                 // sweep's record.
-                let record = h.after(mark)?;
+                let mut cpus: Vec<usize> = out.iter().flat_map(|f| f.cpus.clone()).collect();
+                cpus.sort_unstable();
+                cpus.dedup();
+                let record = h.after(mark, &cpus)?;
                 out.iter_mut().for_each(|f| f.load = Some(record.clone()));
             }
             observers.iter_mut().for_each(|o| o.done(out.len()));
@@ -364,7 +367,7 @@ fn run_step(
             }
         };
         if let (Some(h), Some(mark)) = (load.as_deref_mut(), &mark) {
-            r.load = Some(h.after(mark)?);
+            r.load = Some(h.after(mark, &r.cpus)?);
         }
         observers.iter_mut().for_each(|o| o.done(1));
         out.push((i, r));

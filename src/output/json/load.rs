@@ -5,6 +5,7 @@
 use crate::engine::os::load::LoadPlan;
 use crate::engine::run::load::FigureLoad;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// `load` of a result.
 #[derive(Debug, Serialize)]
@@ -14,6 +15,34 @@ pub struct LoadRecord {
     pub window_ms: f64,
     /// One per load process, in start order.
     pub sources: Vec<SourceRecord>,
+    /// The interrupt accounting of each load CPU and each CPU of the figure.
+    pub cpus: Vec<CpuRecord>,
+}
+
+/// What was counted of interrupts on one CPU in the window.
+#[derive(Debug, Serialize)]
+pub struct CpuRecord {
+    /// The CPU.
+    pub cpu: usize,
+    /// `/proc/interrupts` lines that counted on it (LOC, RES, CAL, TLB,
+    /// device lines by number), with how many.
+    pub interrupts: BTreeMap<String, u64>,
+    /// `/proc/softirqs` kinds that counted on it (TIMER, HRTIMER, NET_RX, …).
+    pub softirqs: BTreeMap<String, u64>,
+    /// `/proc/stat` hard-interrupt time, ns (in steps of 10⁹ / USER_HZ).
+    pub irq_ns: u64,
+    /// `/proc/stat` soft-interrupt time, ns (same steps).
+    pub softirq_ns: u64,
+    /// Interrupts the load's interrupt sources on this CPU handled.
+    pub load_handlers: u64,
+    /// Their handler time, stamped in the handler, ns.
+    pub load_handler_ns: u64,
+    /// Their CPU time as the scheduler counts it, ns (the handler time
+    /// where that could not be read).
+    pub load_cpu_ns: u64,
+    /// The interrupt time accounted on this CPU: irq + softirq + the
+    /// sources' CPU time, ns. What the corrections subtract.
+    pub interrupt_ns: u64,
 }
 
 /// What one load process did in the window.
@@ -69,6 +98,24 @@ impl From<&FigureLoad> for LoadRecord {
                         other: s.other,
                         handler_ns: irq.then_some(s.handler_ns),
                         cpu_time_ns: irq.then_some(s.cpu_time_ns),
+                    }
+                })
+                .collect(),
+            cpus: l
+                .cpus
+                .iter()
+                .map(|c| {
+                    let (n, h, cpu_ns) = l.sources_on(c.cpu);
+                    CpuRecord {
+                        cpu: c.cpu,
+                        interrupts: c.interrupts.clone(),
+                        softirqs: c.softirqs.clone(),
+                        irq_ns: c.irq_ns,
+                        softirq_ns: c.softirq_ns,
+                        load_handlers: n,
+                        load_handler_ns: h,
+                        load_cpu_ns: cpu_ns,
+                        interrupt_ns: l.interrupt_ns_on(c.cpu),
                     }
                 })
                 .collect(),

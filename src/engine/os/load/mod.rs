@@ -9,6 +9,7 @@
 //! rounds computed and checked, datagrams sent and received), so that the
 //! achieved load is measured rather than assumed.
 
+pub mod account;
 pub mod kernels;
 mod sources;
 
