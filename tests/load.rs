@@ -303,3 +303,111 @@ fn as_nobody_a_load_runs_and_leaves_nothing() {
         }
     }
 }
+
+/// Checks every figure's correction against its own inputs: the interrupt
+/// time is the load record's on the figure's CPUs; T' = T − f·T with T the
+/// median; S' ≥ S; no corrected figure at or below zero, and none at all
+/// when the status says the correction passes zero. Returns how many
+/// figures had a correction and how many of them had no interrupt time.
+fn check_corrections(report: &Value) -> (usize, usize) {
+    let (mut corrected, mut identity) = (0, 0);
+    for r in results(report) {
+        let Some(c) = r.get("correction") else {
+            assert!(
+                r["status"] != "ok" || r["mode"] == "periodic",
+                "a measured figure without its correction: {r}"
+            );
+            continue;
+        };
+        corrected += 1;
+        let cpus: Vec<&Value> = c["cpus"].as_array().unwrap().iter().collect();
+        let accounted: u64 = r["load"]["cpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| cpus.contains(&&x["cpu"]))
+            .map(|x| u(x, "interrupt_ns"))
+            .sum();
+        assert_eq!(u(c, "interrupt_ns"), accounted, "{r}");
+        let zero = c["status"] == "passes_zero";
+        match c["method"].as_str().unwrap() {
+            "time" => {
+                let t = c["measured_ns"].as_f64().unwrap();
+                assert_eq!(t, r["latency_ns"]["median"].as_f64().unwrap(), "{r}");
+                if zero {
+                    assert!(c["corrected_ns"].is_null() && c["note"].is_string(), "{c}");
+                    continue;
+                }
+                let t2 = c["corrected_ns"].as_f64().unwrap();
+                let per_op = c["interrupt_ns_per_op"].as_f64().unwrap();
+                assert!(t2 > 0.0 && t2 <= t, "{c}");
+                assert!((t2 - (t - per_op)).abs() <= 1e-9 * t, "{c}");
+                if u(c, "interrupt_ns") == 0 {
+                    identity += 1;
+                    assert_eq!(t2, t, "no interrupt time, yet a correction: {c}");
+                }
+            }
+            "score" => {
+                assert_eq!(c["operations"], r["score"]["operations"], "{r}");
+                if zero {
+                    assert!(c["corrected_operations"].is_null(), "{c}");
+                    continue;
+                }
+                let s = u(c, "operations") as f64;
+                let s2 = c["corrected_operations"].as_f64().unwrap();
+                assert!(s2 >= s, "{c}");
+                if u(c, "interrupt_ns") == 0 {
+                    identity += 1;
+                    assert_eq!(s2, s, "no interrupt time, yet a correction: {c}");
+                }
+            }
+            m => panic!("unknown method {m}"),
+        }
+    }
+    (corrected, identity)
+}
+
+#[test]
+fn figures_under_a_load_are_corrected_beside_the_raw_ones() {
+    let _g = serial();
+    for load in ["irq:2000", "none"] {
+        let sb = Sandbox::new();
+        let ran = run_json(
+            &sb,
+            &args(
+                SHORT,
+                &[
+                    "run",
+                    "rhealstone-task-switch",
+                    "sched-yield",
+                    "pipe",
+                    "thread-metric-basic",
+                    "thread-metric-cooperative",
+                    "--sizes",
+                    "64",
+                    "--period",
+                    "100ms",
+                    "--load",
+                    load,
+                ],
+            ),
+            Duration::from_secs(120),
+        );
+        ran.assert_success();
+        ran.assert_released(&sb);
+        let (corrected, _) = check_corrections(&ran.report);
+        let measured = results(&ran.report)
+            .iter()
+            .filter(|r| r["status"] == "ok")
+            .count();
+        assert_eq!(
+            corrected, measured,
+            "{load}: every measured figure is corrected"
+        );
+        let out = ran.stdout();
+        assert!(out.contains("corrected"), "{out}");
+        if load == "none" {
+            assert!(out.contains("load: none"), "{out}");
+        }
+    }
+}

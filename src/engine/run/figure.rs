@@ -37,6 +37,8 @@ pub struct FigureResult {
     pub passes: Option<PassFacts>,
     /// What the stated load did while it was measured (`--load`).
     pub load: Option<crate::engine::run::load::FigureLoad>,
+    /// The figure corrected for the interrupt time of its load record.
+    pub correction: Option<crate::engine::run::correct::Correction>,
 }
 
 impl FigureResult {
@@ -53,6 +55,7 @@ impl FigureResult {
             sweep: None,
             passes: None,
             load: None,
+            correction: None,
         }
     }
 

@@ -10,6 +10,7 @@
 //!         observers: recorded(all figures so far)       (partial results saved)
 //! observers: measured(figures as measured)              (warnings read them here)
 //! correct the drift between passes (run::passes)
+//! correct the figures measured under a load for its interrupt time (run::under_load)
 //! observers: finished(final figures)                    (cost models, report)
 //! ```
 //!
@@ -30,6 +31,7 @@ use crate::engine::run::load::Held;
 use crate::engine::run::passes;
 use crate::engine::run::runner::{self, RunSettings};
 use crate::engine::run::sweep;
+use crate::engine::run::under_load;
 
 /// One thing a run measures, with how it is timed.
 #[derive(Clone, Copy)]
@@ -281,6 +283,7 @@ pub fn run(
     let stopped = interrupt::stop_requested();
     observers.iter_mut().for_each(|o| o.measured(&results));
     passes::correct_between_passes(&mut results);
+    under_load::correct_all(&mut results);
     each(observers, |o| o.finished(&results, stopped))?;
     Ok(Session { results, stopped })
 }

@@ -3,6 +3,7 @@
 //! achieved rate and its handler's count and time.
 
 use crate::engine::os::load::LoadPlan;
+use crate::engine::run::correct::{Corrected, Correction, Status};
 use crate::engine::run::load::FigureLoad;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -138,5 +139,138 @@ impl From<&LoadPlan> for LoadSettingsRecord {
             specs: p.specs.iter().map(|s| s.label()).collect(),
             cpus: p.cpus.clone(),
         }
+    }
+}
+
+/// `correction` of a result: the figure corrected for the interrupt time
+/// accounted while it was measured, with its inputs.
+#[derive(Debug, Serialize)]
+pub struct CorrectionRecord {
+    /// "time" (T' = T − f·T) or "score" (S' = S + Ω·S_int, R' = S'/H).
+    pub method: &'static str,
+    /// "ok", or "passes_zero": the correction would reach or pass zero, so
+    /// there is no corrected figure (never clamped).
+    pub status: &'static str,
+    /// Why there is no corrected figure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The CPUs whose interrupt time was accounted (the figure's).
+    pub cpus: Vec<usize>,
+    /// The window the accounting covers, ms.
+    pub window_ms: f64,
+    /// Interrupt time accounted on those CPUs in the window, ns.
+    pub interrupt_ns: u64,
+    /// f = interrupt_ns ÷ (window × CPUs).
+    pub interrupt_fraction: f64,
+    /// time: T, the figure's median time per operation, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_ns: Option<f64>,
+    /// time: f · T, the interrupt time per operation, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupt_ns_per_op: Option<f64>,
+    /// time: T' = T − f · T, ns (null when status is passes_zero).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub corrected_ns: Option<Option<f64>>,
+    /// score: S, operations counted in the period.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operations: Option<u64>,
+    /// score: the period's measured length, ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elapsed_ms: Option<f64>,
+    /// score: interrupts counted on the test's CPU in the window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupts_in_window: Option<u64>,
+    /// score: S_int, those interrupts scaled to the period.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub s_int: Option<f64>,
+    /// score: t_int, one interrupt's handling, ns (null without interrupts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub t_int_ns: Option<Option<f64>>,
+    /// score: t_op, one counted operation, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub t_op_ns: Option<Option<f64>>,
+    /// score: Ω = t_int ÷ t_op.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub omega: Option<Option<f64>>,
+    /// score: S' = S + Ω · S_int.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub corrected_operations: Option<Option<f64>>,
+    /// score: S' per second of the period.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub corrected_ops_per_s: Option<Option<f64>>,
+    /// score: R' = S' ÷ H, H the baseline's rate as measured (null without a baseline).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub corrected_relative_to_baseline: Option<Option<f64>>,
+}
+
+impl From<&Correction> for CorrectionRecord {
+    fn from(c: &Correction) -> CorrectionRecord {
+        let passes_zero = c.status == Status::PassesZero;
+        let mut r = CorrectionRecord {
+            method: "time",
+            status: if passes_zero { "passes_zero" } else { "ok" },
+            note: passes_zero.then(|| {
+                format!(
+                    "the interrupt time accounted ({:.1} ms on {} CPU(s)) is the whole window \
+                     ({:.1} ms) or more: the correction would reach or pass zero",
+                    c.interrupt_ns as f64 / 1e6,
+                    c.cpus.len(),
+                    c.window_ns as f64 / 1e6
+                )
+            }),
+            cpus: c.cpus.clone(),
+            window_ms: c.window_ns as f64 / 1e6,
+            interrupt_ns: c.interrupt_ns,
+            interrupt_fraction: c.fraction,
+            measured_ns: None,
+            interrupt_ns_per_op: None,
+            corrected_ns: None,
+            operations: None,
+            elapsed_ms: None,
+            interrupts_in_window: None,
+            s_int: None,
+            t_int_ns: None,
+            t_op_ns: None,
+            omega: None,
+            corrected_operations: None,
+            corrected_ops_per_s: None,
+            corrected_relative_to_baseline: None,
+        };
+        match c.kind {
+            Corrected::Time {
+                measured_ns,
+                interrupt_ns_per_op,
+                corrected_ns,
+            } => {
+                r.measured_ns = Some(measured_ns);
+                r.interrupt_ns_per_op = Some(interrupt_ns_per_op);
+                r.corrected_ns = Some(corrected_ns);
+            }
+            Corrected::Score {
+                operations,
+                elapsed_ns,
+                interrupts_in_window,
+                s_int,
+                t_int_ns,
+                t_op_ns,
+                omega,
+                corrected_operations,
+                corrected_ops_per_s,
+                corrected_relative_to_baseline,
+            } => {
+                r.method = "score";
+                r.operations = Some(operations);
+                r.elapsed_ms = Some(elapsed_ns as f64 / 1e6);
+                r.interrupts_in_window = Some(interrupts_in_window);
+                r.s_int = Some(s_int);
+                r.t_int_ns = Some(t_int_ns);
+                r.t_op_ns = Some(t_op_ns);
+                r.omega = Some(omega);
+                r.corrected_operations = Some(corrected_operations);
+                r.corrected_ops_per_s = Some(corrected_ops_per_s);
+                r.corrected_relative_to_baseline = Some(corrected_relative_to_baseline);
+            }
+        }
+        r
     }
 }

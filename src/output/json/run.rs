@@ -186,6 +186,10 @@ pub struct ResultRecord {
     /// With `--load`: what the load did while the figure was measured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub load: Option<super::load::LoadRecord>,
+    /// With `--load`, a measured operation or score figure: the figure
+    /// corrected for the interrupt time accounted, with its inputs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub correction: Option<super::load::CorrectionRecord>,
 }
 
 /// One-way latency: median/mean/stddev over samples, the rest over
@@ -288,6 +292,7 @@ impl ResultRecord {
             sweep: f.sweep.as_ref().map(Into::into),
             passes: f.passes.as_ref().map(Into::into),
             load: f.load.as_ref().map(Into::into),
+            correction: f.correction.as_ref().map(Into::into),
         };
         match &f.outcome {
             Outcome::Skipped(why) => {
