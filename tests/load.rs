@@ -411,3 +411,125 @@ fn figures_under_a_load_are_corrected_beside_the_raw_ones() {
         }
     }
 }
+
+#[test]
+fn a_load_sweep_measures_each_figure_once_per_level() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let ran = run_json(
+        &sb,
+        &args(
+            SHORT,
+            &[
+                "run",
+                "rhealstone-task-switch",
+                "thread-metric-basic",
+                "--period",
+                "100ms",
+                "--load",
+                "cpu:1",
+                "--load-sweep",
+                "irq:250,2000",
+            ],
+        ),
+        Duration::from_secs(120),
+    );
+    ran.assert_success();
+    ran.assert_released(&sb);
+    let levels: Vec<Value> = ran.report["settings"]["load_sweep"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let specs: Vec<&Value> = levels.iter().map(|l| &l["specs"]).collect();
+    assert_eq!(
+        specs,
+        vec![
+            &serde_json::json!(["cpu:1:mixed"]),
+            &serde_json::json!(["cpu:1:mixed", "irq:250:work=2000ns"]),
+            &serde_json::json!(["cpu:1:mixed", "irq:2000:work=2000ns"]),
+        ]
+    );
+    let rs = results(&ran.report);
+    assert_eq!(rs.len(), 2 * levels.len(), "each figure once per level");
+    for (i, r) in rs.iter().enumerate() {
+        assert_eq!(
+            &r["load"]["specs"],
+            specs[i / 2],
+            "levels run in order: {r}"
+        );
+    }
+    check_corrections(&ran.report);
+    let out = ran.stdout();
+    for label in ["no irq", "irq 250 Hz", "irq 2000 Hz"] {
+        assert!(out.contains(label), "{label}: {out}");
+    }
+    // One table per figure, the levels as its columns.
+    assert!(
+        out.lines().any(|l| l.contains("rhealstone-task-switch")
+            && l.contains("no irq")
+            && l.contains("irq 2000 Hz")),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_rtos_load_preset_prints_the_studys_three_tables() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    // The preset's own budget, shortened: one level of interrupts, short
+    // periods and figures.
+    let ran = run_json(
+        &sb,
+        &args(
+            SHORT,
+            &[
+                "run",
+                "--preset",
+                "rtos-load",
+                "--load-sweep",
+                "irq:1000",
+                "--period",
+                "100ms",
+                "--duration",
+                "100ms",
+            ],
+        ),
+        Duration::from_secs(180),
+    );
+    ran.assert_success();
+    ran.assert_released(&sb);
+    let out = ran.stdout();
+    for table in [
+        "1. Fail_sys per interrupt frequency",
+        "2. Rhealstone task switch and preemption per level",
+        "3. Thread-Metric scores per level",
+    ] {
+        assert!(out.contains(table), "{table}: {out}");
+    }
+    // timer-failures runs once, under the application load alone, at the
+    // study's five frequencies; the others at both levels.
+    let rs = results(&ran.report);
+    let timer: Vec<&Value> = rs
+        .iter()
+        .filter(|r| r["benchmark"] == "timer-failures")
+        .collect();
+    assert_eq!(timer.len(), 5);
+    for id in ["rhealstone-task-switch", "thread-metric-preemptive"] {
+        assert_eq!(
+            rs.iter().filter(|r| r["benchmark"] == id).count(),
+            2,
+            "{id}"
+        );
+    }
+    check_corrections(&ran.report);
+}
+
+#[test]
+fn a_load_study_refuses_names() {
+    let sb = Sandbox::new();
+    refused(
+        &sb,
+        &["run", "--preset", "rtos-load", "pipe"],
+        &["chooses its own benchmarks"],
+    );
+}

@@ -253,6 +253,12 @@ pub struct RunArgs {
     /// CPUs when the run is not pinned), e.g. 0,1 or 0-3.
     #[arg(long, value_name = "LIST", value_parser = parse::cpu_set_arg)]
     load_cpus: Option<parse::CpuList>,
+    /// Measure the selected benchmarks once per level: under --load alone
+    /// (none without it), then with an interrupt source at each frequency
+    /// added (irq:60,250,1000,2000,4000); one table per benchmark with the
+    /// levels as columns.
+    #[arg(long, value_name = "irq:F1,F2,…", value_parser = parse::load_sweep_arg)]
+    load_sweep: Option<parse::LoadSweep>,
     /// Inject a fault in the echo server (for testing ipcmark itself).
     #[arg(long, value_enum, hide = true)]
     fault: Option<FaultArg>,

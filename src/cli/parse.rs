@@ -371,6 +371,24 @@ pub fn load_arg(s: &str) -> Result<LoadArg, String> {
     Ok(LoadArg(out))
 }
 
+/// `--load-sweep`: the interrupt frequencies of its levels, Hz.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadSweep(pub Vec<f64>);
+
+/// Parses `--load-sweep irq:F1,F2,…`: one level per frequency, each an
+/// interrupt source at that frequency (default handler work) added to
+/// `--load`.
+pub fn load_sweep_arg(s: &str) -> Result<LoadSweep, String> {
+    let freqs = s.trim().strip_prefix("irq:").ok_or_else(|| {
+        format!("invalid load sweep '{s}': expected irq:F1,F2,… (e.g. irq:60,250,1000,2000,4000)")
+    })?;
+    let list = frequency_list_arg(freqs)?.0;
+    for &f in &list {
+        load_arg(&format!("irq:{f}")).map_err(|e| format!("load sweep: {e}"))?;
+    }
+    Ok(LoadSweep(list))
+}
+
 /// Parses `--load-cpus`: CPU numbers and ranges, comma-separated ("0,1", "0-3").
 pub fn cpu_set_arg(s: &str) -> Result<CpuList, String> {
     let bad = || format!("invalid CPU list '{s}': expected numbers and ranges, e.g. 0,1 or 0-3");
@@ -523,5 +541,19 @@ mod tests {
         for bad in ["", "a", "3-1", "1,,2"] {
             assert!(cpu_set_arg(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn load_sweeps_are_interrupt_frequencies() {
+        assert_eq!(
+            load_sweep_arg("irq:60,250,1000,2000,4000").unwrap().0,
+            vec![60.0, 250.0, 1000.0, 2000.0, 4000.0]
+        );
+        assert!(load_sweep_arg("cpu:1,2").unwrap_err().contains("irq:F1,F2"));
+        assert!(
+            load_sweep_arg("irq:60,50000")
+                .unwrap_err()
+                .contains("at most")
+        );
     }
 }

@@ -67,6 +67,28 @@ pub fn render(
     out
 }
 
+/// The page of a run with `--load-sweep` (or a load study): the header,
+/// the levels, one table per figure with the levels as columns, and a load
+/// study's own tables.
+pub fn render_levels(
+    report: &Report,
+    levels: &[(String, Vec<FigureResult>)],
+    study: Option<&crate::presets::LoadStudy>,
+) -> String {
+    let mut out = header(&report.environment, &report.settings, false, true);
+    let labels: Vec<&str> = levels.iter().map(|(l, _)| l.as_str()).collect();
+    out.push_str(&format!(
+        "\nload levels: {} (each level adds its interrupt source to the load above)\n",
+        labels.join(", ")
+    ));
+    let width = comfy_table::Table::new().width().map_or(100, usize::from);
+    out.push_str(&table::load::render_sweep(levels, width));
+    if let Some(st) = study {
+        out.push_str(&table::load::render_study(st, levels));
+    }
+    out
+}
+
 /// The machine on one line, then where each kind of figure ran.
 fn header(env: &Environment, s: &Settings, pingpong: bool, ops: bool) -> String {
     let cpu = |c: Option<usize>| c.map_or("any".to_string(), |c| c.to_string());

@@ -295,6 +295,7 @@ impl RunPlan {
                 placement_note,
                 cpu_latency_us: None,
                 load: load.as_ref().map(Into::into),
+                load_sweep: None,
             },
             session: session::Plan {
                 items,

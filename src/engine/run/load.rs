@@ -86,6 +86,8 @@ impl SourceDelta {
 /// What the load did during one figure (or the sweep it was sampled in).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FigureLoad {
+    /// The load held: its parts (empty for `--load none`).
+    pub specs: Vec<LoadSpec>,
     /// Length of the window the counts cover, ns.
     pub window_ns: u64,
     /// Each load process, in start order.
@@ -115,6 +117,7 @@ impl FigureLoad {
             })
             .collect();
         FigureLoad {
+            specs: plan.specs.clone(),
             window_ns: after.at_ns.saturating_sub(before.at_ns),
             sources,
             cpus: Vec::new(),

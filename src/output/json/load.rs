@@ -11,6 +11,9 @@ use std::collections::BTreeMap;
 /// `load` of a result.
 #[derive(Debug, Serialize)]
 pub struct LoadRecord {
+    /// The load held, its parts as written (empty for `--load none`): with
+    /// `--load-sweep`, the level the figure was measured at.
+    pub specs: Vec<String>,
     /// Length of the window the counts cover, ms (the figure, or the sweep
     /// it was sampled in).
     pub window_ms: f64,
@@ -81,6 +84,7 @@ pub struct SourceRecord {
 impl From<&FigureLoad> for LoadRecord {
     fn from(l: &FigureLoad) -> LoadRecord {
         LoadRecord {
+            specs: l.specs.iter().map(|s| s.label()).collect(),
             window_ms: l.window_ns as f64 / 1e6,
             sources: l
                 .sources
@@ -124,7 +128,7 @@ impl From<&FigureLoad> for LoadRecord {
     }
 }
 
-/// `settings.load`: the load the run held.
+/// `settings.load`: the load the run held (with `--load-sweep`, one per level).
 #[derive(Debug, Clone, Serialize)]
 pub struct LoadSettingsRecord {
     /// Its parts as written; empty for `--load none` (accounting only).

@@ -76,6 +76,10 @@ pub struct Settings {
     /// The load held during every figure (`--load`), if one was stated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub load: Option<super::load::LoadSettingsRecord>,
+    /// With `--load-sweep`: the load of each level, in the order they ran
+    /// (each result's `load.specs` says which it was measured at).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_sweep: Option<Vec<super::load::LoadSettingsRecord>>,
 }
 
 /// One mechanism at one size, or one operation benchmark.
