@@ -87,9 +87,9 @@ fn sources_cell(l: &FigureLoad) -> String {
                 }
             ),
             "net" => format!(
-                "{at} net {rate} of {:.0}, {} received",
+                "{at} net {rate} of {:.0} sent, {:.0}/s received",
                 s.requested_per_s().unwrap_or(0.0),
-                s.other
+                s.other as f64 * 1e9 / l.window_ns.max(1) as f64
             ),
             _ => format!("{at} cpu {rate} rounds"),
         };
