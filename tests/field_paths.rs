@@ -166,6 +166,7 @@ fn every_list_is_checked_and_paths_are_spelled_as_the_script_spells_them() {
         "cost-model",
         "event",
         "ipc-quick",
+        "load",
         "oneway",
         "op",
         "passes",
@@ -180,6 +181,7 @@ fn every_list_is_checked_and_paths_are_spelled_as_the_script_spells_them() {
     let v = serde_json::json!({
         "a": {"b": [{"c": 1}, {"d": [2]}], "e": []},
         "environment": {"mitigations": {"l1tf": "Not affected"}, "arch": "x86_64"},
+        "results": [{"load": {"cpus": [{"interrupts": {"LOC": 1}, "softirqs": {"TIMER": 2}}]}}],
     });
     let got: Vec<String> = field_paths(&v).into_iter().collect();
     assert_eq!(
@@ -195,6 +197,13 @@ fn every_list_is_checked_and_paths_are_spelled_as_the_script_spells_them() {
             "environment",
             "environment.arch",
             "environment.mitigations",
+            "results",
+            "results[]",
+            "results[].load",
+            "results[].load.cpus",
+            "results[].load.cpus[]",
+            "results[].load.cpus[].interrupts",
+            "results[].load.cpus[].softirqs",
         ]
     );
 }
