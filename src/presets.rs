@@ -143,6 +143,62 @@ pub static PRESETS: &[Preset] = &[
     },
 ];
 
+/// A study run under a stated load at several interrupt frequencies
+/// (`ipcmark run --preset NAME`): its benchmarks once per level, and the
+/// study's tables.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadStudy {
+    /// Name on the command line.
+    pub name: &'static str,
+    /// The study and what it measured.
+    pub study: &'static str,
+    /// Benchmarks measured at every level.
+    pub benchmarks: &'static [&'static str],
+    /// Benchmarks measured once, at the first level (the application load
+    /// alone): a periodic benchmark that is its own interrupt source.
+    pub once: &'static [&'static str],
+    /// The application load held at every level (`--load`).
+    pub load: &'static str,
+    /// Interrupt frequencies of the levels after the first, Hz (`--load-sweep`).
+    pub frequencies: &'static [f64],
+    /// Thread-Metric's counting period per test.
+    pub period: Duration,
+    /// Length of each timer-failures figure.
+    pub duration: Duration,
+    /// How the run differs from the study.
+    pub differences: &'static str,
+}
+
+/// Every load study.
+pub static LOAD_STUDIES: &[LoadStudy] = &[LoadStudy {
+    name: "rtos-load",
+    study: "RTOS performance under task and interrupt load (Chen, Cai, Shi, 2014): Fail_sys per \
+        interrupt frequency; Rhealstone task switch and Thread-Metric scores, raw and corrected, \
+        under periodic interrupts from 60 Hz to 4 kHz with bitcount and qsort running",
+    benchmarks: &[
+        "rhealstone-task-switch",
+        "rhealstone-preemption",
+        "thread-metric-basic",
+        "thread-metric-cooperative",
+        "thread-metric-preemptive",
+    ],
+    once: &["timer-failures"],
+    load: "cpu:1:mixed",
+    frequencies: &[60.0, 250.0, 1000.0, 2000.0, 4000.0],
+    period: Duration::from_secs(1),
+    duration: Duration::from_secs(1),
+    differences: "differences from the study: Linux tasks and threads stand in for the RTOS's; the \
+        interrupt source is a timerfd whose handler (2 µs of work) runs in a SCHED_FIFO 99 process, not a \
+        signal generator's hardware interrupt; Fail_sys is timer-failures' (wake-ups later than half a \
+        period) under the application load alone; Thread-Metric counts for 1 s per test; figures are \
+        --quick (passes and samples few, to finish in minutes)",
+}];
+
+/// Finds a load study by name.
+pub fn find_load_study(name: &str) -> Option<&'static LoadStudy> {
+    LOAD_STUDIES.iter().find(|p| p.name == name)
+}
+
 /// A duration as the command line takes it: 100ms, 1s, 250us.
 pub fn format_duration(d: Duration) -> String {
     let ns = d.as_nanos();
@@ -160,9 +216,13 @@ pub fn find(name: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.name == name)
 }
 
-/// All names.
+/// All names, the load studies' included.
 pub fn names() -> Vec<&'static str> {
-    PRESETS.iter().map(|p| p.name).collect()
+    PRESETS
+        .iter()
+        .map(|p| p.name)
+        .chain(LOAD_STUDIES.iter().map(|s| s.name))
+        .collect()
 }
 
 #[cfg(test)]

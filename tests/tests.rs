@@ -30,6 +30,8 @@ mod thread_metric;
 mod timer;
 // `ipcmark workload`.
 mod workloads;
+// `--load`: a stated load held during the figures, and its clean-up.
+mod load;
 // The CPU wake-up latency request, held as root and not as nobody.
 mod cpu_latency;
 // Every mode's JSON keeps the fields of tests/fields/*.txt.

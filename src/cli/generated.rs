@@ -70,6 +70,11 @@ fn preset_names() -> Vec<PossibleValue> {
     presets::PRESETS
         .iter()
         .map(|p| PossibleValue::new(p.name).help(p.study))
+        .chain(
+            presets::LOAD_STUDIES
+                .iter()
+                .map(|s| PossibleValue::new(s.name).help(s.study)),
+        )
         .collect()
 }
 

@@ -161,6 +161,20 @@ fn list_presets(json: bool) -> Result<ExitCode, Failure> {
             ),
         ]);
     }
+    for st in crate::presets::LOAD_STUDIES {
+        let freqs: Vec<String> = st.frequencies.iter().map(|f| f.to_string()).collect();
+        t.add_row(vec![
+            st.name.to_string(),
+            st.study.to_string(),
+            format!(
+                "{}; once: {}; load {} plus irq at each level",
+                st.benchmarks.join(", "),
+                st.once.join(", "),
+                st.load
+            ),
+            format!("levels: none, {} Hz", freqs.join(", ")),
+        ]);
+    }
     print_stdout(&format!("{t}\nrun one with: ipcmark run --preset NAME\n"))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -439,7 +439,11 @@ mod tests {
                 plan::resolve(&args.names, false)
                     .unwrap_or_else(|e| panic!("{command}: {}", e.message));
                 if let Some(p) = &args.preset {
-                    assert!(crate::presets::find(p).is_some(), "{command}");
+                    assert!(
+                        crate::presets::find(p).is_some()
+                            || crate::presets::find_load_study(p).is_some(),
+                        "{command}"
+                    );
                 }
             }
         }

@@ -271,6 +271,23 @@ pub struct RunArgs {
     /// Also write the results as CSV to this file, one row per figure.
     #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
     csv: Option<PathBuf>,
+    /// Hold a load during every figure: irq:FREQ[:work=DUR] (a periodic
+    /// timer whose handler works DUR, default 2us, on each load CPU),
+    /// cpu:N[:bitcount|qsort|mixed] (N processes of checked kernels),
+    /// net:RATE (UDP datagrams per second over loopback), comma-separated;
+    /// `none` records the interrupt accounting without a load.
+    #[arg(long, value_name = "SPEC[,SPEC…]", value_parser = parse::load_arg)]
+    load: Option<parse::LoadArg>,
+    /// CPUs the load runs on (default: the measured CPUs; all allowed
+    /// CPUs when the run is not pinned), e.g. 0,1 or 0-3.
+    #[arg(long, value_name = "LIST", value_parser = parse::cpu_set_arg)]
+    load_cpus: Option<parse::CpuList>,
+    /// Measure the selected benchmarks once per level: under --load alone
+    /// (none without it), then with an interrupt source at each frequency
+    /// added (irq:60,250,1000,2000,4000); one table per benchmark with the
+    /// levels as columns.
+    #[arg(long, value_name = "irq:F1,F2,…", value_parser = parse::load_sweep_arg)]
+    load_sweep: Option<parse::LoadSweep>,
     /// Inject a fault in the echo server (for testing ipcmark itself).
     #[arg(long, value_enum, hide = true)]
     fault: Option<FaultArg>,

@@ -282,6 +282,135 @@ pub fn tolerance(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
+/// `--load`: the load's parts, comma-separated, or `none` (the accounting
+/// without a load).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadArg(pub Vec<crate::engine::os::load::LoadSpec>);
+
+/// The handler's work at each expiry of an interrupt source without `work=`.
+pub const DEFAULT_IRQ_WORK: Duration = Duration::from_micros(2);
+
+/// Parses `--load`: `irq:FREQ[:work=DUR]`, `cpu:N[:bitcount|qsort|mixed]`,
+/// `net:RATE` (datagrams per second, `k` for thousands), comma-separated;
+/// or `none`.
+pub fn load_arg(s: &str) -> Result<LoadArg, String> {
+    use crate::engine::os::load::{self, CpuKind, LoadSpec};
+    if s.trim() == "none" {
+        return Ok(LoadArg(Vec::new()));
+    }
+    let expected = "expected irq:FREQ[:work=DUR], cpu:N[:bitcount|qsort|mixed] or net:RATE, \
+                    comma-separated (e.g. irq:4000,cpu:2), or none";
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let fields: Vec<&str> = part.trim().split(':').collect();
+        let spec = match fields.as_slice() {
+            ["irq", freq, rest @ ..] if rest.len() <= 1 => {
+                let hz = frequency(freq).map_err(|e| format!("load '{part}': {e}"))?;
+                if hz > load::MAX_IRQ_HZ {
+                    return Err(format!("load '{part}': at most {} Hz", load::MAX_IRQ_HZ));
+                }
+                let work = match rest {
+                    [] => DEFAULT_IRQ_WORK,
+                    [w] => {
+                        let d = w.strip_prefix("work=").ok_or_else(|| {
+                            format!("load '{part}': the third field is work=DUR (e.g. work=2us)")
+                        })?;
+                        duration_or_zero(d).map_err(|e| format!("load '{part}': {e}"))?
+                    }
+                    _ => unreachable!("at most one field after the frequency"),
+                };
+                let period = Duration::from_secs_f64(1.0 / hz);
+                if work > period / 2 {
+                    return Err(format!(
+                        "load '{part}': the handler's work must fit in half a period ({:?})",
+                        period / 2
+                    ));
+                }
+                LoadSpec::Irq {
+                    frequency_hz: hz,
+                    work,
+                }
+            }
+            ["cpu", n, rest @ ..] if rest.len() <= 1 => {
+                let processes: usize = n
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=32).contains(n))
+                    .ok_or_else(|| format!("load '{part}': N is a count of processes, 1 to 32"))?;
+                let kind = match rest {
+                    [] => CpuKind::Mixed,
+                    [k] => CpuKind::from_name(k).ok_or_else(|| {
+                        format!("load '{part}': unknown kind '{k}' (bitcount, qsort or mixed)")
+                    })?,
+                    _ => unreachable!("at most one field after the count"),
+                };
+                LoadSpec::Cpu { processes, kind }
+            }
+            ["net", rate] => {
+                let (num, mult) = match rate.strip_suffix(['k', 'K']) {
+                    Some(n) => (n, 1000),
+                    None => (*rate, 1),
+                };
+                let pps = num
+                    .parse::<u64>()
+                    .ok()
+                    .map(|n| n * mult)
+                    .filter(|n| (1..=load::MAX_NET_PPS).contains(n))
+                    .ok_or_else(|| {
+                        format!(
+                            "load '{part}': RATE is datagrams per second, 1 to {}",
+                            load::MAX_NET_PPS
+                        )
+                    })?;
+                LoadSpec::Net { packets_per_s: pps }
+            }
+            _ => return Err(format!("invalid load '{part}': {expected}")),
+        };
+        out.push(spec);
+    }
+    Ok(LoadArg(out))
+}
+
+/// `--load-sweep`: the interrupt frequencies of its levels, Hz.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadSweep(pub Vec<f64>);
+
+/// Parses `--load-sweep irq:F1,F2,…`: one level per frequency, each an
+/// interrupt source at that frequency (default handler work) added to
+/// `--load`.
+pub fn load_sweep_arg(s: &str) -> Result<LoadSweep, String> {
+    let freqs = s.trim().strip_prefix("irq:").ok_or_else(|| {
+        format!("invalid load sweep '{s}': expected irq:F1,F2,… (e.g. irq:60,250,1000,2000,4000)")
+    })?;
+    let list = frequency_list_arg(freqs)?.0;
+    for &f in &list {
+        load_arg(&format!("irq:{f}")).map_err(|e| format!("load sweep: {e}"))?;
+    }
+    Ok(LoadSweep(list))
+}
+
+/// Parses `--load-cpus`: CPU numbers and ranges, comma-separated ("0,1", "0-3").
+pub fn cpu_set_arg(s: &str) -> Result<CpuList, String> {
+    let bad = || format!("invalid CPU list '{s}': expected numbers and ranges, e.g. 0,1 or 0-3");
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let (a, b) = match part.trim().split_once('-') {
+            Some((a, b)) => (a, b),
+            None => (part.trim(), part.trim()),
+        };
+        let (a, b): (usize, usize) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+        if a > b || b >= 4096 {
+            return Err(bad());
+        }
+        for c in a..=b {
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+    }
+    Ok(CpuList(out))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -349,5 +478,82 @@ mod tests {
         for bad in ["", "0B", "4XB", "-4B", "4.5KB"] {
             assert!(byte_size(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn load_specs_parse_with_defaults_and_bounds() {
+        use crate::engine::os::load::{CpuKind, LoadSpec};
+        let l = load_arg("irq:4000,cpu:2,net:20k,irq:60:work=10us,cpu:1:qsort").unwrap();
+        assert_eq!(
+            l.0,
+            vec![
+                LoadSpec::Irq {
+                    frequency_hz: 4000.0,
+                    work: DEFAULT_IRQ_WORK
+                },
+                LoadSpec::Cpu {
+                    processes: 2,
+                    kind: CpuKind::Mixed
+                },
+                LoadSpec::Net {
+                    packets_per_s: 20_000
+                },
+                LoadSpec::Irq {
+                    frequency_hz: 60.0,
+                    work: Duration::from_micros(10)
+                },
+                LoadSpec::Cpu {
+                    processes: 1,
+                    kind: CpuKind::Qsort
+                },
+            ]
+        );
+        assert_eq!(load_arg("none").unwrap().0, vec![]);
+        assert_eq!(
+            load_arg("irq:1000:work=0").unwrap().0,
+            vec![LoadSpec::Irq {
+                frequency_hz: 1000.0,
+                work: Duration::ZERO
+            }]
+        );
+        for (bad, says) in [
+            ("irq", "invalid load"),
+            ("irq:0", "out of range"),
+            ("irq:50000", "at most"),
+            ("irq:4000:work=200us", "half a period"),
+            ("irq:4000:2us", "work=DUR"),
+            ("cpu:0", "1 to 32"),
+            ("cpu:2:fft", "unknown kind"),
+            ("net:0", "1 to"),
+            ("net:1000000", "1 to"),
+            ("disk:3", "invalid load"),
+            ("irq:1000,", "invalid load"),
+        ] {
+            let e = load_arg(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn load_cpus_take_lists_and_ranges() {
+        assert_eq!(cpu_set_arg("0,1").unwrap().0, vec![0, 1]);
+        assert_eq!(cpu_set_arg("2-4,0").unwrap().0, vec![2, 3, 4, 0]);
+        for bad in ["", "a", "3-1", "1,,2"] {
+            assert!(cpu_set_arg(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn load_sweeps_are_interrupt_frequencies() {
+        assert_eq!(
+            load_sweep_arg("irq:60,250,1000,2000,4000").unwrap().0,
+            vec![60.0, 250.0, 1000.0, 2000.0, 4000.0]
+        );
+        assert!(load_sweep_arg("cpu:1,2").unwrap_err().contains("irq:F1,F2"));
+        assert!(
+            load_sweep_arg("irq:60,50000")
+                .unwrap_err()
+                .contains("at most")
+        );
     }
 }

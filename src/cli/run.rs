@@ -5,10 +5,12 @@
 //! says how the run went.
 
 use super::plan::{Machine, RunPlan};
-use super::{Failure, RunArgs, hold_cpu_latency, print_stdout};
+use super::{Failure, RunArgs, hold_cpu_latency, parse, print_stdout};
 use crate::engine::os::environment;
 use crate::engine::os::interrupt;
+use crate::engine::os::load::{LoadPlan, LoadSpec};
 use crate::engine::os::objects::ObjectNamer;
+use crate::engine::run::figure::FigureResult;
 use crate::engine::run::figure::Outcome;
 use crate::engine::run::session::{self, RunObserver};
 use crate::output::json::build::BuildRecord;
@@ -16,11 +18,126 @@ use crate::output::json::{self, Report};
 use crate::output::page;
 use crate::output::progress::Progress;
 use crate::output::recorder::{Recorder, now_rfc3339};
+use crate::presets::LoadStudy;
 use std::process::ExitCode;
 
-pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
+/// Applies a load study's settings (`--preset rtos-load`) to `args`: its
+/// benchmarks, its application load and interrupt levels, its period and
+/// durations; what the user set explicitly stays.
+fn apply_study(args: &mut RunArgs, st: &LoadStudy) -> Result<(), Failure> {
+    if !args.names.is_empty() {
+        return Err(Failure::usage(format!(
+            "--preset {} chooses its own benchmarks; drop the names {}",
+            st.name,
+            args.names.join(" ")
+        )));
+    }
+    args.preset = None;
+    args.names = st
+        .benchmarks
+        .iter()
+        .chain(st.once)
+        .map(|s| s.to_string())
+        .collect();
+    if args.load.is_none() {
+        args.load = Some(parse::load_arg(st.load).map_err(Failure::usage)?);
+    }
+    if args.load_sweep.is_none() {
+        args.load_sweep = Some(parse::LoadSweep(st.frequencies.to_vec()));
+    }
+    args.period.get_or_insert(st.period);
+    args.duration.get_or_insert(st.duration);
+    args.frequencies = parse::FrequencyList(st.frequencies.to_vec());
+    args.quick = true;
+    Ok(())
+}
+
+/// The loads of a run, one per level: `--load` alone (without
+/// `--load-sweep`, the only level; `None` when no load is stated), then
+/// with `--load-sweep`, `--load` (or none) plus an interrupt source at each
+/// frequency. Each with its column label.
+fn levels(
+    load: Option<&LoadPlan>,
+    sweep: Option<&parse::LoadSweep>,
+) -> Vec<(String, Option<LoadPlan>)> {
+    let Some(sweep) = sweep else {
+        return vec![(String::new(), load.cloned())];
+    };
+    let base = load
+        .cloned()
+        .expect("a sweep's plan has a base load (from_args)");
+    let mut out = vec![(
+        if base.specs.is_empty() {
+            "no load".to_string()
+        } else {
+            "no irq".to_string()
+        },
+        Some(base.clone()),
+    )];
+    for &f in &sweep.0 {
+        let mut level = base.clone();
+        level.specs.push(LoadSpec::Irq {
+            frequency_hz: f,
+            work: parse::DEFAULT_IRQ_WORK,
+        });
+        out.push((format!("irq {f} Hz"), Some(level)));
+    }
+    out
+}
+
+/// Keeps a report saved across the levels of a sweep: the figures of the
+/// levels before this one, then this one's; complete only after the last.
+struct Levels<'a> {
+    before: &'a [FigureResult],
+    recorder: &'a mut Recorder,
+    last: bool,
+}
+
+impl Levels<'_> {
+    fn all(&self, results: &[FigureResult]) -> Vec<FigureResult> {
+        self.before.iter().chain(results).cloned().collect()
+    }
+}
+
+impl RunObserver for Levels<'_> {
+    fn recorded(&mut self, results: &[FigureResult]) -> Result<(), String> {
+        let all = self.all(results);
+        self.recorder.recorded(&all)
+    }
+
+    fn measured(&mut self, results: &[FigureResult]) {
+        let all = self.all(results);
+        self.recorder.measured(&all);
+    }
+
+    fn finished(&mut self, results: &[FigureResult], stopped: Option<i32>) -> Result<(), String> {
+        let all = self.all(results);
+        if self.last || stopped.is_some() {
+            self.recorder.finished(&all, stopped)
+        } else {
+            self.recorder.recorded(&all)
+        }
+    }
+}
+
+pub fn run(mut args: RunArgs) -> Result<ExitCode, Failure> {
     if let Some(path) = &args.csv {
         super::check_output_path("--csv", path)?;
+    }
+    let study = match args
+        .preset
+        .as_deref()
+        .and_then(crate::presets::find_load_study)
+    {
+        Some(st) => {
+            apply_study(&mut args, st)?;
+            Some(st)
+        }
+        None => None,
+    };
+    if args.load_sweep.is_some() && args.load.is_none() {
+        // The sweep's first level is the reference: no load at all.
+        args.load = Some(parse::LoadArg(Vec::new()));
     }
     let machine = Machine::probe()?;
     let mut plan = RunPlan::from_args(&args, &machine)?;
@@ -55,6 +172,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         warnings: Vec::new(),
         cost_models: Vec::new(),
     };
+    let levels = levels(plan.session.load.as_ref(), args.load_sweep.as_ref());
+    let mut report = report;
+    if args.load_sweep.is_some() {
+        report.settings.load_sweep = Some(
+            levels
+                .iter()
+                .filter_map(|(_, l)| l.as_ref().map(Into::into))
+                .collect(),
+        );
+    }
     // The run goes into the history as it is measured (before anything is).
     let value = serde_json::to_value(&report)
         .map_err(|e| Failure::run(format!("cannot represent the report: {e}")))?;
@@ -62,17 +189,49 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     if let Some(w) = super::history::writer(args.db.as_deref(), args.no_save, &value)? {
         recorder = recorder.with_sink(Box::new(w));
     }
-    let mut progress = Progress::new(plan.session.figure_count());
     let names = ObjectNamer::new();
-    let observers: &mut [&mut dyn RunObserver] = &mut [&mut progress, &mut recorder];
-    let session = session::run(&plan.session, &names, observers).map_err(Failure::run)?;
+    let mut results: Vec<FigureResult> = Vec::new();
+    let mut by_level: Vec<(String, Vec<FigureResult>)> = Vec::new();
+    let mut stopped = None;
+    let all_items = plan.session.items.clone();
+    for (k, (label, load)) in levels.iter().enumerate() {
+        plan.session.load = load.clone();
+        // A study's `once` benchmarks run at the first level only.
+        plan.session.items = all_items
+            .iter()
+            .filter(|(item, _)| k == 0 || study.is_none_or(|st| !st.once.contains(&item.id())))
+            .cloned()
+            .collect();
+        if levels.len() > 1 {
+            eprintln!("level {}/{}: {label}", k + 1, levels.len());
+        }
+        let mut progress = Progress::new(plan.session.figure_count());
+        let mut level = Levels {
+            before: &results,
+            recorder: &mut recorder,
+            last: k + 1 == levels.len(),
+        };
+        let observers: &mut [&mut dyn RunObserver] = &mut [&mut progress, &mut level];
+        let session = session::run(&plan.session, &names, observers).map_err(Failure::run)?;
+        by_level.push((label.clone(), session.results.clone()));
+        results.extend(session.results);
+        stopped = session.stopped;
+        if stopped.is_some() {
+            break;
+        }
+    }
+    let session = session::Session { results, stopped };
 
-    print_stdout(&page::render(
-        &recorder.report,
-        &session.results,
-        plan.session.scores.as_ref(),
-        plan.preset,
-    ))?;
+    if args.load_sweep.is_some() {
+        print_stdout(&page::render_levels(&recorder.report, &by_level, study))?;
+    } else {
+        print_stdout(&page::render(
+            &recorder.report,
+            &session.results,
+            plan.session.scores.as_ref(),
+            plan.preset,
+        ))?;
+    }
     if let Some(path) = &args.csv {
         let value = serde_json::to_value(&recorder.report)
             .map_err(|e| Failure::run(format!("cannot represent the report: {e}")))?;

@@ -7,7 +7,9 @@ use super::{Failure, hold_cpu_latency, parse, print_stdout};
 use crate::engine::os::environment;
 use crate::engine::os::group::Migration;
 use crate::engine::os::interrupt;
+use crate::engine::os::load::Load;
 use crate::engine::os::objects::ObjectNamer;
+use crate::engine::run::load::FigureLoad;
 use crate::output::json;
 use crate::output::progress::Progress;
 use crate::output::workload::{self as report, ConfigResult, MigrationRecord, WorkloadReport};
@@ -96,6 +98,13 @@ pub struct WorkloadArgs {
     /// Inject a fault (for testing ipcmark itself).
     #[arg(long, value_enum, hide = true)]
     fault: Option<FaultArg>,
+    /// Hold a load during every run, as `ipcmark run --load` does
+    /// (irq:FREQ[:work=DUR], cpu:N[:KIND], net:RATE, comma-separated).
+    #[arg(long, value_name = "SPEC[,SPEC…]", value_parser = parse::load_arg)]
+    load: Option<parse::LoadArg>,
+    /// CPUs the load runs on (default: every CPU this process may use).
+    #[arg(long, value_name = "LIST", value_parser = parse::cpu_set_arg)]
+    load_cpus: Option<parse::CpuList>,
 }
 
 /// `--mechanism` values.
@@ -399,6 +408,12 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     let plans = migrations(&args.migrate, &roles, &allowed).map_err(Failure::usage)?;
     super::check_json_path(args.json.as_deref())?;
     let runs = args.runs.unwrap_or(DEFAULT_RUNS);
+    let load_plan = super::plan::load_plan(
+        args.load.as_ref(),
+        args.load_cpus.as_ref(),
+        [None, None],
+        &allowed,
+    )?;
 
     // Held for the whole command, as in `ipcmark run`.
     let latency = hold_cpu_latency(&latency_request(args.cpu_latency), &allowed)?;
@@ -463,6 +478,12 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
         .collect();
     let progress = Progress::new(configs.len() * runs as usize);
     let names = ObjectNamer::new();
+    // Forked before any run; killed and reaped when dropped, on every path.
+    let mut load = match &load_plan {
+        Some(p) => Some(Load::start(p).map_err(Failure::run)?),
+        None => None,
+    };
+    let load_start = load.as_ref().map(Load::snapshot);
     'configs: for (ci, c) in configs.iter().enumerate() {
         for run in 1..=runs {
             if interrupt::stop_requested().is_some() {
@@ -475,7 +496,14 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
                 names: &names,
                 timeout: args.timeout,
             };
-            match prepared.run(&ctx) {
+            if let Some(l) = load.as_mut() {
+                l.check().map_err(Failure::run)?;
+            }
+            let outcome = prepared.run(&ctx);
+            if let Some(l) = load.as_mut() {
+                l.check().map_err(Failure::run)?;
+            }
+            match outcome {
                 Ok(r) => results[ci].runs.push(Ok(r)),
                 Err(RunError::Failed(e)) => results[ci].runs.push(Err(e)),
                 // The interrupted run is dropped; what finished is kept.
@@ -487,6 +515,14 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
         }
     }
     progress.finish();
+    let load_line = match (&load, &load_start) {
+        (Some(l), Some(start)) => {
+            let held = FigureLoad::between(l.plan(), start, &l.snapshot());
+            Some(crate::output::table::load::summary_line(&held))
+        }
+        _ => None,
+    };
+    drop(load);
 
     let stopped = interrupt::stop_requested();
     rep.complete = stopped.is_none();
@@ -499,6 +535,9 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
         report::machine_line(&env),
         report::render(&info, &prepared.title(), &roles, &plans, &results)
     ))?;
+    if let Some(line) = load_line {
+        print_stdout(&line)?;
+    }
     if let Some(w) = crate::output::warnings::idle_states(&env) {
         eprintln!("warning: {w}");
     }

@@ -57,11 +57,34 @@ pub fn render(
             ));
         }
     }
+    out.push_str(&table::load::render(results));
     if let Some(p) = preset {
         out.push_str(&table::render_preset(p, results));
     }
     if !report.cost_models.is_empty() {
         out.push_str(&crate::output::cost_model::render(&report.cost_models));
+    }
+    out
+}
+
+/// The page of a run with `--load-sweep` (or a load study): the header,
+/// the levels, one table per figure with the levels as columns, and a load
+/// study's own tables.
+pub fn render_levels(
+    report: &Report,
+    levels: &[(String, Vec<FigureResult>)],
+    study: Option<&crate::presets::LoadStudy>,
+) -> String {
+    let mut out = header(&report.environment, &report.settings, false, true);
+    let labels: Vec<&str> = levels.iter().map(|(l, _)| l.as_str()).collect();
+    out.push_str(&format!(
+        "\nload levels: {} (each level adds its interrupt source to the load above)\n",
+        labels.join(", ")
+    ));
+    let width = comfy_table::Table::new().width().map_or(100, usize::from);
+    out.push_str(&table::load::render_sweep(levels, width));
+    if let Some(st) = study {
+        out.push_str(&table::load::render_study(st, levels));
     }
     out
 }
@@ -98,6 +121,18 @@ fn header(env: &Environment, s: &Settings, pingpong: bool, ops: bool) -> String 
         h.push_str(&format!(
             "\nsingle-process benchmarks on CPU {}{rt}",
             cpu(s.client_cpu)
+        ));
+    }
+    if let Some(l) = &s.load {
+        let cpus: Vec<String> = l.cpus.iter().map(|c| c.to_string()).collect();
+        h.push_str(&format!(
+            "\nload: {} on CPU {}, held during every figure",
+            if l.specs.is_empty() {
+                "none (interrupt accounting only)".to_string()
+            } else {
+                l.specs.join(", ")
+            },
+            cpus.join(",")
         ));
     }
     if let Some(n) = &s.placement_note {

@@ -43,3 +43,10 @@ pub fn thread_cpu_ns() -> std::io::Result<u64> {
     let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
     Ok(tv(ru.ru_utime) + tv(ru.ru_stime))
 }
+
+/// Clock ticks per second of `/proc/stat`'s times (`USER_HZ`).
+pub fn ticks_per_second() -> u64 {
+    // SAFETY: sysconf with a valid name.
+    let n = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if n > 0 { n as u64 } else { 100 }
+}

@@ -39,6 +39,13 @@ pub fn set_parent_death_signal(sig: i32) -> io::Result<()> {
     cvt(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong, 0, 0, 0) }).map(|_| ())
 }
 
+/// Names the calling thread (`PR_SET_NAME`, at most 15 bytes kept): what
+/// `ps` and `/proc/PID/comm` show.
+pub fn set_name(name: &std::ffi::CStr) -> io::Result<()> {
+    // SAFETY: PR_SET_NAME reads a NUL-terminated string of which it keeps 16 bytes.
+    cvt(unsafe { libc::prctl(libc::PR_SET_NAME, name.as_ptr(), 0, 0, 0) }).map(|_| ())
+}
+
 /// The kernel thread id of the calling thread.
 pub fn gettid() -> libc::pid_t {
     // SAFETY: gettid cannot fail.

@@ -35,6 +35,18 @@ pub fn is_ignored(sig: i32) -> io::Result<bool> {
     }
 }
 
+/// Sets `sig` to be ignored (SIG_IGN): a load process leaves stopping to
+/// the run that started it.
+pub fn ignore(sig: i32) -> io::Result<()> {
+    // SAFETY: sigaction is plain data; SIG_IGN installs no code.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = libc::SIG_IGN;
+        libc::sigemptyset(&mut sa.sa_mask);
+        cvt(libc::sigaction(sig, &sa, std::ptr::null_mut())).map(|_| ())
+    }
+}
+
 /// A set of signals.
 #[derive(Clone, Copy)]
 pub struct SigSet(libc::sigset_t);

@@ -7,11 +7,14 @@
 # Usage: tests/fields/regenerate.sh [BINARY...]   (default: target/release/ipcmark)
 #   RUNS=5    runs of each command with each binary and user
 #   NOBODY=1  when root, run every command as `runuser -u nobody` too
+#   ONLY=NAME regenerate only that list
 #
 # A path is an object's keys joined by '.', an array's elements as '[]'
 # (results[].latency_ns.p99), one line per node, containers included. The
 # keys of environment.mitigations are the kernel's names for the CPU's
-# vulnerabilities (data, not fields): that object is listed, its keys are not.
+# vulnerabilities (data, not fields): that object is listed, its keys are not;
+# so are the interrupt and softirq names of a load's accounting
+# (results[].load.cpus[].interrupts, .softirqs).
 # Optional fields come and go with the machine (a note here, a warning there),
 # so a list keeps only the paths present in EVERY run. Needs jq.
 set -euo pipefail
@@ -42,6 +45,7 @@ LISTS=(
   "score|run thread-metric-basic thread-metric-message --period 100ms"
   "cost-model|run pipe --sizes 64,1K,4K $SHORT6"
   "passes|run pipe syscall-getpid --sizes 64 --samples 2 --max-time 0 --sample-time 2ms --quick --passes 2"
+  "load|run rhealstone-task-switch syscall-getpid --load irq:1000,cpu:1,net:1k $SHORT6"
 )
 
 me=$(id -un)
@@ -55,6 +59,7 @@ who=${users[*]}
 paths() {
   jq -r 'paths
     | select((length > 2 and .[0] == "environment" and .[1] == "mitigations") | not)
+    | select((length > 5 and .[2] == "load" and (.[-2] == "interrupts" or .[-2] == "softirqs")) | not)
     | map(if type == "number" then "[]" else ".\(.)" end) | join("") | ltrimstr(".")' "$1" |
     LC_ALL=C sort -u
 }
@@ -66,6 +71,7 @@ chmod 0777 "$work"
 for entry in "${LISTS[@]}"; do
   name=${entry%%|*}
   args=${entry#*|}
+  [ -z "${ONLY:-}" ] || [ "$ONLY" = "$name" ] || continue
   runs=0
   for bin in "${BINS[@]}"; do
     bin=$(realpath "$bin")

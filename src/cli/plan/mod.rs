@@ -13,6 +13,7 @@ use super::parse::CpuLatency;
 use super::{Failure, FaultArg, ModeArg, PeerArg, RunArgs};
 use crate::engine::models::periodic::PeriodicSettings;
 pub use crate::engine::os::environment::LatencyRequest;
+use crate::engine::os::load::LoadPlan;
 use crate::engine::os::peer::{Fault, PeerKind};
 use crate::engine::os::placement;
 use crate::engine::run::runner::RunSettings;
@@ -71,6 +72,56 @@ pub fn latency_request(flag: Option<CpuLatency>) -> LatencyRequest {
         Some(CpuLatency::Off) => LatencyRequest::None("--cpu-latency off".into()),
         None => LatencyRequest::Wanted(0),
     }
+}
+
+/// The load of a run (`--load`, `--load-cpus`): on the CPUs named, else on
+/// the measured ones (`measured`: client and server, when pinned), else on
+/// every allowed CPU. `--load-cpus` without `--load`, or a CPU this process
+/// may not use, is refused.
+pub fn load_plan(
+    load: Option<&super::parse::LoadArg>,
+    cpus: Option<&super::parse::CpuList>,
+    measured: [Option<usize>; 2],
+    allowed: &[usize],
+) -> Result<Option<LoadPlan>, Failure> {
+    let Some(load) = load else {
+        return match cpus {
+            Some(_) => Err(Failure::usage("--load-cpus places a load: give --load too")),
+            None => Ok(None),
+        };
+    };
+    let cpus = match cpus {
+        Some(c) => {
+            if let Some(bad) = c.0.iter().find(|c| !allowed.contains(c)) {
+                return Err(Failure::usage(format!(
+                    "--load-cpus: CPU {bad} is not one this process may use (allowed: {allowed:?})"
+                )));
+            }
+            c.0.clone()
+        }
+        None => {
+            let mut pinned: Vec<usize> = measured.into_iter().flatten().collect();
+            pinned.dedup();
+            if pinned.is_empty() {
+                allowed.to_vec()
+            } else {
+                pinned
+            }
+        }
+    };
+    let plan = LoadPlan {
+        specs: load.0.clone(),
+        cpus,
+    };
+    if plan.process_count() > crate::engine::os::load::MAX_PROCESSES {
+        return Err(Failure::usage(format!(
+            "--load starts {} processes on {} CPUs; at most {}",
+            plan.process_count(),
+            plan.cpus.len(),
+            crate::engine::os::load::MAX_PROCESSES
+        )));
+    }
+    Ok(Some(plan))
 }
 
 /// Everything `ipcmark run` will do, decided before it starts.
@@ -208,6 +259,12 @@ impl RunPlan {
                 FaultArg::Unfair => None,
             }),
         };
+        let load = load_plan(
+            args.load.as_ref(),
+            args.load_cpus.as_ref(),
+            [client.cpu, server.cpu],
+            &machine.allowed_cpus,
+        )?;
         let passes = args.passes.map_or(PASSES, |n| n as usize);
         let periodic = PeriodicSettings {
             period: args.period.unwrap_or(TIMER_PERIOD),
@@ -237,6 +294,8 @@ impl RunPlan {
                 budget: settings.budget,
                 placement_note,
                 cpu_latency_us: None,
+                load: load.as_ref().map(Into::into),
+                load_sweep: None,
             },
             session: session::Plan {
                 items,
@@ -244,6 +303,7 @@ impl RunPlan {
                 passes,
                 periodic,
                 scores,
+                load,
             },
             preset,
             json: args.json.clone(),

@@ -8,6 +8,7 @@
 pub mod environment;
 pub mod group;
 pub mod interrupt;
+pub mod load;
 pub mod objects;
 pub mod peer;
 pub mod placement;

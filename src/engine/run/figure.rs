@@ -35,6 +35,10 @@ pub struct FigureResult {
     pub sweep: Option<SweepFacts>,
     /// A figure measured in several passes (`run::passes`).
     pub passes: Option<PassFacts>,
+    /// What the stated load did while it was measured (`--load`).
+    pub load: Option<crate::engine::run::load::FigureLoad>,
+    /// The figure corrected for the interrupt time of its load record.
+    pub correction: Option<crate::engine::run::correct::Correction>,
 }
 
 impl FigureResult {
@@ -50,6 +54,8 @@ impl FigureResult {
             cold_region: None,
             sweep: None,
             passes: None,
+            load: None,
+            correction: None,
         }
     }
 

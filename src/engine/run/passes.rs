@@ -100,6 +100,10 @@ pub fn merge(into: &mut FigureResult, next: FigureResult, pass: usize, target: f
     facts.medians_ns.push(m.summary.median);
     pool(base, *m, pass);
     base.precision = pass_precision(&facts.medians_ns, target);
+    match (&mut into.load, &next.load) {
+        (Some(l), Some(n)) => l.merge(n),
+        _ => into.load = None,
+    }
     for c in next.cpus {
         if !into.cpus.contains(&c) {
             into.cpus.push(c);

@@ -10,6 +10,7 @@
 //!         observers: recorded(all figures so far)       (partial results saved)
 //! observers: measured(figures as measured)              (warnings read them here)
 //! correct the drift between passes (run::passes)
+//! correct the figures measured under a load for its interrupt time (run::under_load)
 //! observers: finished(final figures)                    (cost models, report)
 //! ```
 //!
@@ -23,11 +24,14 @@ use crate::engine::models::periodic::{Model, Periodic, PeriodicSettings};
 use crate::engine::models::score::{ScoreSettings, Scored};
 use crate::engine::op::Operation;
 use crate::engine::os::interrupt;
+use crate::engine::os::load::LoadPlan;
 use crate::engine::os::objects::ObjectNamer;
 use crate::engine::run::figure::{FigureResult, Mode, Outcome};
+use crate::engine::run::load::Held;
 use crate::engine::run::passes;
 use crate::engine::run::runner::{self, RunSettings};
 use crate::engine::run::sweep;
+use crate::engine::run::under_load;
 
 /// One thing a run measures, with how it is timed.
 #[derive(Clone, Copy)]
@@ -95,6 +99,8 @@ pub struct Plan {
     /// Settings of the score benchmarks, and why SCHED_FIFO was refused;
     /// `None` when the plan has none.
     pub scores: Option<(ScoreSettings, Option<String>)>,
+    /// The load held during every figure (`--load`), if one is stated.
+    pub load: Option<LoadPlan>,
 }
 
 impl Plan {
@@ -225,6 +231,12 @@ pub fn run(
     let mut results: Vec<FigureResult> = Vec::new();
     // Where each step's figures sit in `results`, from the first pass.
     let mut first_slot: Vec<usize> = Vec::with_capacity(steps.len());
+    // Started before the first figure; dropped (killed and reaped) on every
+    // way out of this function.
+    let mut load = match &plan.load {
+        Some(p) => Some(Held::start(p)?),
+        None => None,
+    };
 
     'passes: for pass in 1..=plan.passes {
         for (n, step) in steps.iter().enumerate() {
@@ -244,9 +256,9 @@ pub fn run(
             };
             // A later pass measures again only the figures measured so far: one
             // skipped here stays skipped, one that failed is reported failed.
-            let figures = run_step(plan, &steps[n], s, names, observers, |i| {
+            let figures = run_step(plan, &steps[n], s, names, observers, load.as_mut(), |i| {
                 pass == 1 || matches!(results[first_slot[n] + i].outcome, Outcome::Ok(_))
-            });
+            })?;
             if pass > 1 && interrupt::stop_requested().is_some() {
                 // A pass cut short says nothing more about its figures.
                 break 'passes;
@@ -271,6 +283,7 @@ pub fn run(
     let stopped = interrupt::stop_requested();
     observers.iter_mut().for_each(|o| o.measured(&results));
     passes::correct_between_passes(&mut results);
+    under_load::correct_all(&mut results);
     each(observers, |o| o.finished(&results, stopped))?;
     Ok(Session { results, stopped })
 }
@@ -284,8 +297,9 @@ fn run_step(
     s: &RunSettings,
     names: &ObjectNamer,
     observers: &mut [&mut dyn RunObserver],
+    mut load: Option<&mut Held>,
     keep: impl Fn(usize) -> bool,
-) -> Vec<(usize, FigureResult)> {
+) -> Result<Vec<(usize, FigureResult)>, String> {
     let k = match step {
         Step::Alone(k) => *k,
         Step::Sweep(ks) => {
@@ -299,14 +313,24 @@ fn run_step(
                 .filter(|(i, _)| keep(*i))
                 .unzip();
             if figures.is_empty() {
-                return Vec::new();
+                return Ok(Vec::new());
             }
             observers
                 .iter_mut()
                 .for_each(|o| o.started(Started::Sweep(figures.len())));
-            let out = sweep::run(&figures, s, names);
+            let mark = load.as_deref_mut().map(Held::before).transpose()?;
+            let mut out = sweep::run(&figures, s, names);
+            if let (Some(h), Some(mark)) = (load.as_deref_mut(), &mark) {
+                // The sweep's figures are sampled together: each gets the
+                // sweep's record.
+                let mut cpus: Vec<usize> = out.iter().flat_map(|f| f.cpus.clone()).collect();
+                cpus.sort_unstable();
+                cpus.dedup();
+                let record = h.after(mark, &cpus)?;
+                out.iter_mut().for_each(|f| f.load = Some(record.clone()));
+            }
             observers.iter_mut().for_each(|o| o.done(out.len()));
-            return index.into_iter().zip(out).collect();
+            return Ok(index.into_iter().zip(out).collect());
         }
     };
     let (item, figure_sizes) = (&plan.items[k].0, &plan.items[k].1);
@@ -333,7 +357,8 @@ fn run_step(
             oneway: matches!(item, Item::OneWay(..)),
         };
         observers.iter_mut().for_each(|o| o.started(started));
-        let r = match *item {
+        let mark = load.as_deref_mut().map(Held::before).transpose()?;
+        let mut r = match *item {
             Item::PingPong(m, cold) => runner::run_figure(m, size, cold, s, names),
             Item::Stream(m, cold) => runner::run_stream_figure(m, size, cold, s, names),
             Item::OneWay(m, plan) => runner::run_oneway_figure(m, size, &plan, s, names),
@@ -344,10 +369,13 @@ fn run_step(
                 runner::run_score_figure(b, ss, refused.as_deref(), names)
             }
         };
+        if let (Some(h), Some(mark)) = (load.as_deref_mut(), &mark) {
+            r.load = Some(h.after(mark, &r.cpus)?);
+        }
         observers.iter_mut().for_each(|o| o.done(1));
         out.push((i, r));
     }
-    out
+    Ok(out)
 }
 
 /// Fills R = S / H in every measured score figure from the baseline figure

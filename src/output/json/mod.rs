@@ -25,6 +25,7 @@
 pub mod build;
 pub mod context;
 pub mod facts;
+pub mod load;
 pub mod run;
 
 use serde::Serialize;

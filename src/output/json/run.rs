@@ -73,6 +73,13 @@ pub struct Settings {
     pub placement_note: Option<String>,
     /// PM QoS CPU latency limit ipcmark held during the run (µs), if any.
     pub cpu_latency_us: Option<i32>,
+    /// The load held during every figure (`--load`), if one was stated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<super::load::LoadSettingsRecord>,
+    /// With `--load-sweep`: the load of each level, in the order they ran
+    /// (each result's `load.specs` says which it was measured at).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_sweep: Option<Vec<super::load::LoadSettingsRecord>>,
 }
 
 /// One mechanism at one size, or one operation benchmark.
@@ -180,6 +187,13 @@ pub struct ResultRecord {
     /// pooled into this figure and each one's median (what `compare` tests).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub passes: Option<PassesRecord>,
+    /// With `--load`: what the load did while the figure was measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<super::load::LoadRecord>,
+    /// With `--load`, a measured operation or score figure: the figure
+    /// corrected for the interrupt time accounted, with its inputs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub correction: Option<super::load::CorrectionRecord>,
 }
 
 /// One-way latency: median/mean/stddev over samples, the rest over
@@ -281,6 +295,8 @@ impl ResultRecord {
             stream: None,
             sweep: f.sweep.as_ref().map(Into::into),
             passes: f.passes.as_ref().map(Into::into),
+            load: f.load.as_ref().map(Into::into),
+            correction: f.correction.as_ref().map(Into::into),
         };
         match &f.outcome {
             Outcome::Skipped(why) => {

@@ -4,6 +4,7 @@
 //! preset's study-shaped table in [`preset`].
 
 pub mod cells;
+pub mod load;
 mod oneway;
 mod ops;
 mod periodic;
