@@ -136,6 +136,7 @@ fn list_presets(json: bool) -> Result<ExitCode, Failure> {
     let entries: Vec<PresetEntry> = crate::presets::PRESETS
         .iter()
         .map(PresetEntry::from)
+        .chain(crate::presets::LOAD_STUDIES.iter().map(PresetEntry::from))
         .collect();
     if json {
         let text =
@@ -149,30 +150,32 @@ fn list_presets(json: bool) -> Result<ExitCode, Failure> {
         .set_header(vec!["preset", "reproduces", "columns", "sizes"]);
     fit_width(&mut t);
     for e in &entries {
+        let (columns, sizes) = match (e.load, e.levels_hz) {
+            (Some(load), Some(levels)) => {
+                let freqs: Vec<String> = levels.iter().map(|f| f.to_string()).collect();
+                (
+                    format!(
+                        "{}; load {load} plus irq at each level",
+                        e.columns.join(", ")
+                    ),
+                    format!("levels: none, {} Hz", freqs.join(", ")),
+                )
+            }
+            _ => (
+                e.columns.join("; "),
+                format!(
+                    "{} ({}–{} B)",
+                    e.sizes.len(),
+                    e.sizes[0],
+                    e.sizes[e.sizes.len() - 1]
+                ),
+            ),
+        };
         t.add_row(vec![
             e.name.to_string(),
             e.study.to_string(),
-            e.columns.join("; "),
-            format!(
-                "{} ({}–{} B)",
-                e.sizes.len(),
-                e.sizes[0],
-                e.sizes[e.sizes.len() - 1]
-            ),
-        ]);
-    }
-    for st in crate::presets::LOAD_STUDIES {
-        let freqs: Vec<String> = st.frequencies.iter().map(|f| f.to_string()).collect();
-        t.add_row(vec![
-            st.name.to_string(),
-            st.study.to_string(),
-            format!(
-                "{}; once: {}; load {} plus irq at each level",
-                st.benchmarks.join(", "),
-                st.once.join(", "),
-                st.load
-            ),
-            format!("levels: none, {} Hz", freqs.join(", ")),
+            columns,
+            sizes,
         ]);
     }
     print_stdout(&format!("{t}\nrun one with: ipcmark run --preset NAME\n"))?;

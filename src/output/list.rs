@@ -8,7 +8,7 @@ use crate::engine::channel::{Mechanism, Payload, StreamSupport, Topology};
 use crate::engine::models::periodic::Periodic;
 use crate::engine::models::score::Scored;
 use crate::engine::op::Operation;
-use crate::presets::Preset;
+use crate::presets::{LoadStudy, Preset};
 use serde::Serialize;
 
 /// One mechanism as `ipcmark list --json` prints it.
@@ -174,6 +174,13 @@ pub struct PresetEntry {
     /// Column labels with the mechanism and flags (`--cold`, `--mode oneway`, …) behind each.
     pub columns: Vec<String>,
     pub sizes: &'static [usize],
+    /// A load study's application load (`--load`), held at every level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<&'static str>,
+    /// A load study's interrupt frequencies (Hz), one level each after the
+    /// first, which holds the application load alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub levels_hz: Option<&'static [f64]>,
 }
 
 impl From<&Preset> for PresetEntry {
@@ -187,6 +194,28 @@ impl From<&Preset> for PresetEntry {
                 .map(|c| format!("{}: {}", c.label, c.command()))
                 .collect(),
             sizes: p.sizes,
+            load: None,
+            levels_hz: None,
+        }
+    }
+}
+
+impl From<&LoadStudy> for PresetEntry {
+    /// A load study's columns are its benchmarks (those measured at the
+    /// first level only say so); it has no sizes.
+    fn from(st: &LoadStudy) -> Self {
+        PresetEntry {
+            name: st.name,
+            study: st.study,
+            columns: st
+                .benchmarks
+                .iter()
+                .map(|b| b.to_string())
+                .chain(st.once.iter().map(|b| format!("{b} (first level only)")))
+                .collect(),
+            sizes: &[],
+            load: Some(st.load),
+            levels_hz: Some(st.frequencies),
         }
     }
 }
