@@ -268,6 +268,12 @@ fn a_workload_holds_a_load_too() {
         "{}",
         ran.stdout()
     );
+    // The report keeps what the load did (the schema check above ran on it).
+    let load = &ran.report["load"];
+    assert_eq!(load["specs"][0], "irq:1000:work=2000ns", "{load}");
+    let source = &load["sources"][0];
+    assert_eq!(source["kind"], "irq", "{load}");
+    assert!(source["count"].as_u64().unwrap() > 0, "{load}");
 }
 
 #[test]

@@ -728,4 +728,11 @@ fn workload_and_run_schemas_describe_the_same_environment() {
         run["properties"]["environment"], workload["properties"]["environment"],
         "docs/schema/workload.schema.json's environment differs from run.schema.json's"
     );
+    // And the same record of what a --load did.
+    for def in ["load", "load_source", "load_cpu"] {
+        assert_eq!(
+            run["$defs"][def], workload["$defs"][def],
+            "docs/schema/workload.schema.json's $defs.{def} differs from run.schema.json's"
+        );
+    }
 }

@@ -449,6 +449,7 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
                 })
                 .collect(),
         },
+        load: None,
         configurations: Vec::new(),
     };
     let as_value = |rep: &WorkloadReport| {
@@ -518,6 +519,7 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     let load_line = match (&load, &load_start) {
         (Some(l), Some(start)) => {
             let held = FigureLoad::between(l.plan(), start, &l.snapshot());
+            rep.load = Some((&held).into());
             Some(crate::output::table::load::summary_line(&held))
         }
         _ => None,

@@ -40,6 +40,9 @@ pub struct WorkloadReport {
     pub figure: FigureInfo,
     /// What applied to every run.
     pub settings: WorkloadSettings,
+    /// `--load`: what the load did over the whole command; absent without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<crate::output::json::load::LoadRecord>,
     /// One entry per placement, in command-line order.
     pub configurations: Vec<ConfigurationRecord>,
 }
