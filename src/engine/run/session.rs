@@ -119,14 +119,23 @@ pub enum Started {
         /// A one-way figure.
         oneway: bool,
     },
-    /// A sweep of this many figures sampled together.
-    Sweep(usize),
+    /// A sweep of figures sampled together.
+    Sweep {
+        /// How many.
+        figures: usize,
+        /// The ids of its first and last mechanisms.
+        first: &'static str,
+        /// See `first`.
+        last: &'static str,
+    },
 }
 
 /// Something that follows a session: progress, the report saved after every
 /// step, warnings. Every hook defaults to nothing. A hook that returns an
 /// error ends the run (the error is the run's).
 pub trait RunObserver {
+    /// Pass `pass` of `passes` starts.
+    fn pass_started(&mut self, _pass: usize, _passes: usize) {}
     /// A figure or a sweep starts.
     fn started(&mut self, _what: Started) {}
     /// `n` figures were measured.
@@ -227,6 +236,9 @@ pub fn run(
     let mut first_slot: Vec<usize> = Vec::with_capacity(steps.len());
 
     'passes: for pass in 1..=plan.passes {
+        observers
+            .iter_mut()
+            .for_each(|o| o.pass_started(pass, plan.passes));
         for (n, step) in steps.iter().enumerate() {
             if interrupt::stop_requested().is_some() {
                 break 'passes;
@@ -301,9 +313,12 @@ fn run_step(
             if figures.is_empty() {
                 return Vec::new();
             }
-            observers
-                .iter_mut()
-                .for_each(|o| o.started(Started::Sweep(figures.len())));
+            let sweep = Started::Sweep {
+                figures: figures.len(),
+                first: figures[0].0.info().id,
+                last: figures[figures.len() - 1].0.info().id,
+            };
+            observers.iter_mut().for_each(|o| o.started(sweep));
             let out = sweep::run(&figures, s, names);
             observers.iter_mut().for_each(|o| o.done(out.len()));
             return index.into_iter().zip(out).collect();
