@@ -63,10 +63,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
         &session.results,
         plan.session.scores.as_ref(),
         plan.preset,
+        page::Options::for_stdout(args.long),
     ))?;
-    for w in &recorder.warnings {
-        eprintln!("warning: {w}");
-    }
+    eprint!(
+        "{}",
+        crate::output::warnings::render(
+            &recorder.warnings,
+            args.long,
+            page::colour_on(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        )
+    );
     let failed = session
         .results
         .iter()
