@@ -1,7 +1,9 @@
 //! The compact page's table of a mode measured at several sizes: one row per
 //! mechanism, one column per size, the best figure of each column marked,
 //! and any columns a row adds (the cost model). Notes and cells without a
-//! number are footnote marks, explained by the [`Legend`].
+//! number are footnote marks, explained by the [`Legend`]. When no row has
+//! more than one size (`--quick`), a list instead: a row per mechanism with
+//! its size, its figure (the best at each size marked) and its own columns.
 
 use super::cells::{fit_width, size_cell};
 use super::legend::{Legend, NoNumber};
@@ -63,7 +65,8 @@ pub struct Row {
 /// Rows in a matrix whose columns are every size any row has (size 0, a
 /// notification, first), then the columns named by `extra`.
 pub struct Matrix<'a> {
-    /// The first column's header.
+    /// What the figures are ("one-way µs"): the matrix's corner, the list's
+    /// column of figures.
     pub label: &'a str,
     /// Which figure of a column is marked.
     pub better: Better,
@@ -76,9 +79,15 @@ pub struct Matrix<'a> {
 /// The mark of a column's best figure.
 pub const BEST: &str = "*";
 
+/// Whether `rows` are drawn as a list: none has more than one size.
+pub fn is_list<'a>(rows: impl IntoIterator<Item = &'a Row>) -> bool {
+    rows.into_iter().all(|r| r.cells.len() <= 1)
+}
+
 impl Matrix<'_> {
     /// The table, with its marks and notes recorded in `legend`.
     pub fn render(&self, rows: &[Row], legend: &mut Legend) -> String {
+        let list = is_list(rows);
         let mut sizes: Vec<usize> = rows
             .iter()
             .flat_map(|r| r.cells.iter().map(|(s, _)| *s))
@@ -103,8 +112,13 @@ impl Matrix<'_> {
         let mut t = Table::new();
         t.load_style(presets::UTF8_FULL_CONDENSED)
             .set_content_arrangement(ContentArrangement::Dynamic);
-        let mut header = vec![self.label.to_string()];
-        header.extend(sizes.iter().map(|&s| size_cell(s)));
+        let mut header = if list {
+            vec!["mechanism".to_string(), "size".into(), self.label.into()]
+        } else {
+            let mut h = vec![self.label.to_string()];
+            h.extend(sizes.iter().map(|&s| size_cell(s)));
+            h
+        };
         header.extend(self.extra.iter().map(|h| h.to_string()));
         t.set_header(header);
         let mut marked = false;
@@ -113,7 +127,15 @@ impl Matrix<'_> {
             label.push_str(&legend.notes(row.notes.iter().map(String::as_str)));
             let mut cells = vec![Cell::new(label)];
             for (&size, best) in sizes.iter().zip(&best) {
-                let cell = match row.cells.iter().find(|(s, _)| *s == size) {
+                let here = row.cells.iter().find(|(s, _)| *s == size);
+                if list {
+                    // The list's one figure: its size, then it.
+                    if here.is_none() {
+                        continue;
+                    }
+                    cells.push(Cell::new(size_cell(size)));
+                }
+                let cell = match here {
                     None => Cell::new(""),
                     Some((_, Value::Number(x, text))) if Some(*x) == *best => {
                         marked = true;
@@ -138,6 +160,9 @@ impl Matrix<'_> {
                 cells.push(cell);
             }
             cells.extend(row.extra.iter().map(Cell::new));
+            if list && row.cells.is_empty() {
+                cells.extend([Cell::new(""), Cell::new("")]);
+            }
             t.add_row(cells);
             for (label, extra) in &row.more {
                 let mut cells = vec![Cell::new(label)];
@@ -150,6 +175,8 @@ impl Matrix<'_> {
             legend.mark(
                 BEST,
                 match self.better {
+                    Better::Lower if list => "lowest at its size",
+                    Better::Higher if list => "highest at its size",
                     Better::Lower => "lowest in its column",
                     Better::Higher => "highest in its column",
                 },
@@ -257,5 +284,39 @@ mod tests {
         let text = m.render(&[r], &mut Legend::default());
         assert!(text.contains('\u{1b}'), "{text:?}");
         assert!(text.contains("└ from 4K") && text.contains("3.4"), "{text}");
+    }
+
+    #[test]
+    fn rows_of_one_size_each_are_a_list_with_the_best_at_each_size_marked() {
+        let rows = vec![
+            row("pipe", &[(64, 5.0)]),
+            row("shm-spin", &[(64, 0.5)]),
+            row("eventfd", &[(8, 4.0)]),
+        ];
+        assert!(is_list(&rows));
+        let m = Matrix {
+            label: "one-way µs",
+            better: Better::Lower,
+            extra: vec![],
+            colour: false,
+        };
+        let mut legend = Legend::default();
+        let text = m.render(&rows, &mut legend);
+        let cells = |l: &str| -> Vec<String> {
+            l.trim_matches('│')
+                .split('┆')
+                .map(|c| c.trim().to_string())
+                .collect()
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            cells(lines[1]),
+            ["mechanism", "size", "one-way µs"],
+            "{text}"
+        );
+        assert_eq!(cells(lines[3]), ["pipe", "64", "5.0"], "{text}");
+        assert_eq!(cells(lines[4]), ["shm-spin", "64", "0.5*"], "{text}");
+        assert_eq!(cells(lines[5]), ["eventfd", "8", "4.0*"], "{text}");
+        assert!(legend.render().starts_with("* lowest at its size"));
     }
 }

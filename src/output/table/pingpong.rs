@@ -6,7 +6,7 @@ use super::cells::{
     size_cell, unmeasured, us,
 };
 use super::legend::{Legend, precision_line};
-use super::matrix::{Better, Matrix, Row, Value};
+use super::matrix::{Better, Matrix, Row, Value, is_list};
 use super::{Look, ResultTable};
 use crate::engine::run::figure::{FigureResult, Mode, Outcome};
 use crate::output::cost_model::{CostModel, Segment};
@@ -37,16 +37,7 @@ impl ResultTable for PingPongTable {
             let (median, p99, mbps, notes) = match &r.outcome {
                 Outcome::Ok(m) => {
                     let med = m.summary.median;
-                    let mbps = if r.size > 0 && med > 0.0 {
-                        let v = r.size as f64 / med * 1e3;
-                        if v < 10.0 {
-                            format!("{v:.1}")
-                        } else {
-                            format!("{v:.0}")
-                        }
-                    } else {
-                        "-".into()
-                    };
+                    let mbps = mb_per_s(r.size, med);
                     let mut notes = quality_notes(m);
                     if let Some(bytes) = r.cold_region {
                         notes.push(format!("cold ({} region)", format_size(bytes)));
@@ -77,23 +68,44 @@ impl ResultTable for PingPongTable {
             Outcome::Ok(m) => Some((m.summary.median, us(m.summary.median))),
             _ => None,
         });
-        let modelled = with_models(&mut rows, look.cost_models);
+        let list = is_list(rows.iter().map(|(_, r)| r));
+        let modelled = !list && with_models(&mut rows, look.cost_models);
+        let extra = if list {
+            // One figure per row: room for its p99 and MB/s.
+            for ((id, kind), row) in rows.iter_mut() {
+                let r = results
+                    .iter()
+                    .find(|r| r.id == *id && cold(r) == *kind)
+                    .expect("a row holds a figure");
+                row.extra = match &r.outcome {
+                    Outcome::Ok(m) => {
+                        vec![p99_cell(&m.latency, us), mb_per_s(r.size, m.summary.median)]
+                    }
+                    _ => vec![String::new(), String::new()],
+                };
+            }
+            vec!["p99 single µs", "MB/s"]
+        } else if modelled {
+            vec!["setup µs", "per-B ns"]
+        } else {
+            vec![]
+        };
         let rows: Vec<Row> = rows.into_iter().map(|(_, r)| r).collect();
         let matrix = Matrix {
             label: "one-way µs",
             better: Better::Lower,
-            extra: if modelled {
-                vec!["setup µs", "per-B ns"]
-            } else {
-                vec![]
-            },
+            extra,
             colour: look.colour,
         };
         let mut legend = Legend::default();
         let table = matrix.render(&rows, &mut legend);
         let mut out = format!(
-            "{table}\none-way µs = round trip ÷ 2: batch mean less loop overhead, median over the samples \
-             (p99, MB/s: --long)\n"
+            "{table}\none-way µs = round trip ÷ 2, batch mean less loop overhead, median of the samples{}\n",
+            if list {
+                "; p99 single: round trips timed alone"
+            } else {
+                " (p99, MB/s: --long)"
+            }
         );
         if modelled {
             out.push_str(
@@ -107,6 +119,19 @@ impl ResultTable for PingPongTable {
             out.push('\n');
         }
         Some(out)
+    }
+}
+
+/// MB/s (10^6 B/s) of `size` bytes moved in `ns`; "-" without a payload.
+fn mb_per_s(size: usize, ns: f64) -> String {
+    if size == 0 || ns <= 0.0 {
+        return "-".into();
+    }
+    let v = size as f64 / ns * 1e3;
+    if v < 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
     }
 }
 
@@ -315,6 +340,19 @@ mod tests {
         );
         // The figures' intervals themselves are for --long.
         assert!(!page.contains("±3%") && !page.contains("spread"), "{page}");
+        assert!(page.lines().all(|l| l.chars().count() <= 120), "{page}");
+        // One size each: a list, with each figure's p99 and MB/s.
+        let quick = [
+            measured("pipe", 64, 5_000.0, 0.01),
+            measured("eventfd", 8, 4_000.0, 0.01),
+        ];
+        let list = PingPongTable.short(&quick, &look).unwrap();
+        assert!(
+            list.contains("p99 single µs") && list.contains("MB/s") && !list.contains("setup µs"),
+            "{list}"
+        );
+        assert!(list.contains("* lowest at its size"), "{list}");
+        assert!(list.lines().all(|l| l.chars().count() <= 120), "{list}");
         let long = PingPongTable.render(&figures);
         assert!(
             long.contains("mean one-way µs") && long.contains("±7.1% over 5 passes"),
