@@ -6,6 +6,9 @@ use crate::engine::measure::Basis;
 use crate::engine::run::figure::{FigureResult, Outcome};
 use crate::output::table::cells::percent;
 
+/// Columns the legend's line of marks keeps within.
+const WIDTH: usize = 120;
+
 /// The short text of a cell that has no number, and what it means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum NoNumber {
@@ -31,9 +34,7 @@ impl NoNumber {
     fn meaning(self) -> &'static str {
         match self {
             NoNumber::Skipped => "not measured here (why: its footnote)",
-            NoNumber::BelowResolution => {
-                "at or below zero once the overheads were subtracted: below the clock's resolution"
-            }
+            NoNumber::BelowResolution => "below the clock's resolution (≤ 0 less the overheads)",
             NoNumber::Failed => "the figure failed (why: its footnote)",
         }
     }
@@ -124,8 +125,21 @@ impl Legend {
                     .map(|k| format!("{} {}", k.mark(), k.meaning())),
             )
             .collect();
-        if !marks.is_empty() {
-            out.push_str(&marks.join("; "));
+        // As many marks on a line as fit in 120 columns.
+        let mut line = String::new();
+        for m in marks {
+            if !line.is_empty() && line.chars().count() + 2 + m.chars().count() > WIDTH {
+                out.push_str(&line);
+                out.push('\n');
+                line.clear();
+            }
+            if !line.is_empty() {
+                line.push_str("; ");
+            }
+            line.push_str(&m);
+        }
+        if !line.is_empty() {
+            out.push_str(&line);
             out.push('\n');
         }
         for (i, n) in self.notes.iter().enumerate() {
@@ -241,6 +255,18 @@ mod tests {
         // Below resolution: the mark alone, the legend says what it means.
         let (kind, note) = NoNumber::of(&Outcome::BelowResolution("x".into()), 1).unwrap();
         assert_eq!(l.no_number(kind, note.as_deref()), "<res");
-        assert!(l.render().contains("<res at or below zero"));
+        assert!(l.render().contains("<res below the clock's resolution"));
+        // Every mark on as few lines as fit in 120 columns.
+        let (kind, note) = NoNumber::of(&Outcome::Failed("broke".into()), 1).unwrap();
+        l.no_number(kind, note.as_deref());
+        l.mark("*", "lowest in its column");
+        let text = l.render();
+        let marks: Vec<&str> = text.lines().take_while(|l| !l.starts_with('¹')).collect();
+        assert_eq!(marks.len(), 2, "{text}");
+        assert!(marks.iter().all(|l| l.chars().count() <= WIDTH), "{text}");
+        assert!(
+            marks[0].starts_with("* lowest in its column; n/a"),
+            "{text}"
+        );
     }
 }
