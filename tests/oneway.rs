@@ -66,6 +66,8 @@ fn saturated_run_over_several_mechanisms_counts_every_message() {
             "--window",
             "200",
             "--quick",
+            // Each figure's row and its windows.
+            "--long",
         ],
         LIMIT,
     );

@@ -8,6 +8,8 @@ mod util;
 
 // Ping-pong, the default mode: the matrix, precision, passes, sweeps, schema.
 mod pingpong;
+// The page: compact by default, within 60 lines; `--long`.
+mod page;
 // Faults, dead and silent peers, signals, `clean`: nothing is left behind.
 mod robustness;
 // Bad input, `list`, the README's tables.

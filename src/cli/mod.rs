@@ -191,6 +191,11 @@ pub struct RunArgs {
     /// Write the results as JSON to this file (rewritten after every mechanism).
     #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
     json: Option<PathBuf>,
+    /// Print every figure's own row, with its p99, MB/s, interval and notes,
+    /// and the cost models' table (default: one row per mechanism, one
+    /// column per size).
+    #[arg(long)]
+    long: bool,
     /// Samples every figure takes at least, in each pass (default 11; --quick 7).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     samples: Option<u32>,

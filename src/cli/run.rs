@@ -230,6 +230,7 @@ pub fn run(mut args: RunArgs) -> Result<ExitCode, Failure> {
             &session.results,
             plan.session.scores.as_ref(),
             plan.preset,
+            page::Options::for_stdout(args.long),
         ))?;
     }
     if let Some(path) = &args.csv {
@@ -239,9 +240,14 @@ pub fn run(mut args: RunArgs) -> Result<ExitCode, Failure> {
         std::fs::write(path, text)
             .map_err(|e| Failure::run(format!("cannot write {}: {e}", path.display())))?;
     }
-    for w in &recorder.warnings {
-        eprintln!("warning: {w}");
-    }
+    eprint!(
+        "{}",
+        crate::output::warnings::render(
+            &recorder.warnings,
+            args.long,
+            page::colour_on(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        )
+    );
     let failed = session
         .results
         .iter()

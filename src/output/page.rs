@@ -1,13 +1,48 @@
 //! The results page of `ipcmark run`: the machine and placement header, one
 //! table per timing model with its footnote, a preset's study-shaped table
-//! and the cost models, in that order.
+//! and the cost models, in that order. Compact by default (figures at
+//! several sizes as a matrix with the cost model beside it, notes as
+//! footnotes, the precision on one line); `--long`: every figure's row with
+//! its interval and notes, and the cost models' own table.
 
 use crate::engine::models::score::{self, ScoreSettings};
 use crate::engine::os::environment::Environment;
 use crate::engine::os::peer::PeerKind;
 use crate::engine::run::figure::{FigureResult, Mode};
 use crate::output::json::{Report, Settings};
-use crate::output::table;
+use crate::output::table::{self, Look};
+
+/// How the page is drawn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Every figure's row, with its interval and notes (`--long`).
+    pub long: bool,
+    /// Style the tables (colour and bold).
+    pub colour: bool,
+}
+
+impl Options {
+    /// The page for standard output: in colour when it is a terminal and
+    /// `NO_COLOR` is unset or empty (<https://no-color.org>).
+    pub fn for_stdout(long: bool) -> Self {
+        use std::io::IsTerminal;
+        Options {
+            long,
+            colour: colour_on(std::io::stdout().is_terminal()),
+        }
+    }
+}
+
+/// Whether a stream that `is_terminal` (or not) gets colour: only a
+/// terminal, and only while `NO_COLOR` is unset or empty.
+pub fn colour_on(is_terminal: bool) -> bool {
+    is_terminal && colour_allowed(std::env::var_os("NO_COLOR"))
+}
+
+/// Whether `NO_COLOR`'s value (if set) allows colour: only when empty.
+fn colour_allowed(no_color: Option<std::ffi::OsString>) -> bool {
+    no_color.is_none_or(|v| v.is_empty())
+}
 
 /// The whole page for a run's `results` as `report` records them.
 /// `scores`: the score model's settings and why SCHED_FIFO was refused, when
@@ -17,6 +52,7 @@ pub fn render(
     results: &[FigureResult],
     scores: Option<&(ScoreSettings, Option<String>)>,
     preset: Option<&crate::presets::Preset>,
+    options: Options,
 ) -> String {
     let has = |m: Mode| results.iter().any(|r| r.mode() == m);
     let mut out = header(
@@ -48,20 +84,29 @@ pub fn render(
             .filter(|r| t.modes().contains(&r.mode()))
             .cloned()
             .collect();
-        if !figures.is_empty() {
-            out.push_str(&format!(
+        if figures.is_empty() {
+            continue;
+        }
+        let look = Look {
+            cost_models: &report.cost_models,
+            colour: options.colour,
+        };
+        match t.short(&figures, &look).filter(|_| !options.long) {
+            Some(short) => out.push_str(&short),
+            None => out.push_str(&format!(
                 "{}\n{}\n{}",
                 t.render(&figures),
                 t.footnote(),
                 t.after(&figures)
-            ));
+            )),
         }
     }
     out.push_str(&table::load::render(results));
     if let Some(p) = preset {
         out.push_str(&table::render_preset(p, results));
     }
-    if !report.cost_models.is_empty() {
+    // The compact page shows each model beside its figures.
+    if options.long && !report.cost_models.is_empty() {
         out.push_str(&crate::output::cost_model::render(&report.cost_models));
     }
     out
@@ -139,4 +184,16 @@ fn header(env: &Environment, s: &Settings, pingpong: bool, ops: bool) -> String 
         h.push_str(&format!("\nnote: {n}"));
     }
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_color_set_to_anything_turns_colour_off() {
+        assert!(colour_allowed(None));
+        assert!(colour_allowed(Some("".into())));
+        assert!(!colour_allowed(Some("1".into())));
+    }
 }

@@ -1,25 +1,32 @@
-//! Progress on stderr while a run goes on. Updated only between figures, never
-//! from a timed loop, and without a ticker thread (which would make the next
-//! fork unsafe).
+//! Progress on stderr while a run goes on: how many figures are done, the
+//! time left (from the pace so far), the pass and what is being measured.
+//! Updated only between figures, never from a timed loop, and without a
+//! ticker thread (which would make the next fork unsafe). Nothing is drawn
+//! when stderr is not a terminal.
 
 use crate::engine::run::session::{RunObserver, Started};
-use crate::output::table::format_size;
+use crate::output::table::cells::size_cell;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
 
 /// A progress bar over the figures of a run; invisible when stderr is not a terminal.
 pub struct Progress(ProgressBar);
 
 impl Progress {
-    /// A bar for `total` figures.
+    /// A bar for `total` figures (every pass's).
     pub fn new(total: usize) -> Self {
-        let bar = ProgressBar::with_draw_target(
-            Some(total as u64),
-            ProgressDrawTarget::stderr_with_hz(10),
-        );
+        let target = if std::io::stderr().is_terminal() {
+            ProgressDrawTarget::stderr_with_hz(10)
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        let bar = ProgressBar::with_draw_target(Some(total as u64), target);
         bar.set_style(
-            ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
-                .expect("static template is valid")
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "{bar:24} {pos}/{len} figures, {elapsed} elapsed, ETA {eta} · {prefix}{msg}",
+            )
+            .expect("static template is valid")
+            .progress_chars("=> "),
         );
         Progress(bar)
     }
@@ -38,23 +45,52 @@ impl Progress {
     pub fn finish(&self) {
         self.0.finish_and_clear();
     }
+
+    /// Whether the bar draws anything (stderr is a terminal).
+    #[cfg(test)]
+    pub fn visible(&self) -> bool {
+        !self.0.is_hidden()
+    }
+}
+
+/// What the bar says is being measured.
+fn describe(what: Started) -> String {
+    match what {
+        Started::Sweep {
+            figures: 1, first, ..
+        } => first.to_string(),
+        Started::Sweep {
+            figures,
+            first,
+            last,
+        } if first == last => format!("{first}: {figures} sizes interleaved"),
+        Started::Sweep {
+            figures,
+            first,
+            last,
+        } => format!("{first} … {last}: {figures} figures interleaved"),
+        Started::Figure {
+            id,
+            size: Some(size),
+            oneway,
+        } => format!(
+            "{id} {}{}",
+            size_cell(size),
+            if oneway { " one-way" } else { "" }
+        ),
+        Started::Figure { id, .. } => id.to_string(),
+    }
 }
 
 impl RunObserver for Progress {
+    fn pass_started(&mut self, pass: usize, passes: usize) {
+        if passes > 1 {
+            self.0.set_prefix(format!("pass {pass}/{passes} · "));
+        }
+    }
+
     fn started(&mut self, what: Started) {
-        self.start(&match what {
-            Started::Sweep(n) => format!("{n} figures, interleaved"),
-            Started::Figure {
-                id,
-                size: Some(size),
-                oneway,
-            } => format!(
-                "{id} {}{}",
-                format_size(size),
-                if oneway { " one-way" } else { "" }
-            ),
-            Started::Figure { id, .. } => id.to_string(),
-        });
+        self.start(&describe(what));
     }
 
     fn done(&mut self, n: usize) {
@@ -63,5 +99,44 @@ impl RunObserver for Progress {
 
     fn measured(&mut self, _results: &[crate::engine::run::figure::FigureResult]) {
         self.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bar_names_what_is_measured() {
+        let sweep = Started::Sweep {
+            figures: 24,
+            first: "pipe",
+            last: "unix-dgram",
+        };
+        assert_eq!(describe(sweep), "pipe … unix-dgram: 24 figures interleaved");
+        let one = Started::Sweep {
+            figures: 6,
+            first: "tcp",
+            last: "tcp",
+        };
+        assert_eq!(describe(one), "tcp: 6 sizes interleaved");
+        let figure = Started::Figure {
+            id: "pipe",
+            size: Some(4096),
+            oneway: true,
+        };
+        assert_eq!(describe(figure), "pipe 4K one-way");
+        let signal = Started::Figure {
+            id: "signal-handler",
+            size: Some(0),
+            oneway: false,
+        };
+        assert_eq!(describe(signal), "signal-handler notify");
+    }
+
+    #[test]
+    fn nothing_is_drawn_when_stderr_is_not_a_terminal() {
+        // Whatever runs the tests, the bar follows stderr.
+        assert_eq!(Progress::new(3).visible(), std::io::stderr().is_terminal());
     }
 }

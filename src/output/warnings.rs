@@ -89,6 +89,68 @@ impl Warning {
             Warning::NoRealtime { .. } => "no-realtime",
         }
     }
+
+    /// The warning on one line of the compact page, with what to do: the
+    /// JSON and `--long` keep the whole message (its [`Display`](fmt::Display)).
+    /// Where the whole message is short already, it is the same.
+    pub fn line(&self) -> String {
+        match self {
+            Warning::OtherLoad { busy_percent } => format!(
+                "the CPUs were {busy_percent:.0}% busy before the run: other load scatters the figures; \
+                 stop it, or --cpus to free CPUs"
+            ),
+            Warning::FrequencyScaling { governor } => format!(
+                "CPU frequency governor '{governor}' moves the clock with load: set 'performance' for \
+                 stable figures"
+            ),
+            // Short enough, and it says why no limit was held.
+            Warning::IdleStatesAllowed { .. } => self.to_string(),
+            Warning::HighSpread { figures, worst } => format!(
+                "{} figure(s) had samples spread over {:.0}% of the median (worst {:.0}%: {}): \
+                 rerun when idle",
+                figures.len(),
+                SPREAD_LIMIT * 100.0,
+                worst * 100.0,
+                first_few(figures, 1)
+            ),
+            Warning::PrecisionMissed {
+                figures,
+                target,
+                worst,
+            } => format!(
+                "{} figure(s) not within ±{}% (worst ±{}%: {}): more --passes, or a quieter machine",
+                figures.len(),
+                super::table::percent(*target),
+                super::table::percent(*worst),
+                first_few(figures, 1)
+            ),
+            Warning::SpeedChanged { factors, .. } => {
+                let (lo, hi) = min_max(factors);
+                format!(
+                    "the machine's speed moved by up to {:.0}% over {} passes (factors {lo:.2} to \
+                     {hi:.2}): the intervals include it",
+                    (hi / lo - 1.0) * 100.0,
+                    factors.len()
+                )
+            }
+            Warning::Virtualized { hypervisor } => format!(
+                "under a hypervisor ({hypervisor}): other guests move the speed between runs; \
+                 compare within a run or back to back"
+            ),
+            Warning::NoRealtime { figures } => format!(
+                "SCHED_FIFO was refused: {} figure(s) ran SCHED_OTHER ({}); root or \
+                 CAP_SYS_NICE allows it",
+                figures.len(),
+                first_few(
+                    &figures
+                        .iter()
+                        .map(|f| f.split(" (").next().unwrap_or(f).to_string())
+                        .collect::<Vec<_>>(),
+                    1
+                )
+            ),
+        }
+    }
 }
 
 impl fmt::Display for Warning {
@@ -145,7 +207,7 @@ impl fmt::Display for Warning {
                 figures.len(),
                 SPREAD_LIMIT * 100.0,
                 worst * 100.0,
-                first_few(figures)
+                first_few(figures, 4)
             ),
             Warning::PrecisionMissed {
                 figures,
@@ -160,7 +222,7 @@ impl fmt::Display for Warning {
                 figures.len(),
                 super::table::percent(*target),
                 super::table::percent(*worst),
-                first_few(figures)
+                first_few(figures, 4)
             ),
             Warning::SpeedChanged { factors, figures } => {
                 let (lo, hi) = min_max(factors);
@@ -215,15 +277,15 @@ fn speed_changed(results: &[FigureResult]) -> Option<Warning> {
     })
 }
 
-/// The first four names, and an ellipsis if there are more.
-fn first_few(figures: &[String]) -> String {
+/// The first `n` names, and an ellipsis if there are more.
+fn first_few(figures: &[String], n: usize) -> String {
     figures
         .iter()
-        .take(4)
+        .take(n)
         .cloned()
         .collect::<Vec<_>>()
         .join(", ")
-        + if figures.len() > 4 { ", …" } else { "" }
+        + if figures.len() > n { ", …" } else { "" }
 }
 
 /// "mechanism size", naming a figure in a warning; the id alone for a
@@ -328,6 +390,29 @@ pub fn collect(env: &Environment, results: &[FigureResult]) -> Vec<Warning> {
         });
     }
     w
+}
+
+/// The warnings as printed on stderr after the page, a line each, `warning:`
+/// first (in bold yellow with `colour`): the compact [`Warning::line`], or
+/// with `long` the whole message; a line already printed is not repeated.
+pub fn render(warnings: &[Warning], long: bool, colour: bool) -> String {
+    let style = if colour {
+        anstyle::Style::new()
+            .bold()
+            .fg_color(Some(anstyle::AnsiColor::Yellow.into()))
+    } else {
+        anstyle::Style::new()
+    };
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = String::new();
+    for w in warnings {
+        let line = if long { w.to_string() } else { w.line() };
+        if !seen.contains(&line) {
+            out.push_str(&format!("{style}warning:{style:#} {line}\n"));
+            seen.push(line);
+        }
+    }
+    out
 }
 
 /// A warning as saved in the JSON report.
@@ -538,5 +623,67 @@ mod tests {
         assert!(collect(&env, &steady).is_empty());
         // One figure alone cannot tell the machine from itself.
         assert!(collect(&env, &moved[..1]).is_empty());
+    }
+
+    #[test]
+    fn on_the_page_each_warning_is_one_line_that_fits_and_repeats_are_dropped() {
+        let names: Vec<String> = (0..40).map(|i| format!("unix-seqpacket {i}K")).collect();
+        let all = [
+            Warning::OtherLoad {
+                busy_percent: 100.0,
+            },
+            Warning::FrequencyScaling {
+                governor: "schedutil".into(),
+            },
+            Warning::HighSpread {
+                figures: names.clone(),
+                worst: 47.23,
+            },
+            Warning::PrecisionMissed {
+                figures: names.clone(),
+                target: 0.02,
+                worst: 1.398,
+            },
+            Warning::SpeedChanged {
+                factors: vec![1.86, 0.68, 0.53, 2.76, 1.08],
+                figures: 101,
+            },
+            Warning::Virtualized {
+                hypervisor: "kvm".into(),
+            },
+            Warning::NoRealtime {
+                figures: vec![
+                    "rhealstone-preemption (no preemption)".into(),
+                    "rhealstone-deadlock-break (no inversion)".into(),
+                ],
+            },
+        ];
+        for w in &all {
+            let line = w.line();
+            assert!(!line.contains('\n'), "{line}");
+            // "warning: " and the line within 120 columns.
+            assert!(
+                line.chars().count() <= 111,
+                "{} chars: {line}",
+                line.chars().count()
+            );
+            // The JSON keeps the whole message.
+            assert!(w.to_string().chars().count() >= line.chars().count(), "{w}");
+        }
+        assert!(
+            all[6].line().contains("SCHED_FIFO was refused"),
+            "{}",
+            all[6].line()
+        );
+        let page = render(
+            &[all[5].clone(), all[5].clone(), all[0].clone()],
+            false,
+            false,
+        );
+        assert_eq!(page.lines().count(), 2, "{page}");
+        assert!(page.lines().all(|l| l.starts_with("warning: ")), "{page}");
+        let long = render(&all[..1], true, false);
+        assert_eq!(long, format!("warning: {}\n", all[0]));
+        assert!(render(&all[..1], false, true).contains('\u{1b}'));
     }
 }

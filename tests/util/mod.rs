@@ -393,3 +393,33 @@ pub fn allowed_cpus() -> Vec<usize> {
     }
     out
 }
+
+/// A table's cells on one line of the page (`│ a ┆ b │`), trimmed; `None`
+/// for a border or any other line.
+fn cells(line: &str) -> Option<Vec<String>> {
+    let inner = line.strip_prefix('│')?.strip_suffix('│')?;
+    Some(inner.split('┆').map(|c| c.trim().to_string()).collect())
+}
+
+/// The matrix of the compact page whose corner (first header cell) is
+/// `corner` ("one-way µs"): its header, then each row's label without its
+/// footnote marks, and its cells.
+pub fn matrix(page: &str, corner: &str) -> (Vec<String>, Vec<(String, Vec<String>)>) {
+    let mut lines = page
+        .lines()
+        .skip_while(|l| cells(l).is_none_or(|c| c[0] != corner));
+    let header = lines
+        .next()
+        .and_then(cells)
+        .unwrap_or_else(|| panic!("no table headed {corner}:\n{page}"));
+    let marks: &[char] = &['¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹', '⁰', ','];
+    let rows = lines
+        .skip(1)
+        .map_while(cells)
+        .map(|mut c| {
+            let label = c.remove(0).trim_end_matches(marks).to_string();
+            (label, c)
+        })
+        .collect();
+    (header, rows)
+}

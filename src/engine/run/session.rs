@@ -125,14 +125,23 @@ pub enum Started {
         /// A one-way figure.
         oneway: bool,
     },
-    /// A sweep of this many figures sampled together.
-    Sweep(usize),
+    /// A sweep of figures sampled together.
+    Sweep {
+        /// How many.
+        figures: usize,
+        /// The ids of its first and last mechanisms.
+        first: &'static str,
+        /// See `first`.
+        last: &'static str,
+    },
 }
 
 /// Something that follows a session: progress, the report saved after every
 /// step, warnings. Every hook defaults to nothing. A hook that returns an
 /// error ends the run (the error is the run's).
 pub trait RunObserver {
+    /// Pass `pass` of `passes` starts.
+    fn pass_started(&mut self, _pass: usize, _passes: usize) {}
     /// A figure or a sweep starts.
     fn started(&mut self, _what: Started) {}
     /// `n` figures were measured.
@@ -239,6 +248,9 @@ pub fn run(
     };
 
     'passes: for pass in 1..=plan.passes {
+        observers
+            .iter_mut()
+            .for_each(|o| o.pass_started(pass, plan.passes));
         for (n, step) in steps.iter().enumerate() {
             if interrupt::stop_requested().is_some() {
                 break 'passes;
@@ -315,9 +327,12 @@ fn run_step(
             if figures.is_empty() {
                 return Ok(Vec::new());
             }
-            observers
-                .iter_mut()
-                .for_each(|o| o.started(Started::Sweep(figures.len())));
+            let sweep = Started::Sweep {
+                figures: figures.len(),
+                first: figures[0].0.info().id,
+                last: figures[figures.len() - 1].0.info().id,
+            };
+            observers.iter_mut().for_each(|o| o.started(sweep));
             let mark = load.as_deref_mut().map(Held::before).transpose()?;
             let mut out = sweep::run(&figures, s, names);
             if let (Some(h), Some(mark)) = (load.as_deref_mut(), &mark) {

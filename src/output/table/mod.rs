@@ -1,10 +1,15 @@
 //! The terminal tables of a run: one file per kind of table behind
 //! [`ResultTable`], listed in page order in [`RESULT_TABLES`]; the cells they
 //! share (sizes, µs and ns, percentages, the table style) in [`cells`]; a
-//! preset's study-shaped table in [`preset`].
+//! preset's study-shaped table in [`preset`]. Each table has a long form
+//! (every figure's row with its interval and notes: `--long`) and may have a
+//! compact one for the default page ([`ResultTable::short`]): a [`matrix`]
+//! of mechanisms × sizes, notes as footnotes ([`legend`]).
 
 pub mod cells;
 pub mod load;
+pub mod legend;
+pub mod matrix;
 mod oneway;
 mod ops;
 mod periodic;
@@ -14,6 +19,7 @@ mod scores;
 mod stream;
 
 use crate::engine::run::figure::{FigureResult, Mode};
+use crate::output::cost_model::CostModel;
 
 pub use cells::{align_right, fit_width, format_size, new_table, percent, us};
 pub use preset::render_preset;
@@ -31,6 +37,22 @@ pub trait ResultTable: Sync {
     fn after(&self, _figures: &[FigureResult]) -> String {
         String::new()
     }
+    /// The compact form for the default page, everything under the table
+    /// included (what the columns mean, the legend of its marks and notes,
+    /// the precision of its figures on one line); `None`: the long form is
+    /// already compact.
+    fn short(&self, _figures: &[FigureResult], _look: &Look) -> Option<String> {
+        None
+    }
+}
+
+/// What a compact table may show beside its figures, and how.
+#[derive(Debug, Clone, Copy)]
+pub struct Look<'a> {
+    /// The run's cost models, shown beside the figures they were fitted on.
+    pub cost_models: &'a [CostModel],
+    /// Style the cells (stdout is a terminal that accepts colour).
+    pub colour: bool,
 }
 
 /// Every results table, in page order.

@@ -1,8 +1,11 @@
 //! Mode `oneway`: one row per mechanism × size × pacing, then each measured
 //! figure's windows in the 2011 study's shape.
 
-use super::ResultTable;
 use super::cells::{align_right, centre_above_p99, format_size, new_table, unmeasured, us};
+use super::legend::{Legend, precision_line};
+use super::matrix::{Better, Matrix, Row};
+use super::pingpong::rows_by;
+use super::{Look, ResultTable};
 use crate::engine::models::oneway::OneWayFacts;
 use crate::engine::run::figure::{FigureResult, Mode, Outcome};
 
@@ -60,6 +63,63 @@ impl ResultTable for OneWayTable {
         }
         align_right(&mut t, 3..9);
         t.to_string()
+    }
+
+    /// One row per mechanism (and pacing, when the run had several), one
+    /// column per size, the mean one-way latency of every message.
+    fn short(&self, results: &[FigureResult], look: &Look) -> Option<String> {
+        let mut pacings: Vec<String> = results
+            .iter()
+            .filter_map(|r| r.oneway())
+            .map(pacing)
+            .collect();
+        pacings.dedup();
+        // Told apart in the rows only when the run had several.
+        let several = pacings.iter().any(|p| *p != pacings[0]);
+        let rows = rows_by(
+            results,
+            |r| r.oneway().filter(|_| several).map(pacing),
+            |r| {
+                r.oneway()
+                    .filter(|f| f.mean_ns > 0.0)
+                    .map(|f| (f.mean_ns, us(f.mean_ns)))
+            },
+        );
+        let rows: Vec<Row> = rows
+            .into_iter()
+            .map(|((id, _), mut row)| {
+                if results
+                    .iter()
+                    .any(|r| r.id == id && r.oneway().is_some_and(|f| f.time_bounded))
+                {
+                    row.notes
+                        .push("stopped at its time bound (which sizes: --long)".into());
+                }
+                row
+            })
+            .collect();
+        let matrix = Matrix {
+            label: "one-way µs",
+            better: Better::Lower,
+            extra: vec![],
+            colour: look.colour,
+        };
+        let mut legend = Legend::default();
+        let table = matrix.render(&rows, &mut legend);
+        let paced = match (several, pacings.first()) {
+            (false, Some(p)) => format!(", {p}"),
+            _ => String::new(),
+        };
+        let mut out = format!(
+            "{table}\none-way µs = receiver's clock − the sender's stamp, mean over every message{paced} \
+             (percentiles, windows: --long)\n{}",
+            legend.render()
+        );
+        if let Some(p) = precision_line(results) {
+            out.push_str(&p);
+            out.push('\n');
+        }
+        Some(out)
     }
 
     /// The windows of each measured figure, one line each, in the 2011

@@ -1,11 +1,12 @@
 //! Modes `op` and `event`: one row per benchmark, the time per operation
 //! (or per event) and the system calls it was proven to make.
 
-use super::ResultTable;
 use super::cells::{
     align_right, centre_above_p99, new_table, num, p99_cell, quality_notes, unmeasured,
     whole_column,
 };
+use super::legend::{Legend, NoNumber, precision_line};
+use super::{Look, ResultTable};
 use crate::engine::run::figure::{FigureResult, Mode, Outcome};
 
 /// The table of operation benchmarks, timed by the engine or by themselves.
@@ -71,6 +72,73 @@ impl ResultTable for OpsTable {
         // Ids whole; the notes wrap instead.
         whole_column(&mut t, 0);
         t.to_string()
+    }
+
+    /// The long table with its notes of what each row is, less what the
+    /// page says once: the spread and interval of each figure (one line
+    /// under the table), "per op" (the columns' legend), why a mean is above
+    /// its p99 (`--long`).
+    fn short(&self, results: &[FigureResult], _look: &Look) -> Option<String> {
+        let mut t = new_table(vec![
+            "benchmark",
+            "mean ns",
+            "p99 single ns",
+            "MB/s",
+            "system calls",
+            "notes",
+        ]);
+        let mut legend = Legend::default();
+        for r in results {
+            let mut notes = Vec::new();
+            let (median, p99, mbps) = match &r.outcome {
+                Outcome::Ok(m) => {
+                    let med = m.summary.median;
+                    let mbps = if r.size > 0 && med > 0.0 {
+                        format!("{:.0}", r.size as f64 / med * 1e3)
+                    } else {
+                        "-".into()
+                    };
+                    if let Some(e) = r.proof().as_ref().and_then(|p| p.events) {
+                        notes.push(format!("per {} ({} per op)", e.name, e.per_op));
+                    }
+                    if let Some(b) = r.proof().as_ref().and_then(|p| p.baseline_ns) {
+                        notes.push(format!("{} subtracted per op", num(b)));
+                    }
+                    if centre_above_p99(med, &m.latency, "operations").is_some() {
+                        notes.push("mean above p99 (why: --long)".to_string());
+                    }
+                    (num(med), p99_cell(&m.latency, num), mbps)
+                }
+                other => {
+                    let (kind, note) =
+                        NoNumber::of(other, r.size).unwrap_or((NoNumber::Failed, None));
+                    // The reason in the notes, as in the long table.
+                    notes.extend(note.map(|n| n.trim_start_matches("n/a: ").to_string()));
+                    (legend.no_number(kind, None), "-".into(), "-".into())
+                }
+            };
+            notes.extend(r.note.clone());
+            t.add_row(vec![
+                r.id.to_string(),
+                median,
+                p99,
+                mbps,
+                proven_calls(r),
+                notes.join("; "),
+            ]);
+        }
+        align_right(&mut t, 1..4);
+        whole_column(&mut t, 0);
+        let mut out = format!(
+            "{t}\nmean ns = time per operation (per event where noted), batch mean less loop overhead, \
+             median of samples; p99 single = single operations' (--long: how)\n{}",
+            legend.render()
+        );
+        if let Some(p) = precision_line(results) {
+            out.push_str(&p);
+            out.push('\n');
+        }
+        Some(out)
     }
 }
 

@@ -1,12 +1,15 @@
 //! Mode `pingpong`: one row per mechanism × size, the one-way time as half
 //! a round trip.
 
-use super::ResultTable;
 use super::cells::{
     align_right, centre_above_p99, format_size, group_names, new_table, p99_cell, quality_notes,
     size_cell, unmeasured, us,
 };
+use super::legend::{Legend, precision_line};
+use super::matrix::{Better, Matrix, Row, Value, is_list};
+use super::{Look, ResultTable};
 use crate::engine::run::figure::{FigureResult, Mode, Outcome};
+use crate::output::cost_model::{CostModel, Segment};
 
 /// The ping-pong table.
 pub struct PingPongTable;
@@ -34,16 +37,7 @@ impl ResultTable for PingPongTable {
             let (median, p99, mbps, notes) = match &r.outcome {
                 Outcome::Ok(m) => {
                     let med = m.summary.median;
-                    let mbps = if r.size > 0 && med > 0.0 {
-                        let v = r.size as f64 / med * 1e3;
-                        if v < 10.0 {
-                            format!("{v:.1}")
-                        } else {
-                            format!("{v:.0}")
-                        }
-                    } else {
-                        "-".into()
-                    };
+                    let mbps = mb_per_s(r.size, med);
                     let mut notes = quality_notes(m);
                     if let Some(bytes) = r.cold_region {
                         notes.push(format!("cold ({} region)", format_size(bytes)));
@@ -66,6 +60,165 @@ impl ResultTable for PingPongTable {
         align_right(&mut t, 1..5);
         t.to_string()
     }
+
+    /// One row per mechanism (warm and cold apart), one column per size,
+    /// the one-way time; the cost model fitted on the row beside it.
+    fn short(&self, results: &[FigureResult], look: &Look) -> Option<String> {
+        let mut rows = rows_by(results, cold, |r| match &r.outcome {
+            Outcome::Ok(m) => Some((m.summary.median, us(m.summary.median))),
+            _ => None,
+        });
+        let list = is_list(rows.iter().map(|(_, r)| r));
+        let modelled = !list && with_models(&mut rows, look.cost_models);
+        let extra = if list {
+            // One figure per row: room for its p99 and MB/s.
+            for ((id, kind), row) in rows.iter_mut() {
+                let r = results
+                    .iter()
+                    .find(|r| r.id == *id && cold(r) == *kind)
+                    .expect("a row holds a figure");
+                row.extra = match &r.outcome {
+                    Outcome::Ok(m) => {
+                        vec![p99_cell(&m.latency, us), mb_per_s(r.size, m.summary.median)]
+                    }
+                    _ => vec![String::new(), String::new()],
+                };
+            }
+            vec!["p99 single µs", "MB/s"]
+        } else if modelled {
+            vec!["setup µs", "per-B ns"]
+        } else {
+            vec![]
+        };
+        let rows: Vec<Row> = rows.into_iter().map(|(_, r)| r).collect();
+        let matrix = Matrix {
+            label: "one-way µs",
+            better: Better::Lower,
+            extra,
+            colour: look.colour,
+        };
+        let mut legend = Legend::default();
+        let table = matrix.render(&rows, &mut legend);
+        let mut out = format!(
+            "{table}\none-way µs = round trip ÷ 2, batch mean less loop overhead, median of the samples{}\n",
+            if list {
+                "; p99 single: round trips timed alone"
+            } else {
+                " (p99, MB/s: --long)"
+            }
+        );
+        if modelled {
+            out.push_str(
+                "setup µs + per-B ns × bytes: cost model, least squares on each size's median \
+                 (└ from: a new per-byte range; R²: --long)\n",
+            );
+        }
+        out.push_str(&legend.render());
+        if let Some(p) = precision_line(results) {
+            out.push_str(&p);
+            out.push('\n');
+        }
+        Some(out)
+    }
+}
+
+/// MB/s (10^6 B/s) of `size` bytes moved in `ns`; "-" without a payload.
+fn mb_per_s(size: usize, ns: f64) -> String {
+    if size == 0 || ns <= 0.0 {
+        return "-".into();
+    }
+    let v = size as f64 / ns * 1e3;
+    if v < 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// The key of a matrix row: the id, and what tells its rows apart
+/// (cold buffers, a pacing), which the label shows after the id.
+pub(super) type RowKey = (&'static str, Option<String>);
+
+/// The figures as matrix rows, one per key `kind` gives with the id (the
+/// id alone when `None`), in run order, each cell `number` of its figure; a
+/// note of the mechanism's (where its FIFOs live) once per row.
+pub(super) fn rows_by(
+    results: &[FigureResult],
+    kind: impl Fn(&FigureResult) -> Option<String>,
+    number: impl Fn(&FigureResult) -> Option<(f64, String)>,
+) -> Vec<(RowKey, Row)> {
+    let mut rows: Vec<(RowKey, Row)> = Vec::new();
+    for r in results {
+        let key = (r.id, kind(r));
+        let i = match rows.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                let label = match &key.1 {
+                    Some(k) => format!("{} ({k})", r.id),
+                    None => r.id.to_string(),
+                };
+                rows.push((
+                    key,
+                    Row {
+                        label,
+                        ..Row::default()
+                    },
+                ));
+                rows.len() - 1
+            }
+        };
+        let row = &mut rows[i].1;
+        if let Some(n) = &r.note
+            && !row.notes.contains(n)
+        {
+            row.notes.push(n.clone());
+        }
+        row.cells.push((r.size, Value::of(r, &number)));
+    }
+    rows
+}
+
+/// Cold figures are a row of their own.
+pub(super) fn cold(r: &FigureResult) -> Option<String> {
+    r.cold_region.is_some().then(|| "cold".to_string())
+}
+
+/// Puts each mechanism's cost model beside its row: its first range's
+/// setup and per-byte cost in the row, each further range on a line of its
+/// own. Whether any row had one (if none, no row has the columns).
+fn with_models(rows: &mut [(RowKey, Row)], models: &[CostModel]) -> bool {
+    let cells = |s: &Segment| vec![us(s.setup_ns), significant(s.per_byte_ns)];
+    let mut any = false;
+    for ((id, kind), row) in rows.iter_mut() {
+        let cold = kind.is_some();
+        match models
+            .iter()
+            .find(|m| m.benchmark == *id && m.cold == cold && !m.segments.is_empty())
+        {
+            Some(m) => {
+                any = true;
+                row.extra = cells(&m.segments[0]);
+                row.more = m.segments[1..]
+                    .iter()
+                    .map(|s| (format!("└ from {}", format_size(s.from_bytes)), cells(s)))
+                    .collect();
+            }
+            None => row.extra = vec![String::new(), String::new()],
+        }
+    }
+    if !any {
+        rows.iter_mut().for_each(|(_, r)| r.extra.clear());
+    }
+    any
+}
+
+/// A cost per byte to three significant digits: 0.708, 0.0123, 1.03, 12.3.
+fn significant(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v:.0}");
+    }
+    let digits = (2 - v.abs().log10().floor() as i32).clamp(0, 6) as usize;
+    format!("{v:.digits$}")
 }
 
 #[cfg(test)]
@@ -103,6 +256,107 @@ mod tests {
                 "mean above p99: the samples held slow stretches that the single round trips missed (their mean 2000 ns)"
             ),
             "{table}"
+        );
+    }
+
+    /// A measured ping-pong figure of `id` at `size` whose samples have
+    /// median `ns`, its interval ± `achieved` over 5 passes (target 2%).
+    fn measured(id: &'static str, size: usize, ns: f64, achieved: f64) -> FigureResult {
+        use crate::engine::measure::{Achieved, Basis};
+        let mut hist = LatencyHistogram::new();
+        (0..100).for_each(|_| hist.record(ns as u64 * 2));
+        let samples = [ns - 1.0, ns, ns + 1.0];
+        let mut f = FigureResult::new(id, Facts::PingPong, size);
+        f.outcome = Outcome::Ok(Box::new(Measurement {
+            iterations: 100,
+            samples_ns: samples.to_vec(),
+            summary: Summary::of(&samples).unwrap(),
+            precision: Some(Achieved {
+                target: 0.02,
+                achieved,
+                met: achieved <= 0.02,
+                interval_ns: crate::stats::compare::Interval {
+                    low: ns * (1.0 - achieved),
+                    high: ns * (1.0 + achieved),
+                },
+                basis: Basis::Passes(5),
+            }),
+            loop_overhead_ns: 10.0,
+            clock_overhead_ns: 20.0,
+            latency: hist.percentiles().unwrap(),
+            verified_round_trips: 16,
+            histogram: Some(hist),
+        }));
+        f
+    }
+
+    #[test]
+    fn the_short_table_is_a_matrix_with_the_cost_model_and_one_precision_line() {
+        let mut figures = vec![
+            measured("pipe", 1, 5_000.0, 0.01),
+            measured("pipe", 64, 5_100.0, 0.03),
+            measured("pipe", 4096, 6_000.0, 0.071),
+            measured("shm-spin", 1, 200.0, 0.008),
+            measured("shm-spin", 64, 210.0, 0.015),
+        ];
+        let mut failed = FigureResult::new("shm-spin", Facts::PingPong, 4096);
+        failed.outcome = Outcome::Failed("message 812 came back corrupted".into());
+        figures.push(failed);
+        let model = crate::output::cost_model::fit(&figures);
+        assert_eq!(model.len(), 1, "pipe alone has three sizes");
+        let look = Look {
+            cost_models: &model,
+            colour: false,
+        };
+        let page = PingPongTable.short(&figures, &look).unwrap();
+        let row = |id: &str| {
+            page.lines()
+                .find(|l| l.starts_with(&format!("│ {id} ")))
+                .unwrap_or_else(|| panic!("no row {id}:\n{page}"))
+        };
+        // One row per mechanism, its sizes in columns, the lowest marked.
+        assert!(
+            row("pipe").contains("5.00 ") && row("pipe").contains("6.00*"),
+            "{page}"
+        );
+        assert!(
+            row("shm-spin").contains("0.20*") && row("shm-spin").contains("FAIL¹"),
+            "{page}"
+        );
+        assert!(
+            page.contains("setup µs") && page.contains("per-B ns"),
+            "{page}"
+        );
+        assert!(
+            page.contains("¹ FAILED: message 812 came back corrupted"),
+            "{page}"
+        );
+        assert!(page.contains("* lowest in its column"), "{page}");
+        assert!(
+            page.contains(
+                "intervals (95%): ±0.8–7.1% over 5 passes (target 2%); 2 figures wider than the target"
+            ),
+            "{page}"
+        );
+        // The figures' intervals themselves are for --long.
+        assert!(!page.contains("±3%") && !page.contains("spread"), "{page}");
+        assert!(page.lines().all(|l| l.chars().count() <= 120), "{page}");
+        // One size each: a list, with each figure's p99 and MB/s.
+        let quick = [
+            measured("pipe", 64, 5_000.0, 0.01),
+            measured("eventfd", 8, 4_000.0, 0.01),
+        ];
+        let list = PingPongTable.short(&quick, &look).unwrap();
+        assert!(
+            list.contains("p99 single µs") && list.contains("MB/s") && !list.contains("setup µs"),
+            "{list}"
+        );
+        assert!(list.contains("* lowest at its size"), "{list}");
+        assert!(list.lines().all(|l| l.chars().count() <= 120), "{list}");
+        let long = PingPongTable.render(&figures);
+        assert!(
+            long.contains("mean one-way µs") && long.contains("±7.1% over 5 passes"),
+            "{long}"
         );
     }
 }

@@ -1,10 +1,13 @@
 //! Mode `stream`: one row per mechanism × size, throughput and the CPU time
 //! each side spent per message.
 
-use super::ResultTable;
 use super::cells::{
     align_right, format_size, group_names, new_table, no_figure, num, size_cell, us, whole_column,
 };
+use super::legend::Legend;
+use super::matrix::{Better, Matrix, Row};
+use super::pingpong::{cold, rows_by};
+use super::{Look, ResultTable};
 use crate::engine::run::figure::{FigureResult, Mode, Outcome};
 
 /// The stream table.
@@ -65,5 +68,38 @@ impl ResultTable for StreamTable {
         align_right(&mut t, 1..7);
         whole_column(&mut t, 0);
         t.to_string()
+    }
+
+    /// One row per mechanism, one column per size, the throughput.
+    fn short(&self, results: &[FigureResult], look: &Look) -> Option<String> {
+        let rows: Vec<Row> = rows_by(results, cold, |r| {
+            let b = r.stream()?.bytes_per_s?;
+            Some((b, num(b / 1e6)))
+        })
+        .into_iter()
+        .map(|((id, _), mut row)| {
+            if results
+                .iter()
+                .any(|r| r.id == id && r.stream().is_some_and(|f| f.lossy && f.loss_ratio > 0.0))
+            {
+                row.notes
+                    .push("lost messages (its loss per size: --long)".into());
+            }
+            row
+        })
+        .collect();
+        let matrix = Matrix {
+            label: "stream MB/s",
+            better: Better::Higher,
+            extra: vec![],
+            colour: look.colour,
+        };
+        let mut legend = Legend::default();
+        let table = matrix.render(&rows, &mut legend);
+        Some(format!(
+            "{table}\nMB/s (10^6 B/s) one way, back to back, at the median time per message by the \
+             receiver's clock (msg/s, CPU/msg: --long)\n{}",
+            legend.render()
+        ))
     }
 }

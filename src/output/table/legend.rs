@@ -1,0 +1,272 @@
+//! What the compact page says below a table instead of in a notes column:
+//! footnote marks, one legend line per distinct note, the marks of cells
+//! without a number, and the precision of the figures on one line.
+
+use crate::engine::measure::Basis;
+use crate::engine::run::figure::{FigureResult, Outcome};
+use crate::output::table::cells::percent;
+
+/// Columns the legend's line of marks keeps within.
+const WIDTH: usize = 120;
+
+/// The short text of a cell that has no number, and what it means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NoNumber {
+    /// Not measured here (beyond a limit, not available).
+    Skipped,
+    /// Measured at or below zero once the overheads were subtracted.
+    BelowResolution,
+    /// The figure failed.
+    Failed,
+}
+
+impl NoNumber {
+    /// The cell's text.
+    pub fn mark(self) -> &'static str {
+        match self {
+            NoNumber::Skipped => "n/a",
+            NoNumber::BelowResolution => "<res",
+            NoNumber::Failed => "FAIL",
+        }
+    }
+
+    /// What the mark means, for the legend.
+    fn meaning(self) -> &'static str {
+        match self {
+            NoNumber::Skipped => "not measured here (why: its footnote)",
+            NoNumber::BelowResolution => "below the clock's resolution (≤ 0 less the overheads)",
+            NoNumber::Failed => "the figure failed (why: its footnote)",
+        }
+    }
+
+    /// The mark of `outcome`, and the note its footnote says (none for a
+    /// figure below resolution: its reason names its own overheads, so the
+    /// legend's meaning stands for all of them; `--long` has each).
+    pub fn of(outcome: &Outcome, size: usize) -> Option<(NoNumber, Option<String>)> {
+        match outcome {
+            Outcome::Ok(_) => None,
+            // "16384 B exceeds …": the size is the column's, so the reason
+            // without it is one note for every size it applies to.
+            Outcome::Skipped(why) => {
+                let why = why.strip_prefix(&format!("{size} B ")).unwrap_or(why);
+                Some((NoNumber::Skipped, Some(format!("n/a: {why}"))))
+            }
+            Outcome::Failed(why) => Some((NoNumber::Failed, Some(format!("FAILED: {why}")))),
+            Outcome::BelowResolution(_) => Some((NoNumber::BelowResolution, None)),
+        }
+    }
+}
+
+/// Footnotes of a table: each distinct note gets one mark (¹, ², …), however
+/// many rows or cells carry it, and one legend line.
+#[derive(Debug, Default)]
+pub struct Legend {
+    notes: Vec<String>,
+    marks: Vec<(&'static str, String)>,
+    no_numbers: Vec<NoNumber>,
+}
+
+impl Legend {
+    /// The mark of `note`, given a new one if it was not seen before.
+    pub fn note(&mut self, note: &str) -> String {
+        let n = match self.notes.iter().position(|n| n == note) {
+            Some(i) => i + 1,
+            None => {
+                self.notes.push(note.to_string());
+                self.notes.len()
+            }
+        };
+        superscript(n)
+    }
+
+    /// The marks of every note in `notes`, in order, without repeats.
+    pub fn notes<'a>(&mut self, notes: impl IntoIterator<Item = &'a str>) -> String {
+        let mut marks = Vec::new();
+        for n in notes {
+            let m = self.note(n);
+            if !marks.contains(&m) {
+                marks.push(m);
+            }
+        }
+        marks.join(",")
+    }
+
+    /// The text of a cell without a number (with its footnote's mark), and
+    /// records that the legend must say what it means.
+    pub fn no_number(&mut self, kind: NoNumber, note: Option<&str>) -> String {
+        if !self.no_numbers.contains(&kind) {
+            self.no_numbers.push(kind);
+        }
+        match note {
+            Some(n) => format!("{}{}", kind.mark(), self.note(n)),
+            None => kind.mark().to_string(),
+        }
+    }
+
+    /// Says what a mark set in cells (such as `*`) means.
+    pub fn mark(&mut self, mark: &'static str, meaning: impl Into<String>) {
+        if !self.marks.iter().any(|(m, _)| *m == mark) {
+            self.marks.push((mark, meaning.into()));
+        }
+    }
+
+    /// The legend: one line for the marks, then one line per note.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let mut no_numbers = self.no_numbers.clone();
+        no_numbers.sort();
+        let marks: Vec<String> = self
+            .marks
+            .iter()
+            .map(|(m, meaning)| format!("{m} {meaning}"))
+            .chain(
+                no_numbers
+                    .iter()
+                    .map(|k| format!("{} {}", k.mark(), k.meaning())),
+            )
+            .collect();
+        // As many marks on a line as fit in 120 columns.
+        let mut line = String::new();
+        for m in marks {
+            if !line.is_empty() && line.chars().count() + 2 + m.chars().count() > WIDTH {
+                out.push_str(&line);
+                out.push('\n');
+                line.clear();
+            }
+            if !line.is_empty() {
+                line.push_str("; ");
+            }
+            line.push_str(&m);
+        }
+        if !line.is_empty() {
+            out.push_str(&line);
+            out.push('\n');
+        }
+        for (i, n) in self.notes.iter().enumerate() {
+            out.push_str(&format!("{} {n}\n", superscript(i + 1)));
+        }
+        out
+    }
+}
+
+/// `n` in superscript digits: 1 → "¹", 12 → "¹²".
+pub fn superscript(n: usize) -> String {
+    const DIGITS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+    n.to_string()
+        .chars()
+        .map(|c| DIGITS[c.to_digit(10).unwrap_or(0) as usize])
+        .collect()
+}
+
+/// How precisely the measured `figures` are known, on one line: the range
+/// of their intervals' half-widths, what those rest on, the target, and how
+/// many are wider than it; `None` when no figure has an interval.
+pub fn precision_line(figures: &[FigureResult]) -> Option<String> {
+    let achieved: Vec<_> = figures
+        .iter()
+        .filter_map(|r| match &r.outcome {
+            Outcome::Ok(m) => m.precision.filter(|p| p.achieved.is_finite()),
+            _ => None,
+        })
+        .collect();
+    let first = achieved.first()?;
+    let (lo, hi) = achieved
+        .iter()
+        .fold((f64::INFINITY, 0.0_f64), |(lo, hi), p| {
+            (lo.min(p.achieved), hi.max(p.achieved))
+        });
+    let over = match first.basis {
+        Basis::Passes(n) if achieved.iter().all(|p| p.basis == first.basis) => {
+            format!("over {n} passes")
+        }
+        Basis::Batches(_)
+            if achieved
+                .iter()
+                .all(|p| matches!(p.basis, Basis::Batches(_))) =>
+        {
+            "over each figure's samples".to_string()
+        }
+        _ => "over passes or samples".to_string(),
+    };
+    let range = if percent(lo) == percent(hi) {
+        format!("±{}%", percent(hi))
+    } else {
+        format!("±{}–{}%", percent(lo), percent(hi))
+    };
+    let targets: Vec<f64> = achieved.iter().map(|p| p.target).collect();
+    let target = if targets.iter().all(|&t| t == targets[0]) {
+        format!("target {}%", percent(targets[0]))
+    } else {
+        "targets vary".to_string()
+    };
+    let missed = achieved.iter().filter(|p| !p.met).count();
+    let verdict = match missed {
+        0 => "every figure within it".to_string(),
+        1 => "1 figure wider than the target: see --long or the JSON".to_string(),
+        n => format!("{n} figures wider than the target: see --long or the JSON"),
+    };
+    Some(format!(
+        "intervals (95%): {range} {over} ({target}); {verdict}"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks_count_in_superscript() {
+        assert_eq!(superscript(1), "¹");
+        assert_eq!(superscript(10), "¹⁰");
+    }
+
+    #[test]
+    fn a_note_has_one_mark_and_one_line_however_often_it_is_given() {
+        let mut l = Legend::default();
+        assert_eq!(l.note("FIFOs in /var/tmp (ext4)"), "¹");
+        assert_eq!(l.note("FIFOs in /dev/shm (tmpfs)"), "²");
+        assert_eq!(l.note("FIFOs in /var/tmp (ext4)"), "¹");
+        assert_eq!(l.notes(["b", "FIFOs in /dev/shm (tmpfs)", "b"]), "³,²");
+        let text = l.render();
+        assert_eq!(text.lines().count(), 3, "{text}");
+        assert!(text.starts_with("¹ FIFOs in /var/tmp (ext4)\n"), "{text}");
+    }
+
+    #[test]
+    fn a_skipped_cell_shares_its_note_across_sizes() {
+        let mut l = Legend::default();
+        let cells: Vec<String> = [16384, 65536]
+            .iter()
+            .map(|&size| {
+                let outcome = Outcome::Skipped(format!(
+                    "{size} B exceeds the largest message, 8192 B (kernel.msgmax = 8192)"
+                ));
+                let (kind, note) = NoNumber::of(&outcome, size).unwrap();
+                l.no_number(kind, note.as_deref())
+            })
+            .collect();
+        assert_eq!(cells, ["n/a¹", "n/a¹"]);
+        let text = l.render();
+        assert!(text.starts_with("n/a not measured here"), "{text}");
+        assert!(
+            text.contains("¹ n/a: exceeds the largest message, 8192 B (kernel.msgmax = 8192)"),
+            "{text}"
+        );
+        // Below resolution: the mark alone, the legend says what it means.
+        let (kind, note) = NoNumber::of(&Outcome::BelowResolution("x".into()), 1).unwrap();
+        assert_eq!(l.no_number(kind, note.as_deref()), "<res");
+        assert!(l.render().contains("<res below the clock's resolution"));
+        // Every mark on as few lines as fit in 120 columns.
+        let (kind, note) = NoNumber::of(&Outcome::Failed("broke".into()), 1).unwrap();
+        l.no_number(kind, note.as_deref());
+        l.mark("*", "lowest in its column");
+        let text = l.render();
+        let marks: Vec<&str> = text.lines().take_while(|l| !l.starts_with('¹')).collect();
+        assert_eq!(marks.len(), 2, "{text}");
+        assert!(marks.iter().all(|l| l.chars().count() <= WIDTH), "{text}");
+        assert!(
+            marks[0].starts_with("* lowest in its column; n/a"),
+            "{text}"
+        );
+    }
+}
