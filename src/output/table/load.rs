@@ -142,10 +142,10 @@ pub fn render(results: &[FigureResult]) -> String {
     };
     format!(
         "\nUnder load: raw and corrected figures, then what each load process did while the figure was measured\n{t}\n\
-         measured = the figure as in its table (time per operation, or score S with R = S/H); irq time % = f, the interrupt time \
-         accounted on the figure's CPUs (/proc/stat irq + softirq, plus the interrupt sources' CPU time) per unit of its window; \
-         corrected: T' = T − f·T (the interrupt time of the samples per operation), S' = S + Ω·S_int with Ω = t_int/t_op \
-         from this figure, R' = S'/H; \"passes zero\": the correction would reach or pass zero (not clamped)\n{achieved}"
+         measured = the figure as in its table (time per operation, or score S with R = S/H)\n\
+         irq time % = f: the interrupt time on the figure's CPUs (/proc/stat irq + softirq, sources' CPU time) ÷ its window\n\
+         corrected: T' = T − f·T (the samples' interrupt time per operation); S' = S + Ω·S_int, Ω = t_int/t_op; R' = S'/H\n\
+         passes zero: the correction would reach or pass zero (it is not clamped)\n{achieved}"
     )
 }
 

@@ -131,7 +131,7 @@ impl ResultTable for OpsTable {
         whole_column(&mut t, 0);
         let mut out = format!(
             "{t}\nmean ns = time per operation (per event where noted), batch mean less loop overhead, \
-             median of samples; p99 single = single operations' (--long: how)\n{}",
+             median of samples\np99 single = of single operations, each timed alone (--long: how)\n{}",
             legend.render()
         );
         if let Some(p) = precision_line(results) {
