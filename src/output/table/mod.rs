@@ -7,8 +7,8 @@
 //! of mechanisms × sizes, notes as footnotes ([`legend`]).
 
 pub mod cells;
-pub mod load;
 pub mod legend;
+pub mod load;
 pub mod matrix;
 mod oneway;
 mod ops;
