@@ -169,6 +169,37 @@ fn two_runs_writing_at_once_both_land_whole() {
     }
 }
 
+/// Processes that open a history that does not exist yet all at once
+/// (the moment SQLite answers "locked" without waiting: the switch to WAL
+/// and the first migration) each wait their turn; every import lands.
+#[test]
+fn processes_creating_one_history_at_once_all_land() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = report_file(&sb, "old.json", &[]);
+    for round in 0..20 {
+        let db = sb.path(&format!("h{round}.sqlite"));
+        let children: Vec<_> = (0..4)
+            .map(|_| {
+                sb.cmd(&[
+                    "import",
+                    json.to_str().unwrap(),
+                    "--db",
+                    db.to_str().unwrap(),
+                ])
+                .spawn()
+                .unwrap()
+            })
+            .collect();
+        for child in children {
+            let out = wait_with_deadline(child, LIMIT);
+            assert!(out.status.success(), "round {round}: {}", stderr(&out));
+        }
+        assert_eq!(integrity(&db), "ok");
+        assert_eq!(counts(&db).0, 4, "round {round}");
+    }
+}
+
 #[test]
 fn a_history_from_a_newer_ipcmark_is_refused_and_left_unchanged() {
     let sb = Sandbox::new();

@@ -127,6 +127,33 @@ pub struct Store {
 /// How long a write waits for another process's transaction to end.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Why opening the history failed: a lock another process holds for a
+/// moment (worth trying again), or anything else.
+enum Setup {
+    Busy(String),
+    Other(Error),
+}
+
+impl Setup {
+    fn from_sql(path: &Path) -> impl Fn(rusqlite::Error) -> Setup + '_ {
+        move |e| {
+            if is_busy(&e) {
+                Setup::Busy(e.to_string())
+            } else {
+                Setup::Other(sql_error(path, e))
+            }
+        }
+    }
+}
+
+/// Whether `e` is SQLite's "database is busy / locked".
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 /// Where the history lives by default: `$XDG_DATA_HOME/ipcmark/history.sqlite`,
 /// or `~/.local/share/ipcmark/history.sqlite`.
 pub fn default_path() -> Result<PathBuf, Error> {
@@ -184,37 +211,64 @@ impl Store {
         let mut conn = Connection::open_with_flags(path, flags).map_err(|e| sql_error(path, e))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| sql_error(path, e))?;
-        // Read before anything is written: a newer schema is left as it is.
-        let version = user_version(&conn).map_err(|e| sql_error(path, e))?;
-        if version > schema::latest() {
-            return Err(Error::Store(format!(
-                "history {} was written by a newer ipcmark (schema version {version}, this one knows up to {}): not opened, left unchanged",
-                path.display(),
-                schema::latest()
-            )));
-        }
-        // WAL lets a reader and a writer, or two runs, share the file; the
-        // busy timeout makes a second writer wait its turn.
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(|e| sql_error(path, e))?;
-        conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(|e| sql_error(path, e))?;
-        // Immediate transactions take the write lock at once, so they wait
-        // under the busy timeout instead of failing on an upgrade.
-        conn.set_transaction_behavior(rusqlite::TransactionBehavior::Immediate);
-        if version < schema::latest()
-            && let Err(e) = schema::migrations().to_latest(&mut conn)
-        {
-            // Two processes creating the history at once: the other one may
-            // have migrated it meanwhile.
-            if user_version(&conn).ok() != Some(schema::latest()) {
-                return Err(sql_error(path, e));
+        // SQLite answers "database is locked" at once, without its busy
+        // handler, where waiting could deadlock: switching a new file to WAL
+        // or reading it while another process does so or migrates it. Only
+        // then is the whole set-up tried again, until the busy timeout.
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match Self::set_up(&mut conn, path) {
+                Err(Setup::Busy(_)) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5 + fastrand::u64(0..20)));
+                }
+                Err(Setup::Busy(e)) => return Err(sql_error(path, e)),
+                Err(Setup::Other(e)) => return Err(e),
+                Ok(()) => break,
             }
         }
         Ok(Store {
             conn,
             path: path.to_path_buf(),
         })
+    }
+
+    /// Checks the schema version, switches to WAL and migrates: the steps
+    /// of opening that another process opening the same new file can make
+    /// fail at once with "database is locked" ([`Setup::Busy`]).
+    fn set_up(conn: &mut Connection, path: &Path) -> Result<(), Setup> {
+        // Read before anything is written: a newer schema is left as it is.
+        let version = user_version(conn).map_err(Setup::from_sql(path))?;
+        if version > schema::latest() {
+            return Err(Setup::Other(Error::Store(format!(
+                "history {} was written by a newer ipcmark (schema version {version}, this one knows up to {}): not opened, left unchanged",
+                path.display(),
+                schema::latest()
+            ))));
+        }
+        // WAL lets a reader and a writer, or two runs, share the file; the
+        // busy timeout makes a second writer wait its turn.
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(Setup::from_sql(path))?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(Setup::from_sql(path))?;
+        // Immediate transactions take the write lock at once, so they wait
+        // under the busy timeout instead of failing on an upgrade.
+        conn.set_transaction_behavior(rusqlite::TransactionBehavior::Immediate);
+        if version < schema::latest()
+            && let Err(e) = schema::migrations().to_latest(conn)
+        {
+            if let rusqlite_migration::Error::RusqliteError { err, .. } = &e
+                && is_busy(err)
+            {
+                return Err(Setup::Busy(e.to_string()));
+            }
+            // Two processes creating the history at once: the other one may
+            // have migrated it meanwhile.
+            if user_version(conn).ok() != Some(schema::latest()) {
+                return Err(Setup::Other(sql_error(path, e)));
+            }
+        }
+        Ok(())
     }
 
     /// Where this history lives.
