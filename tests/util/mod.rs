@@ -74,6 +74,7 @@ pub struct Sandbox {
 
 impl Sandbox {
     pub fn new() -> Self {
+        stop_signals_as_in_a_terminal();
         Sandbox {
             dir: tempfile::tempdir().expect("tempdir"),
         }
@@ -422,4 +423,19 @@ pub fn matrix(page: &str, corner: &str) -> (Vec<String>, Vec<(String, Vec<String
         })
         .collect();
     (header, rows)
+}
+
+/// Gives SIGINT and SIGQUIT back their default action in this test process,
+/// so every ipcmark it starts inherits them as from a terminal. A shell
+/// starts a background job (`cargo test &` in a script) with both ignored,
+/// and ipcmark keeps a stop signal its caller ignores (as nohup asks): the
+/// tests that send SIGINT would then see a run go on to its end.
+fn stop_signals_as_in_a_terminal() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for sig in [libc::SIGINT, libc::SIGQUIT] {
+            // SAFETY: sets a plain disposition (SIG_DFL), no handler code runs.
+            unsafe { libc::signal(sig, libc::SIG_DFL) };
+        }
+    });
 }
