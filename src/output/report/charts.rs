@@ -18,6 +18,35 @@ const PALETTE: [&str; 10] = [
     "#a6a600", "#0b3d91",
 ];
 
+/// What a chart against size says instead of drawing one point or none.
+const NOT_DRAWN: &str =
+    "<p class=\"empty\">Not drawn: fewer than two sizes have a value (see the table).</p>";
+
+/// A series' positive values at the chart's sizes `xs`, null where it has
+/// none (no figure at that size, or one without a value).
+fn values_at(se: &Series, xs: &[u64], value: impl Fn(&Figure) -> Option<f64>) -> Vec<Value> {
+    xs.iter()
+        .map(|x| {
+            se.figures
+                .iter()
+                .find(|f| f.size as u64 == *x)
+                .and_then(|f| value(f))
+                .filter(|v| *v > 0.0)
+                .map_or(Value::Null, |v| json!(v))
+        })
+        .collect()
+}
+
+/// The sizes at which any of `series` has a positive value.
+fn sizes_with_value(series: &[Series], value: impl Fn(&Figure) -> Option<f64>) -> BTreeSet<u64> {
+    series
+        .iter()
+        .flat_map(|s| &s.figures)
+        .filter(|f| f.size > 0 && value(f).is_some_and(|v| v > 0.0))
+        .map(|f| f.size as u64)
+        .collect()
+}
+
 /// Modes timed as latency (a chart against size when swept, a dot plot
 /// otherwise); stream and score figures have their own sections.
 fn latency_mode(mode: &str) -> bool {
@@ -134,25 +163,14 @@ impl Page {
             }
         }
         let xs: Vec<u64> = xs.into_iter().collect();
+        let latency_us = |f: &Figure| f.median_ns().map(|v| v / 1e3);
         let mut plotted = Vec::new();
         let mut measured_points = 0;
         for se in swept {
-            let colour = self.colour(&se.name);
-            let values: Vec<Value> = xs
-                .iter()
-                .map(|x| {
-                    se.figures
-                        .iter()
-                        .find(|f| f.size as u64 == *x)
-                        .and_then(|f| f.median_ns())
-                        .filter(|v| *v > 0.0)
-                        .map_or(Value::Null, |v| {
-                            measured_points += 1;
-                            json!(v / 1e3)
-                        })
-                })
-                .collect();
-            plotted.push(json!({"label": se.name, "colour": colour, "values": values}));
+            let values = values_at(se, &xs, latency_us);
+            measured_points += values.iter().filter(|v| !v.is_null()).count();
+            plotted
+                .push(json!({"label": se.name, "colour": self.colour(&se.name), "values": values}));
         }
         for (name, seg) in &models {
             let colour = self.colour(name);
@@ -171,13 +189,7 @@ impl Page {
                 size_label(seg.from as usize), size_label(seg.to as usize)),
                 "colour": colour, "values": values, "model": true}));
         }
-        let distinct_measured: BTreeSet<u64> = swept
-            .iter()
-            .flat_map(|s| &s.figures)
-            .filter(|f| f.size > 0 && f.median_ns().is_some_and(|v| v > 0.0))
-            .map(|f| f.size as u64)
-            .collect();
-        if distinct_measured.len() >= 2 && measured_points >= 2 {
+        if sizes_with_value(swept, latency_us).len() >= 2 && measured_points >= 2 {
             s.push_str(&self.chart(
                 json!({"kind": "xy", "x": xs, "xunit": "bytes", "ylabel": "one-way latency, µs",
                        "series": plotted}),
@@ -185,17 +197,9 @@ impl Page {
                  Hover for values; the table below holds every figure.",
             ));
         } else {
-            s.push_str(
-                "<p class=\"empty\">Not drawn: fewer than two sizes have a value (see the \
-                 table).</p>",
-            );
+            s.push_str(NOT_DRAWN);
         }
-        s.push_str(&matrix(
-            swept,
-            |f| f.median_ns().map(|v| v / 1e3),
-            "µs",
-            true,
-        ));
+        s.push_str(&matrix(swept, latency_us, "µs", true));
         s.push_str(&model_table(r, swept));
         s
     }
@@ -206,6 +210,7 @@ impl Page {
             "<h3>Throughput against message size <span class=\"sub\">run {letter} · stream, \
              MB/s received, log–log</span></h3>"
         );
+        let mb_per_s = |f: &Figure| f.throughput().map(|v| v / 1e6);
         let xs: Vec<u64> = streams
             .iter()
             .flat_map(|s| &s.figures)
@@ -214,46 +219,23 @@ impl Page {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
-        let with_value: BTreeSet<u64> = streams
-            .iter()
-            .flat_map(|s| &s.figures)
-            .filter(|f| f.size > 0 && f.throughput().is_some_and(|v| v > 0.0))
-            .map(|f| f.size as u64)
-            .collect();
-        if with_value.len() >= 2 {
-            let mut plotted = Vec::new();
-            for se in streams {
-                let colour = self.colour(&se.name);
-                let values: Vec<Value> = xs
-                    .iter()
-                    .map(|x| {
-                        se.figures
-                            .iter()
-                            .find(|f| f.size as u64 == *x)
-                            .and_then(|f| f.throughput())
-                            .filter(|v| *v > 0.0)
-                            .map_or(Value::Null, |v| json!(v / 1e6))
-                    })
-                    .collect();
-                plotted.push(json!({"label": se.name, "colour": colour, "values": values}));
-            }
+        if sizes_with_value(streams, mb_per_s).len() >= 2 {
+            let plotted: Vec<Value> = streams
+                .iter()
+                .map(|se| {
+                    json!({"label": se.name, "colour": self.colour(&se.name),
+                           "values": values_at(se, &xs, mb_per_s)})
+                })
+                .collect();
             s.push_str(&self.chart(
                 json!({"kind": "xy", "x": xs, "xunit": "bytes", "ylabel": "throughput, MB/s",
                        "series": plotted}),
                 "Throughput one way against message size (as the QNX study's Figure 5).",
             ));
         } else {
-            s.push_str(
-                "<p class=\"empty\">Not drawn: fewer than two sizes have a value (see the \
-                 table).</p>",
-            );
+            s.push_str(NOT_DRAWN);
         }
-        s.push_str(&matrix(
-            streams,
-            |f| f.throughput().map(|v| v / 1e6),
-            "MB/s",
-            false,
-        ));
+        s.push_str(&matrix(streams, mb_per_s, "MB/s", false));
         s
     }
 

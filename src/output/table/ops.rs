@@ -23,32 +23,16 @@ impl ResultTable for OpsTable {
 
     /// A table that fits 100 columns.
     fn render(&self, results: &[FigureResult]) -> String {
-        let mut t = new_table(vec![
-            "benchmark",
-            "mean ns",
-            "p99 single ns",
-            "MB/s",
-            "system calls",
-            "notes",
-        ]);
+        let mut t = new_table(COLUMNS.to_vec());
         for r in results {
             let (median, p99, mbps, notes) = match &r.outcome {
                 Outcome::Ok(m) => {
                     let med = m.summary.median;
-                    let mbps = if r.size > 0 && med > 0.0 {
-                        format!("{:.0}", r.size as f64 / med * 1e3)
-                    } else {
-                        "-".into()
-                    };
+                    let mbps = mbps(r.size, med);
                     let mut notes = quality_notes(m);
                     // Per what: an operation, or each of several events in it.
-                    match r.proof().as_ref().and_then(|p| p.events) {
-                        Some(e) => notes.push(format!("per {} ({} per op)", e.name, e.per_op)),
-                        None => notes.push("per op".into()),
-                    }
-                    if let Some(b) = r.proof().as_ref().and_then(|p| p.baseline_ns) {
-                        notes.push(format!("{} subtracted per op", num(b)));
-                    }
+                    notes.push(events_note(r).unwrap_or_else(|| "per op".into()));
+                    notes.extend(baseline_note(r));
                     let single = match r.mode() {
                         Mode::Event => "events",
                         _ => "operations",
@@ -79,31 +63,16 @@ impl ResultTable for OpsTable {
     /// under the table), "per op" (the columns' legend), why a mean is above
     /// its p99 (`--long`).
     fn short(&self, results: &[FigureResult], _look: &Look) -> Option<String> {
-        let mut t = new_table(vec![
-            "benchmark",
-            "mean ns",
-            "p99 single ns",
-            "MB/s",
-            "system calls",
-            "notes",
-        ]);
+        let mut t = new_table(COLUMNS.to_vec());
         let mut legend = Legend::default();
         for r in results {
             let mut notes = Vec::new();
             let (median, p99, mbps) = match &r.outcome {
                 Outcome::Ok(m) => {
                     let med = m.summary.median;
-                    let mbps = if r.size > 0 && med > 0.0 {
-                        format!("{:.0}", r.size as f64 / med * 1e3)
-                    } else {
-                        "-".into()
-                    };
-                    if let Some(e) = r.proof().as_ref().and_then(|p| p.events) {
-                        notes.push(format!("per {} ({} per op)", e.name, e.per_op));
-                    }
-                    if let Some(b) = r.proof().as_ref().and_then(|p| p.baseline_ns) {
-                        notes.push(format!("{} subtracted per op", num(b)));
-                    }
+                    let mbps = mbps(r.size, med);
+                    notes.extend(events_note(r));
+                    notes.extend(baseline_note(r));
                     if centre_above_p99(med, &m.latency, "operations").is_some() {
                         notes.push("mean above p99 (why: --long)".to_string());
                     }
@@ -140,6 +109,38 @@ impl ResultTable for OpsTable {
         }
         Some(out)
     }
+}
+
+/// The columns of both forms of the table.
+const COLUMNS: [&str; 6] = [
+    "benchmark",
+    "mean ns",
+    "p99 single ns",
+    "MB/s",
+    "system calls",
+    "notes",
+];
+
+/// Bytes moved per second at `median_ns` an operation, in MB/s; "-" for an
+/// operation that moves none or a median with no rate.
+fn mbps(size: usize, median_ns: f64) -> String {
+    if size > 0 && median_ns > 0.0 {
+        format!("{:.0}", size as f64 / median_ns * 1e3)
+    } else {
+        "-".into()
+    }
+}
+
+/// "per EVENT (N per op)" for a benchmark that times several events an operation.
+fn events_note(r: &FigureResult) -> Option<String> {
+    let e = r.proof().as_ref().and_then(|p| p.events)?;
+    Some(format!("per {} ({} per op)", e.name, e.per_op))
+}
+
+/// The baseline subtracted from every operation, where there is one.
+fn baseline_note(r: &FigureResult) -> Option<String> {
+    let b = r.proof().as_ref().and_then(|p| p.baseline_ns)?;
+    Some(format!("{} subtracted per op", num(b)))
 }
 
 /// The system calls a result proved, for the table: "open + close", "none".
