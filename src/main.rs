@@ -12,6 +12,7 @@ mod history;
 mod mechanisms;
 mod output;
 mod presets;
+mod remote;
 mod stats;
 #[allow(unsafe_code)]
 mod sys;

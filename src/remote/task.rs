@@ -1,0 +1,111 @@
+//! What a figure asks of the agent, and what the agent reports back: the
+//! shared vocabulary of the control protocol (`protocol`) and the data
+//! plane (`data`). Every type here travels as JSON inside a control frame.
+
+use serde::{Deserialize, Serialize};
+
+/// The transport a remote figure runs over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Proto {
+    /// A TCP connection, TCP_NODELAY on both ends.
+    Tcp,
+    /// Connected UDP sockets, one datagram per message.
+    Udp,
+}
+
+impl Proto {
+    /// The mechanism id the figure is reported under.
+    pub fn id(self) -> &'static str {
+        match self {
+            Proto::Tcp => "tcp",
+            Proto::Udp => "udp",
+        }
+    }
+}
+
+/// What the agent's side of one figure does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Role {
+    /// Ping-pong: echo every message (its sequence number complemented)
+    /// until the client closes the connection or finishes.
+    Echo,
+    /// A stream towards the agent: receive, check and count every message,
+    /// and the bytes received in each window of `window_ms` of the agent's
+    /// clock, until the client finishes.
+    Sink {
+        /// Length of one counting window, ms.
+        window_ms: u64,
+        /// Messages compared byte for byte (every message's sequence number
+        /// is checked).
+        verify: u64,
+    },
+    /// A stream from the agent: send back to back for `duration_ms`, then
+    /// stop.
+    Source {
+        /// How long to send, ms.
+        duration_ms: u64,
+    },
+    /// One-way: note the agent's clock at the receipt of each stamped
+    /// message and acknowledge it, until the client finishes.
+    Receiver {
+        /// Most messages the client will send (the stamps kept).
+        messages: u64,
+    },
+}
+
+/// A range of ports for the data connections (`--data-ports`), so a
+/// firewall can let them through; `0-0` lets the kernel choose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortRange {
+    /// First port of the range.
+    pub first: u16,
+    /// Last port of the range (inclusive).
+    pub last: u16,
+}
+
+impl PortRange {
+    /// Any port the kernel chooses.
+    pub const ANY: PortRange = PortRange { first: 0, last: 0 };
+}
+
+/// One figure's request to the agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    /// The transport.
+    pub proto: Proto,
+    /// Bytes per message.
+    pub size: usize,
+    /// What the agent does.
+    pub role: Role,
+    /// The CPU the agent's side runs on (`--remote-cpu`).
+    pub cpu: Option<usize>,
+    /// The longest the agent's side may take, ms: past it the agent ends
+    /// the figure and reports an error.
+    pub limit_ms: u64,
+}
+
+/// What the agent's side of a figure counted.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Messages echoed, received (sink, receiver) or sent (source).
+    pub messages: u64,
+    /// Payload bytes of those messages.
+    pub bytes: u64,
+    /// Messages missing from the sequence (UDP).
+    pub lost: u64,
+    /// Messages compared byte for byte.
+    pub verified: u64,
+    /// Sink: the length of a counting window, ns of the agent's clock.
+    pub window_ns: u64,
+    /// Sink: bytes received in each whole window, in order.
+    pub windows: Vec<u64>,
+    /// Receiver: the agent's CLOCK_MONOTONIC at each message's receipt, ns,
+    /// in sequence order.
+    pub stamps: Vec<u64>,
+    /// The CPU the agent's side ran on last.
+    pub cpu: Option<usize>,
+    /// Why the agent's side stopped early, if it did.
+    pub error: Option<String>,
+}
