@@ -8,5 +8,8 @@
 
 #![allow(dead_code)] // while the remote figures are being built
 
+pub mod clock;
 pub mod data;
+pub mod figures;
+pub mod roles;
 pub mod task;

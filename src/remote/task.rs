@@ -99,11 +99,16 @@ pub struct Report {
     pub verified: u64,
     /// Sink: the length of a counting window, ns of the agent's clock.
     pub window_ns: u64,
-    /// Sink: bytes received in each whole window, in order.
-    pub windows: Vec<u64>,
+    /// Sink: each whole window, in order: the messages received in it and
+    /// the ns from its first receipt to its last.
+    pub windows: Vec<[u64; 2]>,
     /// Receiver: the agent's CLOCK_MONOTONIC at each message's receipt, ns,
     /// in sequence order.
     pub stamps: Vec<u64>,
+    /// The side's CPU time while it served (thread), ns.
+    pub cpu_ns: u64,
+    /// Sink, source: from its first message to its last, ns of its clock.
+    pub span_ns: u64,
     /// The CPU the agent's side ran on last.
     pub cpu: Option<usize>,
     /// Why the agent's side stopped early, if it did.

@@ -90,6 +90,7 @@ pub(super) fn check_stream_args(args: &RunArgs, selected: &[Item]) -> Result<(),
         Item::Periodic(b) => Some(b.info().id),
         Item::Scored(b) => Some(b.info().id),
         Item::OneWay(m, _) => Some(m.info().id),
+        Item::External(x) => Some(x.id()),
     }) {
         return Err(Failure::usage(format!(
             "--mode stream: '{other}' is not an IPC mechanism; stream runs mechanisms only \

@@ -474,7 +474,7 @@ pub fn measure(
 /// The figure from the latencies of the timed messages the receiver
 /// counted (clock read subtracted, never floored), of the `sent` timed
 /// messages, and the gaps it counted.
-fn summarise(
+pub fn summarise(
     latencies: &[f64],
     sent: u64,
     plan: &OneWayPlan,

@@ -86,7 +86,7 @@ pub fn echo_role() -> PeerRole {
 /// client numbers its messages 1, 2, … one per round trip, so the number's
 /// bytes are poisoned against the next one before each receive: a receive
 /// that writes nothing ends the loop with that error.
-fn echo(
+pub fn echo(
     ep: &mut dyn Endpoint,
     region: &mut Region,
     fault: Option<Fault>,

@@ -39,6 +39,8 @@ pub struct FigureResult {
     pub load: Option<crate::engine::run::load::FigureLoad>,
     /// The figure corrected for the interrupt time of its load record.
     pub correction: Option<crate::engine::run::correct::Correction>,
+    /// The peer ran on another host (`run --remote`).
+    pub remote: Option<crate::engine::run::remote::RemoteFacts>,
 }
 
 impl FigureResult {
@@ -56,6 +58,7 @@ impl FigureResult {
             passes: None,
             load: None,
             correction: None,
+            remote: None,
         }
     }
 

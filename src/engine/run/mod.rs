@@ -6,6 +6,7 @@ pub mod correct;
 pub mod figure;
 pub mod load;
 pub mod passes;
+pub mod remote;
 pub mod runner;
 pub mod session;
 pub mod sweep;

@@ -48,6 +48,23 @@ pub enum Item {
     Periodic(&'static dyn Periodic),
     /// A benchmark of the score model: operations counted in a period.
     Scored(&'static dyn Scored),
+    /// Figures whose peer the engine does not start (an agent on another
+    /// host): the source measures each one and hands back its record.
+    External(&'static dyn External),
+}
+
+/// Figures measured by something other than the engine's runner, whose
+/// peer is out of the engine's reach (`remote`'s agent): the session still
+/// orders, repeats, merges and reports them like its own.
+pub trait External: Sync {
+    /// The id its figures are reported under.
+    fn id(&self) -> &'static str;
+    /// The timing model of its figures (ping-pong figures repeat in every pass).
+    fn mode(&self) -> Mode;
+    /// The sizes it runs at, from the requested ones.
+    fn sizes(&self, requested: &[usize]) -> Vec<usize>;
+    /// Measures one figure; never panics on a failure (it is in the result).
+    fn measure(&self, size: usize, s: &RunSettings) -> FigureResult;
 }
 
 impl Item {
@@ -58,6 +75,7 @@ impl Item {
             Item::Op(b) => b.info().id,
             Item::Periodic(b) => b.info().id,
             Item::Scored(b) => b.info().id,
+            Item::External(x) => x.id(),
         }
     }
 
@@ -66,7 +84,11 @@ impl Item {
     /// stream and score figures are measured once: each already spans its
     /// own long window of time.
     pub fn repeats(&self) -> bool {
-        matches!(self, Item::PingPong(..) | Item::Op(_))
+        match self {
+            Item::PingPong(..) | Item::Op(_) => true,
+            Item::External(x) => x.mode() == Mode::PingPong,
+            _ => false,
+        }
     }
 
     /// The figures it makes: the sizes of a mechanism (its fixed size, or
@@ -80,6 +102,7 @@ impl Item {
             Item::Op(b) => vec![b.info().bytes],
             Item::Periodic(b) => (0..b.plan(periodic).len()).collect(),
             Item::Scored(_) => vec![0],
+            Item::External(x) => x.sizes(sizes),
         }
     }
 }
@@ -366,10 +389,14 @@ fn run_step(
             id: item.id(),
             size: matches!(
                 item,
-                Item::PingPong(..) | Item::Stream(..) | Item::OneWay(..)
+                Item::PingPong(..) | Item::Stream(..) | Item::OneWay(..) | Item::External(_)
             )
             .then_some(size),
-            oneway: matches!(item, Item::OneWay(..)),
+            oneway: match item {
+                Item::OneWay(..) => true,
+                Item::External(x) => x.mode() == Mode::OneWay,
+                _ => false,
+            },
         };
         observers.iter_mut().for_each(|o| o.started(started));
         let mark = load.as_deref_mut().map(Held::before).transpose()?;
@@ -383,6 +410,7 @@ fn run_step(
                 let (ss, refused) = plan.scores.as_ref().expect("settings made for score tests");
                 runner::run_score_figure(b, ss, refused.as_deref(), names)
             }
+            Item::External(x) => x.measure(size, s),
         };
         if let (Some(h), Some(mark)) = (load.as_deref_mut(), &mark) {
             r.load = Some(h.after(mark, &r.cpus)?);
