@@ -81,6 +81,10 @@ pub struct Preset {
     pub idle_states: bool,
     /// How the run differs from the study, printed under its table.
     pub differences: Option<&'static str>,
+    /// Whether the study ran between two hosts: the run needs `--remote`
+    /// (or builds the two-host testbed itself), and each figure is shown
+    /// with the fraction of the link's best it reached.
+    pub network: bool,
 }
 
 /// Every preset.
@@ -104,6 +108,7 @@ pub static PRESETS: &[Preset] = &[
         rt_priority: None,
         idle_states: false,
         differences: None,
+        network: false,
     },
     Preset {
         name: "mq-article",
@@ -140,6 +145,32 @@ pub static PRESETS: &[Preset] = &[
          in the study); CLOCK_MONOTONIC in ns, one clock read subtracted (the study: gettimeofday in µs); sizes \
          above fs.mqueue.msgsize_max are skipped",
         ),
+        network: false,
+    },
+    Preset {
+        name: "qnx-network",
+        study: "QNX 4 IPC study (1998), Table 4 (network columns) and Figure 7: transfer time (µs) of \
+            a message between two hosts on 10 Mbit/s Ethernet, and its share of the link's best",
+        columns: &[
+            Column::pingpong("udp", false, "message in network"),
+            Column::pingpong("tcp", false, "pipe in network"),
+        ],
+        sizes: &[
+            1, 32, 100, 128, 512, 1024, 2048, 2560, 3072, 3584, 4096, 5120, 6144, 8192, 10240,
+            12288, 15369, 22528,
+        ],
+        rt_priority: None,
+        idle_states: false,
+        differences: Some(
+            "differences from the study: UDP datagrams stand in for QNX messages and a TCP connection \
+             for its network pipes; the hosts are the two ends of the run's link (--remote, or two \
+             network namespaces joined by a veth pair shaped to 10 Mbit/s with tbf, counting Ethernet's \
+             preamble, FCS, gap and padding); transfer time = half the round trip, as every ping-pong \
+             figure; (x%) = the link's best for the message sent alone (its serialisation time) ÷ \
+             the figure (the study's Figure 7 against its 1.2 MB/s); few passes and samples, to \
+             finish in minutes",
+        ),
+        network: true,
     },
 ];
 

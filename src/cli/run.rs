@@ -167,6 +167,7 @@ pub fn run(mut args: RunArgs) -> Result<ExitCode, Failure> {
         complete: false,
         command_line: std::env::args().collect(),
         environment: environment::collect(latency.state.clone()),
+        remote: None,
         settings: plan.settings.clone(),
         results: Vec::new(),
         warnings: Vec::new(),

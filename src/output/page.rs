@@ -102,6 +102,7 @@ pub fn render(
         }
     }
     out.push_str(&table::load::render(results));
+    out.push_str(&table::remote::render(results));
     if let Some(p) = preset {
         out.push_str(&table::render_preset(p, results));
     }

@@ -81,7 +81,7 @@ pub fn sink(
         }
         report.lost += seq - last - 1;
         last = seq;
-        if report.messages < verify || seq % SPOT_CHECK == 0 {
+        if report.messages < verify || seq.is_multiple_of(SPOT_CHECK) {
             fill_pattern(&mut want, seq);
             if let Err(e) = check_whole(&buf, &want, &want, seq) {
                 break Err(e);
@@ -148,7 +148,7 @@ pub fn source(
         report.bytes += size as u64;
         // The clock and the stop pipe every 16 messages: a stream of small
         // messages is not slowed by looking.
-        if seq % 16 == 0 {
+        if seq.is_multiple_of(16) {
             if monotonic_ns() >= until {
                 break Ok(());
             }

@@ -26,6 +26,7 @@ pub mod build;
 pub mod context;
 pub mod facts;
 pub mod load;
+pub mod remote;
 pub mod run;
 
 use serde::Serialize;
@@ -138,14 +139,16 @@ mod tests {
     /// The policy above: outside `src/output/` (the engine, workloads,
     /// statistics, the command line, mechanisms, benchmarks, sys, presets)
     /// no type serialises itself (a workload's `parameters` are built with
-    /// `serde_json::json!`, which is no derive).
+    /// `serde_json::json!`, which is no derive). `src/remote/` is the other
+    /// exception: its types are the frames of the agent's protocol, a wire
+    /// format between two ipcmarks, not a report.
     #[test]
     fn nothing_outside_output_derives_serialize() {
         fn walk(dir: &Path, offenders: &mut Vec<String>) {
             for entry in std::fs::read_dir(dir).unwrap() {
                 let path = entry.unwrap().path();
                 if path.is_dir() {
-                    if !path.ends_with("src/output") {
+                    if !path.ends_with("src/output") && !path.ends_with("src/remote") {
                         walk(&path, offenders);
                     }
                 } else if path.extension().is_some_and(|e| e == "rs") {

@@ -36,6 +36,9 @@ pub struct Report {
     /// The machine.
     #[serde(serialize_with = "context::environment")]
     pub environment: Environment,
+    /// With `--remote`: the agent and its host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<super::remote::RemoteRunRecord>,
     /// The settings that applied to every result.
     pub settings: Settings,
     /// One object per mechanism × size.
@@ -194,6 +197,10 @@ pub struct ResultRecord {
     /// corrected for the interrupt time accounted, with its inputs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub correction: Option<super::load::CorrectionRecord>,
+    /// With `--remote`: the agent, the link, the link's best for the
+    /// figure and the fraction reached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<super::remote::RemoteRecord>,
 }
 
 /// One-way latency: median/mean/stddev over samples, the rest over
@@ -297,6 +304,7 @@ impl ResultRecord {
             passes: f.passes.as_ref().map(Into::into),
             load: f.load.as_ref().map(Into::into),
             correction: f.correction.as_ref().map(Into::into),
+            remote: super::remote::RemoteRecord::of(f),
         };
         match &f.outcome {
             Outcome::Skipped(why) => {

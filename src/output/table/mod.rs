@@ -15,6 +15,7 @@ mod ops;
 mod periodic;
 mod pingpong;
 pub mod preset;
+pub mod remote;
 mod scores;
 mod stream;
 

@@ -25,6 +25,13 @@ pub fn render_preset(preset: &Preset, results: &[FigureResult]) -> String {
             [only] if only.size != size => Some(*only),
             all => all.iter().find(|r| r.size == size).copied(),
         };
+        // A network study's cells say what share of the link's best they reached.
+        let share = r
+            .filter(|_| preset.network)
+            .and_then(crate::output::json::remote::efficiency)
+            .map_or(String::new(), |e| {
+                format!(" ({}%)", super::cells::percent(e))
+            });
         match r.map(|r| (&r.outcome, r.oneway())) {
             // One-way columns in the study's terms: min / mean / max.
             Some((Outcome::Ok(m), Some(f))) => format!(
@@ -33,7 +40,7 @@ pub fn render_preset(preset: &Preset, results: &[FigureResult]) -> String {
                 us(f.mean_ns),
                 us(m.latency.max as f64)
             ),
-            Some((Outcome::Ok(m), None)) => format!("{:.2}", m.summary.median / 1e3),
+            Some((Outcome::Ok(m), None)) => format!("{:.2}{share}", m.summary.median / 1e3),
             Some((Outcome::Skipped(_), _)) => "n/a".to_string(),
             Some((Outcome::Failed(_), _)) => "failed".to_string(),
             Some((Outcome::BelowResolution(_), _)) => "< resolution".to_string(),
