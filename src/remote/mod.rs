@@ -9,4 +9,7 @@
 #![allow(dead_code)] // while the remote figures are being built
 
 pub mod data;
+pub mod link;
 pub mod task;
+pub mod testbed;
+pub mod wire;
