@@ -62,6 +62,8 @@ fn up_makes_two_namespaces_joined_and_shaped_each_way() {
         let addr = json(&["ip", "-n", ns, "-j", "addr", "show", "dev", dev]);
         assert_eq!(addr[0]["operstate"], "UP", "{addr}");
         assert_eq!(addr[0]["addr_info"][0]["prefixlen"], 24, "{addr}");
+        let link = json(&["ip", "-n", ns, "-j", "-d", "link", "show", "dev", dev]);
+        assert_eq!(link[0]["gso_max_segs"], 1, "{link}");
         let lo = json(&["ip", "-n", ns, "-j", "link", "show", "dev", "lo"]);
         assert!(lo[0]["flags"].as_array().unwrap().contains(&"UP".into()));
         // tbf at 10 Mbit/s (tc's JSON gives bytes/s) behind the size table

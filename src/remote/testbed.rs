@@ -276,6 +276,21 @@ impl Testbed {
                 "ip", "netns", "exec", ns, "ethtool", "-K", dev, "gso", "off", "tso", "off", "gro",
                 "off",
             ])?;
+            // TCP builds GSO packets whatever the device's features (they
+            // are cut after the qdisc), and the size table would count a
+            // packet of several segments as one frame: one segment per
+            // packet keeps tbf's count frame by frame.
+            run(&[
+                "ip",
+                "-n",
+                ns,
+                "link",
+                "set",
+                "dev",
+                dev,
+                "gso_max_segs",
+                "1",
+            ])?;
             self.shape(ns, dev)?;
         }
         Ok(())
