@@ -461,7 +461,8 @@ impl Testbed {
     }
 
     /// Moves the calling thread (only it) into the client's namespace:
-    /// sockets it opens afterwards reach the agent at [`Self::agent_ip`].
+    /// sockets it opens afterwards reach the agent at [`Self::agent_ip`],
+    /// and threads and processes it starts afterwards start there too.
     pub fn enter_client_side(&self) -> Result<(), String> {
         enter(&Path::new(NETNS_DIR).join(self.client_ns()))
     }
@@ -606,17 +607,29 @@ fn is_testbed_ns(name: &str) -> bool {
     name.starts_with(DEFAULT_NAME) && (name.ends_with("-a") || name.ends_with("-b"))
 }
 
-/// The (device, inode) of every network namespace a process is in.
+/// The (device, inode) of every network namespace a thread is in (a
+/// thread that entered one with setns, as `enter_client_side` does, shows
+/// only under its task).
 fn namespaces_in_use() -> Vec<(u64, u64)> {
-    let Ok(procs) = fs::read_dir("/proc") else {
-        return Vec::new();
+    let numbered = |dir: &Path| -> Vec<PathBuf> {
+        fs::read_dir(dir)
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+                    .map(|e| e.path())
+                    .collect()
+            })
+            .unwrap_or_default()
     };
-    procs
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
-        .filter_map(|e| fs::metadata(e.path().join("ns/net")).ok())
+    let mut used: Vec<(u64, u64)> = numbered(Path::new("/proc"))
+        .iter()
+        .flat_map(|p| numbered(&p.join("task")))
+        .filter_map(|t| fs::metadata(t.join("ns/net")).ok())
         .map(|m| (m.dev(), m.ino()))
-        .collect()
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    used
 }
 
 /// `ipcmark clean`: removes testbed namespaces no process is in (and the
@@ -688,6 +701,66 @@ mod tests {
         }
         // A hash spreads them: a few collisions among 200 names at most.
         assert!(seen.len() > 150, "{}", seen.len());
+    }
+
+    /// In-process use, as `run --preset qnx-network` makes it: the client's
+    /// thread finds the shaped link towards the agent, ipcmark starts in
+    /// the agent's namespace, and dropping the value removes everything.
+    #[test]
+    fn a_testbed_in_process_is_found_by_link_for_and_removed_on_drop() {
+        if !missing_capabilities().is_empty() || run(&["ethtool", "--version"]).is_err() {
+            eprintln!("skipped: needs root and ethtool");
+            return;
+        }
+        let opts = Options {
+            name: format!("unit-{}", std::process::id()),
+            ..Options::default()
+        };
+        let tb = Testbed::up(&opts).expect("testbed up");
+        let (a, b, token) = (tb.client_ns(), tb.agent_ns(), tb.token_path().to_owned());
+        assert!(ns_exists(&a) && ns_exists(&b) && token.exists());
+        let agent = std::net::IpAddr::V4(tb.agent_ip());
+        let side_a = Path::new(NETNS_DIR).join(&a);
+        let link = std::thread::spawn(move || {
+            enter(&side_a).expect("enter the client's namespace");
+            crate::remote::link::link_for(agent)
+        })
+        .join()
+        .unwrap()
+        .expect("a route to the agent");
+        assert_eq!(link.interface.as_deref(), Some(CLIENT_IF));
+        assert_eq!(link.bits_per_s, Some(DEFAULT_RATE));
+        assert_eq!(link.source, format!("tc tbf on {CLIENT_IF}"));
+        assert_eq!(link.mtu, 1500);
+        // A thread of this process inside a: `clean` sees the namespace in use.
+        let (inside_tx, inside_rx) = std::sync::mpsc::channel();
+        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+        let side_a = Path::new(NETNS_DIR).join(&a);
+        let holder = std::thread::spawn(move || {
+            enter(&side_a).expect("enter the client's namespace");
+            inside_tx.send(()).unwrap();
+            let _ = release_rx.recv();
+        });
+        inside_rx.recv().unwrap();
+        let ns_of = |ns: &str| {
+            let m = fs::metadata(Path::new(NETNS_DIR).join(ns)).unwrap();
+            (m.dev(), m.ino())
+        };
+        let used = namespaces_in_use();
+        assert!(used.contains(&ns_of(&a)), "a thread in {a} was not seen");
+        assert!(!used.contains(&ns_of(&b)), "{b} is idle");
+        release_tx.send(()).unwrap();
+        holder.join().unwrap();
+        // Here the executable is this test harness: `--list` names this test.
+        let out = tb
+            .command_in_agent_ns(&["--list"])
+            .unwrap()
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert!(String::from_utf8_lossy(&out.stdout).contains("in_process_is_found"));
+        drop(tb);
+        assert!(!ns_exists(&a) && !ns_exists(&b) && !token.exists());
     }
 
     #[test]
