@@ -38,5 +38,7 @@ mod load;
 mod cpu_latency;
 // Every mode's JSON keeps the fields of tests/fields/*.txt.
 mod field_paths;
+// `ipcmark testbed`: two hosts on one machine, in network namespaces.
+mod testbed;
 // `--version` and the reports' `build`; the man page, completions, packaging.
 mod packaging;

@@ -5,7 +5,8 @@ use crate::engine::os::objects::clean_stale;
 use std::process::ExitCode;
 
 pub fn clean() -> Result<ExitCode, Failure> {
-    let report = clean_stale();
+    let mut report = clean_stale();
+    crate::remote::testbed::clean_stale(&mut report);
     let mut out = String::new();
     for r in &report.removed {
         out.push_str(&format!("removed {r}\n"));

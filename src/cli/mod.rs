@@ -12,6 +12,7 @@ pub mod parse;
 mod plan;
 mod report;
 mod run;
+mod testbed;
 mod workload;
 
 use crate::engine::os::environment;
@@ -70,6 +71,9 @@ enum Command {
     Export(history::ExportArgs),
     /// Add JSON reports (`run --json`, `workload --json`) to the history.
     Import(history::ImportArgs),
+    /// Make or remove a two-host testbed on this machine: two network
+    /// namespaces joined by a veth pair shaped to a link speed (10 Mbit/s).
+    Testbed(testbed::TestbedArgs),
 }
 
 /// Arguments of `ipcmark compare`.
@@ -343,6 +347,7 @@ pub fn main() -> ExitCode {
         Command::Show(args) => history::show(args),
         Command::Export(args) => history::export(args),
         Command::Import(args) => history::import(args),
+        Command::Testbed(args) => testbed::testbed(args),
     };
     match outcome {
         Ok(code) => code,

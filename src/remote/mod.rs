@@ -11,5 +11,8 @@
 pub mod clock;
 pub mod data;
 pub mod figures;
+pub mod link;
 pub mod roles;
 pub mod task;
+pub mod testbed;
+pub mod wire;

@@ -8,6 +8,7 @@ pub mod clock;
 pub mod fd;
 pub mod file;
 pub mod mem;
+pub mod netns;
 pub mod posix_ipc;
 pub mod process;
 pub mod sched;

@@ -9,16 +9,19 @@
 //! Here: the sandbox, deadlines, signals and what a run leaves behind.
 //! [`report`]: JSON reports ([`run_json`], [`results`], the schemas and the
 //! consistency checks several modes share); [`registry`]: `ipcmark list`;
-//! [`usage`]: the bad-usage checker; [`nobody`]: runs as an unprivileged user.
+//! [`usage`]: the bad-usage checker; [`nobody`]: runs as an unprivileged user;
+//! [`testbed`]: two hosts on this machine, in network namespaces.
 
 mod nobody;
 mod registry;
 mod report;
+mod testbed;
 mod usage;
 
 pub use nobody::*;
 pub use registry::*;
 pub use report::*;
+pub use testbed::*;
 pub use usage::*;
 
 use std::io::Read;
