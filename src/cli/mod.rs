@@ -12,6 +12,7 @@ pub mod parse;
 mod plan;
 mod report;
 mod run;
+mod serve;
 mod workload;
 
 use crate::engine::os::environment;
@@ -70,6 +71,13 @@ enum Command {
     Export(history::ExportArgs),
     /// Add JSON reports (`run --json`, `workload --json`) to the history.
     Import(history::ImportArgs),
+    /// Run the agent that remote figures (`run --remote`) measure against,
+    /// on the far host: one client at a time, loopback only unless given a
+    /// token (--token-file).
+    Serve(serve::ServeArgs),
+    /// Open one session with an agent and close it (tests, firewalls).
+    #[command(hide = true)]
+    AgentCheck(serve::AgentCheckArgs),
 }
 
 /// Arguments of `ipcmark compare`.
@@ -343,6 +351,8 @@ pub fn main() -> ExitCode {
         Command::Show(args) => history::show(args),
         Command::Export(args) => history::export(args),
         Command::Import(args) => history::import(args),
+        Command::Serve(args) => serve::serve(args),
+        Command::AgentCheck(args) => serve::agent_check(args),
     };
     match outcome {
         Ok(code) => code,

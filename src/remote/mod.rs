@@ -8,5 +8,10 @@
 
 #![allow(dead_code)] // while the remote figures are being built
 
+pub mod agent;
+pub mod auth;
+pub mod client;
 pub mod data;
+pub mod frame;
+pub mod protocol;
 pub mod task;
