@@ -38,5 +38,7 @@ mod load;
 mod cpu_latency;
 // Every mode's JSON keeps the fields of tests/fields/*.txt.
 mod field_paths;
+// `ipcmark serve`: the agent's handshake, token, busy answer, deadlines, garbage.
+mod serve;
 // `--version` and the reports' `build`; the man page, completions, packaging.
 mod packaging;

@@ -95,7 +95,7 @@ pub fn serve(args: ServeArgs) -> Result<ExitCode, Failure> {
     let access = if config.token.is_some() {
         "token required"
     } else {
-        "no token (loopback only)"
+        "no token: loopback only"
     };
     agent::serve(&config, |bound| {
         eprintln!(

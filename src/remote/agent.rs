@@ -132,12 +132,11 @@ impl Session {
     /// Decides what to do with one payload the client sent, received at
     /// `now_ns` (CLOCK_MONOTONIC).
     pub fn on_payload(&mut self, payload: &[u8], now_ns: u64) -> Step {
-        if self.phase == Phase::Hello {
-            if let Some(theirs) = announced_protocol(payload)
-                && theirs != u64::from(PROTOCOL_VERSION)
-            {
-                return self.mismatch(theirs, payload);
-            }
+        if self.phase == Phase::Hello
+            && let Some(theirs) = announced_protocol(payload)
+            && theirs != u64::from(PROTOCOL_VERSION)
+        {
+            return self.mismatch(theirs, payload);
         }
         let msg = match frame::decode_payload::<ClientMsg>(payload) {
             Ok(m) => m,
@@ -313,6 +312,8 @@ struct Figure {
     /// The child writes its report here, then exits.
     report: Option<io::PipeReader>,
     bytes: Vec<u8>,
+    /// The report ran past [`frame::MAX_FRAME`].
+    oversized: bool,
     /// Past this the child is killed.
     kill_at: Instant,
     /// `Finish` received: the report is sent once known, by this deadline.
@@ -641,7 +642,8 @@ impl Agent {
                 process::exit_now(code)
             }
             Fork::Parent(pid) => {
-                drop(listener);
+                // The parent's copy of the data socket closes as `listener`
+                // goes out of scope on return; the pipes' child ends now.
                 drop(stop_r);
                 drop(report_w);
                 log(&format!(
@@ -657,6 +659,7 @@ impl Agent {
                         stop: Some(stop_w),
                         report: Some(report_r),
                         bytes: Vec::new(),
+                        oversized: false,
                         kill_at: Instant::now() + limit + FIGURE_GRACE,
                         finish_by: None,
                         result: None,
@@ -692,14 +695,26 @@ impl Agent {
                     Ok(0) => {
                         f.report = None;
                         let status = reap(f.pid);
-                        f.result = Some(parse_report(&f.bytes, status));
+                        f.result = Some(if f.oversized {
+                            Report {
+                                error: Some(format!(
+                                    "the agent's report is larger than a control frame ({} bytes)",
+                                    frame::MAX_FRAME
+                                )),
+                                ..Report::default()
+                            }
+                        } else {
+                            parse_report(&f.bytes, status)
+                        });
                         break;
                     }
                     Ok(n) => {
-                        // A report larger than a frame cannot be sent:
-                        // stop collecting, the frame's limit names it.
+                        // A report larger than a frame cannot be sent: it
+                        // is drained, not kept, and replaced by an error.
                         if f.bytes.len() + n <= frame::MAX_FRAME {
                             f.bytes.extend_from_slice(&chunk[..n]);
+                        } else {
+                            f.oversized = true;
                         }
                     }
                     Err(e) if e.kind() == ErrorKind::Interrupted => continue,

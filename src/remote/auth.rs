@@ -108,7 +108,7 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// The bytes of a hex string; `None` if it is not one.
 pub fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 || !s.is_ascii() {
+    if !s.len().is_multiple_of(2) || !s.is_ascii() {
         return None;
     }
     (0..s.len())

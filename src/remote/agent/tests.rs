@@ -214,7 +214,7 @@ impl Fuzzer {
         let base = self.valid[self.rng.usize(..self.valid.len())].clone();
         match self.rng.u32(0..10) {
             // Bit flips of a valid frame (the length prefix included).
-            0 | 1 | 2 => {
+            0..=2 => {
                 let mut f = base;
                 for _ in 0..self.rng.usize(1..9) {
                     let i = self.rng.usize(..f.len());
@@ -250,7 +250,7 @@ impl Fuzzer {
                 }
             }
             // Random JSON.
-            6 | 7 => {
+            6..=7 => {
                 let v = self.json(0);
                 Self::framed(&serde_json::to_vec(&v).unwrap())
             }
@@ -311,7 +311,7 @@ fn a_million_random_and_mutated_frames_neither_panic_nor_open_a_session() {
         .iter()
         .map(|&i| valid[i][4..].to_vec())
         .collect();
-    let mut fuzz = Fuzzer::new(0x1b_c0ff_ee, valid);
+    let mut fuzz = Fuzzer::new(0x1bc0_ffee, valid);
     let mut fed = 0u64;
     let (mut decoded, mut phases) = (0u64, [0u64; 5]);
     let mut session = Session::new(peer(), Some(TOKEN.to_vec()), sn.clone());
@@ -353,7 +353,7 @@ fn a_million_random_and_mutated_frames_neither_panic_nor_open_a_session() {
                 }
             }
             // The report came (or, every other time, is still on its way).
-            Step::Finish if fed % 2 == 0 => session.figure_ended(),
+            Step::Finish if fed.is_multiple_of(2) => session.figure_ended(),
             Step::Finish => {}
             Step::Reply(_) | Step::Clock(..) | Step::Start(_) => {}
         }
