@@ -15,7 +15,7 @@ use crate::remote::auth::{self, Side};
 use crate::remote::data;
 use crate::remote::frame::{self, FrameBuffer, FrameError};
 use crate::remote::protocol::{
-    AgentMsg, ClientMsg, PROTOCOL_VERSION, announced_protocol, ipcmark_version,
+    AgentMsg, ClientMsg, PROTOCOL_VERSION, announced_protocol, ipcmark_version, printable,
 };
 use crate::remote::task::{PortRange, Report, Task};
 use crate::sys::process::{self, ExitStatus, Fork};
@@ -218,6 +218,7 @@ impl Session {
     }
 
     fn refuse(&self, reason: String) -> Step {
+        let reason = printable(&reason, 300);
         let line = format!("closed the session of {}: {reason}", self.peer);
         Step::Refuse(refused(&reason), line)
     }
@@ -227,7 +228,7 @@ impl Session {
             .ok()
             .and_then(|v| v.get("ipcmark").and_then(|s| s.as_str()).map(str::to_owned))
             .unwrap_or_else(|| "unknown".into());
-        let version: String = version.chars().take(40).collect();
+        let version = printable(&version, 40);
         let mine = ipcmark_version();
         let reason = format!(
             "this agent speaks protocol {PROTOCOL_VERSION} (ipcmark {mine}); the client speaks \
@@ -429,7 +430,11 @@ impl Agent {
         let mut d = match live.session.phase() {
             Phase::Hello | Phase::Auth => live.session.since + HANDSHAKE,
             Phase::Open => live.last_frame + IDLE,
-            Phase::Figure | Phase::Finishing => Instant::now() + IDLE,
+            // A client has until IDLE past its figure's limit to finish it.
+            Phase::Figure | Phase::Finishing => match &live.figure {
+                Some(f) => f.kill_at + IDLE,
+                None => live.last_frame + IDLE,
+            },
         };
         if let Some(f) = &live.figure {
             if f.result.is_none() {
@@ -743,6 +748,18 @@ impl Agent {
                     live.session.peer
                 )));
             }
+            Phase::Figure | Phase::Finishing
+                if live
+                    .figure
+                    .as_ref()
+                    .is_some_and(|f| now >= f.kill_at + IDLE) =>
+            {
+                end = Some(End::Line(format!(
+                    "closed the session of {}: no Finish within {} s of its figure's limit",
+                    live.session.peer,
+                    IDLE.as_secs()
+                )));
+            }
             Phase::Open if now >= live.last_frame + IDLE => {
                 end = Some(End::Line(format!(
                     "closed the session of {}: silent for {} s",
@@ -876,6 +893,9 @@ fn figure_child(
 ) -> i32 {
     // The child must not outlive an agent killed with SIGKILL.
     let _ = process::set_parent_death_signal(libc::SIGKILL);
+    // The agent's own children set its flags (SIGCHLD): the data plane's
+    // waits must start from a clean state.
+    crate::engine::os::interrupt::reset_for_figure();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         if let Some(cpu) = task.cpu
             && let Err(e) = crate::sys::sched::pin_to_cpu(cpu)

@@ -5,6 +5,7 @@ use crate::remote::auth::{self, Side};
 use crate::remote::frame::{self, FrameError};
 use crate::remote::protocol::{
     AgentMsg, ClientMsg, DEFAULT_PORT, PROTOCOL_VERSION, announced_protocol, ipcmark_version,
+    printable,
 };
 use crate::remote::task::{Report, Task};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
@@ -105,6 +106,7 @@ impl Agent {
                 .ok()
                 .and_then(|v| v.get("ipcmark").and_then(|s| s.as_str()).map(str::to_owned))
                 .unwrap_or_else(|| "unknown".into());
+            let version = printable(&version, 40);
             return Err(format!(
                 "ipcmark agent at {addr} speaks protocol {theirs} (ipcmark {version}); this client \
                  speaks {PROTOCOL_VERSION} (ipcmark {}): use the same ipcmark version on both hosts",
@@ -118,7 +120,7 @@ impl Agent {
                 auth_required,
                 ..
             } => {
-                agent.version = ipcmark;
+                agent.version = printable(&ipcmark, 40);
                 (server_nonce, auth_required)
             }
             other => return Err(agent.unexpected(other, "the handshake")),
@@ -223,12 +225,18 @@ impl Agent {
 
     /// Decodes an answer; `Busy` and `Refused` become the error they say.
     fn decode(&self, payload: &[u8], during: &str) -> Result<AgentMsg, String> {
-        let msg = frame::decode_payload::<AgentMsg>(payload)
-            .map_err(|e| format!("the agent at {} {e}", self.addr))?;
+        let msg = frame::decode_payload::<AgentMsg>(payload).map_err(|e| {
+            format!(
+                "the agent at {} {}",
+                self.addr,
+                printable(&e.to_string(), 300)
+            )
+        })?;
         match msg {
             AgentMsg::Busy { since_s, client } => Err(format!(
-                "the agent at {} is busy with another client ({client}, for {since_s:.0} s)",
-                self.addr
+                "the agent at {} is busy with another client ({}, for {since_s:.0} s)",
+                self.addr,
+                printable(&client, 60)
             )),
             AgentMsg::Refused { reason, .. } if reason.starts_with("authentication failed") => Err(
                 format!("the agent at {} refused this client: {reason}", self.addr),
@@ -248,7 +256,11 @@ impl Agent {
                 self.addr,
                 wait.as_secs_f64()
             ),
-            e => format!("the agent at {} {e}", self.addr),
+            e => format!(
+                "the agent at {} {}",
+                self.addr,
+                printable(&e.to_string(), 300)
+            ),
         }
     }
 

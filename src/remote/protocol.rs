@@ -121,8 +121,27 @@ pub enum AgentMsg {
 /// The protocol version a first message announces, read without decoding
 /// the rest, so that any version's `Hello` can be answered with a mismatch.
 pub fn announced_protocol(payload: &[u8]) -> Option<u64> {
+    // Most frames that are not a first message lack the key: no parse.
+    if !payload.windows(10).any(|w| w == b"\"protocol\"") {
+        return None;
+    }
     let v: serde_json::Value = serde_json::from_slice(payload).ok()?;
     v.get("protocol")?.as_u64()
+}
+
+/// `s` made safe to print on one line of a log or an error: control
+/// characters become `?` and at most `max` characters are kept (a peer's
+/// strings, and decode errors that quote them, are not trusted).
+pub fn printable(s: &str, max: usize) -> String {
+    let mut out: String = s
+        .chars()
+        .take(max)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    if s.chars().nth(max).is_some() {
+        out.push('…');
+    }
+    out
 }
 
 /// This build's ipcmark version.
@@ -212,5 +231,12 @@ mod tests {
         );
         assert_eq!(announced_protocol(br#"{"type":"Hello"}"#), None);
         assert_eq!(announced_protocol(b"\xff"), None);
+    }
+
+    #[test]
+    fn a_peers_strings_are_printed_on_one_line() {
+        assert_eq!(printable("a\nb\u{1b}[2J", 80), "a?b?[2J");
+        assert_eq!(printable("abcdef", 3), "abc…");
+        assert_eq!(printable("abc", 3), "abc");
     }
 }
