@@ -9,6 +9,7 @@ use crate::remote::protocol::{
 };
 use crate::remote::task::{Report, Task};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
 /// The longest the agent may take to answer a request (all but `Finish`).
@@ -203,6 +204,37 @@ impl Agent {
         }
     }
 
+    /// The control connection, for a figure's loop to include in its own
+    /// `poll`: it becomes readable when the agent dies or is stopped.
+    pub fn control_fd(&self) -> BorrowedFd<'_> {
+        self.stream.as_fd()
+    }
+
+    /// Whether the agent is still there, without waiting: an error (one
+    /// line) once its control connection has closed or failed, for a
+    /// figure's loop to check between samples.
+    pub fn check_alive(&self) -> Result<(), String> {
+        match crate::sys::fd::wait_ready(&self.stream.as_raw_fd(), libc::POLLIN, Duration::ZERO) {
+            Ok(true) => {}
+            Ok(false) | Err(_) => return Ok(()),
+        }
+        let closed = format!("the agent at {} closed the connection", self.addr);
+        if self.stream.set_nonblocking(true).is_err() {
+            return Err(closed);
+        }
+        let peeked = self.stream.peek(&mut [0u8; 1]);
+        let _ = self.stream.set_nonblocking(false);
+        match peeked {
+            Ok(0) => Err(closed),
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(()),
+            Err(e) => Err(format!(
+                "the agent at {}: connection failed: {e}",
+                self.addr
+            )),
+        }
+    }
+
     /// Ends the session (the agent returns to waiting for a client).
     pub fn bye(mut self) {
         let _ = frame::write_frame(
@@ -279,6 +311,55 @@ impl Agent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A fake agent on a thread: the handshake without a token, then holds
+    /// the connection until `release` says, then closes it.
+    fn fake_agent(release: std::sync::mpsc::Receiver<()>) -> SocketAddr {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let by = || Instant::now() + Duration::from_secs(10);
+            let _: ClientMsg = frame::read_frame(&mut s, by()).unwrap();
+            let hello = AgentMsg::Hello {
+                protocol: PROTOCOL_VERSION,
+                ipcmark: "test".into(),
+                server_nonce: auth::nonce().unwrap(),
+                auth_required: false,
+            };
+            frame::write_frame(&mut s, &hello, by()).unwrap();
+            let _: ClientMsg = frame::read_frame(&mut s, by()).unwrap();
+            let welcome = AgentMsg::Welcome {
+                mac: None,
+                environment: serde_json::json!({"hostname": "fake"}),
+            };
+            frame::write_frame(&mut s, &welcome, by()).unwrap();
+            let _ = release.recv();
+        });
+        addr
+    }
+
+    #[test]
+    fn a_closed_control_connection_is_seen_without_waiting() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let addr = fake_agent(rx);
+        let agent = Agent::connect(&addr.to_string(), None, Duration::from_secs(5)).unwrap();
+        assert_eq!(agent.agent_version(), "test");
+        assert_eq!(agent.environment()["hostname"], "fake");
+        assert_eq!(agent.check_alive(), Ok(()));
+        tx.send(()).unwrap();
+        let start = Instant::now();
+        let err = loop {
+            match agent.check_alive() {
+                Err(e) => break e,
+                Ok(()) if start.elapsed() < Duration::from_secs(10) => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                Ok(()) => panic!("the closed connection was never seen"),
+            }
+        };
+        assert_eq!(err, format!("the agent at {addr} closed the connection"));
+    }
 
     #[test]
     fn addresses_take_the_default_port_unless_given() {
