@@ -40,5 +40,7 @@ mod cpu_latency;
 mod field_paths;
 // `ipcmark testbed`: two hosts on one machine, in network namespaces.
 mod testbed;
+// `ipcmark serve`: the agent's handshake, token, busy answer, deadlines, garbage.
+mod serve;
 // `--version` and the reports' `build`; the man page, completions, packaging.
 mod packaging;

@@ -12,6 +12,7 @@ pub mod parse;
 mod plan;
 mod report;
 mod run;
+mod serve;
 mod testbed;
 mod workload;
 
@@ -74,6 +75,13 @@ enum Command {
     /// Make or remove a two-host testbed on this machine: two network
     /// namespaces joined by a veth pair shaped to a link speed (10 Mbit/s).
     Testbed(testbed::TestbedArgs),
+    /// Run the agent that remote figures (`run --remote`) measure against,
+    /// on the far host: one client at a time, loopback only unless given a
+    /// token (--token-file).
+    Serve(serve::ServeArgs),
+    /// Open one session with an agent and close it (tests, firewalls).
+    #[command(hide = true)]
+    AgentCheck(serve::AgentCheckArgs),
 }
 
 /// Arguments of `ipcmark compare`.
@@ -348,6 +356,8 @@ pub fn main() -> ExitCode {
         Command::Export(args) => history::export(args),
         Command::Import(args) => history::import(args),
         Command::Testbed(args) => testbed::testbed(args),
+        Command::Serve(args) => serve::serve(args),
+        Command::AgentCheck(args) => serve::agent_check(args),
     };
     match outcome {
         Ok(code) => code,

@@ -8,10 +8,15 @@
 
 #![allow(dead_code)] // while the remote figures are being built
 
+pub mod agent;
+pub mod auth;
+pub mod client;
 pub mod clock;
 pub mod data;
 pub mod figures;
+pub mod frame;
 pub mod link;
+pub mod protocol;
 pub mod roles;
 pub mod task;
 pub mod testbed;

@@ -71,3 +71,38 @@ pub fn wait_readable(fd: &impl AsRawFd, timeout: std::time::Duration) -> io::Res
     // SAFETY: one pollfd on the stack, count 1.
     cvt(unsafe { libc::poll(&mut p, 1, ms) }).map(|n| n > 0)
 }
+
+/// Waits at most `timeout` (rounded up to whole ms) for `fd` to be ready for
+/// `events` (`POLLIN`, `POLLOUT`) or hung up; `Ok(false)` when the time ran
+/// out. EINTR is returned as an error for the caller to retry or stop.
+pub fn wait_ready(
+    fd: &impl AsRawFd,
+    events: libc::c_short,
+    timeout: std::time::Duration,
+) -> io::Result<bool> {
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events,
+        revents: 0,
+    };
+    let ms = timeout.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as libc::c_int;
+    // SAFETY: one pollfd on the stack, count 1.
+    cvt(unsafe { libc::poll(&mut p, 1, ms) }).map(|n| n > 0)
+}
+
+/// `poll` over several descriptors for at most `timeout` (rounded up to whole
+/// ms); each entry's `revents` is filled in. EINTR is returned as an error.
+pub fn poll(fds: &mut [libc::pollfd], timeout: std::time::Duration) -> io::Result<usize> {
+    let ms = timeout.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as libc::c_int;
+    // SAFETY: the slice is a valid array of pollfd of the length given.
+    cvt(unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) }).map(|n| n as usize)
+}
+
+/// Closes descriptor `fd` in a forked child whose owning object lives in
+/// the parent's copy of memory and is never dropped here (the child ends
+/// with `_exit`): the child must not keep the parent's sockets open.
+pub fn close_inherited(fd: std::os::fd::RawFd) {
+    // SAFETY: the child owns its copy of the descriptor table; the object
+    // that owns `fd` is never used or dropped in this process again.
+    unsafe { libc::close(fd) };
+}

@@ -148,6 +148,8 @@ mod tests {
             for entry in std::fs::read_dir(dir).unwrap() {
                 let path = entry.unwrap().path();
                 if path.is_dir() {
+                    // src/remote's messages are a wire protocol between
+                    // two ipcmark processes, not report records.
                     if !path.ends_with("src/output") && !path.ends_with("src/remote") {
                         walk(&path, offenders);
                     }
