@@ -19,6 +19,8 @@ pub enum ColumnMode {
         /// Timed messages.
         messages: Option<u64>,
     },
+    /// Messages streamed one way (`--mode stream`): MB/s.
+    Stream,
 }
 
 /// One column of a preset's table: a mechanism, warm or cold, and how it is timed.
@@ -42,11 +44,15 @@ impl Column {
         if self.cold {
             s.push_str(" --cold");
         }
-        if let ColumnMode::OneWay { interval, .. } = self.mode {
-            s.push_str(" --mode oneway");
-            if let Some(d) = interval {
-                s.push_str(&format!(" --interval {}", format_duration(d)));
+        match self.mode {
+            ColumnMode::OneWay { interval, .. } => {
+                s.push_str(" --mode oneway");
+                if let Some(d) = interval {
+                    s.push_str(&format!(" --interval {}", format_duration(d)));
+                }
             }
+            ColumnMode::Stream => s.push_str(" --mode stream"),
+            ColumnMode::PingPong => {}
         }
         s
     }
@@ -154,6 +160,18 @@ pub static PRESETS: &[Preset] = &[
         columns: &[
             Column::pingpong("udp", false, "message in network"),
             Column::pingpong("tcp", false, "pipe in network"),
+            Column {
+                mechanism: "udp",
+                cold: false,
+                label: "messages, MB/s",
+                mode: ColumnMode::Stream,
+            },
+            Column {
+                mechanism: "tcp",
+                cold: false,
+                label: "pipe, MB/s",
+                mode: ColumnMode::Stream,
+            },
         ],
         sizes: &[
             1, 32, 100, 128, 512, 1024, 2048, 2560, 3072, 3584, 4096, 5120, 6144, 8192, 10240,
@@ -166,9 +184,10 @@ pub static PRESETS: &[Preset] = &[
              for its network pipes; the hosts are the two ends of the run's link (--remote, or two \
              network namespaces joined by a veth pair shaped to 10 Mbit/s with tbf, counting Ethernet's \
              preamble, FCS, gap and padding); transfer time = half the round trip, as every ping-pong \
-             figure; (x%) = the link's best for the message sent alone (its serialisation time) ÷ \
-             the figure (the study's Figure 7 against its 1.2 MB/s); few passes and samples, to \
-             finish in minutes",
+             figure, with (x%) = its serialisation floor ÷ the figure on a real link (a shaper imposes \
+             no such floor: none then); Figure 7's efficiency of data transfer is the MB/s columns, \
+             each message size streamed one way, (x%) = MB/s ÷ the link's most for that size (the \
+             study's 1.2 MB/s); figures are --quick (short samples), to finish in minutes",
         ),
         network: true,
     },

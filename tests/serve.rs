@@ -455,7 +455,6 @@ fn ask(s: &mut TcpStream, msg: &Value) -> Value {
 }
 
 #[test]
-#[ignore = "needs the data plane (src/remote/data.rs) merged from main: remove this line then"]
 fn a_figure_reports_on_finish_and_a_client_dying_mid_figure_frees_the_agent_within_2_s() {
     let _g = serial();
     let sb = Sandbox::new();

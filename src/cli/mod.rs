@@ -10,6 +10,7 @@ mod list;
 mod man;
 pub mod parse;
 mod plan;
+mod remote;
 mod report;
 mod run;
 mod serve;
@@ -42,7 +43,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run benchmarks (the IPC mechanisms by default) and print a table.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List every mechanism and benchmark with what it measures and its limits.
     List(ListArgs),
     /// Remove OS objects left behind by ipcmark runs that were killed.
@@ -56,7 +57,7 @@ enum Command {
     /// Run a whole workload of several processes (philosophers,
     /// generator-calculator, shared-counter) in one or more placements.
     #[command(after_help = workload::after_help())]
-    Workload(workload::WorkloadArgs),
+    Workload(Box<workload::WorkloadArgs>),
     /// Print a shell completion script (bash, zsh, fish) for ipcmark's
     /// commands, flags and the names of its mechanisms, benchmarks, groups,
     /// presets and workloads.
@@ -144,6 +145,15 @@ pub enum ModeArg {
     Oneway,
     /// One direction as fast as it goes: MB/s, messages/s, CPU per message.
     Stream,
+}
+
+/// Which way a remote stream flows (`--direction`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DirectionArg {
+    /// From this host to the agent.
+    Send,
+    /// From the agent to this host.
+    Receive,
 }
 
 /// Faults for tests of the engine's checks (hidden).
@@ -305,6 +315,28 @@ pub struct RunArgs {
     /// levels as columns.
     #[arg(long, value_name = "irq:F1,F2,…", value_parser = parse::load_sweep_arg)]
     load_sweep: Option<parse::LoadSweep>,
+    /// Measure tcp and udp against `ipcmark serve` on another host
+    /// (HOST[:PORT], port 7878 by default): ping-pong, --mode stream or
+    /// oneway, each figure with the fraction of the link's best it reached.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    remote: Option<String>,
+    /// With --remote: the CPU the agent's side of each figure runs on.
+    #[arg(long, value_name = "CPU", requires = "remote")]
+    remote_cpu: Option<usize>,
+    /// With --remote --mode stream: send (to the agent, the default) or
+    /// receive (from it).
+    #[arg(long, value_enum, requires = "remote")]
+    direction: Option<DirectionArg>,
+    /// With --remote: the link's speed in bits per second (10M, 1G), when
+    /// the route's interface does not give it or gives the wrong one.
+    #[arg(long, value_name = "RATE", requires = "remote",
+          value_parser = crate::remote::link::parse_rate)]
+    link_speed: Option<u64>,
+    /// With --remote: the file holding the secret the agent was started
+    /// with (`serve --token-file`); it never goes on the wire.
+    #[arg(long, value_name = "FILE", requires = "remote",
+          value_hint = clap::ValueHint::FilePath)]
+    token_file: Option<PathBuf>,
     /// Inject a fault in the echo server (for testing ipcmark itself).
     #[arg(long, value_enum, hide = true)]
     fault: Option<FaultArg>,
@@ -343,12 +375,12 @@ pub fn main() -> ExitCode {
         Err(e) => return clap_error(e),
     };
     let outcome = match cli.command {
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => run::run(*args),
         Command::List(args) => list::list(args),
         Command::Clean => clean::clean(),
         Command::Compare(args) => compare::compare(args),
         Command::Report(args) => report::report(args),
-        Command::Workload(args) => workload::workload(args),
+        Command::Workload(args) => workload::workload(*args),
         Command::Completions(args) => completions::completions(args),
         Command::Man => man::man(),
         Command::History(args) => history::history(args),

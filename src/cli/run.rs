@@ -135,12 +135,25 @@ pub fn run(mut args: RunArgs) -> Result<ExitCode, Failure> {
         }
         None => None,
     };
+    // A network study's figures cross a 10 Mbit/s link: short samples keep
+    // it to minutes, as its differences say.
+    if args
+        .preset
+        .as_deref()
+        .and_then(crate::presets::find)
+        .is_some_and(|p| p.network)
+    {
+        args.quick = true;
+    }
     if args.load_sweep.is_some() && args.load.is_none() {
         // The sweep's first level is the reference: no load at all.
         args.load = Some(parse::LoadArg(Vec::new()));
     }
     let machine = Machine::probe()?;
     let mut plan = RunPlan::from_args(&args, &machine)?;
+    super::remote::check(&args, plan.preset.is_some_and(|p| p.network))?;
+    // Held to the end of the run: a testbed it built is removed when dropped.
+    let remote = super::remote::attach(&args, &mut plan)?;
     if let Some(n) = plan.settings.placement_note.as_deref()
         && n.contains("SCHED_FIFO")
     {
@@ -167,7 +180,7 @@ pub fn run(mut args: RunArgs) -> Result<ExitCode, Failure> {
         complete: false,
         command_line: std::env::args().collect(),
         environment: environment::collect(latency.state.clone()),
-        remote: None,
+        remote: remote.as_ref().map(|r| r.record.clone()),
         settings: plan.settings.clone(),
         results: Vec::new(),
         warnings: Vec::new(),

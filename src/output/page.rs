@@ -60,6 +60,7 @@ pub fn render(
         &report.settings,
         has(Mode::PingPong) || has(Mode::OneWay) || has(Mode::Stream),
         has(Mode::Op) || has(Mode::Event) || has(Mode::Periodic),
+        report.remote.as_ref(),
     );
     if let Some((ss, refused)) = scores {
         out.push_str(&format!(
@@ -121,7 +122,7 @@ pub fn render_levels(
     levels: &[(String, Vec<FigureResult>)],
     study: Option<&crate::presets::LoadStudy>,
 ) -> String {
-    let mut out = header(&report.environment, &report.settings, false, true);
+    let mut out = header(&report.environment, &report.settings, false, true, None);
     let labels: Vec<&str> = levels.iter().map(|(l, _)| l.as_str()).collect();
     out.push_str(&format!(
         "\nload levels: {} (each level adds its interrupt source to the load above)\n",
@@ -136,7 +137,13 @@ pub fn render_levels(
 }
 
 /// The machine on one line, then where each kind of figure ran.
-fn header(env: &Environment, s: &Settings, pingpong: bool, ops: bool) -> String {
+fn header(
+    env: &Environment,
+    s: &Settings,
+    pingpong: bool,
+    ops: bool,
+    remote: Option<&crate::output::json::remote::RemoteRunRecord>,
+) -> String {
     let cpu = |c: Option<usize>| c.map_or("any".to_string(), |c| c.to_string());
     let rt = s
         .rt_priority
@@ -152,7 +159,19 @@ fn header(env: &Environment, s: &Settings, pingpong: bool, ops: bool) -> String 
         env.clocksource,
         env.frequency_governor.as_deref().unwrap_or("none"),
     );
-    if pingpong {
+    if let Some(r) = remote {
+        let host = r.agent_environment["hostname"]
+            .as_str()
+            .map_or(String::new(), |h| format!(" on {h}"));
+        h.push_str(&format!(
+            "\nclient CPU {}; agent at {}{host} (ipcmark {}{}), its CPU {}",
+            cpu(s.client_cpu),
+            r.agent,
+            r.agent_version,
+            if r.authenticated { ", token" } else { "" },
+            cpu(r.agent_cpu),
+        ));
+    } else if pingpong {
         h.push_str(&format!(
             "\nclient CPU {}, server CPU {}, peer {}{rt}",
             cpu(s.client_cpu),

@@ -9,7 +9,7 @@ use crate::remote::protocol::{
 };
 use crate::remote::task::{Report, Task};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 /// The longest the agent may take to answer a request (all but `Finish`).
@@ -202,12 +202,6 @@ impl Agent {
             AgentMsg::Done { report } => Ok(report),
             other => Err(self.unexpected(other, "the end of a figure")),
         }
-    }
-
-    /// The control connection, for a figure's loop to include in its own
-    /// `poll`: it becomes readable when the agent dies or is stopped.
-    pub fn control_fd(&self) -> BorrowedFd<'_> {
-        self.stream.as_fd()
     }
 
     /// Whether the agent is still there, without waiting: an error (one

@@ -97,7 +97,7 @@ pub fn serve(listener: DataListener, task: &Task, stop: OwnedFd, deadline: Insta
         task.size,
         deadline.min(Instant::now() + CONNECT_WAIT),
     ) {
-        Ok(sock) => DataEnd::new(sock, task.size, Some(stop), deadline),
+        Ok(sock) => DataEnd::new(sock, Some(stop), deadline),
         Err(e) => {
             report.error = Some(e);
             return report;
@@ -158,7 +158,7 @@ pub fn connect(task: &Task, agent: SocketAddr, deadline: Instant) -> Result<Data
     };
     sock.tune()
         .map_err(|e| format!("data socket options: {e}"))?;
-    Ok(DataEnd::new(sock, task.size, None, deadline))
+    Ok(DataEnd::new(sock, None, deadline))
 }
 
 /// The UDP client's hello: an empty datagram, sent every [`TICK`] until the
@@ -282,7 +282,6 @@ fn classify(e: io::Error, op: &'static str) -> Waited {
 /// the deadlines of [`TICK`], [`QUIET`] and the figure's own.
 pub struct DataEnd {
     sock: Sock,
-    size: usize,
     /// The agent's stop pipe: readable once the client has finished.
     stop: Option<OwnedFd>,
     deadline: Instant,
@@ -297,10 +296,9 @@ pub struct DataEnd {
 }
 
 impl DataEnd {
-    fn new(sock: Sock, size: usize, stop: Option<OwnedFd>, deadline: Instant) -> DataEnd {
+    fn new(sock: Sock, stop: Option<OwnedFd>, deadline: Instant) -> DataEnd {
         DataEnd {
             sock,
-            size,
             stop,
             deadline,
             soft: false,
@@ -314,11 +312,6 @@ impl DataEnd {
     pub fn end_at(&mut self, at: Instant) {
         self.deadline = at;
         self.soft = true;
-    }
-
-    /// Bytes per message on this connection.
-    pub fn size(&self) -> usize {
-        self.size
     }
 
     /// Whether this is a UDP connection (messages may be lost).

@@ -36,6 +36,9 @@ pub trait Control: Send {
     fn finish(&mut self, wait: Duration) -> Result<Report, String>;
     /// One clock exchange: t1 and t4 on this host, t2 and t3 on the agent's.
     fn clock(&mut self) -> Result<[u64; 4], String>;
+    /// Whether the agent is still there (never waits): its error once the
+    /// control connection has closed, so later figures fail at once.
+    fn alive(&self) -> Result<(), String>;
 }
 
 /// One control session shared by every remote item of a run.
@@ -337,7 +340,7 @@ fn exchanges(ctl: &mut dyn Control) -> Result<Estimate, String> {
 }
 
 /// A stream figure from the two sides' reports: each whole window after
-/// the first gives one sample, its receipts' time per message.
+/// the first gives one sample, its span ÷ the messages that arrived in it.
 fn stream_figure(
     size: usize,
     sender: &Report,
@@ -354,12 +357,12 @@ fn stream_figure(
         .windows
         .iter()
         .skip(1)
-        .filter(|[n, _]| *n >= 2)
-        .map(|&[n, span]| span as f64 / (n - 1) as f64)
+        .filter(|[n, _]| *n >= 1)
+        .map(|&[n, span]| span as f64 / n as f64)
         .collect();
     let summary = Summary::of(&samples_ns).ok_or_else(|| {
         format!(
-            "no window after the first had two messages arrive to time ({} of {} arrived)",
+            "no whole window after the first to time ({} of {} messages arrived)",
             receiver.messages, sender.messages
         )
     })?;
@@ -459,6 +462,10 @@ impl External for RemoteFigures {
             r.outcome = Outcome::Skipped(why);
             return r;
         }
+        if let Err(gone) = ctl.alive() {
+            r.outcome = Outcome::Failed(gone);
+            return r;
+        }
         r.cpus.extend(crate::sys::sched::current_cpu());
         r.outcome = match self.kind {
             Kind::PingPong => self
@@ -523,6 +530,9 @@ mod tests {
             let t1 = crate::sys::clock::monotonic_ns();
             let t2 = crate::sys::clock::monotonic_ns();
             Ok([t1, t2, t2, crate::sys::clock::monotonic_ns()])
+        }
+        fn alive(&self) -> Result<(), String> {
+            Ok(())
         }
     }
 

@@ -68,6 +68,7 @@ pub fn decode_payload<M: DeserializeOwned>(payload: &[u8]) -> Result<M, FrameErr
     serde_json::from_slice(payload).map_err(|e| FrameError::Decode(e.to_string()))
 }
 
+#[cfg(test)]
 /// Decodes one whole frame (length prefix and payload): the pure decoder the
 /// agent's buffer and the fuzz tests use. Bytes past the frame's end are an
 /// error, as are too few.
@@ -148,6 +149,7 @@ fn read_exact(
     Ok(true)
 }
 
+#[cfg(test)]
 /// Reads one frame from `stream` by `deadline` and decodes it as `M`. The
 /// payload is read in pieces of at most 64 KiB, so memory follows the bytes
 /// received, not the length announced.
@@ -239,6 +241,7 @@ impl FrameBuffer {
         Ok(Some(payload))
     }
 
+    #[cfg(test)]
     /// Whether part of a frame is waiting for the rest.
     pub fn partial(&self) -> bool {
         !self.buf.is_empty()

@@ -5,7 +5,7 @@
 //!
 //! Everything is read in the calling thread's network namespace.
 
-use crate::remote::wire::{DEFAULT_MTU, Wire};
+use crate::remote::wire::DEFAULT_MTU;
 use std::net::IpAddr;
 use std::process::Command;
 
@@ -24,21 +24,18 @@ pub struct Link {
     pub mtu: usize,
     /// Whether TCP segments carry timestamps (net.ipv4.tcp_timestamps).
     pub tcp_timestamps: bool,
+    /// Whether the speed is a rate shaper's (tc): a shaper holds a frame
+    /// back only when its token bucket is empty, so it limits a stream's
+    /// rate but imposes no serialisation time on a frame sent alone.
+    pub shaper: bool,
 }
 
 impl Link {
-    /// The frame parameters `wire` computes with.
-    pub fn wire(&self) -> Wire {
-        Wire {
-            mtu: self.mtu,
-            tcp_timestamps: self.tcp_timestamps,
-        }
-    }
-
     /// The same link at a speed the user gave (`--link-speed`).
     pub fn with_speed(mut self, bits_per_s: u64) -> Link {
         self.bits_per_s = Some(bits_per_s);
         self.source = "--link-speed".into();
+        self.shaper = false;
         self
     }
 }
@@ -85,6 +82,7 @@ pub fn link_for(dest: IpAddr) -> Result<Link, String> {
     };
     Ok(Link {
         interface: Some(interface),
+        shaper: source.starts_with("tc "),
         bits_per_s,
         source,
         mtu,

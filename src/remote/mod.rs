@@ -6,8 +6,6 @@
 //! Layer: above `output` (the agent sends its host's environment record as
 //! the run's JSON writes it) and below `cli`.
 
-#![allow(dead_code)] // while the remote figures are being built
-
 pub mod agent;
 pub mod auth;
 pub mod client;

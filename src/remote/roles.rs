@@ -39,9 +39,10 @@ fn seq_of(buf: &[u8]) -> u64 {
 /// or the end's soft deadline): checks every message's sequence number
 /// (a UDP gap is counted as lost, any other disorder fails) and the whole
 /// content of the first `verify` and then of one in [`SPOT_CHECK`]; in each
-/// whole `window` of this side's clock (from the first message on), counts
-/// the messages and times the first receipt to the last, so a window's
-/// time per message is exact whatever the messages' size.
+/// `window` of this side's clock (from the first message on), counts the
+/// messages and times its first receipt to the next window's first: the
+/// messages of a window all arrived in that span, so its time per message
+/// is unbiased however many messages one TCP segment brings at once.
 pub fn sink(
     end: &mut DataEnd,
     size: usize,
@@ -93,9 +94,10 @@ pub fn sink(
             first_ns = now;
         }
         if now >= boundary {
-            // The window ends at its last receipt; windows without one are
-            // not kept (a stall shows as a longer span in the next).
-            report.windows.push([in_window, last_ns - window_first]);
+            // The window ends where the next one's first message arrives;
+            // windows with no message are not kept (a stall lengthens the
+            // window before it).
+            report.windows.push([in_window, now - window_first]);
             in_window = 0;
             while now >= boundary {
                 boundary += window_ns;

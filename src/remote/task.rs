@@ -100,7 +100,7 @@ pub struct Report {
     /// Sink: the length of a counting window, ns of the agent's clock.
     pub window_ns: u64,
     /// Sink: each whole window, in order: the messages received in it and
-    /// the ns from its first receipt to its last.
+    /// the ns from its first receipt to the next window's first.
     pub windows: Vec<[u64; 2]>,
     /// Receiver: the agent's CLOCK_MONOTONIC at each message's receipt, ns,
     /// in sequence order.

@@ -24,7 +24,7 @@ use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// The name of the default testbed, and the prefix of every one.
@@ -420,11 +420,6 @@ impl Testbed {
         self.keep = true;
     }
 
-    /// The testbed's namespaces' common part (`ipcmark`, `ipcmark-NAME`).
-    pub fn base(&self) -> &str {
-        &self.base
-    }
-
     /// The client's namespace.
     pub fn client_ns(&self) -> String {
         ns_a(&self.base)
@@ -443,16 +438,6 @@ impl Testbed {
     /// The agent's address (in its namespace, on `veth-b`).
     pub fn agent_ip(&self) -> Ipv4Addr {
         Ipv4Addr::new(198, self.net.0, self.net.1, 2)
-    }
-
-    /// The shaped speed each way, bits per second (None: unshaped).
-    pub fn rate(&self) -> Option<u64> {
-        self.rate
-    }
-
-    /// The delay each way, ms.
-    pub fn delay_ms(&self) -> Option<u32> {
-        self.delay_ms
     }
 
     /// The token file the agent and the client share (mode 0600).
@@ -476,13 +461,6 @@ impl Testbed {
             .arg(exe)
             .args(args);
         Ok(cmd)
-    }
-
-    /// Starts ipcmark with `args` in the agent's namespace.
-    pub fn spawn_in_agent_ns(&self, args: &[&str]) -> Result<Child, String> {
-        self.command_in_agent_ns(args)?
-            .spawn()
-            .map_err(|e| format!("cannot start ipcmark in {}: {e}", self.agent_ns()))
     }
 
     /// One line on what the testbed is.

@@ -33,10 +33,6 @@ pub const UDP_HEADER: usize = 8;
 /// Ethernet's usual MTU.
 pub const DEFAULT_MTU: usize = 1500;
 
-/// Bytes a frame takes on the wire beyond the IP packet it carries (when
-/// the packet needs no padding): 38.
-pub const FRAME_OVERHEAD: usize = PREAMBLE_SFD + ETHERNET_HEADER + FCS + INTER_FRAME_GAP;
-
 /// The link's parameters that shape its frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Wire {
@@ -172,13 +168,6 @@ pub fn round_trip_floor_ns(proto: Proto, size: usize, link_bits_per_s: u64, w: &
     2.0 * c.wire_bytes * 8.0 / link_bits_per_s as f64 * 1e9
 }
 
-/// The fraction of the maximum a measured figure reached: achieved bytes
-/// per second ÷ the maximum (for ping-pong: the floor ÷ the measured round
-/// trip, which is the same ratio of rates).
-pub fn efficiency(measured: f64, max: f64) -> f64 {
-    if max > 0.0 { measured / max } else { f64::NAN }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,7 +271,5 @@ mod tests {
             round_trip_floor_ns(Proto::Tcp, 1024, TEN_MBIT, &w),
             1_782_400.0
         ));
-        assert!(close(efficiency(0.5, 1.0), 0.5));
-        assert!(efficiency(1.0, 0.0).is_nan());
     }
 }

@@ -172,6 +172,7 @@ impl RunPlan {
                         crate::presets::ColumnMode::OneWay { interval, messages } => {
                             Item::OneWay(m, oneway_plan(args, interval, messages))
                         }
+                        crate::presets::ColumnMode::Stream => Item::Stream(m, c.cold),
                     }
                 })
                 .collect(),

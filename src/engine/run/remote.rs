@@ -33,6 +33,10 @@ pub struct LinkFacts {
     pub mtu: usize,
     /// Whether TCP segments carry the 12-byte timestamp option.
     pub tcp_timestamps: bool,
+    /// Whether the speed is a rate shaper's (tc tbf or htb), which limits a
+    /// stream's rate but holds a frame sent alone back only when its bucket
+    /// is empty: no serialisation floor holds on it.
+    pub shaper: bool,
 }
 
 /// The link's theoretical best for one figure (see docs/remote.md).
@@ -51,19 +55,28 @@ pub struct WireLimit {
     pub floor_ns: Option<f64>,
 }
 
-impl WireLimit {
+impl RemoteFacts {
     /// The fraction of the link's best the figure reached: a stream's
     /// bytes per second ÷ the maximum, or the floor ÷ a time per message;
-    /// `None` without a positive figure.
+    /// `None` without a link, a positive figure, or (a floor on a rate
+    /// shaper) a floor that holds.
     pub fn efficiency(&self, median_ns: f64, size: usize) -> Option<f64> {
+        let (link, limit) = (self.link.as_ref()?, self.limit.as_ref()?);
         if median_ns <= 0.0 {
             return None;
         }
-        match (self.max_bytes_per_s, self.floor_ns) {
+        match (limit.max_bytes_per_s, limit.floor_ns) {
             (Some(max), _) => Some(size as f64 * 1e9 / median_ns / max),
-            (None, Some(floor)) => Some(floor / median_ns),
-            (None, None) => None,
+            (None, Some(floor)) if !link.shaper => Some(floor / median_ns),
+            _ => None,
         }
+    }
+
+    /// Whether the figure is timed against a floor that a rate shaper does
+    /// not impose (so it has no efficiency).
+    pub fn floor_on_shaper(&self) -> bool {
+        self.link.as_ref().is_some_and(|l| l.shaper)
+            && self.limit.as_ref().is_some_and(|l| l.floor_ns.is_some())
     }
 }
 

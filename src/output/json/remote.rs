@@ -19,6 +19,9 @@ pub struct RemoteRunRecord {
     pub agent_environment: serde_json::Value,
     /// Whether the session was authenticated with a shared token.
     pub authenticated: bool,
+    /// The CPU the agent's side of each figure ran on (`--remote-cpu`);
+    /// null: wherever the agent host's scheduler put it.
+    pub agent_cpu: Option<usize>,
 }
 
 /// `remote` of a result.
@@ -35,7 +38,8 @@ pub struct RemoteRecord {
     pub limit: Option<LimitRecord>,
     /// The fraction of the best reached: a stream's bytes per second ÷
     /// `limit.max_bytes_per_s`, or `limit.floor_ns` ÷ the median; null
-    /// without a link or a measured median above zero.
+    /// without a link, a measured median above zero, or (a floor on a
+    /// rate shaper, `link.shaper`) a floor that holds.
     pub efficiency: Option<f64>,
     /// Mode oneway: the agent clock's offset, as estimated.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -55,6 +59,9 @@ pub struct LinkRecord {
     pub mtu: usize,
     /// Whether TCP segments carry the 12-byte timestamp option.
     pub tcp_timestamps: bool,
+    /// Whether the speed is a rate shaper's (tc): ping-pong and one-way
+    /// figures then have no efficiency, as no serialisation floor holds.
+    pub shaper: bool,
 }
 
 /// `remote.limit` of a result.
@@ -94,6 +101,7 @@ impl From<&LinkFacts> for LinkRecord {
             interface: l.interface.clone(),
             mtu: l.mtu,
             tcp_timestamps: l.tcp_timestamps,
+            shaper: l.shaper,
         }
     }
 }
@@ -124,9 +132,8 @@ impl From<&ClockFacts> for ClockRecord {
 /// The fraction of the link's best that `f` reached, from its final
 /// median (after any merging of passes): what the table prints too.
 pub fn efficiency(f: &FigureResult) -> Option<f64> {
-    let limit = f.remote.as_ref()?.limit.as_ref()?;
     match &f.outcome {
-        Outcome::Ok(m) => limit.efficiency(m.summary.median, f.size),
+        Outcome::Ok(m) => f.remote.as_ref()?.efficiency(m.summary.median, f.size),
         _ => None,
     }
 }

@@ -40,6 +40,12 @@ pub fn render_preset(preset: &Preset, results: &[FigureResult]) -> String {
                 us(f.mean_ns),
                 us(m.latency.max as f64)
             ),
+            Some((Outcome::Ok(m), None)) if col.mode == ColumnMode::Stream => {
+                format!(
+                    "{}{share}",
+                    super::cells::num(size as f64 * 1e3 / m.summary.median)
+                )
+            }
             Some((Outcome::Ok(m), None)) => format!("{:.2}{share}", m.summary.median / 1e3),
             Some((Outcome::Skipped(_), _)) => "n/a".to_string(),
             Some((Outcome::Failed(_), _)) => "failed".to_string(),
@@ -66,7 +72,11 @@ pub fn render_preset(preset: &Preset, results: &[FigureResult]) -> String {
         .columns
         .iter()
         .any(|c| c.mode == ColumnMode::PingPong);
+    let any_stream = preset.columns.iter().any(|c| c.mode == ColumnMode::Stream);
     let unit = match (any_pingpong, any_oneway) {
+        _ if any_stream => {
+            "one-way µs (ping-pong columns: median); MB/s columns: 10^6 B/s streamed one way"
+        }
         (true, true) => "one-way µs (ping-pong columns: median; one-way columns: min / mean / max)",
         (false, true) => "one-way µs, min / mean / max of the messages",
         _ => "one-way µs (median)",
@@ -88,6 +98,7 @@ pub fn render_preset(preset: &Preset, results: &[FigureResult]) -> String {
 fn column_mode_matches(mode: ColumnMode, r: &FigureResult) -> bool {
     match (mode, &r.oneway()) {
         (ColumnMode::PingPong, _) => r.mode() == Mode::PingPong,
+        (ColumnMode::Stream, _) => r.mode() == Mode::Stream,
         (ColumnMode::OneWay { interval, .. }, Some(f)) => {
             f.interval_ns == interval.map(|d| d.as_nanos() as u64)
         }

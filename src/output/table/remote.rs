@@ -47,7 +47,13 @@ pub fn render(results: &[FigureResult]) -> String {
             l.mtu,
             if l.tcp_timestamps { "on" } else { "off" }
         ),
-        None => "speed unknown: give --link-speed for the efficiency".into(),
+        None => {
+            return format!(
+                "\nagainst the link to the agent at {}: its speed is unknown: give --link-speed \
+                 for each figure's efficiency\n",
+                first.agent
+            );
+        }
     };
     let mut t = new_table(vec![
         "mechanism",
@@ -81,7 +87,11 @@ pub fn render(results: &[FigureResult]) -> String {
             limit.map_or("-".into(), |l| num(l.frames_per_message)),
             limit.map_or("-".into(), |l| format!("{:.0}", l.wire_bytes_per_message)),
             best,
-            efficiency(f).map_or("-".into(), |e| format!("{}%", percent(e))),
+            match efficiency(f) {
+                Some(e) => format!("{}%", percent(e)),
+                None if r.floor_on_shaper() => "shaper".into(),
+                None => "-".into(),
+            },
         ]);
     }
     align_right(&mut t, 2..8);
@@ -101,6 +111,16 @@ pub fn render(results: &[FigureResult]) -> String {
          serialisation floor ÷ the figure. wire B: the message's bytes on the wire with every \
          header, preamble, padding and gap.\n",
     );
+    if remote
+        .iter()
+        .any(|f| f.remote.as_ref().is_some_and(|r| r.floor_on_shaper()))
+    {
+        out.push_str(
+            "shaper: the link's speed is a rate shaper's (tc), which holds a frame back only when \
+             its bucket is empty: it limits a stream but imposes no serialisation time on a message \
+             sent alone, so a time one way has no floor to compare with.\n",
+        );
+    }
     if !clocks.is_empty() {
         out.push_str(&format!(
             "one-way figures that cannot be trusted (the clock offset's uncertainty is over 10% of \

@@ -1,0 +1,293 @@
+//! `ipcmark run --remote HOST[:PORT]`: the run's tcp and udp figures
+//! against an `ipcmark serve` agent on another host — or, for a network
+//! preset without `--remote`, against an agent in a two-host testbed this
+//! run builds and removes.
+
+use super::plan::RunPlan;
+use super::{DirectionArg, Failure, ModeArg, RunArgs};
+use crate::engine::run::remote::{LinkFacts, WireLimit};
+use crate::engine::run::session::Item;
+use crate::output::json::remote::RemoteRunRecord;
+use crate::remote::auth::read_token_file;
+use crate::remote::client::Agent;
+use crate::remote::figures::{Control, Direction, Kind, RemoteFigures, SharedControl};
+use crate::remote::protocol::DEFAULT_PORT;
+use crate::remote::task::{Proto, Report, Task};
+use crate::remote::testbed::{Options, Testbed};
+use crate::remote::{link, wire};
+use std::net::SocketAddr;
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long connecting to the agent may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What a remote run holds until it ends: the agent's record for the
+/// report, and the testbed (removed when dropped) if the run built one.
+pub struct RemoteRun {
+    /// `remote` of the report.
+    pub record: RemoteRunRecord,
+    /// The testbed this run built, with its agent.
+    _testbed: Option<OwnTestbed>,
+}
+
+impl Control for Agent {
+    fn agent(&self) -> SocketAddr {
+        self.addr()
+    }
+    fn start(&mut self, task: &Task) -> Result<u16, String> {
+        Agent::start(self, task)
+    }
+    fn finish(&mut self, wait: Duration) -> Result<Report, String> {
+        Agent::finish(self, wait)
+    }
+    fn clock(&mut self) -> Result<[u64; 4], String> {
+        Agent::clock(self)
+    }
+    fn alive(&self) -> Result<(), String> {
+        self.check_alive()
+    }
+}
+
+/// Checks the remote flags against the rest (exit 2), before anything is
+/// connected or measured.
+pub fn check(args: &RunArgs, network_preset: bool) -> Result<(), Failure> {
+    if args.remote.is_none() && !network_preset {
+        return Ok(());
+    }
+    if args.direction.is_some() && args.mode != Some(ModeArg::Stream) {
+        return Err(Failure::usage(
+            "--direction says which way a stream flows: give --mode stream too",
+        ));
+    }
+    if args.cold {
+        return Err(Failure::usage(
+            "--cold: the agent's side of a remote figure always uses one warm buffer; drop --cold",
+        ));
+    }
+    if args.load.is_some() || args.load_sweep.is_some() {
+        return Err(Failure::usage(
+            "--load holds a load on this host only; a remote run takes no --load",
+        ));
+    }
+    if args.cpus.as_ref().is_some_and(|c| c.0.len() > 1) || args.same_cpu {
+        return Err(Failure::usage(
+            "with --remote, --cpus names this host's CPU only (one); the agent's is --remote-cpu",
+        ));
+    }
+    Ok(())
+}
+
+/// The wire model's best for a figure of this model: a stream's maximum
+/// goodput, or the serialisation time of a message sent alone (ping-pong
+/// and one-way figures are one way: half the round trip's floor).
+fn limit(proto: Proto, size: usize, kind: &Kind, link: &LinkFacts) -> WireLimit {
+    let w = wire::Wire {
+        mtu: link.mtu,
+        tcp_timestamps: link.tcp_timestamps,
+    };
+    let stream = matches!(kind, Kind::Stream(_));
+    let cost = wire::cost(proto, size, stream, &w);
+    WireLimit {
+        frames_per_message: cost.frames,
+        wire_bytes_per_message: cost.wire_bytes,
+        max_bytes_per_s: stream
+            .then(|| wire::max_goodput_bytes_per_s(proto, size, true, link.bits_per_s, &w)),
+        floor_ns: (!stream)
+            .then(|| wire::round_trip_floor_ns(proto, size, link.bits_per_s, &w) / 2.0),
+    }
+}
+
+/// The link to `agent`: the route's interface and its speed, or the speed
+/// `--link-speed` gives; `None` (with a warning) when neither says.
+fn link_to(agent: SocketAddr, speed: Option<u64>) -> Option<LinkFacts> {
+    let found = link::link_for(agent.ip()).map(|l| match speed {
+        Some(b) => l.with_speed(b),
+        None => l,
+    });
+    let link = match (found, speed) {
+        (Ok(l), _) => l,
+        // No route to read (an odd address family): the wire's defaults.
+        (Err(_), Some(b)) => link::Link {
+            interface: None,
+            bits_per_s: Some(b),
+            source: "--link-speed".into(),
+            mtu: wire::DEFAULT_MTU,
+            tcp_timestamps: true,
+            shaper: false,
+        },
+        (Err(e), None) => {
+            eprintln!("warning: the link to {agent}: {e}; give --link-speed for the efficiency");
+            return None;
+        }
+    };
+    match link.bits_per_s {
+        Some(bits_per_s) => Some(LinkFacts {
+            bits_per_s,
+            source: link.source,
+            interface: link.interface,
+            mtu: link.mtu,
+            tcp_timestamps: link.tcp_timestamps,
+            shaper: link.shaper,
+        }),
+        None => {
+            eprintln!("warning: the link to {agent}: {}", link.source);
+            None
+        }
+    }
+}
+
+/// Connects to the agent (`--remote`, or a testbed's for a network preset
+/// without it) and turns the plan's tcp and udp items into remote ones.
+/// Names other than tcp and udp are refused (exit 2); with no names, the
+/// plan's other mechanisms are left out.
+pub fn attach(args: &RunArgs, plan: &mut RunPlan) -> Result<Option<RemoteRun>, Failure> {
+    let network_preset = plan.preset.is_some_and(|p| p.network);
+    if args.remote.is_none() && !network_preset {
+        return Ok(None);
+    }
+    let explicit = !args.names.is_empty();
+    let mut kept = Vec::new();
+    let mut protos = Vec::new();
+    for (item, sizes) in plan.session.items.drain(..) {
+        let (mech, kind) = match item {
+            Item::PingPong(m, _) => (m, Kind::PingPong),
+            Item::Stream(m, _) => (
+                m,
+                Kind::Stream(match args.direction {
+                    Some(DirectionArg::Receive) => Direction::Receive,
+                    _ => Direction::Send,
+                }),
+            ),
+            Item::OneWay(m, p) => (m, Kind::OneWay(p)),
+            other => {
+                return Err(Failure::usage(format!(
+                    "--remote runs tcp and udp against the agent; '{}' runs on one host",
+                    other.id()
+                )));
+            }
+        };
+        let proto = match mech.info().id {
+            "tcp" => Proto::Tcp,
+            "udp" => Proto::Udp,
+            id if explicit => {
+                return Err(Failure::usage(format!(
+                    "--remote runs tcp and udp against the agent; '{id}' runs on one host"
+                )));
+            }
+            _ => continue,
+        };
+        protos.push((proto, kind, sizes));
+    }
+    let testbed = match &args.remote {
+        Some(_) => None,
+        None => Some(testbed_for_preset()?),
+    };
+    let token = match (&args.token_file, &testbed) {
+        (Some(path), _) => Some(read_token_file(path).map_err(Failure::usage)?),
+        (None, Some(t)) => Some(read_token_file(t.bed.token_path()).map_err(Failure::run)?),
+        (None, None) => None,
+    };
+    let authenticated = token.is_some();
+    let agent = match (&args.remote, &testbed) {
+        (Some(spec), _) => Agent::connect(spec, token, CONNECT_TIMEOUT),
+        (None, Some(t)) => t.connect(token),
+        (None, None) => unreachable!("a testbed is built without --remote"),
+    }
+    .map_err(Failure::run)?;
+    let addr = agent.addr();
+    let record = RemoteRunRecord {
+        agent: addr.to_string(),
+        agent_version: agent.agent_version().to_string(),
+        agent_environment: agent.environment().clone(),
+        authenticated,
+        agent_cpu: args.remote_cpu,
+    };
+    let link = link_to(addr, args.link_speed);
+    let control: SharedControl = Arc::new(Mutex::new(Box::new(agent)));
+    for (proto, kind, sizes) in protos {
+        // One per item for the whole run, as the engine's items are static.
+        let figures: &'static RemoteFigures = Box::leak(Box::new(RemoteFigures {
+            proto,
+            kind,
+            control: Arc::clone(&control),
+            link: link.clone(),
+            limit,
+            agent_cpu: args.remote_cpu,
+        }));
+        kept.push((Item::External(figures), sizes));
+    }
+    if kept.is_empty() {
+        return Err(Failure::usage(
+            "--remote runs tcp and udp against the agent: name one of them (or none for both)",
+        ));
+    }
+    plan.session.items = kept;
+    Ok(Some(RemoteRun {
+        record,
+        _testbed: testbed,
+    }))
+}
+
+/// A testbed this run built, with the agent it started in it. Dropped:
+/// the agent is killed and reaped, then the testbed removed.
+pub struct OwnTestbed {
+    agent: Child,
+    bed: Testbed,
+}
+
+impl Drop for OwnTestbed {
+    fn drop(&mut self) {
+        let _ = self.agent.kill();
+        let _ = self.agent.wait();
+    }
+}
+
+impl OwnTestbed {
+    /// The agent's session, once it listens (it was just started).
+    fn connect(&self, token: Option<Vec<u8>>) -> Result<Agent, String> {
+        let spec = format!("{}:{}", self.bed.agent_ip(), DEFAULT_PORT);
+        let until = Instant::now() + CONNECT_TIMEOUT;
+        loop {
+            match Agent::connect(&spec, token.clone(), CONNECT_TIMEOUT) {
+                Ok(a) => return Ok(a),
+                Err(_) if Instant::now() < until => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => return Err(format!("the testbed's agent: {e}")),
+            }
+        }
+    }
+}
+
+/// The testbed a network preset runs in when no `--remote` is given: two
+/// namespaces joined by a veth pair shaped to 10 Mbit/s, its agent started
+/// in one and this thread's network moved into the other (every socket of
+/// the run is opened by this thread). Refused, with what to do instead,
+/// where namespaces cannot be made.
+fn testbed_for_preset() -> Result<OwnTestbed, Failure> {
+    let options = Options {
+        name: format!("run{}", std::process::id()),
+        ..Options::default()
+    };
+    let bed = Testbed::up(&options).map_err(|e| {
+        Failure::run(format!(
+            "this preset runs between two hosts: give --remote HOST, or run as root so that it \
+             can build its two-host testbed ({e})"
+        ))
+    })?;
+    let listen = format!("{}:{}", bed.agent_ip(), DEFAULT_PORT);
+    let token = bed.token_path().to_string_lossy().into_owned();
+    let agent = bed
+        .command_in_agent_ns(&["serve", "--listen", &listen, "--token-file", &token])
+        .map_err(Failure::run)?
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| Failure::run(format!("cannot start the testbed's agent: {e}")))?;
+    let own = OwnTestbed { agent, bed };
+    own.bed.enter_client_side().map_err(Failure::run)?;
+    Ok(own)
+}
