@@ -261,7 +261,7 @@ fn bash_completes_names_flags_and_commands() {
         ["oneway"]
     );
     assert_eq!(
-        bash_complete(&["ipcmark", "run", "--preset", "qnx"]),
+        bash_complete(&["ipcmark", "run", "--preset", "qnx-t"]),
         ["qnx-table4"]
     );
     assert_eq!(

@@ -14,9 +14,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A running agent, killed if the test ends before it does.
-struct Served {
+pub(crate) struct Served {
     child: Option<Child>,
-    addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
     log: Arc<Mutex<String>>,
 }
 
@@ -24,10 +24,16 @@ impl Served {
     /// Starts `ipcmark serve --listen 127.0.0.1:0` with `extra` options and
     /// reads the address it bound from its first line:
     /// `ipcmark serve: listening on ADDR (…)`.
-    fn start(sb: &Sandbox, extra: &[&str]) -> Served {
+    pub(crate) fn start(sb: &Sandbox, extra: &[&str]) -> Served {
         let mut argv = vec!["serve", "--listen", "127.0.0.1:0"];
         argv.extend_from_slice(extra);
-        let mut child = sb.cmd(&argv).spawn().expect("spawn ipcmark serve");
+        Served::spawn(sb.cmd(&argv))
+    }
+
+    /// Starts the agent `cmd` makes (`ipcmark serve …`, stderr piped), as
+    /// [`Served::start`] does.
+    pub(crate) fn spawn(mut cmd: std::process::Command) -> Served {
+        let mut child = cmd.spawn().expect("spawn ipcmark serve");
         let log = Arc::new(Mutex::new(String::new()));
         let stderr = child.stderr.take().unwrap();
         let sink = log.clone();
@@ -56,23 +62,23 @@ impl Served {
         served
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         self.log.lock().unwrap().clone()
     }
 
-    fn spec(&self) -> String {
+    pub(crate) fn spec(&self) -> String {
         self.addr.to_string()
     }
 
     /// Sends `sig` and waits (10 s at most) for the agent to end.
-    fn stop(mut self, sig: i32) -> Output {
+    pub(crate) fn stop(mut self, sig: i32) -> Output {
         let child = self.child.take().unwrap();
         signal(child.id(), sig);
         wait_with_deadline(child, Duration::from_secs(10))
     }
 
     /// Asserts the agent has not exited.
-    fn assert_alive(&mut self) {
+    pub(crate) fn assert_alive(&mut self) {
         let status = self.child.as_mut().unwrap().try_wait().unwrap();
         assert!(
             status.is_none(),
@@ -124,7 +130,7 @@ fn open_session(addr: SocketAddr) -> TcpStream {
     s
 }
 
-fn check(sb: &Sandbox, spec: &str, extra: &[&str]) -> Output {
+pub(crate) fn check(sb: &Sandbox, spec: &str, extra: &[&str]) -> Output {
     let mut argv = vec!["agent-check", spec];
     argv.extend_from_slice(extra);
     sb.run(&argv, Duration::from_secs(20))
@@ -152,7 +158,7 @@ fn token_file(sb: &Sandbox, name: &str, secret: &str, mode: u32) -> String {
 
 /// Whether the agent answers a new client's Hello with its own by `deadline`
 /// (a `Busy` answer is tried again).
-fn answers_hello_by(addr: SocketAddr, deadline: Instant) -> bool {
+pub(crate) fn answers_hello_by(addr: SocketAddr, deadline: Instant) -> bool {
     while Instant::now() < deadline {
         if let Ok(mut s) = TcpStream::connect(addr) {
             write_frame(&mut s, &hello(1));

@@ -40,6 +40,8 @@ mod cpu_latency;
 mod field_paths;
 // `ipcmark testbed`: two hosts on one machine, in network namespaces.
 mod testbed;
+// `run --remote`: figures against an agent, over loopback and the testbed.
+mod remote;
 // `ipcmark serve`: the agent's handshake, token, busy answer, deadlines, garbage.
 mod serve;
 // `--version` and the reports' `build`; the man page, completions, packaging.

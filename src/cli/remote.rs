@@ -48,6 +48,9 @@ impl Control for Agent {
     fn alive(&self) -> Result<(), String> {
         self.check_alive()
     }
+    fn watch(&self) -> Option<std::os::fd::RawFd> {
+        Some(self.control_fd())
+    }
 }
 
 /// Checks the remote flags against the rest (exit 2), before anything is

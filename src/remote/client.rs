@@ -204,6 +204,13 @@ impl Agent {
         }
     }
 
+    /// The control connection, for a figure's waits to watch: during a
+    /// figure the agent sends nothing on it, so it turns readable only when
+    /// the agent has gone (end of file).
+    pub fn control_fd(&self) -> std::os::fd::RawFd {
+        self.stream.as_raw_fd()
+    }
+
     /// Whether the agent is still there, without waiting: an error (one
     /// line) once its control connection has closed or failed, for a
     /// figure's loop to check between samples.

@@ -18,7 +18,7 @@ use crate::remote::task::{PortRange, Proto, Report, Role, Task};
 use crate::sys::fd::wait_readable;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::os::fd::OwnedFd;
+use std::os::fd::{OwnedFd, RawFd};
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
@@ -136,8 +136,15 @@ pub fn serve(listener: DataListener, task: &Task, stop: OwnedFd, deadline: Insta
 
 /// Connects the client's end of `task`'s data connection to the agent's
 /// port; the end fails a wait once the agent has been silent for
-/// [`QUIET`], or past `deadline`.
-pub fn connect(task: &Task, agent: SocketAddr, deadline: Instant) -> Result<DataEnd, String> {
+/// [`QUIET`], past `deadline`, or once `watch` (the agent's control
+/// connection) turns readable: the agent went away, and a UDP message
+/// lost with it would otherwise be waited for until the silence ends.
+pub fn connect(
+    task: &Task,
+    agent: SocketAddr,
+    deadline: Instant,
+    watch: Option<RawFd>,
+) -> Result<DataEnd, String> {
     let sock = match task.proto {
         Proto::Tcp => {
             let s = TcpStream::connect_timeout(&agent, CONNECT_WAIT)
@@ -158,7 +165,9 @@ pub fn connect(task: &Task, agent: SocketAddr, deadline: Instant) -> Result<Data
     };
     sock.tune()
         .map_err(|e| format!("data socket options: {e}"))?;
-    Ok(DataEnd::new(sock, None, deadline))
+    let mut end = DataEnd::new(sock, None, deadline);
+    end.watch = watch;
+    Ok(end)
 }
 
 /// The UDP client's hello: an empty datagram, sent every [`TICK`] until the
@@ -293,6 +302,9 @@ pub struct DataEnd {
     /// Whole messages sent (ping-pong: the round trips, checked against
     /// the agent's count of echoes).
     pub sent: u64,
+    /// The client's: the agent's control connection, readable once the
+    /// agent has gone.
+    watch: Option<RawFd>,
 }
 
 impl DataEnd {
@@ -304,6 +316,7 @@ impl DataEnd {
             soft: false,
             heard: Instant::now(),
             sent: 0,
+            watch: None,
         }
     }
 
@@ -328,6 +341,13 @@ impl DataEnd {
             && wait_readable(stop, Duration::ZERO).unwrap_or(true)
         {
             return Err(ChannelError::Stopped);
+        }
+        if let Some(fd) = self.watch
+            && wait_readable(&fd, Duration::ZERO).unwrap_or(false)
+        {
+            return Err(ChannelError::Check(
+                "the agent closed its control connection: it is gone".into(),
+            ));
         }
         let now = Instant::now();
         if now >= self.deadline {

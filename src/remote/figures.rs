@@ -39,6 +39,11 @@ pub trait Control: Send {
     /// Whether the agent is still there (never waits): its error once the
     /// control connection has closed, so later figures fail at once.
     fn alive(&self) -> Result<(), String>;
+    /// A descriptor that turns readable when the agent goes away during a
+    /// figure (its control connection), for the data plane's waits.
+    fn watch(&self) -> Option<std::os::fd::RawFd> {
+        None
+    }
 }
 
 /// One control session shared by every remote item of a run.
@@ -153,8 +158,9 @@ impl RemoteFigures {
         let limit = Duration::from_millis(task.limit_ms);
         let port = ctl.start(task)?;
         let at = SocketAddr::new(ctl.agent().ip(), port);
+        let watch = ctl.watch();
         let measured = (|| {
-            let mut end = data::connect(task, at, Instant::now() + limit)?;
+            let mut end = data::connect(task, at, Instant::now() + limit, watch)?;
             let _placed = PlacementGuard::apply(&s.client)
                 .map_err(|e| format!("set-up: placing the client: {e}"))?;
             body(&mut end).map_err(|e| e.to_string())
@@ -278,21 +284,28 @@ impl RemoteFigures {
             messages: plan.messages,
         };
         let task = self.task(size, role, s);
-        let (sends, report) = self.with_task(ctl, &task, s, |end| {
-            let mut buf = vec![0u8; size];
-            let mut sends = Vec::with_capacity(plan.messages as usize);
-            let start = Instant::now();
-            for seq in 1..=plan.messages {
-                if let Some(every) = plan.interval {
-                    let at = start + every * seq as u32;
-                    std::thread::sleep(at.saturating_duration_since(Instant::now()));
-                } else if start.elapsed() > plan.max_time {
-                    break;
+        let ((sends, time_bounded, slack, policy), report) =
+            self.with_task(ctl, &task, s, |end| {
+                // What the local one-way figure records of its sender, read
+                // where the sending runs (placed as the run says).
+                let slack = crate::sys::sched::timer_slack()
+                    .map_err(ChannelError::io("PR_GET_TIMERSLACK"))?;
+                let mut buf = vec![0u8; size];
+                let mut sends = Vec::with_capacity(plan.messages as usize);
+                let start = Instant::now();
+                let mut time_bounded = false;
+                for seq in 1..=plan.messages {
+                    if let Some(every) = plan.interval {
+                        let at = start + every * seq as u32;
+                        std::thread::sleep(at.saturating_duration_since(Instant::now()));
+                    } else if start.elapsed() > plan.max_time {
+                        time_bounded = true;
+                        break;
+                    }
+                    sends.push(roles::send_one(end, &mut buf, seq)?);
                 }
-                sends.push(roles::send_one(end, &mut buf, seq)?);
-            }
-            Ok(sends)
-        })?;
+                Ok((sends, time_bounded, slack, crate::sys::sched::policy_name()))
+            })?;
         let after = exchanges(ctl)?;
         if report.stamps.len() != sends.len() {
             return Err(format!(
@@ -307,7 +320,7 @@ impl RemoteFigures {
             .map(|(&sent, &got)| got as f64 - clock::offset_at(&before, &after, sent) - sent as f64)
             .collect();
         let clock_ns = crate::engine::message::clock_overhead_ns();
-        let (m, facts) = oneway::summarise(
+        let (m, mut facts) = oneway::summarise(
             &latencies,
             sends.len() as u64,
             plan,
@@ -316,6 +329,9 @@ impl RemoteFigures {
             0,
         )
         .map_err(|e| e.to_string())?;
+        facts.time_bounded = time_bounded;
+        facts.sender_timer_slack_ns = slack;
+        facts.sender_sched_policy = policy;
         let uncertainty = before.uncertainty_ns.max(after.uncertainty_ns);
         let clock = ClockFacts {
             offset_ns: (before.offset_ns + after.offset_ns) / 2.0,
