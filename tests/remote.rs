@@ -400,3 +400,46 @@ fn an_unprivileged_user_runs_an_agent_and_remote_figures_in_every_mode() {
         }
     }
 }
+
+#[test]
+fn a_network_preset_stopped_mid_run_removes_its_testbed_and_agent() {
+    let _g = serial();
+    if TestBed::try_new("none").is_err() {
+        eprintln!("skipped: no network namespaces here");
+        return;
+    }
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let sb = Sandbox::new();
+        let mut argv = vec!["run", "--preset", "qnx-network", "--sizes", "1024,15369"];
+        argv.extend(SHORT);
+        argv.push("--no-save");
+        let child = sb.cmd(&argv).spawn().expect("spawn ipcmark run");
+        let pid = child.id();
+        let ours = format!("ipcmark-run{pid}-a");
+        let netns = || stdout(&Command::new("ip").args(["netns", "list"]).output().unwrap());
+        assert!(
+            eventually(Duration::from_secs(30), || netns().contains(&ours)),
+            "the preset made no testbed"
+        );
+        // Mid-figure: the agent has forked a figure's child.
+        std::thread::sleep(Duration::from_millis(1500));
+        signal(pid, sig);
+        let out = wait_with_deadline(child, Duration::from_secs(20));
+        assert_eq!(out.status.code(), Some(128 + sig), "{}", stderr(&out));
+        assert!(
+            !netns().contains(&format!("ipcmark-run{pid}-")),
+            "{}",
+            netns()
+        );
+        let token = format!("testbed-ipcmark-run{pid}.token");
+        let agents: Vec<u32> = ipcmark_processes()
+            .into_iter()
+            .filter(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+                    .is_ok_and(|c| c.contains(&token))
+            })
+            .collect();
+        assert!(agents.is_empty(), "agents left: {agents:?}");
+        assert!(!Path::new(&format!("/run/ipcmark/{token}")).exists());
+    }
+}

@@ -89,9 +89,17 @@ impl Served {
 }
 
 impl Drop for Served {
+    /// SIGTERM first, which the agent ends on (and `runuser`, for an agent
+    /// run as nobody, passes on to it, where SIGKILL would leave it
+    /// running); SIGKILL if it has not ended within 5 s.
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
+            signal(c.id(), libc::SIGTERM);
+            if !eventually(Duration::from_secs(5), || {
+                c.try_wait().is_ok_and(|s| s.is_some())
+            }) {
+                let _ = c.kill();
+            }
             let _ = c.wait();
         }
     }

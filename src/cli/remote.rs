@@ -282,9 +282,13 @@ fn testbed_for_preset() -> Result<OwnTestbed, Failure> {
     })?;
     let listen = format!("{}:{}", bed.agent_ip(), DEFAULT_PORT);
     let token = bed.token_path().to_string_lossy().into_owned();
-    let agent = bed
+    let mut cmd = bed
         .command_in_agent_ns(&["serve", "--listen", &listen, "--token-file", &token])
-        .map_err(Failure::run)?
+        .map_err(Failure::run)?;
+    // A run killed with SIGKILL cannot remove its testbed, but its agent
+    // ends with it, so `ipcmark clean` finds the namespaces idle.
+    crate::sys::process::parent_death_signal_for(&mut cmd, libc::SIGTERM);
+    let agent = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -39,6 +39,18 @@ pub fn set_parent_death_signal(sig: i32) -> io::Result<()> {
     cvt(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong, 0, 0, 0) }).map(|_| ())
 }
 
+/// Makes the process `cmd` starts receive `sig` when the thread that
+/// starts it ends (the signal survives the exec; a `kill -9` of this
+/// process then still ends a helper it started, such as a testbed's agent).
+pub fn parent_death_signal_for(cmd: &mut std::process::Command, sig: i32) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the forked child before exec and calls only
+    // prctl, which is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        cmd.pre_exec(move || set_parent_death_signal(sig));
+    }
+}
+
 /// Names the calling thread (`PR_SET_NAME`, at most 15 bytes kept): what
 /// `ps` and `/proc/PID/comm` show.
 pub fn set_name(name: &std::ffi::CStr) -> io::Result<()> {
