@@ -279,12 +279,8 @@ fn a_workload_holds_a_load_too() {
 #[test]
 fn as_nobody_a_load_runs_and_leaves_nothing() {
     let _g = serial();
-    let nobody = match Nobody::new() {
-        Ok(n) => n,
-        Err(why) => {
-            eprintln!("SKIPPED as_nobody_a_load_runs_and_leaves_nothing: {why}");
-            return;
-        }
+    let Some(nobody) = Nobody::or_skip("as_nobody_a_load_runs_and_leaves_nothing") else {
+        return;
     };
     let sb = Sandbox::new();
     let ran = run_json_by(

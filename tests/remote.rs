@@ -371,12 +371,10 @@ fn the_qnx_network_preset_prints_the_studys_table_from_its_own_testbed() {
 #[test]
 fn an_unprivileged_user_runs_an_agent_and_remote_figures_in_every_mode() {
     let _g = serial();
-    let nobody = match Nobody::new() {
-        Ok(n) => n,
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            return;
-        }
+    let Some(nobody) =
+        Nobody::or_skip("an_unprivileged_user_runs_an_agent_and_remote_figures_in_every_mode")
+    else {
+        return;
     };
     let sb = Sandbox::new();
     let served = Served::spawn(nobody.cmd(&sb, &["serve", "--listen", "127.0.0.1:0"]));

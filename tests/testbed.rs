@@ -243,12 +243,8 @@ fn a_delay_needs_netem_and_says_so_where_it_is_missing() {
 
 #[test]
 fn without_root_up_names_what_is_missing() {
-    let nobody = match Nobody::new() {
-        Ok(n) => n,
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            return;
-        }
+    let Some(nobody) = Nobody::or_skip("without_root_up_names_what_is_missing") else {
+        return;
     };
     let sb = Sandbox::new();
     let out = wait_with_deadline(

@@ -68,10 +68,10 @@ pub fn decode_payload<M: DeserializeOwned>(payload: &[u8]) -> Result<M, FrameErr
     serde_json::from_slice(payload).map_err(|e| FrameError::Decode(e.to_string()))
 }
 
-#[cfg(test)]
 /// Decodes one whole frame (length prefix and payload): the pure decoder the
 /// agent's buffer and the fuzz tests use. Bytes past the frame's end are an
 /// error, as are too few.
+#[cfg(test)]
 pub fn decode<M: DeserializeOwned>(bytes: &[u8]) -> Result<M, FrameError> {
     let Some(prefix) = bytes.first_chunk::<4>() else {
         return Err(FrameError::Truncated);
@@ -149,10 +149,10 @@ fn read_exact(
     Ok(true)
 }
 
-#[cfg(test)]
 /// Reads one frame from `stream` by `deadline` and decodes it as `M`. The
 /// payload is read in pieces of at most 64 KiB, so memory follows the bytes
 /// received, not the length announced.
+#[cfg(test)]
 pub fn read_frame<M: DeserializeOwned>(
     stream: &mut TcpStream,
     deadline: Instant,
@@ -241,8 +241,8 @@ impl FrameBuffer {
         Ok(Some(payload))
     }
 
-    #[cfg(test)]
     /// Whether part of a frame is waiting for the rest.
+    #[cfg(test)]
     pub fn partial(&self) -> bool {
         !self.buf.is_empty()
     }

@@ -23,6 +23,16 @@ pub const SPOT_CHECK: u64 = 16;
 /// Bytes of a one-way acknowledgement: the sequence number complemented.
 pub const ACK: usize = 8;
 
+/// Refuses a stream of messages too small for its sequence number.
+fn stream_size(size: usize) -> Result<(), ChannelError> {
+    if size < STREAM_MIN_SIZE {
+        return Err(ChannelError::Check(format!(
+            "a {size}-byte message cannot carry the stream's {STREAM_MIN_SIZE}-byte sequence number"
+        )));
+    }
+    Ok(())
+}
+
 /// This thread's CPU time, ns (0 where the clock cannot be read: the
 /// figure then has no CPU share, never a wrong one).
 fn thread_cpu() -> u64 {
@@ -50,11 +60,7 @@ pub fn sink(
     verify: u64,
     report: &mut Report,
 ) -> Result<(), ChannelError> {
-    if size < STREAM_MIN_SIZE {
-        return Err(ChannelError::Check(format!(
-            "a {size}-byte message cannot carry the stream's {STREAM_MIN_SIZE}-byte sequence number"
-        )));
-    }
+    stream_size(size)?;
     let lossy = end.lossy();
     let mut buf = vec![0u8; size];
     let mut want = vec![0u8; size];
@@ -130,11 +136,7 @@ pub fn source(
     duration: Duration,
     report: &mut Report,
 ) -> Result<(), ChannelError> {
-    if size < STREAM_MIN_SIZE {
-        return Err(ChannelError::Check(format!(
-            "a {size}-byte message cannot carry the stream's {STREAM_MIN_SIZE}-byte sequence number"
-        )));
-    }
+    stream_size(size)?;
     let mut buf = vec![0u8; size];
     let start = monotonic_ns();
     let until = start + duration.as_nanos() as u64;

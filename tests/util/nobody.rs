@@ -28,6 +28,13 @@ fn nobody_can(args: &[&str]) -> bool {
 }
 
 impl Nobody {
+    /// [`Nobody::new`], or `None` after printing why `test` is skipped.
+    pub fn or_skip(test: &str) -> Option<Nobody> {
+        Nobody::new()
+            .map_err(|why| eprintln!("SKIPPED {test}: {why}"))
+            .ok()
+    }
+
     /// The binary as `nobody` runs it, or why this machine cannot (the
     /// caller prints it as SKIPPED: a test never passes silently).
     pub fn new() -> Result<Nobody, String> {
