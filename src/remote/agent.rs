@@ -38,6 +38,9 @@ pub const FINISH_WAIT: Duration = Duration::from_secs(5);
 pub const MAX_LIMIT_MS: u64 = 3_600_000;
 /// The largest message a client may ask for, bytes.
 pub const MAX_SIZE: usize = 64 << 20;
+/// How long the agent pauses after a failed `accept` (too many open
+/// files), so that a cause that lasts does not spin its loop.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 /// The longest one poll waits: a stop signal that lands just before `poll`
 /// starts is seen within this.
 const TICK: Duration = Duration::from_millis(200);
@@ -454,9 +457,12 @@ impl Agent {
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 // A connection that failed before it was accepted, or too
-                // many open files: the agent goes on with what it has.
+                // many open files: the agent goes on with what it has. The
+                // listener stays readable while the cause lasts, so the loop
+                // pauses rather than spinning (and logging) on it.
                 Err(e) => {
                     log(&format!("accept: {e}"));
+                    std::thread::sleep(ACCEPT_PAUSE);
                     return;
                 }
             };
