@@ -58,6 +58,9 @@ struct PingpongArgs {
     /// The longest one figure's samples may take (default 1s; --quick 250ms).
     #[arg(long, value_name = "DURATION", value_parser = parse::duration_or_zero)]
     max_time: Option<Duration>,
+    /// Target duration of one sample.
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
+    sample_time: Option<Duration>,
     /// PM QoS CPU wake-up latency limit held on rank 0's host, µs, or `off`.
     #[arg(long, value_name = "US|off", value_parser = parse::cpu_latency)]
     cpu_latency: Option<parse::CpuLatency>,
@@ -91,6 +94,7 @@ impl PingpongArgs {
         run.passes = self.passes;
         run.precision = self.precision;
         run.max_time = self.max_time;
+        run.sample_time = self.sample_time;
         run.cpu_latency = self.cpu_latency;
         run.db = self.db;
         run.no_save = self.no_save;

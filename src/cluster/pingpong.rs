@@ -1,8 +1,9 @@
 //! OSU's blocking ping-pong between two ranks: the engine's ping-pong
 //! model ([`pingpong::measure`] on rank 0, [`pingpong::echo`] on its peer)
 //! over `MPI_Send`/`MPI_Recv`, as `osu_latency` times it — one-way latency
-//! is half the round trip, and every message's sequence number and fill
-//! pattern are checked as in local figures.
+//! is half the round trip; every message's sequence number is checked, and
+//! the whole content (fill pattern) of the verified round trips before and
+//! after the timed ones, as in local figures.
 //!
 //! The two ranks agree on each figure over a control tag: rank 0 sends the
 //! message size, the peer echoes until a stop message, then returns the
