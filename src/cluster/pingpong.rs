@@ -24,10 +24,9 @@ use std::sync::atomic::AtomicU64;
 /// The id of MPI ping-pong figures in reports.
 pub const ID: &str = "mpi";
 
-/// Tag of the timed messages.
+/// Tag of the timed messages, and of the empty message that ends a
+/// figure's echo loop.
 const DATA: i32 = 1;
-/// Tag of the (empty) message that ends a figure's echo loop.
-const STOP: i32 = 2;
 /// Tag of the figure's set-up and its count, between the figures.
 const CONTROL: i32 = 3;
 /// The size rank 0 announces to say that no figure follows.
@@ -61,11 +60,15 @@ impl Endpoint for MpiEnd {
 
     fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
         let world = SimpleCommunicator::world();
-        let status = world.process_at_rank(self.peer).receive_into(buf);
-        if status.tag() == STOP {
+        // One tag, as osu_latency receives: the stop is an empty message of
+        // it (every figure's messages hold at least a byte).
+        let status = world
+            .process_at_rank(self.peer)
+            .receive_into_with_tag(buf, DATA);
+        let got = status.count(u8::equivalent_datatype()) as usize;
+        if got == 0 {
             return Err(ChannelError::Closed);
         }
-        let got = status.count(u8::equivalent_datatype()) as usize;
         if got != buf.len() {
             return Err(ChannelError::Length {
                 expected: buf.len(),
@@ -118,7 +121,7 @@ impl MpiPingPong {
         let mut end = MpiEnd::new(self.peer);
         let measured = pingpong::measure(&mut end, size, false, &s.budget, None, None);
         // Ends the peer's loop on every path: it echoed all it received.
-        peer.send_with_tag(&[0u8; 0][..], STOP);
+        peer.send_with_tag(&[0u8; 0][..], DATA);
         let (echoed, _) = peer.receive_with_tag::<u64>(CONTROL);
         let m = measured.map_err(|e| e.to_string())?;
         if echoed != end.sent {
