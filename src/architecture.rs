@@ -189,7 +189,7 @@ fn layers_depend_one_way() {
         "engine" => 1,
         "mechanisms" | "benchmarks" | "workloads" => 2,
         "output" => 3,
-        "history" | "remote" => 4,
+        "history" | "remote" | "cluster" => 4,
         "cli" => 5,
         // The entry point, and the architecture test itself.
         "main" | "architecture" => 6,

@@ -7,6 +7,8 @@
 mod architecture;
 mod benchmarks;
 mod cli;
+#[cfg(feature = "mpi")]
+mod cluster;
 mod engine;
 mod history;
 mod mechanisms;

@@ -48,7 +48,11 @@ fn version_names_the_commit_and_the_features() {
         "{line}"
     );
     assert!(is_commit(&commit), "{line}: {commit:?} is not a commit");
-    assert!(line.ends_with("; features: none)"), "{line}");
+    let features = if cfg!(feature = "mpi") { "mpi" } else { "none" };
+    assert!(
+        line.ends_with(&format!("; features: {features})")),
+        "{line}"
+    );
     // Built from this checkout (cargo re-runs the build script when HEAD moves).
     if let Some(head) = checkout_commit() {
         assert_eq!(commit, head, "{line}");
@@ -69,7 +73,8 @@ fn assert_build(report: &Value, commit: &str, what: &str) {
     assert!(b.is_object(), "{what}: no build object");
     assert_eq!(b["version"], env!("CARGO_PKG_VERSION"), "{what}");
     assert_eq!(b["commit"], commit, "{what}");
-    assert_eq!(b["features"], serde_json::json!([]), "{what}");
+    let features: &[&str] = if cfg!(feature = "mpi") { &["mpi"] } else { &[] };
+    assert_eq!(b["features"], serde_json::json!(features), "{what}");
     if commit == "unknown" {
         assert!(b["dirty"].is_null(), "{what}: {b}");
     } else {

@@ -44,5 +44,7 @@ mod testbed;
 mod remote;
 // `ipcmark serve`: the agent's handshake, token, busy answer, deadlines, garbage.
 mod serve;
+// `ipcmark mpi` under mpirun (cargo feature `mpi`), and its absence without it.
+mod mpi;
 // `--version` and the reports' `build`; the man page, completions, packaging.
 mod packaging;

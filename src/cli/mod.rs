@@ -8,6 +8,8 @@ mod generated;
 mod history;
 mod list;
 mod man;
+#[cfg(feature = "mpi")]
+mod mpi;
 pub mod parse;
 mod plan;
 mod remote;
@@ -83,6 +85,10 @@ enum Command {
     /// Open one session with an agent and close it (tests, firewalls).
     #[command(hide = true)]
     AgentCheck(serve::AgentCheckArgs),
+    /// Figures between the ranks of an MPI job: run under `mpirun -n 2`
+    /// (or `srun`); rank 0 prints and saves them.
+    #[cfg(feature = "mpi")]
+    Mpi(mpi::MpiArgs),
 }
 
 /// Arguments of `ipcmark compare`.
@@ -370,6 +376,11 @@ impl Failure {
 
 /// Parses the command line and runs the command; returns the exit code.
 pub fn main() -> ExitCode {
+    #[cfg(not(feature = "mpi"))]
+    if std::env::args_os().nth(1).is_some_and(|a| a == "mpi") {
+        eprintln!("ipcmark: built without MPI: cargo build --release --features mpi");
+        return ExitCode::from(2);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return clap_error(e),
@@ -390,6 +401,8 @@ pub fn main() -> ExitCode {
         Command::Testbed(args) => testbed::testbed(args),
         Command::Serve(args) => serve::serve(args),
         Command::AgentCheck(args) => serve::agent_check(args),
+        #[cfg(feature = "mpi")]
+        Command::Mpi(args) => mpi::mpi(args),
     };
     match outcome {
         Ok(code) => code,

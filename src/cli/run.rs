@@ -120,7 +120,17 @@ impl RunObserver for Levels<'_> {
     }
 }
 
-pub fn run(mut args: RunArgs) -> Result<ExitCode, Failure> {
+pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
+    run_with(args, None)
+}
+
+/// `ipcmark run`, with `items` changing the plan once it is made (and
+/// checked): another command's figures measured, shown and saved as a
+/// run's (`ipcmark mpi`).
+pub fn run_with(
+    mut args: RunArgs,
+    items: Option<&dyn Fn(&mut RunPlan)>,
+) -> Result<ExitCode, Failure> {
     if let Some(path) = &args.csv {
         super::check_output_path("--csv", path)?;
     }
@@ -154,6 +164,9 @@ pub fn run(mut args: RunArgs) -> Result<ExitCode, Failure> {
     super::remote::check(&args, plan.preset.is_some_and(|p| p.network))?;
     // Held to the end of the run: a testbed it built is removed when dropped.
     let remote = super::remote::attach(&args, &mut plan)?;
+    if let Some(change) = items {
+        change(&mut plan);
+    }
     if let Some(n) = plan.settings.placement_note.as_deref()
         && n.contains("SCHED_FIFO")
     {

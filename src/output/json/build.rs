@@ -35,7 +35,8 @@ pub struct BuildRecord {
     /// Whether `git status --porcelain` listed changes (tracked or untracked
     /// files) when the binary was built; null when the commit is unknown.
     pub dirty: Option<bool>,
-    /// The enabled cargo features (none today).
+    /// The enabled cargo features: `[]` by default, `["mpi"]` in a build
+    /// with MPI (`ipcmark mpi`).
     pub features: Vec<&'static str>,
 }
 

@@ -1,0 +1,152 @@
+//! `ipcmark mpi …` (cargo feature `mpi`), run under `mpirun`/`srun`: rank
+//! 0 runs an ordinary `ipcmark run` whose only item is the MPI figures
+//! (`cluster::pingpong`), so the page, the JSON report and the history are
+//! those of local figures; rank 1 echoes; other ranks wait at a barrier.
+
+use super::parse;
+use super::plan::RunPlan;
+use super::{Failure, RunArgs};
+use crate::cluster::World;
+use crate::cluster::pingpong::{MpiPingPong, serve};
+use crate::engine::os::placement::SidePlacement;
+use crate::engine::run::session::Item;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Arguments of `ipcmark mpi`.
+#[derive(Debug, Args)]
+pub struct MpiArgs {
+    #[command(subcommand)]
+    command: MpiCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum MpiCommand {
+    /// OSU's blocking ping-pong between ranks 0 and 1 (one-way latency =
+    /// round trip / 2), every message checked; rank 0 prints the figures.
+    Pingpong(PingpongArgs),
+}
+
+/// Arguments of `ipcmark mpi pingpong`: those of `ipcmark run` that apply.
+#[derive(Debug, Args)]
+struct PingpongArgs {
+    /// Message sizes, comma-separated, with optional K or M suffix; `sweep`
+    /// for a dense sweep from 1 B to 64K.
+    #[arg(long, value_name = "LIST", value_parser = parse::size_list_arg)]
+    sizes: Option<parse::SizeList>,
+    /// Write the results as JSON to this file (rank 0).
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
+    json: Option<PathBuf>,
+    /// Short samples (64 B unless --sizes says otherwise).
+    #[arg(long)]
+    quick: bool,
+    /// Print every figure's own row, with its p99, interval and notes.
+    #[arg(long)]
+    long: bool,
+    /// Samples every figure takes at least, in each pass (default 11; --quick 7).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    samples: Option<u32>,
+    /// Measure every figure this many times (default 5).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=20))]
+    passes: Option<u32>,
+    /// Sample until the 95% interval of the median is within ± this much
+    /// of it (default 2%).
+    #[arg(long, value_name = "PERCENT", value_parser = parse::precision)]
+    precision: Option<f64>,
+    /// The longest one figure's samples may take (default 1s; --quick 250ms).
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration_or_zero)]
+    max_time: Option<Duration>,
+    /// Target duration of one sample.
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
+    sample_time: Option<Duration>,
+    /// PM QoS CPU wake-up latency limit held on rank 0's host, µs, or `off`.
+    #[arg(long, value_name = "US|off", value_parser = parse::cpu_latency)]
+    cpu_latency: Option<parse::CpuLatency>,
+    /// The history database to save the run in.
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
+    db: Option<PathBuf>,
+    /// Do not save the run in the history.
+    #[arg(long, conflicts_with = "db")]
+    no_save: bool,
+}
+
+/// `ipcmark run`'s arguments, for their defaults.
+#[derive(Parser)]
+struct RunDefaults {
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+impl PingpongArgs {
+    /// The `ipcmark run` these arguments stand for (its items are replaced
+    /// by the MPI figures).
+    fn run_args(self) -> Result<RunArgs, Failure> {
+        let mut run = RunDefaults::try_parse_from(["ipcmark", "tcp"])
+            .map_err(|e| Failure::usage(e.to_string()))?
+            .run;
+        run.sizes = self.sizes;
+        run.json = self.json;
+        run.quick = self.quick;
+        run.long = self.long;
+        run.samples = self.samples;
+        run.passes = self.passes;
+        run.precision = self.precision;
+        run.max_time = self.max_time;
+        run.sample_time = self.sample_time;
+        run.cpu_latency = self.cpu_latency;
+        run.db = self.db;
+        run.no_save = self.no_save;
+        Ok(run)
+    }
+}
+
+/// Runs `ipcmark mpi …` on this rank.
+pub fn mpi(args: MpiArgs) -> Result<ExitCode, Failure> {
+    match args.command {
+        MpiCommand::Pingpong(a) => pingpong(a),
+    }
+}
+
+fn pingpong(args: PingpongArgs) -> Result<ExitCode, Failure> {
+    let run = args.run_args()?;
+    let world = World::init().map_err(Failure::run)?;
+    if world.size() < 2 {
+        return Err(Failure::usage(
+            "mpi pingpong needs two ranks: mpirun -n 2 ipcmark mpi pingpong",
+        ));
+    }
+    let outcome = match world.rank() {
+        0 => {
+            let figures: &'static MpiPingPong = Box::leak(Box::new(MpiPingPong::new(1)));
+            let outcome =
+                super::run::run_with(run, Some(&|plan: &mut RunPlan| mpi_only(plan, figures)));
+            // Whatever happened, rank 1 waits for this.
+            figures.done();
+            outcome
+        }
+        1 => match serve(0) {
+            Ok(()) => Ok(ExitCode::SUCCESS),
+            Err(e) => {
+                eprintln!("ipcmark: {e}");
+                world.abort(1)
+            }
+        },
+        _ => Ok(ExitCode::SUCCESS),
+    };
+    world.barrier();
+    outcome
+}
+
+/// Makes the plan measure the MPI figures only, at its sizes, where
+/// mpirun placed the ranks: ipcmark pins nothing (`--bind-to`, rankfiles).
+fn mpi_only(plan: &mut RunPlan, figures: &'static MpiPingPong) {
+    let sizes = plan.settings.sizes.clone();
+    plan.session.items = vec![(Item::External(figures), sizes)];
+    plan.session.settings.client = SidePlacement::default();
+    plan.session.settings.server = SidePlacement::default();
+    plan.settings.client_cpu = None;
+    plan.settings.server_cpu = None;
+    plan.settings.placement_note = Some("placed by the MPI launcher (--bind-to, --map-by)".into());
+}

@@ -1,0 +1,186 @@
+//! OSU's blocking ping-pong between two ranks: the engine's ping-pong
+//! model ([`pingpong::measure`] on rank 0, [`pingpong::echo`] on its peer)
+//! over `MPI_Send`/`MPI_Recv`, as `osu_latency` times it — one-way latency
+//! is half the round trip; every message's sequence number is checked, and
+//! the whole content (fill pattern) of the verified round trips before and
+//! after the timed ones, as in local figures.
+//!
+//! The two ranks agree on each figure over a control tag: rank 0 sends the
+//! message size, the peer echoes until a stop message, then returns the
+//! count of messages it echoed, which must equal the count rank 0 sent.
+
+use crate::engine::channel::{ChannelError, Endpoint};
+use crate::engine::measure::Measurement;
+use crate::engine::models::pingpong;
+use crate::engine::models::region::Region;
+use crate::engine::run::figure::{Facts, FigureResult, Mode, Outcome};
+use crate::engine::run::runner::RunSettings;
+use crate::engine::run::session::External;
+use mpi::datatype::Equivalence;
+use mpi::point_to_point::{Destination, Source};
+use mpi::topology::{Communicator, Rank, SimpleCommunicator};
+use std::sync::atomic::AtomicU64;
+
+/// The id of MPI ping-pong figures in reports.
+pub const ID: &str = "mpi";
+
+/// Tag of the timed messages, and of the empty message that ends a
+/// figure's echo loop.
+const DATA: i32 = 1;
+/// Tag of the figure's set-up and its count, between the figures.
+const CONTROL: i32 = 3;
+/// The size rank 0 announces to say that no figure follows.
+const DONE: u64 = u64::MAX;
+
+/// One end of the channel: blocking standard-mode send and receive to and
+/// from one peer rank, as `osu_latency` uses them.
+pub struct MpiEnd {
+    peer: Rank,
+    /// Messages sent through this end.
+    pub sent: u64,
+}
+
+impl MpiEnd {
+    /// The end that talks to `peer`.
+    pub fn new(peer: Rank) -> MpiEnd {
+        MpiEnd { peer, sent: 0 }
+    }
+}
+
+impl Endpoint for MpiEnd {
+    fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
+        // MPI_COMM_WORLD's handle is a constant: naming it costs nothing,
+        // and the end holds no MPI object (it must be `Send`).
+        SimpleCommunicator::world()
+            .process_at_rank(self.peer)
+            .send_with_tag(msg, DATA);
+        self.sent += 1;
+        Ok(())
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+        let world = SimpleCommunicator::world();
+        // One tag, as osu_latency receives: the stop is an empty message of
+        // it (every figure's messages hold at least a byte).
+        let status = world
+            .process_at_rank(self.peer)
+            .receive_into_with_tag(buf, DATA);
+        let got = status.count(u8::equivalent_datatype()) as usize;
+        if got == 0 {
+            return Err(ChannelError::Closed);
+        }
+        if got != buf.len() {
+            return Err(ChannelError::Length {
+                expected: buf.len(),
+                got,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Rank 0's side: an [`External`] item of the engine's session whose
+/// figures are ping-pong with the peer rank.
+pub struct MpiPingPong {
+    peer: Rank,
+    /// "rank 0 on HOST ↔ rank 1 on HOST", recorded with each figure.
+    note: String,
+}
+
+impl MpiPingPong {
+    /// Rank 0's item, with `peer` serving ([`serve`]); learns the peer's
+    /// host, which the peer sends first.
+    pub fn new(peer: Rank) -> MpiPingPong {
+        let world = SimpleCommunicator::world();
+        let (name, _) = world
+            .process_at_rank(peer)
+            .receive_vec_with_tag::<u8>(CONTROL);
+        MpiPingPong {
+            peer,
+            note: format!(
+                "MPI: rank {} on {} ↔ rank {peer} on {}",
+                world.rank(),
+                super::host(),
+                String::from_utf8_lossy(&name)
+            ),
+        }
+    }
+
+    /// Tells the peer that no figure follows (every path of rank 0 must,
+    /// or the peer waits for ever).
+    pub fn done(&self) {
+        SimpleCommunicator::world()
+            .process_at_rank(self.peer)
+            .send_with_tag(&DONE, CONTROL);
+    }
+
+    fn figure(&self, size: usize, s: &RunSettings) -> Result<Measurement, String> {
+        let world = SimpleCommunicator::world();
+        let peer = world.process_at_rank(self.peer);
+        peer.send_with_tag(&(size as u64), CONTROL);
+        let mut end = MpiEnd::new(self.peer);
+        let measured = pingpong::measure(&mut end, size, false, &s.budget, None, None);
+        // Ends the peer's loop on every path: it echoed all it received.
+        peer.send_with_tag(&[0u8; 0][..], DATA);
+        let (echoed, _) = peer.receive_with_tag::<u64>(CONTROL);
+        let m = measured.map_err(|e| e.to_string())?;
+        if echoed != end.sent {
+            return Err(format!(
+                "rank {} echoed {echoed} messages of the {} sent",
+                self.peer, end.sent
+            ));
+        }
+        Ok(m)
+    }
+}
+
+impl External for MpiPingPong {
+    fn id(&self) -> &'static str {
+        ID
+    }
+
+    fn mode(&self) -> Mode {
+        Mode::PingPong
+    }
+
+    fn sizes(&self, requested: &[usize]) -> Vec<usize> {
+        requested.to_vec()
+    }
+
+    fn measure(&self, size: usize, s: &RunSettings) -> FigureResult {
+        let mut r = FigureResult::new(ID, Facts::PingPong, size);
+        r.cpus.extend(crate::sys::sched::current_cpu());
+        r.note = Some(self.note.clone());
+        r.outcome = self
+            .figure(size, s)
+            .map(|m| Outcome::Ok(Box::new(m)))
+            .unwrap_or_else(Outcome::Failed);
+        r
+    }
+}
+
+/// The peer's side: sends its host, then echoes each figure rank 0
+/// announces until rank 0 says it is done. An error here cannot reach
+/// rank 0 (it waits for an echo): the caller ends the job with it.
+pub fn serve(leader: Rank) -> Result<(), String> {
+    let world = SimpleCommunicator::world();
+    let me = world.rank();
+    let leader_at = world.process_at_rank(leader);
+    leader_at.send_with_tag(super::host().as_bytes(), CONTROL);
+    loop {
+        let (size, _) = leader_at.receive_with_tag::<u64>(CONTROL);
+        if size == DONE {
+            return Ok(());
+        }
+        let echoed = AtomicU64::new(0);
+        let mut end = MpiEnd::new(leader);
+        let mut region = Region::warm(size as usize);
+        match pingpong::echo(&mut end, &mut region, None, &echoed) {
+            // Rank 0's stop message: the figure is over.
+            Err(ChannelError::Closed) => {}
+            Err(e) => return Err(format!("rank {me}, echoing {size}-byte messages: {e}")),
+            Ok(()) => {}
+        }
+        leader_at.send_with_tag(&echoed.into_inner(), CONTROL);
+    }
+}

@@ -1,0 +1,95 @@
+//! `ipcmark mpi`: without the cargo feature, one line saying how to build
+//! it; with it (`cargo test --features mpi`, OpenMPI's mpirun on PATH),
+//! ping-pong between two ranks under `mpirun --oversubscribe`.
+
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn without_the_feature_mpi_says_how_to_build_it() {
+    use crate::util::{Sandbox, stderr};
+    use std::time::Duration;
+    let out = Sandbox::new().run(&["mpi", "pingpong"], Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out).trim(),
+        "ipcmark: built without MPI: cargo build --release --features mpi"
+    );
+}
+
+#[cfg(feature = "mpi")]
+mod with_mpi {
+    use crate::util::{
+        RUN_SCHEMA, SHORT, Sandbox, bin, read_json, results, schema_errors, serial, stderr, stdout,
+        wait_with_deadline,
+    };
+    use std::process::{Command, Output, Stdio};
+    use std::time::Duration;
+
+    /// `mpirun --oversubscribe -n RANKS ipcmark ARGS` in the sandbox.
+    fn mpirun(sb: &Sandbox, ranks: u32, args: &[&str]) -> Output {
+        let mut c = Command::new("mpirun");
+        c.args(["--oversubscribe", "-n", &ranks.to_string()])
+            .arg(bin())
+            .args(args)
+            .env("TMPDIR", sb.dir.path())
+            .env("XDG_DATA_HOME", sb.path("data"))
+            // OpenMPI refuses root without both.
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .env_remove("RUST_BACKTRACE")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        wait_with_deadline(c.spawn().expect("spawn mpirun"), Duration::from_secs(120))
+    }
+
+    #[test]
+    fn pingpong_between_two_ranks_gives_checked_figures_with_the_local_schema() {
+        let _g = serial();
+        // A third rank only waits at the barrier: the run still ends.
+        for ranks in [2, 3] {
+            let sb = Sandbox::new();
+            let json = sb.path("mpi.json");
+            let json_arg = json.to_str().unwrap();
+            let mut args = vec!["mpi", "pingpong", "--sizes", "8,1K", "--json", json_arg];
+            args.extend_from_slice(SHORT);
+            let out = mpirun(&sb, ranks, &args);
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+            assert!(stdout(&out).contains("mpi"), "{}", stdout(&out));
+            let report = read_json(&json);
+            let errors = schema_errors(RUN_SCHEMA, &report);
+            assert!(errors.is_empty(), "{errors:#?}");
+            assert_eq!(report["build"]["features"], serde_json::json!(["mpi"]));
+            let rs = results(&report);
+            let sizes: Vec<u64> = rs
+                .iter()
+                .map(|r| r["size_bytes"].as_u64().unwrap())
+                .collect();
+            assert_eq!(sizes, [8, 1024]);
+            for r in rs {
+                assert_eq!(r["benchmark"], "mpi", "{r}");
+                assert_eq!(r["mode"], "pingpong", "{r}");
+                assert_eq!(r["status"], "ok", "{r}");
+                assert!(r["verified_round_trips"].as_u64().unwrap() > 0, "{r}");
+                assert!(r["timed_round_trips"].as_u64().unwrap() > 0, "{r}");
+                let note = r["note"].as_str().unwrap();
+                assert!(
+                    note.contains("rank 0 on") && note.contains("rank 1 on"),
+                    "{note}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn one_rank_is_refused_with_the_command_that_works() {
+        let _g = serial();
+        let sb = Sandbox::new();
+        let out = mpirun(&sb, 1, &["mpi", "pingpong", "--sizes", "8", "--no-save"]);
+        assert_ne!(out.status.code(), Some(0));
+        assert!(
+            stderr(&out).contains("ipcmark: mpi pingpong needs two ranks: mpirun -n 2"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
