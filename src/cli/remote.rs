@@ -17,6 +17,7 @@ use crate::remote::testbed::{Options, Testbed};
 use crate::remote::{link, wire};
 use std::net::SocketAddr;
 use std::process::{Child, Stdio};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -218,6 +219,7 @@ pub fn attach(args: &RunArgs, plan: &mut RunPlan) -> Result<Option<RemoteRun>, F
             link: link.clone(),
             limit,
             agent_cpu: args.remote_cpu,
+            client_cpu: AtomicUsize::new(crate::remote::figures::NO_CPU),
         }));
         kept.push((Item::External(figures), sizes));
     }

@@ -22,6 +22,7 @@ use crate::remote::roles;
 use crate::remote::task::{Proto, Report, Role, Task};
 use crate::stats::{LatencyHistogram, Summary};
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -97,7 +98,13 @@ pub struct RemoteFigures {
     pub limit: LimitFn,
     /// The CPU the agent's side runs on (`--remote-cpu`).
     pub agent_cpu: Option<usize>,
+    /// The CPU this side measured the last figure from, once placed
+    /// ([`NO_CPU`]: none yet).
+    pub client_cpu: AtomicUsize,
 }
+
+/// [`RemoteFigures::client_cpu`] before a figure has placed its client.
+pub const NO_CPU: usize = usize::MAX;
 
 /// Largest UDP payload over IPv4: 65535 − 20 (IP) − 8 (UDP).
 const UDP_MAX: usize = 65_507;
@@ -163,6 +170,9 @@ impl RemoteFigures {
             let mut end = data::connect(task, at, Instant::now() + limit, watch)?;
             let _placed = PlacementGuard::apply(&s.client)
                 .map_err(|e| format!("set-up: placing the client: {e}"))?;
+            // Where this side measures from, once placed.
+            let cpu = crate::sys::sched::current_cpu().unwrap_or(NO_CPU);
+            self.client_cpu.store(cpu, Ordering::Relaxed);
             body(&mut end).map_err(|e| e.to_string())
             // `end` closes here: end of file for a TCP peer.
         })();
@@ -482,7 +492,7 @@ impl External for RemoteFigures {
             r.outcome = Outcome::Failed(gone);
             return r;
         }
-        r.cpus.extend(crate::sys::sched::current_cpu());
+        self.client_cpu.store(NO_CPU, Ordering::Relaxed);
         r.outcome = match self.kind {
             Kind::PingPong => self
                 .pingpong(&mut **ctl, size, s)
@@ -500,6 +510,10 @@ impl External for RemoteFigures {
             }),
         }
         .unwrap_or_else(Outcome::Failed);
+        let cpu = self.client_cpu.load(Ordering::Relaxed);
+        if cpu != NO_CPU {
+            r.cpus.push(cpu);
+        }
         r
     }
 }
@@ -572,6 +586,7 @@ mod tests {
             link: None,
             limit: |_, _, _, _| unreachable!("no link"),
             agent_cpu: None,
+            client_cpu: AtomicUsize::new(NO_CPU),
         }
     }
 
