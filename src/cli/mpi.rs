@@ -6,8 +6,8 @@
 use super::parse;
 use super::plan::RunPlan;
 use super::{Failure, RunArgs};
-use crate::cluster::World;
 use crate::cluster::pingpong::{MpiPingPong, serve};
+use crate::cluster::{World, ranks};
 use crate::engine::os::placement::SidePlacement;
 use crate::engine::run::session::Item;
 use clap::{Args, Parser, Subcommand};
@@ -117,9 +117,10 @@ fn pingpong(args: PingpongArgs) -> Result<ExitCode, Failure> {
             "mpi pingpong needs two ranks: mpirun -n 2 ipcmark mpi pingpong",
         ));
     }
+    let places = ranks::gather();
     let outcome = match world.rank() {
         0 => {
-            let figures: &'static MpiPingPong = Box::leak(Box::new(MpiPingPong::new(1)));
+            let figures: &'static MpiPingPong = Box::leak(Box::new(MpiPingPong::new(1, &places)));
             let outcome =
                 super::run::run_with(run, Some(&|plan: &mut RunPlan| mpi_only(plan, figures)));
             // Whatever happened, rank 1 waits for this.

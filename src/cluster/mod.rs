@@ -7,6 +7,7 @@
 //! [`World::init`] and before the `World` is dropped (`MPI_Finalize`).
 
 pub mod pingpong;
+pub mod ranks;
 
 use mpi::collective::CommunicatorCollectives as _;
 use mpi::environment::Universe;

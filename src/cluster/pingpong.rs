@@ -9,6 +9,7 @@
 //! message size, the peer echoes until a stop message, then returns the
 //! count of messages it echoed, which must equal the count rank 0 sent.
 
+use super::ranks::RankPlace;
 use crate::engine::channel::{ChannelError, Endpoint};
 use crate::engine::measure::Measurement;
 use crate::engine::models::pingpong;
@@ -88,21 +89,21 @@ pub struct MpiPingPong {
 }
 
 impl MpiPingPong {
-    /// Rank 0's item, with `peer` serving ([`serve`]); learns the peer's
-    /// host, which the peer sends first.
-    pub fn new(peer: Rank) -> MpiPingPong {
-        let world = SimpleCommunicator::world();
-        let (name, _) = world
-            .process_at_rank(peer)
-            .receive_vec_with_tag::<u8>(CONTROL);
+    /// Rank 0's item, with `peer` serving ([`serve`]); `places` is every
+    /// rank's place ([`super::ranks::gather`]).
+    pub fn new(peer: Rank, places: &[RankPlace]) -> MpiPingPong {
+        let me = SimpleCommunicator::world().rank();
+        let nodes = super::ranks::nodes(places);
+        let at = |r: Rank| {
+            let host = places
+                .get(r as usize)
+                .map_or("(unknown)", |p| p.host.as_str());
+            let node = nodes.iter().position(|&n| n == host).unwrap_or(0);
+            format!("rank {r} on {host} (node {node})")
+        };
         MpiPingPong {
             peer,
-            note: format!(
-                "MPI: rank {} on {} ↔ rank {peer} on {}",
-                world.rank(),
-                super::host(),
-                String::from_utf8_lossy(&name)
-            ),
+            note: format!("MPI: {} ↔ {}", at(me), at(peer)),
         }
     }
 
@@ -166,7 +167,6 @@ pub fn serve(leader: Rank) -> Result<(), String> {
     let world = SimpleCommunicator::world();
     let me = world.rank();
     let leader_at = world.process_at_rank(leader);
-    leader_at.send_with_tag(super::host().as_bytes(), CONTROL);
     loop {
         let (size, _) = leader_at.receive_with_tag::<u64>(CONTROL);
         if size == DONE {
