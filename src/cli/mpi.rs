@@ -121,8 +121,11 @@ fn pingpong(args: PingpongArgs) -> Result<ExitCode, Failure> {
     let outcome = match world.rank() {
         0 => {
             let figures: &'static MpiPingPong = Box::leak(Box::new(MpiPingPong::new(1, &places)));
-            let outcome =
-                super::run::run_with(run, Some(&|plan: &mut RunPlan| mpi_only(plan, figures)));
+            let job = ranks::job(places);
+            let outcome = super::run::run_with(
+                run,
+                Some(&|plan: &mut RunPlan| mpi_only(plan, figures, &job)),
+            );
             // Whatever happened, rank 1 waits for this.
             figures.done();
             outcome
@@ -142,7 +145,7 @@ fn pingpong(args: PingpongArgs) -> Result<ExitCode, Failure> {
 
 /// Makes the plan measure the MPI figures only, at its sizes, where
 /// mpirun placed the ranks: ipcmark pins nothing (`--bind-to`, rankfiles).
-fn mpi_only(plan: &mut RunPlan, figures: &'static MpiPingPong) {
+fn mpi_only(plan: &mut RunPlan, figures: &'static MpiPingPong, job: &ranks::MpiJob) {
     let sizes = plan.settings.sizes.clone();
     plan.session.items = vec![(Item::External(figures), sizes)];
     plan.session.settings.client = SidePlacement::default();
@@ -150,4 +153,5 @@ fn mpi_only(plan: &mut RunPlan, figures: &'static MpiPingPong) {
     plan.settings.client_cpu = None;
     plan.settings.server_cpu = None;
     plan.settings.placement_note = Some("placed by the MPI launcher (--bind-to, --map-by)".into());
+    plan.mpi = Some(job.clone());
 }

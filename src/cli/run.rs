@@ -192,7 +192,10 @@ pub fn run_with(
         finished_at: None,
         complete: false,
         command_line: std::env::args().collect(),
-        environment: environment::collect(latency.state.clone()),
+        environment: environment::Environment {
+            mpi: plan.mpi.clone(),
+            ..environment::collect(latency.state.clone())
+        },
         remote: remote.as_ref().map(|r| r.record.clone()),
         settings: plan.settings.clone(),
         results: Vec::new(),

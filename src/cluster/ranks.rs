@@ -2,40 +2,67 @@
 //! launcher bound it to and the CPU it was on — what `mpirun
 //! --report-bindings` shows, gathered by ipcmark itself so that every
 //! figure and workload can name the node of each process, as the OpenSSI
-//! study's tables did.
+//! study's tables did, and the report's environment can list them.
 
+pub use crate::engine::os::environment::{MpiJob, RankPlace, nodes};
 use mpi::Count;
 use mpi::collective::CommunicatorCollectives as _;
 use mpi::datatype::PartitionMut;
 use mpi::topology::{Communicator, Rank, SimpleCommunicator};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-/// One rank's place, as that rank saw it when [`gather`] was called.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RankPlace {
-    /// The rank in `MPI_COMM_WORLD`.
-    pub rank: Rank,
-    /// `MPI_Get_processor_name`: the node's name.
-    pub host: String,
-    /// The rank's process id on its node.
-    pub pid: u32,
-    /// The CPUs the process may run on (`sched_getaffinity`): the
-    /// launcher's binding, or every CPU when it bound nothing.
-    pub allowed_cpus: Vec<usize>,
-    /// The CPU the process was running on (`sched_getcpu`), if known.
-    pub cpu: Option<usize>,
+/// One rank's place as it travels between the ranks (JSON): a wire format
+/// between the processes of one job, read back here and never a report.
+#[derive(Deserialize)]
+struct Wire {
+    rank: Rank,
+    host: String,
+    pid: u32,
+    allowed_cpus: Vec<usize>,
+    cpu: Option<usize>,
 }
 
-impl RankPlace {
-    /// This process's place.
-    pub fn here(rank: Rank) -> RankPlace {
-        RankPlace {
+/// This process's place.
+pub fn here(rank: Rank) -> RankPlace {
+    RankPlace {
+        rank,
+        host: super::host(),
+        pid: std::process::id(),
+        allowed_cpus: crate::sys::sched::allowed_cpus().unwrap_or_default(),
+        cpu: crate::sys::sched::current_cpu(),
+    }
+}
+
+/// `place` as the bytes [`decode`] reads.
+fn encode(place: &RankPlace) -> Vec<u8> {
+    serde_json::json!({
+        "rank": place.rank,
+        "host": place.host,
+        "pid": place.pid,
+        "allowed_cpus": place.allowed_cpus,
+        "cpu": place.cpu,
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// The place [`encode`] wrote, or one saying it could not be read.
+fn decode(rank: Rank, bytes: &[u8]) -> RankPlace {
+    match serde_json::from_slice::<Wire>(bytes) {
+        Ok(w) => RankPlace {
+            rank: w.rank,
+            host: w.host,
+            pid: w.pid,
+            allowed_cpus: w.allowed_cpus,
+            cpu: w.cpu,
+        },
+        Err(_) => RankPlace {
             rank,
-            host: super::host(),
-            pid: std::process::id(),
-            allowed_cpus: crate::sys::sched::allowed_cpus().unwrap_or_default(),
-            cpu: crate::sys::sched::current_cpu(),
-        }
+            host: "(unreadable)".into(),
+            pid: 0,
+            allowed_cpus: Vec::new(),
+            cpu: None,
+        },
     }
 }
 
@@ -43,9 +70,7 @@ impl RankPlace {
 /// of `MPI_COMM_WORLD` must call it at the same point of the program.
 pub fn gather() -> Vec<RankPlace> {
     let world = SimpleCommunicator::world();
-    let me = RankPlace::here(world.rank());
-    // Serialising a struct of strings and numbers cannot fail.
-    let mine = serde_json::to_vec(&me).unwrap_or_default();
+    let mine = encode(&here(world.rank()));
     let size = world.size() as usize;
     let mut counts: Vec<Count> = vec![0; size];
     world.all_gather_into(&(mine.len() as Count), &mut counts[..]);
@@ -66,29 +91,21 @@ pub fn gather() -> Vec<RankPlace> {
         .iter()
         .zip(&displs)
         .enumerate()
-        .map(|(rank, (&n, &at))| {
-            let bytes = &all[at as usize..(at + n) as usize];
-            serde_json::from_slice(bytes).unwrap_or_else(|_| RankPlace {
-                rank: rank as Rank,
-                host: "(unreadable)".into(),
-                pid: 0,
-                allowed_cpus: Vec::new(),
-                cpu: None,
-            })
-        })
+        .map(|(rank, (&n, &at))| decode(rank as Rank, &all[at as usize..(at + n) as usize]))
         .collect()
 }
 
-/// The nodes of the job in order of first appearance, so that a table can
-/// number them (node 0 is rank 0's).
-pub fn nodes(places: &[RankPlace]) -> Vec<&str> {
-    let mut seen: Vec<&str> = Vec::new();
-    for p in places {
-        if !seen.contains(&p.host.as_str()) {
-            seen.push(&p.host);
-        }
+/// The job as the report's environment records it: the library, the
+/// standard and every rank's place (`places`, from [`gather`]).
+pub fn job(places: Vec<RankPlace>) -> MpiJob {
+    MpiJob {
+        // The library pads its description with NULs and a newline.
+        library: mpi::environment::library_version()
+            .map(|v| v.trim_end_matches(['\0', '\n', ' ']).to_string())
+            .unwrap_or_else(|_| "(not UTF-8)".into()),
+        standard: mpi::environment::version(),
+        ranks: places,
     }
-    seen
 }
 
 #[cfg(test)]
@@ -114,7 +131,7 @@ mod tests {
     #[test]
     fn a_place_survives_its_encoding() {
         let p = at(3, "node-1");
-        let back: RankPlace = serde_json::from_slice(&serde_json::to_vec(&p).unwrap()).unwrap();
-        assert_eq!(back, p);
+        assert_eq!(decode(3, &encode(&p)), p);
+        assert_eq!(decode(5, b"{").host, "(unreadable)");
     }
 }

@@ -203,12 +203,73 @@ fn header(
     if let Some(n) = &s.placement_note {
         h.push_str(&format!("\nnote: {n}"));
     }
+    if let Some(job) = &env.mpi {
+        h.push_str(&mpi_ranks(job));
+    }
     h
+}
+
+/// The MPI job's library and a line per rank, as `mpirun
+/// --report-bindings` shows them: host (node number), pid, the CPUs it is
+/// bound to and the one it was on.
+fn mpi_ranks(job: &crate::engine::os::environment::MpiJob) -> String {
+    let nodes = crate::engine::os::environment::nodes(&job.ranks);
+    let library = job.library.split(',').next().unwrap_or(&job.library);
+    let mut out = format!(
+        "\nMPI: {library} (standard {}.{}), {} ranks on {} node{}",
+        job.standard.0,
+        job.standard.1,
+        job.ranks.len(),
+        nodes.len(),
+        if nodes.len() == 1 { "" } else { "s" }
+    );
+    for p in &job.ranks {
+        let node = nodes.iter().position(|&n| n == p.host).unwrap_or(0);
+        out.push_str(&format!(
+            "\n  rank {:<3} node {node} {}  pid {}  bound to CPUs {}  on CPU {}",
+            p.rank,
+            p.host,
+            p.pid,
+            cpu_ranges(&p.allowed_cpus),
+            p.cpu.map_or("?".to_string(), |c| c.to_string())
+        ));
+    }
+    out
+}
+
+/// CPUs as the kernel lists them: `0-3,6`.
+fn cpu_ranges(cpus: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i {
+            format!("{}-{}", cpus[i], cpus[j])
+        } else {
+            cpus[i].to_string()
+        });
+        i = j + 1;
+    }
+    if parts.is_empty() {
+        "?".into()
+    } else {
+        parts.join(",")
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_lists_read_as_the_kernel_writes_them() {
+        assert_eq!(cpu_ranges(&[0, 1, 2, 3, 6, 8, 9]), "0-3,6,8-9");
+        assert_eq!(cpu_ranges(&[1]), "1");
+        assert_eq!(cpu_ranges(&[]), "?");
+    }
 
     #[test]
     fn no_color_set_to_anything_turns_colour_off() {

@@ -137,6 +137,9 @@ pub struct RunPlan {
     pub json: Option<PathBuf>,
     /// The CPU wake-up latency to hold while measuring.
     pub cpu_latency: LatencyRequest,
+    /// The MPI job the figures span, for the report's environment (`ipcmark
+    /// mpi` sets it; `None` otherwise).
+    pub mpi: Option<crate::engine::os::environment::MpiJob>,
 }
 
 impl RunPlan {
@@ -309,6 +312,7 @@ impl RunPlan {
             preset,
             json: args.json.clone(),
             cpu_latency,
+            mpi: None,
         })
     }
 }

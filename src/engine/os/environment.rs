@@ -56,6 +56,50 @@ pub struct Environment {
     /// Whether this run held its CPU wake-up latency request, and if not,
     /// why, and what a wake-up costs instead.
     pub cpu_latency: CpuLatencyState,
+    /// The MPI job the run's figures were measured across (`ipcmark mpi`);
+    /// `None` for every other run.
+    pub mpi: Option<MpiJob>,
+}
+
+/// The MPI job a run spans: its library and where each rank ran. Plain
+/// data: `cluster` gathers it, output writes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MpiJob {
+    /// `MPI_Get_library_version`: the library's own description.
+    pub library: String,
+    /// `MPI_Get_version`: the MPI standard it implements, e.g. (3, 1).
+    pub standard: (i32, i32),
+    /// Every rank's place, in rank order.
+    pub ranks: Vec<RankPlace>,
+}
+
+/// Where one rank of an MPI job ran, as that rank saw it: what `mpirun
+/// --report-bindings` shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RankPlace {
+    /// The rank in `MPI_COMM_WORLD`.
+    pub rank: i32,
+    /// `MPI_Get_processor_name`: the node's name.
+    pub host: String,
+    /// The rank's process id on its node.
+    pub pid: u32,
+    /// The CPUs the process may run on (`sched_getaffinity`): the
+    /// launcher's binding, or every CPU when it bound nothing.
+    pub allowed_cpus: Vec<usize>,
+    /// The CPU the process was running on (`sched_getcpu`), if known.
+    pub cpu: Option<usize>,
+}
+
+/// The nodes of a job's `ranks` in order of first appearance, so that a
+/// table can number them (node 0 is the first rank's).
+pub fn nodes(ranks: &[RankPlace]) -> Vec<&str> {
+    let mut seen: Vec<&str> = Vec::new();
+    for p in ranks {
+        if !seen.contains(&p.host.as_str()) {
+            seen.push(&p.host);
+        }
+    }
+    seen
 }
 
 /// The kernel's CPU idle driver and the idle states it may enter.
@@ -168,6 +212,7 @@ pub fn collect(cpu_latency: CpuLatencyState) -> Environment {
                 .map(|w| i32::from_le_bytes([w[0], w[1], w[2], w[3]]) as i64)
         }),
         cpu_latency,
+        mpi: None,
     }
 }
 

@@ -5,7 +5,9 @@
 
 use super::ms;
 use crate::engine::measure::{Budget, Precision};
-use crate::engine::os::environment::{CpuIdle, CpuLatencyState, Environment, IdleState};
+use crate::engine::os::environment::{
+    CpuIdle, CpuLatencyState, Environment, IdleState, MpiJob, RankPlace,
+};
 use crate::engine::os::peer::PeerKind;
 use crate::engine::os::wakeup::WakeupCost;
 use serde::{Serialize, Serializer};
@@ -77,6 +79,66 @@ pub struct EnvironmentRecord {
     /// Whether the run held its CPU wake-up latency request; if not, why
     /// and what a cross-CPU wake-up costs.
     pub cpu_latency: CpuLatencyRecord,
+    /// `ipcmark mpi` only: the MPI library and every rank's place.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mpi: Option<MpiRecord>,
+}
+
+/// The MPI job of an `ipcmark mpi` run (`environment.mpi`).
+#[derive(Debug, Serialize)]
+pub struct MpiRecord {
+    /// `MPI_Get_library_version`.
+    pub library: String,
+    /// `MPI_Get_version`: the standard, "MAJOR.MINOR".
+    pub standard: String,
+    /// Ranks in the job.
+    pub size: usize,
+    /// Distinct hosts, in order of first appearance (node 0 is rank 0's).
+    pub nodes: Vec<String>,
+    /// Every rank's place, in rank order.
+    pub ranks: Vec<RankRecord>,
+}
+
+/// Where one rank ran (`environment.mpi.ranks[]`).
+#[derive(Debug, Serialize)]
+pub struct RankRecord {
+    /// Its rank in `MPI_COMM_WORLD`.
+    pub rank: i32,
+    /// Its host (`MPI_Get_processor_name`).
+    pub host: String,
+    /// The index of its host in `nodes`.
+    pub node: usize,
+    /// Its process id on that host.
+    pub pid: u32,
+    /// The CPUs it may run on: the launcher's binding, or all.
+    pub allowed_cpus: Vec<usize>,
+    /// The CPU it was on when the places were gathered.
+    pub cpu: Option<usize>,
+}
+
+impl From<&MpiJob> for MpiRecord {
+    fn from(j: &MpiJob) -> Self {
+        let nodes = crate::engine::os::environment::nodes(&j.ranks);
+        let node_of = |p: &RankPlace| nodes.iter().position(|&n| n == p.host).unwrap_or(0);
+        MpiRecord {
+            library: j.library.clone(),
+            standard: format!("{}.{}", j.standard.0, j.standard.1),
+            size: j.ranks.len(),
+            ranks: j
+                .ranks
+                .iter()
+                .map(|p| RankRecord {
+                    rank: p.rank,
+                    host: p.host.clone(),
+                    node: node_of(p),
+                    pid: p.pid,
+                    allowed_cpus: p.allowed_cpus.clone(),
+                    cpu: p.cpu,
+                })
+                .collect(),
+            nodes: nodes.iter().map(|n| n.to_string()).collect(),
+        }
+    }
 }
 
 /// The kernel's CPU idle driver and states (`environment.cpu_idle`).
@@ -200,6 +262,7 @@ impl From<&Environment> for EnvironmentRecord {
             cpu_dma_latency_us: e.cpu_dma_latency_us,
             cpu_idle: e.cpu_idle.as_ref().map(CpuIdleRecord::from),
             cpu_latency: (&e.cpu_latency).into(),
+            mpi: e.mpi.as_ref().map(Into::into),
         }
     }
 }
