@@ -421,6 +421,8 @@ fn stream_figure(
         receiver_loop_overhead_ns: 0.0,
         note: None,
         lossy,
+        window: None,
+        pairs: None,
     };
     if facts.verified_messages == 0 {
         return Err("no message arrived whole to be compared byte for byte".into());

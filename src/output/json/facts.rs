@@ -428,6 +428,12 @@ pub struct StreamRecord {
     pub sender_loop_overhead_ns: f64,
     /// The receiver's loop per message, ns.
     pub receiver_loop_overhead_ns: f64,
+    /// Messages per acknowledged window (MPI's streams only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<u64>,
+    /// Sender–receiver pairs counted together (`mpi rate` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<u64>,
 }
 
 /// CPU time per message of each side, ns (null: at or below zero once the
@@ -463,6 +469,8 @@ impl From<&StreamFacts> for StreamRecord {
             verified_messages: f.verified_messages,
             sender_loop_overhead_ns: f.sender_loop_overhead_ns,
             receiver_loop_overhead_ns: f.receiver_loop_overhead_ns,
+            window: f.window,
+            pairs: f.pairs,
         }
     }
 }

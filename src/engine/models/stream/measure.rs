@@ -125,6 +125,12 @@ pub struct StreamFacts {
     pub note: Option<String>,
     /// Whether the channel may lose messages (its loss is then a figure).
     pub lossy: bool,
+    /// Messages in flight per window, for a stream sent in acknowledged
+    /// windows (MPI's); `None` for a continuous stream.
+    pub window: Option<u64>,
+    /// Sender–receiver pairs whose messages the figure counts together
+    /// (MPI's message rate); `None` for one pair.
+    pub pairs: Option<u64>,
 }
 
 /// Measures one stream figure through `ep`, the client end of a channel
@@ -308,6 +314,8 @@ pub fn measure(
         sender_loop_overhead_ns: sender_loop,
         receiver_loop_overhead_ns: loop_ns,
         lossy: plan.lossy,
+        window: None,
+        pairs: None,
         note: (untimed > 0).then(|| {
             format!(
                 "{untimed} of {} samples untimed: fewer than two of their messages arrived",
