@@ -1,15 +1,18 @@
 //! `ipcmark mpi …` (cargo feature `mpi`), run under `mpirun`/`srun`: rank
 //! 0 runs an ordinary `ipcmark run` whose only item is the MPI figures
-//! (`cluster::pingpong`), so the page, the JSON report and the history are
-//! those of local figures; rank 1 echoes; other ranks wait at a barrier.
+//! (`cluster::pingpong`, `cluster::bandwidth`), so the page, the JSON
+//! report and the history are those of local figures; the ranks taking part
+//! serve rank 0's figures; other ranks wait at a barrier.
 
 use super::parse;
 use super::plan::RunPlan;
 use super::{Failure, RunArgs};
+use crate::cluster::bandwidth::WindowFigures;
 use crate::cluster::pingpong::{MpiPingPong, serve};
+use crate::cluster::window;
 use crate::cluster::{World, ranks};
 use crate::engine::os::placement::SidePlacement;
-use crate::engine::run::session::Item;
+use crate::engine::run::session::{External, Item};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,12 +29,20 @@ pub struct MpiArgs {
 enum MpiCommand {
     /// OSU's blocking ping-pong between ranks 0 and 1 (one-way latency =
     /// round trip / 2), every message checked; rank 0 prints the figures.
-    Pingpong(PingpongArgs),
+    Pingpong(RunFlags),
+    /// OSU osu_bw's bandwidth from rank 0 to rank 1: windows of
+    /// non-blocking sends, each acknowledged; every message checked.
+    Bandwidth(WindowArgs),
+    /// OSU osu_mbw_mr's aggregate message rate and bandwidth of N/2 pairs
+    /// (rank i sends to rank i + N/2), timed between barriers; an even
+    /// number of ranks.
+    Rate(WindowArgs),
 }
 
-/// Arguments of `ipcmark mpi pingpong`: those of `ipcmark run` that apply.
+/// The flags of `ipcmark run` that apply to every `ipcmark mpi` command:
+/// sizes, budget, output and history.
 #[derive(Debug, Args)]
-struct PingpongArgs {
+struct RunFlags {
     /// Message sizes, comma-separated, with optional K or M suffix; `sweep`
     /// for a dense sweep from 1 B to 64K.
     #[arg(long, value_name = "LIST", value_parser = parse::size_list_arg)]
@@ -48,7 +59,7 @@ struct PingpongArgs {
     /// Samples every figure takes at least, in each pass (default 11; --quick 7).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     samples: Option<u32>,
-    /// Measure every figure this many times (default 5).
+    /// Measure every ping-pong figure this many times (default 5).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=20))]
     passes: Option<u32>,
     /// Sample until the 95% interval of the median is within ± this much
@@ -72,6 +83,18 @@ struct PingpongArgs {
     no_save: bool,
 }
 
+/// Arguments of `ipcmark mpi bandwidth` and `ipcmark mpi rate`.
+#[derive(Debug, Args)]
+struct WindowArgs {
+    #[command(flatten)]
+    run: RunFlags,
+    /// Messages in flight per window: non-blocking sends posted before
+    /// waiting for them all and the receiver's acknowledgement (OSU's 64).
+    #[arg(long, value_name = "N", default_value_t = 64,
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    window: u32,
+}
+
 /// `ipcmark run`'s arguments, for their defaults.
 #[derive(Parser)]
 struct RunDefaults {
@@ -79,7 +102,7 @@ struct RunDefaults {
     run: RunArgs,
 }
 
-impl PingpongArgs {
+impl RunFlags {
     /// The `ipcmark run` these arguments stand for (its items are replaced
     /// by the MPI figures).
     fn run_args(self) -> Result<RunArgs, Failure> {
@@ -106,10 +129,12 @@ impl PingpongArgs {
 pub fn mpi(args: MpiArgs) -> Result<ExitCode, Failure> {
     match args.command {
         MpiCommand::Pingpong(a) => pingpong(a),
+        MpiCommand::Bandwidth(a) => windows(a, false),
+        MpiCommand::Rate(a) => windows(a, true),
     }
 }
 
-fn pingpong(args: PingpongArgs) -> Result<ExitCode, Failure> {
+fn pingpong(args: RunFlags) -> Result<ExitCode, Failure> {
     let run = args.run_args()?;
     let world = World::init().map_err(Failure::run)?;
     if world.size() < 2 {
@@ -143,9 +168,69 @@ fn pingpong(args: PingpongArgs) -> Result<ExitCode, Failure> {
     outcome
 }
 
+/// `mpi bandwidth` (`rate` false: ranks 0 → 1, timed by rank 0) or `mpi
+/// rate` (N/2 pairs between barriers): rank 0 runs the figures as an
+/// ordinary run's, every other rank taking part serves them, the rest wait
+/// at the barrier.
+fn windows(args: WindowArgs, rate: bool) -> Result<ExitCode, Failure> {
+    let run = args.run.run_args()?;
+    let window = args.window as usize;
+    let world = World::init().map_err(Failure::run)?;
+    let (n, me) = (world.size(), world.rank());
+    let refused = if rate && (n < 2 || n % 2 != 0) {
+        Some(format!(
+            "mpi rate needs an even number of ranks, 2 or more (it pairs rank i with i + N/2); \
+             got {n}: mpirun -n {} ipcmark mpi rate",
+            (n + 1).max(2) / 2 * 2
+        ))
+    } else if n < 2 {
+        Some("mpi bandwidth needs two ranks: mpirun -n 2 ipcmark mpi bandwidth".to_string())
+    } else {
+        None
+    };
+    if let Some(why) = refused {
+        // One line for the job, not one per rank: rank 0 says it, once every
+        // rank is here (a rank leaving first would have mpirun kill rank 0
+        // before it speaks), and the others leave quietly.
+        world.barrier();
+        return if me == 0 {
+            Err(Failure::usage(why))
+        } else {
+            Ok(ExitCode::SUCCESS)
+        };
+    }
+    let places = ranks::gather();
+    let figures = if rate {
+        WindowFigures::rate(n, window, &places)
+    } else {
+        WindowFigures::bandwidth(window, &places)
+    };
+    let outcome = if me == 0 {
+        let figures: &'static WindowFigures = Box::leak(Box::new(figures));
+        let job = ranks::job(places);
+        let outcome = super::run::run_with(
+            run,
+            Some(&|plan: &mut RunPlan| mpi_only(plan, figures, &job)),
+        );
+        // Whatever happened, the other ranks wait for this.
+        figures.done();
+        outcome
+    } else {
+        match window::serve(figures.pairs(), figures.timing()) {
+            Ok(()) => Ok(ExitCode::SUCCESS),
+            Err(e) => {
+                eprintln!("ipcmark: {e}");
+                world.abort(1)
+            }
+        }
+    };
+    world.barrier();
+    outcome
+}
+
 /// Makes the plan measure the MPI figures only, at its sizes, where
 /// mpirun placed the ranks: ipcmark pins nothing (`--bind-to`, rankfiles).
-fn mpi_only(plan: &mut RunPlan, figures: &'static MpiPingPong, job: &ranks::MpiJob) {
+fn mpi_only(plan: &mut RunPlan, figures: &'static dyn External, job: &ranks::MpiJob) {
     let sizes = plan.settings.sizes.clone();
     plan.session.items = vec![(Item::External(figures), sizes)];
     plan.session.settings.client = SidePlacement::default();

@@ -6,8 +6,10 @@
 //! Every MPI call of ipcmark is made from the process's main thread, after
 //! [`World::init`] and before the `World` is dropped (`MPI_Finalize`).
 
+pub mod bandwidth;
 pub mod pingpong;
 pub mod ranks;
+pub mod window;
 
 use mpi::collective::CommunicatorCollectives as _;
 use mpi::environment::Universe;
