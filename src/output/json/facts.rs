@@ -428,9 +428,10 @@ pub struct StreamRecord {
     pub sender_loop_overhead_ns: f64,
     /// The receiver's loop per message, ns.
     pub receiver_loop_overhead_ns: f64,
-    /// Messages per acknowledged window (MPI's streams only).
+    /// Messages per acknowledged window (MPI's streams only; named apart
+    /// from mode oneway's `window`, which is another thing).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub window: Option<u64>,
+    pub messages_per_window: Option<u64>,
     /// Sender–receiver pairs counted together (`mpi rate` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pairs: Option<u64>,
@@ -469,7 +470,7 @@ impl From<&StreamFacts> for StreamRecord {
             verified_messages: f.verified_messages,
             sender_loop_overhead_ns: f.sender_loop_overhead_ns,
             receiver_loop_overhead_ns: f.receiver_loop_overhead_ns,
-            window: f.window,
+            messages_per_window: f.window,
             pairs: f.pairs,
         }
     }
