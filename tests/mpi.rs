@@ -1,6 +1,7 @@
 //! `ipcmark mpi`: without the cargo feature, one line saying how to build
 //! it; with it (`cargo test --features mpi`, OpenMPI's mpirun on PATH),
-//! ping-pong between two ranks under `mpirun --oversubscribe`.
+//! ping-pong, bandwidth and message rate between ranks under `mpirun
+//! --oversubscribe`, and every rank's place in the report's environment.
 
 #[cfg(not(feature = "mpi"))]
 #[test]
@@ -55,10 +56,7 @@ mod with_mpi {
             let out = mpirun(&sb, ranks, &args);
             assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
             assert!(stdout(&out).contains("mpi"), "{}", stdout(&out));
-            let report = read_json(&json);
-            let errors = schema_errors(RUN_SCHEMA, &report);
-            assert!(errors.is_empty(), "{errors:#?}");
-            assert_eq!(report["build"]["features"], serde_json::json!(["mpi"]));
+            let report = checked_report(&json, ranks as u64);
             let rs = results(&report);
             let sizes: Vec<u64> = rs
                 .iter()
@@ -78,6 +76,129 @@ mod with_mpi {
                 );
             }
         }
+    }
+
+    /// Checks what every `ipcmark mpi` report holds: schema-valid, the MPI
+    /// build, and one environment entry per rank, in rank order.
+    fn checked_report(json: &std::path::Path, ranks: u64) -> serde_json::Value {
+        let report = read_json(json);
+        let errors = schema_errors(RUN_SCHEMA, &report);
+        assert!(errors.is_empty(), "{errors:#?}");
+        assert_eq!(report["build"]["features"], serde_json::json!(["mpi"]));
+        let job = &report["environment"]["mpi"];
+        assert_eq!(job["size"], ranks, "{job}");
+        assert!(
+            job["library"].as_str().is_some_and(|l| !l.is_empty()),
+            "{job}"
+        );
+        let places = job["ranks"].as_array().expect("environment.mpi.ranks");
+        assert_eq!(places.len() as u64, ranks, "{job}");
+        for (i, p) in places.iter().enumerate() {
+            assert_eq!(p["rank"], i as u64, "{p}");
+            assert!(p["pid"].as_u64().unwrap() > 0, "{p}");
+            assert!(!p["allowed_cpus"].as_array().unwrap().is_empty(), "{p}");
+        }
+        report
+    }
+
+    /// A stream figure of `ipcmark mpi` that was measured and whose every
+    /// message arrived: counts equal and non-zero, some compared whole.
+    fn assert_checked_stream(r: &serde_json::Value, pairs: u64) {
+        assert_eq!(r["mode"], "stream", "{r}");
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["pairs"], pairs, "{r}");
+        assert_eq!(r["messages_per_window"], 4, "{r}");
+        let sent = r["sent"].as_u64().unwrap();
+        assert!(sent > 0, "{r}");
+        assert_eq!(r["received"].as_u64(), Some(sent), "{r}");
+        assert_eq!(r["loss_ratio"], 0.0, "{r}");
+        assert!(r["verified_messages"].as_u64().unwrap() > 0, "{r}");
+        assert!(r["throughput_bytes_per_s"].as_f64().unwrap() > 0.0, "{r}");
+    }
+
+    #[test]
+    fn bandwidth_from_rank_0_to_1_checks_every_message_and_records_both_ranks() {
+        let _g = serial();
+        let sb = Sandbox::new();
+        let json = sb.path("bw.json");
+        let mut args = vec![
+            "mpi",
+            "bandwidth",
+            "--sizes",
+            "8,4K",
+            "--window",
+            "4",
+            "--no-save",
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        args.extend_from_slice(SHORT);
+        let out = mpirun(&sb, 2, &args);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        // The ranks' table on the page.
+        let page = stdout(&out);
+        assert!(page.contains("2 ranks on 1 node"), "{page}");
+        assert!(page.contains("rank 1 "), "{page}");
+        let report = checked_report(&json, 2);
+        let rs = results(&report);
+        assert_eq!(rs.len(), 2);
+        for r in rs {
+            assert_eq!(r["benchmark"], "mpi", "{r}");
+            assert_checked_stream(r, 1);
+            assert!(r["note"].as_str().unwrap().contains("rank 0→1"), "{r}");
+        }
+    }
+
+    #[test]
+    fn rate_over_two_and_four_ranks_counts_every_pair() {
+        let _g = serial();
+        for (ranks, pairs) in [(2, 1), (4, 2)] {
+            let sb = Sandbox::new();
+            let json = sb.path("rate.json");
+            let mut args = vec![
+                "mpi",
+                "rate",
+                "--sizes",
+                "8",
+                "--window",
+                "4",
+                "--no-save",
+                "--json",
+                json.to_str().unwrap(),
+            ];
+            args.extend_from_slice(SHORT);
+            let out = mpirun(&sb, ranks, &args);
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+            let report = checked_report(&json, ranks as u64);
+            let rs = results(&report);
+            assert_eq!(rs.len(), 1);
+            assert_eq!(rs[0]["benchmark"], "mpi-rate", "{}", rs[0]);
+            assert_checked_stream(&rs[0], pairs);
+            let note = rs[0]["note"].as_str().unwrap();
+            let first = format!("0→{}", ranks / 2);
+            assert!(
+                note.contains(&first) && note.contains("between barriers"),
+                "{note}"
+            );
+        }
+    }
+
+    #[test]
+    fn rate_refuses_an_odd_number_of_ranks_in_one_line() {
+        let _g = serial();
+        let sb = Sandbox::new();
+        let out = mpirun(&sb, 3, &["mpi", "rate", "--sizes", "8", "--no-save"]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let err = stderr(&out);
+        let ours: Vec<&str> = err.lines().filter(|l| l.starts_with("ipcmark")).collect();
+        assert_eq!(
+            ours,
+            [
+                "ipcmark: mpi rate needs an even number of ranks, 2 or more (it pairs rank i with \
+              i + N/2); got 3: mpirun -n 4 ipcmark mpi rate"
+            ],
+            "{err}"
+        );
     }
 
     #[test]
