@@ -332,6 +332,8 @@ impl ResultRecord {
                     // sample, and the stream's own facts.
                     r.stream = f.stream().map(Into::into);
                     r.throughput_bytes_per_s = f.stream().and_then(|x| x.bytes_per_s);
+                    // Sampled to a precision (MPI's windows) or not (local streams: none).
+                    r.precision = m.precision.as_ref().map(Into::into);
                     return r;
                 }
                 let (median_of, percentiles_of) = populations(f);
