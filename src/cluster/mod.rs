@@ -8,6 +8,7 @@
 
 pub mod pingpong;
 pub mod ranks;
+pub mod workloads;
 
 use mpi::collective::CommunicatorCollectives as _;
 use mpi::environment::Universe;
