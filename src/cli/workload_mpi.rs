@@ -37,13 +37,14 @@ pub(super) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
         super::check_json_path(a.json.as_deref())?;
     }
     let world = World::init().map_err(Failure::run)?;
-    let job = Job::new(a.timeout);
+    let mut job = Job::new(a.timeout);
     let w = match workloads::prepare(a.info.id, &a.params, a.handoff, job.size) {
         Ok(w) => w,
         // Every rank finds the same error; rank 0 alone says it.
         Err(e) if job.rank == 0 => return Err(Failure::usage(e)),
         Err(_) => return Ok(ExitCode::from(2)),
     };
+    job.spin = w.spin();
     if job.rank != 0 {
         for _ in 0..a.runs {
             if let Err(e) = w.run(&job) {

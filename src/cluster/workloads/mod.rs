@@ -53,6 +53,12 @@ pub trait MpiWorkload {
     fn parameters(&self) -> serde_json::Value;
     /// The fixed length of a run, for workloads whose figure is a count.
     fn duration(&self) -> Option<Duration>;
+    /// How long a receive spins before it sleeps between looks: as long as
+    /// MPI's own blocking receive would for a workload that waits for quick
+    /// answers, none for one whose ranks wait long and share CPUs.
+    fn spin(&self) -> Duration {
+        Duration::from_millis(1)
+    }
     /// One run, on every rank; `Some` on rank 0 only.
     fn run(&self, job: &Job) -> Result<Option<RunRecord>, String>;
 }
@@ -95,10 +101,13 @@ pub struct Job {
     pub size: usize,
     /// The longest any wait on a peer may last.
     pub timeout: Duration,
+    /// How long a receive spins before sleeping ([`MpiWorkload::spin`]).
+    pub spin: Duration,
 }
 
 impl Job {
-    /// The job of `MPI_COMM_WORLD` (MPI initialised).
+    /// The job of `MPI_COMM_WORLD` (MPI initialised), its receives spinning
+    /// for 1 ms before they sleep.
     pub fn new(timeout: Duration) -> Job {
         let world = SimpleCommunicator::world();
         Job {
@@ -106,6 +115,7 @@ impl Job {
             size: world.size() as usize,
             world,
             timeout,
+            spin: Duration::from_millis(1),
         }
     }
 
@@ -127,10 +137,10 @@ impl Job {
     }
 
     /// Receives into `buf` from `from` with `tag`, failing past the
-    /// time-out: `MPI_Iprobe` until the message is there (spinning for the
-    /// first millisecond, as MPI's own blocking receive would, then
-    /// sleeping 20 µs between looks, to leave the CPU to the ranks that
-    /// work), then `MPI_Recv`. A message of another length is an error.
+    /// time-out: `MPI_Iprobe` until the message is there (spinning for
+    /// [`Job::spin`], as MPI's own blocking receive would, then sleeping
+    /// 20 µs between looks, to leave the CPU to the ranks that work), then
+    /// `MPI_Recv`. A message of another length is an error.
     fn recv<T: Equivalence>(
         &self,
         from: usize,
@@ -140,7 +150,7 @@ impl Job {
     ) -> Result<(), String> {
         let peer = self.world.process_at_rank(from as Rank);
         let start = monotonic_ns();
-        let spin_ns = 1_000_000;
+        let spin_ns = self.spin.as_nanos() as u64;
         let limit = self.timeout.as_nanos() as u64;
         let status = loop {
             if let Some(s) = peer.immediate_probe_with_tag(tag) {

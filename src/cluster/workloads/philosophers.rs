@@ -243,6 +243,12 @@ impl MpiWorkload for Mpi {
             .collect()
     }
 
+    /// A hungry philosopher waits a meal or more: spinning would take the
+    /// CPU from the ones eating on it.
+    fn spin(&self) -> Duration {
+        Duration::ZERO
+    }
+
     fn workers(&self, _size: usize) -> Vec<usize> {
         (1..=self.t.n).collect()
     }
