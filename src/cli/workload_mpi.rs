@@ -33,9 +33,6 @@ pub(super) struct MpiRun {
 
 /// Runs the workload on this rank.
 pub(super) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
-    if a.json.is_some() {
-        super::check_json_path(a.json.as_deref())?;
-    }
     let world = World::init().map_err(Failure::run)?;
     let mut job = Job::new(a.timeout);
     let w = match workloads::prepare(a.info.id, &a.params, a.handoff, job.size) {
@@ -56,10 +53,15 @@ pub(super) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::SUCCESS);
     }
 
-    let allowed = crate::sys::sched::allowed_cpus()
-        .map_err(|e| Failure::run(format!("sched_getaffinity: {e}")))?;
-    let latency = hold_cpu_latency(&latency_request(a.cpu_latency), &allowed)?;
-    let env = environment::collect(latency.state.clone());
+    // The other ranks are already in the first run: a failure here must
+    // end the job, not leave them waiting.
+    let (_latency, env) = match setup(&a) {
+        Ok(held) => held,
+        Err(f) => {
+            eprintln!("ipcmark: {}", f.message);
+            world.abort(f.code.into());
+        }
+    };
     let workers = w.workers(job.size);
     let roles = w.roles(job.size);
     let processes: Vec<String> = workers.iter().map(|&r| roles[r].clone()).collect();
@@ -74,7 +76,13 @@ pub(super) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
         environment: env.clone(),
     }
     .report();
-    let mut sink = Sink::open(a.json.clone(), a.db.as_deref(), a.no_save, &rep)?;
+    let mut sink = match Sink::open(a.json.clone(), a.db.as_deref(), a.no_save, &rep) {
+        Ok(s) => s,
+        Err(f) => {
+            eprintln!("ipcmark: {}", f.message);
+            world.abort(f.code.into());
+        }
+    };
     let mut results = vec![ConfigResult {
         name: "mpi".into(),
         cpus: vec![None; workers.len()],
@@ -106,4 +114,15 @@ pub(super) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
         report::render(&a.info, &w.title(), &processes, &none, &results)
     ))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Rank 0's set-up: the `--json` path checked, the CPU wake-up latency
+/// request held on its host, the machine read.
+fn setup(a: &MpiRun) -> Result<(environment::HeldLatency, environment::Environment), Failure> {
+    super::check_json_path(a.json.as_deref())?;
+    let allowed = crate::sys::sched::allowed_cpus()
+        .map_err(|e| Failure::run(format!("sched_getaffinity: {e}")))?;
+    let latency = hold_cpu_latency(&latency_request(a.cpu_latency), &allowed)?;
+    let env = environment::collect(latency.state.clone());
+    Ok((latency, env))
 }
