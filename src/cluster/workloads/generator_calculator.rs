@@ -289,3 +289,39 @@ impl MpiWorkload for Mpi {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_calculator_role_rotates_every_k_vectors_over_the_ranks_after_the_generator() {
+        let p = Params {
+            ops: Some(2000),
+            ..Params::default()
+        };
+        let w = prepare(&p, Some(500)).unwrap();
+        let holders = w.holders(3);
+        assert_eq!(holders, [1, 2]);
+        let at = |op| w.holder_of(op, &holders);
+        assert_eq!(
+            [at(0), at(499), at(500), at(999), at(1000), at(1999)],
+            [1, 1, 2, 2, 1, 2]
+        );
+        assert_eq!(
+            w.roles(4),
+            [
+                "generator",
+                "calculator",
+                "spare calculator 1",
+                "spare calculator 2"
+            ]
+        );
+        // Without --handoff rank 1 answers everything and the rest idle.
+        let w = prepare(&p, None).unwrap();
+        assert_eq!(w.holders(4), [1]);
+        assert_eq!(w.holder_of(1999, &[1]), 1);
+        assert_eq!(w.roles(3)[2], "idle");
+        assert!(prepare(&p, Some(0)).is_err());
+    }
+}

@@ -264,3 +264,58 @@ fn process(
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn too_few_ranks_and_misplaced_options_are_refused_in_one_line() {
+        let p = Params::default();
+        let e = prepare("generator-calculator", &p, Some(10), 2)
+            .err()
+            .unwrap();
+        assert!(e.contains("needs 3 ranks here, the job has 2"), "{e}");
+        assert!(e.contains("mpirun -n 3"), "{e}");
+        let e = prepare("shared-counter", &p, Some(10), 4).err().unwrap();
+        assert!(
+            e.contains("--handoff applies to generator-calculator only"),
+            "{e}"
+        );
+        assert!(prepare("shared-counter", &p, None, 2).is_ok());
+        let quick = Params {
+            eat: Some(Duration::ZERO),
+            ..Params::default()
+        };
+        let e = prepare("philosophers", &quick, None, 5).err().unwrap();
+        assert!(e.contains("needs 6 ranks"), "{e}");
+        assert!(!e.contains('\n'));
+    }
+
+    #[test]
+    fn places_number_nodes_by_first_appearance_and_name_roles() {
+        let at = |rank: i32, host: &str| RankPlace {
+            rank,
+            host: host.into(),
+            pid: 10 + rank as u32,
+            allowed_cpus: vec![0, 1],
+            cpu: Some(rank as usize % 2),
+        };
+        let raw = [at(0, "b"), at(1, "a"), at(2, "b")];
+        let roles = vec!["generator".to_string(), "calculator".to_string()];
+        let p = places(&raw, &roles);
+        assert_eq!(p.iter().map(|p| p.node).collect::<Vec<_>>(), [0, 1, 0]);
+        assert_eq!(p[2].role, "idle");
+        assert_eq!(p[1].host, "a");
+        let mut s = [0u64; STATS];
+        s[OPS] = 7;
+        s[CPU_END] = 2;
+        s[STATS - COUNTERS] = 99;
+        let r = process("calculator", 1, &raw[1], &s, &["computed_elements"]);
+        assert_eq!(r.rank, Some(1));
+        assert_eq!(r.report.ops, 7);
+        assert_eq!(r.report.cpu_end, Some(1));
+        assert_eq!(r.report.cpu_placed, None);
+        assert_eq!(r.counters, vec![("computed_elements", 99)]);
+    }
+}

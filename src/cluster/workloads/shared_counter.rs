@@ -179,3 +179,22 @@ impl MpiWorkload for Mpi {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_0_counts_with_two_ranks_and_only_holds_the_array_with_more() {
+        let w = prepare(&Params::default()).unwrap();
+        assert_eq!(w.workers(2), [0, 1]);
+        assert_eq!(w.workers(3), [1, 2]);
+        assert_eq!(w.roles(3)[0], "holds the array");
+        assert!(w.roles(2)[0].starts_with("counter 1"));
+        let p = Params {
+            mechanism: Some(crate::workloads::LockKind::Futex),
+            ..Params::default()
+        };
+        assert!(prepare(&p).err().unwrap().contains("MPI_Win_lock"));
+    }
+}

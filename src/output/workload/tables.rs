@@ -479,4 +479,54 @@ mod tests {
         assert_eq!(fmt_s(1.2345e9), "1.234");
         assert_eq!(fmt_s(9.2e5), "0.000920");
     }
+
+    #[test]
+    fn a_run_across_ranks_names_every_node_and_its_hand_offs_are_not_migrations() {
+        use crate::workloads::Place;
+        let mut c = super::super::tests::config("mpi", &[1e6]);
+        let place = |rank: usize, host: &str, node: usize, role: &str| Place {
+            rank,
+            role: role.into(),
+            host: host.into(),
+            node,
+            pid: 100 + rank as u32,
+            allowed_cpus: vec![0, 1],
+            cpu: Some(rank % 2),
+        };
+        if let Ok(r) = &mut c.runs[0] {
+            r.places = vec![
+                place(0, "node-a", 0, "generator"),
+                place(1, "node-b", 1, "calculator"),
+                place(2, "node-a", 0, "spare calculator 1"),
+            ];
+            r.metrics.extend([
+                ("handoffs", 3.0),
+                ("handoff_mean_ns", 2e5),
+                ("handoff_max_ns", 3e5),
+            ]);
+        }
+        let mut out = String::new();
+        render_places(&mut out, std::slice::from_ref(&c));
+        assert!(out.contains("2 node(s)"), "{out}");
+        assert!(
+            out.contains("node-b") && out.contains("spare calculator 1"),
+            "{out}"
+        );
+        let runs = ok_runs(&c);
+        let note = handoff_note(&runs).unwrap();
+        assert!(
+            note.starts_with("hand-off (application-level): 3.0 per run"),
+            "{note}"
+        );
+        assert!(
+            note.contains("mean 200 µs") && !note.contains("migrated"),
+            "{note}"
+        );
+        // A local run has no places and no hand-offs: nothing is added.
+        let local = super::super::tests::config("packed", &[1e6]);
+        let mut out = String::new();
+        render_places(&mut out, std::slice::from_ref(&local));
+        assert!(out.is_empty());
+        assert!(handoff_note(&ok_runs(&local)).is_none());
+    }
 }
