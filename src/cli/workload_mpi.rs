@@ -37,9 +37,17 @@ pub(super) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
     let mut job = Job::new(a.timeout);
     let w = match workloads::prepare(a.info.id, &a.params, a.handoff, job.size) {
         Ok(w) => w,
-        // Every rank finds the same error; rank 0 alone says it.
-        Err(e) if job.rank == 0 => return Err(Failure::usage(e)),
-        Err(_) => return Ok(ExitCode::from(2)),
+        Err(e) => {
+            // Every rank finds the same error; rank 0 alone says it, and
+            // the others leave only after it has (mpirun ends the job as
+            // soon as one rank exits with an error, which could cut rank 0
+            // off before its line).
+            if job.rank == 0 {
+                eprintln!("ipcmark: {e}");
+            }
+            world.barrier();
+            return Ok(ExitCode::from(2));
+        }
     };
     job.spin = w.spin();
     if job.rank != 0 {
