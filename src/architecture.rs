@@ -208,4 +208,14 @@ fn layers_depend_one_way() {
             );
         }
     }
+    // The MPI layer runs the engine's models and the workloads' own settings,
+    // checks and records across ranks; it reports through them, never
+    // through output or the history (ARCHITECTURE.md's table).
+    let cluster: BTreeSet<&str> = ["workloads", "engine", "stats", "sys"].into();
+    for d in &g["cluster"] {
+        assert!(
+            cluster.contains(d.as_str()),
+            "cluster depends on {d}: ARCHITECTURE.md allows it workloads, engine, stats and sys only"
+        );
+    }
 }

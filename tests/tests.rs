@@ -46,5 +46,7 @@ mod remote;
 mod serve;
 // `ipcmark mpi` under mpirun (cargo feature `mpi`), and its absence without it.
 mod mpi;
+// `ipcmark workload --engine mpi` under mpirun, and its absence without the feature.
+mod mpi_workloads;
 // `--version` and the reports' `build`; the man page, completions, packaging.
 mod packaging;

@@ -95,6 +95,16 @@ pub struct WorkloadArgs {
     /// Sleep after each pass, outside the lock, for shared-counter (default 0).
     #[arg(long, value_name = "DURATION", value_parser = parse::duration_or_zero)]
     pause: Option<Duration>,
+    /// Where the processes run: `local` (forked on this machine) or `mpi`
+    /// (the ranks of the MPI job this command runs in: `mpirun -n N ipcmark
+    /// workload NAME --engine mpi`; cargo feature `mpi`, docs/cluster.md).
+    #[arg(long, value_enum, value_name = "ENGINE", default_value = "local")]
+    engine: EngineArg,
+    /// With --engine mpi, for generator-calculator: hand the calculator's
+    /// role (its state) to the next rank every K vectors, timed as an
+    /// application-level hand-off (MPI cannot migrate a process).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    handoff: Option<u64>,
     /// Inject a fault (for testing ipcmark itself).
     #[arg(long, value_enum, hide = true)]
     fault: Option<FaultArg>,
@@ -116,6 +126,15 @@ enum MechanismArg {
     PosixSem,
     /// Futex words in shared memory.
     Futex,
+}
+
+/// `--engine` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum EngineArg {
+    /// Processes forked here, placed and migrated by ipcmark.
+    Local,
+    /// The ranks of the MPI job, placed by its launcher.
+    Mpi,
 }
 
 /// `--fault` values (hidden).
@@ -143,7 +162,7 @@ pub fn after_help() -> String {
         ));
     }
     s.push_str(
-        "\nExamples:\n  ipcmark workload philosophers --duration 10s --place packed,spread\n  ipcmark workload generator-calculator --vector 100000 --ops 10 --migrate generator:at=5:cpu=1\n  ipcmark workload shared-counter --array 4MB --place packed,spread\n\nSee docs/workloads.md for what each figure means and how it relates to the study.",
+        "\nExamples:\n  ipcmark workload philosophers --duration 10s --place packed,spread\n  ipcmark workload generator-calculator --vector 100000 --ops 10 --migrate generator:at=5:cpu=1\n  ipcmark workload shared-counter --array 4MB --place packed,spread\n  mpirun -n 3 ipcmark workload generator-calculator --engine mpi --handoff 25000\n\nSee docs/workloads.md for what each figure means and how it relates to the study, docs/cluster.md for --engine mpi.",
     );
     s
 }
@@ -380,6 +399,128 @@ fn migration(s: &str, roles: &[String], allowed: &[usize]) -> Result<(usize, Mig
     Ok((process, plan))
 }
 
+/// What a workload's report starts as, before any run: the command, the
+/// machine and the settings (local and MPI runs alike).
+pub(super) struct ReportStart<'a> {
+    pub info: &'a WorkloadInfo,
+    pub runs: u32,
+    pub duration: Option<Duration>,
+    pub timeout: Duration,
+    pub processes: Vec<String>,
+    pub parameters: serde_json::Value,
+    pub migrations: Vec<MigrationRecord>,
+    pub environment: environment::Environment,
+}
+
+impl ReportStart<'_> {
+    /// The report, with no configuration yet.
+    pub(super) fn report(self) -> WorkloadReport {
+        WorkloadReport {
+            schema: report::SCHEMA,
+            ipcmark_version: env!("CARGO_PKG_VERSION"),
+            build: json::build::BuildRecord::current(),
+            started_at: crate::output::recorder::now_rfc3339(),
+            finished_at: None,
+            complete: false,
+            command_line: std::env::args().collect(),
+            environment: self.environment,
+            workload: self.info.id,
+            figure: report::figure_info(self.info),
+            settings: report::WorkloadSettings {
+                runs: self.runs,
+                duration_ms: self.duration.map(|d| d.as_secs_f64() * 1e3),
+                timeout_ms: self.timeout.as_secs_f64() * 1e3,
+                processes: self.processes,
+                parameters: self.parameters,
+                migrations: self.migrations,
+            },
+            load: None,
+            configurations: Vec::new(),
+        }
+    }
+}
+
+/// Where a workload's report goes after every run: `--json` and the history.
+pub(super) struct Sink {
+    json: Option<PathBuf>,
+    history: Option<crate::history::RunWriter>,
+}
+
+fn as_value(rep: &WorkloadReport) -> Result<serde_json::Value, Failure> {
+    serde_json::to_value(rep).map_err(|e| Failure::run(format!("cannot represent the report: {e}")))
+}
+
+impl Sink {
+    /// Opens the history (unless `--no-save`) with the report as it starts.
+    pub(super) fn open(
+        json: Option<PathBuf>,
+        db: Option<&std::path::Path>,
+        no_save: bool,
+        rep: &WorkloadReport,
+    ) -> Result<Sink, Failure> {
+        let history = super::history::writer(db, no_save, &as_value(rep)?)?;
+        Ok(Sink { json, history })
+    }
+
+    /// Writes the report as it stands.
+    pub(super) fn save(&mut self, rep: &WorkloadReport) -> Result<(), Failure> {
+        if let Some(path) = &self.json {
+            json::write_atomic(path, rep)
+                .map_err(|e| Failure::run(format!("cannot write {}: {e}", path.display())))?;
+        }
+        match &mut self.history {
+            Some(w) => w.save(&as_value(rep)?).map_err(super::history::failure),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `--engine mpi`: the workload across the ranks of the MPI job.
+#[cfg(feature = "mpi")]
+fn mpi_engine(args: WorkloadArgs, info: WorkloadInfo, params: Params) -> Result<ExitCode, Failure> {
+    for (given, flag) in [
+        (!args.place.is_empty(), "--place"),
+        (!args.migrate.is_empty(), "--migrate"),
+        (args.load.is_some(), "--load"),
+        (args.load_cpus.is_some(), "--load-cpus"),
+    ] {
+        if given {
+            return Err(Failure::usage(format!(
+                "{flag} does not apply to --engine mpi: the MPI launcher places the ranks (--map-by, rankfiles, hostfiles){}",
+                if flag == "--migrate" {
+                    "; --handoff hands a role to another rank"
+                } else {
+                    ""
+                }
+            )));
+        }
+    }
+    if params.fault.is_some_and(|f| f != Fault::Corrupt) {
+        return Err(Failure::usage(
+            "that --fault does not apply to --engine mpi",
+        ));
+    }
+    super::workload_mpi::run(super::workload_mpi::MpiRun {
+        info,
+        params,
+        handoff: args.handoff,
+        runs: args.runs.unwrap_or(DEFAULT_RUNS),
+        timeout: args.timeout,
+        cpu_latency: args.cpu_latency,
+        json: args.json,
+        db: args.db,
+        no_save: args.no_save,
+    })
+}
+
+/// `--engine mpi` in a build without MPI: how to build it.
+#[cfg(not(feature = "mpi"))]
+fn mpi_engine(_: WorkloadArgs, _: WorkloadInfo, _: Params) -> Result<ExitCode, Failure> {
+    Err(Failure::usage(
+        "built without MPI: cargo build --release --features mpi",
+    ))
+}
+
 /// Runs `ipcmark workload`: every configuration `--runs` times, then the tables.
 pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     // Everything is validated before anything runs or is written.
@@ -397,6 +538,14 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     })?;
     let info = w.info();
     let params = params(&args, &info)?;
+    if args.engine == EngineArg::Mpi {
+        return mpi_engine(args, info, params);
+    }
+    if args.handoff.is_some() {
+        return Err(Failure::usage(
+            "--handoff needs --engine mpi (locally, --migrate moves a process between CPUs)",
+        ));
+    }
     let prepared = w.prepare(&params).map_err(Failure::usage)?;
     let roles = prepared.roles();
     let allowed = crate::sys::sched::allowed_cpus()
@@ -420,54 +569,30 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     interrupt::install()
         .map_err(|e| Failure::run(format!("cannot install signal handlers: {e}")))?;
     let env = environment::collect(latency.state.clone());
-    let mut rep = WorkloadReport {
-        schema: report::SCHEMA,
-        ipcmark_version: env!("CARGO_PKG_VERSION"),
-        build: json::build::BuildRecord::current(),
-        started_at: crate::output::recorder::now_rfc3339(),
-        finished_at: None,
-        complete: false,
-        command_line: std::env::args().collect(),
-        environment: env.clone(),
-        workload: info.id,
-        figure: report::figure_info(&info),
-        settings: report::WorkloadSettings {
-            runs,
-            duration_ms: prepared.duration().map(|d| d.as_secs_f64() * 1e3),
-            timeout_ms: args.timeout.as_secs_f64() * 1e3,
-            processes: roles.clone(),
-            parameters: prepared.parameters(),
-            migrations: plans
-                .iter()
-                .enumerate()
-                .filter_map(|(p, plan)| {
-                    plan.as_ref().map(|plan| MigrationRecord {
-                        process: p + 1,
-                        role: roles[p].clone(),
-                        plan: plan.into(),
-                    })
+    let mut rep = ReportStart {
+        info: &info,
+        runs,
+        duration: prepared.duration(),
+        timeout: args.timeout,
+        processes: roles.clone(),
+        parameters: prepared.parameters(),
+        migrations: plans
+            .iter()
+            .enumerate()
+            .filter_map(|(p, plan)| {
+                plan.as_ref().map(|plan| MigrationRecord {
+                    process: p + 1,
+                    role: roles[p].clone(),
+                    plan: plan.into(),
                 })
-                .collect(),
-        },
-        load: None,
-        configurations: Vec::new(),
-    };
-    let as_value = |rep: &WorkloadReport| {
-        serde_json::to_value(rep)
-            .map_err(|e| Failure::run(format!("cannot represent the report: {e}")))
-    };
+            })
+            .collect(),
+        environment: env.clone(),
+    }
+    .report();
     // Kept in the history as it goes, as `ipcmark run` is.
-    let mut history = super::history::writer(args.db.as_deref(), args.no_save, &as_value(&rep)?)?;
-    let mut save = |rep: &WorkloadReport| -> Result<(), Failure> {
-        if let Some(path) = &args.json {
-            json::write_atomic(path, rep)
-                .map_err(|e| Failure::run(format!("cannot write {}: {e}", path.display())))?;
-        }
-        match &mut history {
-            Some(w) => w.save(&as_value(rep)?).map_err(super::history::failure),
-            None => Ok(()),
-        }
-    };
+    let mut sink = Sink::open(args.json.clone(), args.db.as_deref(), args.no_save, &rep)?;
+    let mut save = |rep: &WorkloadReport| sink.save(rep);
 
     let mut results: Vec<ConfigResult> = configs
         .iter()

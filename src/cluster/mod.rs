@@ -10,6 +10,7 @@ pub mod bandwidth;
 pub mod pingpong;
 pub mod ranks;
 pub mod window;
+pub mod workloads;
 
 use mpi::collective::CommunicatorCollectives as _;
 use mpi::environment::Universe;

@@ -8,6 +8,8 @@ pub mod clock;
 pub mod fd;
 pub mod file;
 pub mod mem;
+#[cfg(feature = "mpi")]
+pub mod mpi_window;
 pub mod netns;
 pub mod posix_ipc;
 pub mod process;

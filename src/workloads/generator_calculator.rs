@@ -49,6 +49,24 @@ impl Workload for GeneratorCalculator {
     }
 
     fn prepare(&self, p: &Params) -> Result<Box<dyn Prepared>, String> {
+        Ok(Box::new(Exchange::resolve(p)?))
+    }
+}
+
+/// Resolved settings, shared with the run across MPI ranks
+/// (`cluster::workloads`).
+pub struct Exchange {
+    /// Elements per vector.
+    pub vector: usize,
+    /// Vectors sent.
+    pub ops: u64,
+    /// Test fault: the calculator corrupts one element.
+    pub corrupt: bool,
+}
+
+impl Exchange {
+    /// The defaults applied and the limits checked; an error is a usage error.
+    pub fn resolve(p: &Params) -> Result<Exchange, String> {
         let vector = p.vector.unwrap_or(DEFAULT_VECTOR);
         let ops = p.ops.unwrap_or(DEFAULT_OPS);
         if !(1..=MAX_VECTOR).contains(&vector) {
@@ -59,24 +77,73 @@ impl Workload for GeneratorCalculator {
         if ops == 0 {
             return Err("--ops 0: at least one operation".into());
         }
-        Ok(Box::new(Exchange {
+        Ok(Exchange {
             vector,
             ops,
             corrupt: p.fault == Some(Fault::Corrupt),
-        }))
+        })
     }
-}
 
-/// Resolved settings.
-struct Exchange {
-    vector: usize,
-    ops: u64,
-    corrupt: bool,
-}
-
-impl Exchange {
-    fn message_bytes(&self) -> usize {
+    /// Bytes of one message, question or answer.
+    pub fn message_bytes(&self) -> usize {
         HEADER + 4 * self.vector
+    }
+
+    /// A fresh generator state for [`Exchange::fill_question`].
+    pub fn seed() -> u64 {
+        0x9E37_79B9_7F4A_7C15
+    }
+
+    /// Writes operation `op`'s question into `question` (message_bytes long),
+    /// its elements drawn from the generator state `x`.
+    pub fn fill_question(&self, question: &mut [u8], op: u64, x: &mut u64) {
+        put_u32(question, 0, op as u32);
+        put_u32(question, 4, self.vector as u32);
+        for j in 0..self.vector {
+            *x ^= *x << 13;
+            *x ^= *x >> 7;
+            *x ^= *x << 17;
+            put_u32(question, HEADER + 4 * j, (*x % MAX_ELEMENT + 1) as u32);
+        }
+    }
+
+    /// The calculator's work: every element of the message in `buf`
+    /// replaced by its square, in place (the header is kept).
+    pub fn compute(&self, buf: &mut [u8], op: u64) {
+        for j in 0..self.vector {
+            let at = HEADER + 4 * j;
+            let v = get_u32(buf, at);
+            put_u32(buf, at, v.wrapping_mul(v));
+        }
+        if self.corrupt && op == self.ops / 2 {
+            buf[HEADER] ^= 1;
+        }
+    }
+
+    /// Checks operation `op`'s answer against its question: the header and
+    /// every element's square.
+    pub fn check_answer(&self, question: &[u8], answer: &[u8], op: u64) -> Result<(), String> {
+        if get_u32(answer, 0) != op as u32 || get_u32(answer, 4) != self.vector as u32 {
+            return Err(format!(
+                "operation {}: the answer is headed operation {} with {} elements",
+                op + 1,
+                get_u32(answer, 0) as u64 + 1,
+                get_u32(answer, 4)
+            ));
+        }
+        for j in 0..self.vector {
+            let at = HEADER + 4 * j;
+            let (v, r) = (get_u32(question, at), get_u32(answer, at));
+            if r != v * v {
+                return Err(format!(
+                    "operation {}: element {} came back {r}, expected {v}² = {}",
+                    op + 1,
+                    j + 1,
+                    v * v
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -162,6 +229,7 @@ impl Prepared for Exchange {
                     };
                     ProcessRecord {
                         role,
+                        rank: None,
                         counters: names
                             .iter()
                             .enumerate()
@@ -172,6 +240,7 @@ impl Prepared for Exchange {
                 })
                 .collect(),
             metrics,
+            places: Vec::new(),
         })
     }
 }
@@ -195,42 +264,17 @@ impl Exchange {
         let len = self.message_bytes();
         let mut question = vec![0u8; len];
         let mut answer = vec![0u8; len];
-        let mut x = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut x = Exchange::seed();
         let (mut verified, mut wait_ns) = (0u64, 0u64);
         for op in 0..self.ops {
             m.before_op(op)?;
-            put_u32(&mut question, 0, op as u32);
-            put_u32(&mut question, 4, self.vector as u32);
-            for j in 0..self.vector {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                put_u32(&mut question, HEADER + 4 * j, (x % MAX_ELEMENT + 1) as u32);
-            }
+            self.fill_question(&mut question, op, &mut x);
             write_full(&mut tx, &question)?;
             let sent = monotonic_ns();
             read_full(&mut rx, &mut answer)?;
             wait_ns += monotonic_ns() - sent;
-            if get_u32(&answer, 0) != op as u32 || get_u32(&answer, 4) != self.vector as u32 {
-                return Err(ChannelError::Check(format!(
-                    "operation {}: the answer is headed operation {} with {} elements",
-                    op + 1,
-                    get_u32(&answer, 0) as u64 + 1,
-                    get_u32(&answer, 4)
-                )));
-            }
-            for j in 0..self.vector {
-                let at = HEADER + 4 * j;
-                let (v, r) = (get_u32(&question, at), get_u32(&answer, at));
-                if r != v * v {
-                    return Err(ChannelError::Check(format!(
-                        "operation {}: element {} came back {r}, expected {v}² = {}",
-                        op + 1,
-                        j + 1,
-                        v * v
-                    )));
-                }
-            }
+            self.check_answer(&question, &answer, op)
+                .map_err(ChannelError::Check)?;
             verified += self.vector as u64;
         }
         m.set_ops(self.ops);
@@ -251,14 +295,7 @@ impl Exchange {
         for op in 0..self.ops {
             m.before_op(op)?;
             read_full(&mut rx, &mut buf)?;
-            for j in 0..self.vector {
-                let at = HEADER + 4 * j;
-                let v = get_u32(&buf, at);
-                put_u32(&mut buf, at, v.wrapping_mul(v));
-            }
-            if self.corrupt && op == self.ops / 2 {
-                buf[HEADER] ^= 1;
-            }
+            self.compute(&mut buf, op);
             computed += self.vector as u64;
             write_full(&mut tx, &buf)?;
         }

@@ -10,9 +10,9 @@
 //! arguments; the figures' tables and JSON come from the `output` layer.
 
 mod common;
-mod generator_calculator;
-mod philosophers;
-mod shared_counter;
+pub mod generator_calculator;
+pub mod philosophers;
+pub mod shared_counter;
 
 use crate::engine::os::group::{MemberReport, Migration};
 use crate::engine::os::objects::ObjectNamer;
@@ -169,10 +169,33 @@ pub struct RunContext<'a> {
 pub struct ProcessRecord {
     /// Its role, e.g. "philosopher 2" or "calculator".
     pub role: String,
+    /// Across MPI ranks: its rank, whose node is in [`RunRecord::places`].
+    pub rank: Option<usize>,
     /// What the engine recorded: CPUs, migrations, operations, time.
     pub report: MemberReport,
     /// The workload's own counters, named.
     pub counters: Vec<(&'static str, u64)>,
+}
+
+/// Where one process of a run across MPI ranks ran: its node, as the
+/// study's tables named it. Local runs have none (their CPUs are in the
+/// processes' reports).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    /// The MPI rank.
+    pub rank: usize,
+    /// What the rank did ("generator", "arbiter", "idle"…).
+    pub role: String,
+    /// The node's host name.
+    pub host: String,
+    /// The node's number: nodes numbered by first appearance in rank order.
+    pub node: usize,
+    /// The process id on its node.
+    pub pid: u32,
+    /// The CPUs the launcher bound it to (every CPU when it bound nothing).
+    pub allowed_cpus: Vec<usize>,
+    /// The CPU it was on when the run started.
+    pub cpu: Option<usize>,
 }
 
 /// One finished run.
@@ -188,6 +211,9 @@ pub struct RunRecord {
     pub processes: Vec<ProcessRecord>,
     /// Run-level figures, named (totals, fairness, the verified final sum…).
     pub metrics: Vec<(&'static str, f64)>,
+    /// Across MPI ranks: every rank's node and CPU, in rank order (empty
+    /// for a local run).
+    pub places: Vec<Place>,
 }
 
 /// Why a run produced no figure.

@@ -86,6 +86,36 @@ impl Workload for Philosophers {
     }
 
     fn prepare(&self, p: &Params) -> Result<Box<dyn Prepared>, String> {
+        Ok(Box::new(Table::resolve(p)?))
+    }
+}
+
+/// Resolved settings, shared with the run across MPI ranks
+/// (`cluster::workloads`).
+pub struct Table {
+    /// Philosophers at the table.
+    pub n: usize,
+    /// The forks' primitive, for the local run.
+    pub kind: LockKind,
+    /// Thinking time, a sleep.
+    pub think: Duration,
+    /// Eating time, as CPU work.
+    pub eat: Duration,
+    /// Length of a run.
+    pub duration: Duration,
+    /// Steps of [`common::spin_work`] per ms, calibrated here.
+    pub work_per_ms: f64,
+    /// Steps of CPU work one meal takes.
+    pub eat_iters: u64,
+    split_take: bool,
+    /// Test fault: philosophers eat without taking their forks.
+    skip_forks: bool,
+}
+
+impl Table {
+    /// The defaults applied and the limits checked (an error is a usage
+    /// error), and the CPU work of a meal calibrated on this machine.
+    pub fn resolve(p: &Params) -> Result<Table, String> {
         let n = p.philosophers.unwrap_or(DEFAULT_PHILOSOPHERS);
         let kind = p.mechanism.unwrap_or(LockKind::SysvSem);
         if !(2..=MAX_PHILOSOPHERS).contains(&n) {
@@ -100,7 +130,7 @@ impl Workload for Philosophers {
         }
         let eat = p.eat.unwrap_or(DEFAULT_EAT);
         let work_per_ms = common::calibrate_work();
-        Ok(Box::new(Table {
+        Ok(Table {
             n,
             kind,
             think: p.think.unwrap_or(DEFAULT_THINK),
@@ -110,22 +140,29 @@ impl Workload for Philosophers {
             eat_iters: (eat.as_secs_f64() * 1e3 * work_per_ms).round() as u64,
             split_take: p.fault == Some(Fault::SplitTake),
             skip_forks: p.fault == Some(Fault::SkipForks),
-        }))
+        })
+    }
+
+    /// Eats: the meal's CPU work.
+    pub fn eat_once(&self) {
+        common::spin_work(self.eat_iters);
+    }
+
+    /// Philosopher `i`'s forks (from 0): left and right.
+    pub fn forks_of(&self, i: usize) -> (usize, usize) {
+        (i, (i + 1) % self.n)
     }
 }
 
-/// Resolved settings.
-struct Table {
-    n: usize,
-    kind: LockKind,
-    think: Duration,
-    eat: Duration,
-    duration: Duration,
-    work_per_ms: f64,
-    eat_iters: u64,
-    split_take: bool,
-    /// Test fault: philosophers eat without taking their forks.
-    skip_forks: bool,
+/// The run-level figures of a table from each philosopher's meals: total,
+/// min, max and Jain's fairness index.
+pub fn meal_metrics(meals: &[u64]) -> Vec<(&'static str, f64)> {
+    vec![
+        ("total_meals", meals.iter().sum::<u64>() as f64),
+        ("min_meals", meals.iter().copied().min().unwrap_or(0) as f64),
+        ("max_meals", meals.iter().copied().max().unwrap_or(0) as f64),
+        ("jain_fairness", crate::stats::jain_index(meals)),
+    ]
 }
 
 fn ms(d: Duration) -> f64 {
@@ -178,14 +215,11 @@ impl Prepared for Table {
         let total: u64 = meals.iter().sum();
         let checks: u64 = report.members.iter().map(|m| m.counters[3]).sum();
         let owner_checks: u64 = report.members.iter().map(|m| m.counters[4]).sum();
-        let metrics = vec![
-            ("total_meals", total as f64),
-            ("min_meals", meals.iter().copied().min().unwrap_or(0) as f64),
-            ("max_meals", meals.iter().copied().max().unwrap_or(0) as f64),
-            ("jain_fairness", crate::stats::jain_index(&meals)),
+        let mut metrics = meal_metrics(&meals);
+        metrics.extend([
             ("table_checks", checks as f64),
             ("owner_checks", owner_checks as f64),
-        ];
+        ]);
         Ok(RunRecord {
             elapsed_ns: report.elapsed_ns,
             stopped_after_ns: report.stopped_after_ns,
@@ -196,6 +230,7 @@ impl Prepared for Table {
                 .zip(roles)
                 .map(|(r, role)| ProcessRecord {
                     role,
+                    rank: None,
                     counters: COUNTERS
                         .iter()
                         .enumerate()
@@ -205,6 +240,7 @@ impl Prepared for Table {
                 })
                 .collect(),
             metrics,
+            places: Vec::new(),
         })
     }
 }
@@ -219,7 +255,7 @@ impl Table {
         owners: &Owners,
     ) -> Result<(), ChannelError> {
         let i = m.index();
-        let mine = forks.forks_of(i);
+        let mine = self.forks_of(i);
         let mut snapshot = vec![0u16; 2 * self.n];
         let (mut meals, mut hungry_ns, mut eating_ns) = (0u64, 0u64, 0u64);
         let (mut checks, mut owner_checks) = (0u64, 0u64);
@@ -243,7 +279,7 @@ impl Table {
             }
             forks.check(&mut snapshot)?;
             owners.verify(i, mine)?;
-            common::spin_work(self.eat_iters);
+            self.eat_once();
             forks.check(&mut snapshot)?;
             owners.verify(i, mine)?;
             checks += 2;
@@ -626,10 +662,11 @@ fn futex_take(word: &AtomicU32, need: u32, eat: u32) -> Result<(), ChannelError>
 }
 
 /// The table's invariant on one atomic snapshot (bit f of `taken`: fork f is
-/// off the table; bit p of `eating`: philosopher p eats). Fork f lies between
+/// off the table; bit p of `eating`: philosopher p eats); the MPI arbiter
+/// checks its own table with it after every grant and release. Fork f lies between
 /// philosopher f (its left fork) and philosopher f−1 (its right fork); it is
 /// off the table exactly when one of the two eats.
-fn check_table(n: usize, taken: u32, eating: u32) -> Result<(), String> {
+pub fn check_table(n: usize, taken: u32, eating: u32) -> Result<(), String> {
     let eats = |p: usize| eating & bit(p) != 0;
     for f in 0..n {
         let (a, b) = ((f + n - 1) % n, f);

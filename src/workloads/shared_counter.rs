@@ -70,6 +70,28 @@ impl Workload for SharedCounter {
     }
 
     fn prepare(&self, p: &Params) -> Result<Box<dyn Prepared>, String> {
+        Ok(Box::new(Counter::resolve(p)?))
+    }
+}
+
+/// Resolved settings, shared with the run across MPI ranks
+/// (`cluster::workloads`).
+pub struct Counter {
+    /// 32-bit elements of the array.
+    pub elements: usize,
+    /// Sum at which the counters stop.
+    pub threshold: u64,
+    /// The lock (`--mechanism`), for the local run.
+    pub kind: LockKind,
+    /// Sleep after each pass, outside the lock.
+    pub pause: Duration,
+    /// Test fault: one increment doubled.
+    pub corrupt: bool,
+}
+
+impl Counter {
+    /// The defaults applied and the limits checked; an error is a usage error.
+    pub fn resolve(p: &Params) -> Result<Counter, String> {
         let bytes = p.array_bytes.unwrap_or(DEFAULT_ARRAY_BYTES);
         if bytes == 0 || !bytes.is_multiple_of(4) || bytes > MAX_ARRAY_BYTES {
             return Err(format!(
@@ -91,28 +113,51 @@ impl Workload for SharedCounter {
                 u32::MAX
             ));
         }
-        Ok(Box::new(Counter {
+        Ok(Counter {
             elements,
             threshold,
             kind: p.mechanism.unwrap_or(LockKind::SysvSem),
             pause: p.pause.unwrap_or(Duration::ZERO),
             corrupt: p.fault == Some(Fault::Corrupt),
-        }))
+        })
     }
-}
 
-/// Resolved settings.
-struct Counter {
-    elements: usize,
-    threshold: u64,
-    kind: LockKind,
-    pause: Duration,
-    corrupt: bool,
-}
-
-impl Counter {
-    fn passes(&self) -> u64 {
+    /// Passes the threshold takes: threshold / elements.
+    pub fn passes(&self) -> u64 {
         self.threshold / self.elements as u64
+    }
+
+    /// The array's size as the study wrote it (4 B, 40 KB, 4 MB).
+    pub fn array_label(&self) -> String {
+        human_bytes(4 * self.elements)
+    }
+
+    /// The final check, once every counter has stopped: every element holds
+    /// threshold / elements, the sum is the threshold, and the passes the
+    /// counters reported add up to it. Returns the sum.
+    pub fn check_final(&self, array: &[u32], passes_reported: u64) -> Result<u64, String> {
+        let sum: u64 = array.iter().map(|&a| a as u64).sum();
+        let per_element = self.passes();
+        if let Some(j) = array.iter().position(|&a| a as u64 != per_element) {
+            return Err(format!(
+                "check failed: element {} holds {}, expected {per_element} (final sum {sum}, threshold {}): increments were lost or doubled",
+                j + 1,
+                array[j],
+                self.threshold
+            ));
+        }
+        if sum != self.threshold {
+            return Err(format!(
+                "check failed: final sum {sum}, expected the threshold {}",
+                self.threshold
+            ));
+        }
+        if passes_reported != per_element {
+            return Err(format!(
+                "check failed: the processes reported {passes_reported} passes, the array holds {per_element}"
+            ));
+        }
+        Ok(sum)
     }
 }
 
@@ -124,7 +169,7 @@ impl Prepared for Counter {
     fn title(&self) -> String {
         let mut t = format!(
             "shared-counter: {} array ({} element(s)), threshold {} ({} passes), {} lock",
-            human_bytes(4 * self.elements),
+            self.array_label(),
             self.elements,
             self.threshold,
             self.passes(),
@@ -166,32 +211,13 @@ impl Prepared for Counter {
         let report = common::finish(group, ctx, &roles, None, longest)?;
 
         // The final check, in the parent once both processes are gone.
-        let array = map.atomic_u32_slice(ARRAY_OFFSET, self.elements);
-        let sum: u64 = array.iter().map(|a| a.load(Ordering::Acquire) as u64).sum();
-        let per_element = self.passes();
-        if let Some(j) = array
+        let array: Vec<u32> = map
+            .atomic_u32_slice(ARRAY_OFFSET, self.elements)
             .iter()
-            .position(|a| a.load(Ordering::Relaxed) as u64 != per_element)
-        {
-            return Err(RunError::Failed(format!(
-                "check failed: element {} holds {}, expected {per_element} (final sum {sum}, threshold {}): increments were lost or doubled",
-                j + 1,
-                array[j].load(Ordering::Relaxed),
-                self.threshold
-            )));
-        }
-        if sum != self.threshold {
-            return Err(RunError::Failed(format!(
-                "check failed: final sum {sum}, expected the threshold {}",
-                self.threshold
-            )));
-        }
+            .map(|a| a.load(Ordering::Acquire))
+            .collect();
         let passes: u64 = report.members.iter().map(|m| m.ops).sum();
-        if passes != per_element {
-            return Err(RunError::Failed(format!(
-                "check failed: the processes reported {passes} passes, the array holds {per_element}"
-            )));
-        }
+        let sum = self.check_final(&array, passes).map_err(RunError::Failed)?;
         let elapsed = report.elapsed_ns;
         let metrics = vec![
             ("time_ns", elapsed as f64),
@@ -209,6 +235,7 @@ impl Prepared for Counter {
                 .zip(roles)
                 .map(|(r, role)| ProcessRecord {
                     role,
+                    rank: None,
                     counters: COUNTERS
                         .iter()
                         .enumerate()
@@ -218,6 +245,7 @@ impl Prepared for Counter {
                 })
                 .collect(),
             metrics,
+            places: Vec::new(),
         })
     }
 }

@@ -12,12 +12,16 @@
 //! [`usage`]: the bad-usage checker; [`nobody`]: runs as an unprivileged user;
 //! [`testbed`]: two hosts on this machine, in network namespaces.
 
+#[cfg(feature = "mpi")]
+mod mpi;
 mod nobody;
 mod registry;
 mod report;
 mod testbed;
 mod usage;
 
+#[cfg(feature = "mpi")]
+pub use mpi::*;
 pub use nobody::*;
 pub use registry::*;
 pub use report::*;

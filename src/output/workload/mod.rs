@@ -71,6 +71,7 @@ mod tests {
                 .iter()
                 .map(|&o| ProcessRecord {
                     role: "p".into(),
+                    rank: None,
                     report: MemberReport {
                         cpu_placed: Some(0),
                         cpu_start: Some(0),
@@ -86,6 +87,7 @@ mod tests {
                 })
                 .collect(),
             metrics: vec![("per_op_ns", 10.0)],
+            places: Vec::new(),
         }
     }
 

@@ -156,6 +156,29 @@ pub struct RunJson {
     /// Every process.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub processes: Option<Vec<ProcessJson>>,
+    /// `--engine mpi`: every rank of the job, in rank order, with its node
+    /// and CPU; absent for a local run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<Vec<RankJson>>,
+}
+
+/// One MPI rank of one run (`--engine mpi`).
+#[derive(Debug, Serialize)]
+pub struct RankJson {
+    /// The rank in `MPI_COMM_WORLD`.
+    pub rank: usize,
+    /// What it did in the run.
+    pub role: String,
+    /// Its node's number, by first appearance in rank order (node 0 is rank 0's).
+    pub node: usize,
+    /// Its node's host name (`MPI_Get_processor_name`).
+    pub host: String,
+    /// Its process id on that node.
+    pub pid: u32,
+    /// The CPUs the launcher bound it to.
+    pub allowed_cpus: Vec<usize>,
+    /// The CPU it was on at the start of the run.
+    pub cpu: Option<usize>,
 }
 
 /// One process of one run.
@@ -183,6 +206,15 @@ pub struct ProcessJson {
     pub time_ns: u64,
     /// The workload's counters.
     pub counters: BTreeMap<&'static str, u64>,
+    /// `--engine mpi`: its rank (absent for a local run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank: Option<usize>,
+    /// `--engine mpi`: its node's number (see the run's `ranks`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<usize>,
+    /// `--engine mpi`: its node's host name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// Over the successful runs of a configuration.
@@ -267,6 +299,7 @@ fn run_json(i: usize, r: &Result<RunRecord, String>) -> RunJson {
             stopped_after_ns: None,
             metrics: None,
             processes: None,
+            ranks: None,
         },
         Ok(r) => RunJson {
             run: i + 1,
@@ -280,21 +313,43 @@ fn run_json(i: usize, r: &Result<RunRecord, String>) -> RunJson {
                 r.processes
                     .iter()
                     .enumerate()
-                    .map(|(p, pr)| ProcessJson {
-                        process: p + 1,
-                        role: pr.role.clone(),
-                        cpu_placed: pr.report.cpu_placed,
-                        cpu_start: pr.report.cpu_start,
-                        cpu_end: pr.report.cpu_end,
-                        cpus_seen: pr.report.cpus_seen.clone(),
-                        migrations: pr.report.migrations,
-                        migration_misses: pr.report.migration_misses,
-                        ops: pr.report.ops,
-                        time_ns: pr.report.time_ns,
-                        counters: pr.counters.iter().copied().collect(),
+                    .map(|(p, pr)| {
+                        let place = pr
+                            .rank
+                            .and_then(|k| r.places.iter().find(|pl| pl.rank == k));
+                        ProcessJson {
+                            process: p + 1,
+                            role: pr.role.clone(),
+                            cpu_placed: pr.report.cpu_placed,
+                            cpu_start: pr.report.cpu_start,
+                            cpu_end: pr.report.cpu_end,
+                            cpus_seen: pr.report.cpus_seen.clone(),
+                            migrations: pr.report.migrations,
+                            migration_misses: pr.report.migration_misses,
+                            ops: pr.report.ops,
+                            time_ns: pr.report.time_ns,
+                            counters: pr.counters.iter().copied().collect(),
+                            rank: pr.rank,
+                            node: place.map(|pl| pl.node),
+                            host: place.map(|pl| pl.host.clone()),
+                        }
                     })
                     .collect(),
             ),
+            ranks: (!r.places.is_empty()).then(|| {
+                r.places
+                    .iter()
+                    .map(|pl| RankJson {
+                        rank: pl.rank,
+                        role: pl.role.clone(),
+                        node: pl.node,
+                        host: pl.host.clone(),
+                        pid: pl.pid,
+                        allowed_cpus: pl.allowed_cpus.clone(),
+                        cpu: pl.cpu,
+                    })
+                    .collect()
+            }),
         },
     }
 }

@@ -181,7 +181,55 @@ pub fn render(
         Headline::Count => render_counts(&mut out, info, roles, migrations, configs, &factors),
         Headline::Time => render_times(&mut out, info, migrations, configs, &factors),
     }
+    render_places(&mut out, configs);
     out
+}
+
+/// Across MPI ranks: where every rank ran, a row per rank grouped by node,
+/// as the study's tables named each process's node. The first successful
+/// run's; a note says when a later run was placed otherwise.
+fn render_places(out: &mut String, configs: &[ConfigResult]) {
+    let runs: Vec<&RunRecord> = configs
+        .iter()
+        .flat_map(ok_runs)
+        .filter(|r| !r.places.is_empty())
+        .collect();
+    let Some(first) = runs.first() else {
+        return;
+    };
+    let mut places = first.places.clone();
+    places.sort_by_key(|p| (p.node, p.rank));
+    let mut t = new_table(
+        ["node", "host", "rank", "role", "pid", "bound CPUs", "CPU"]
+            .map(String::from)
+            .to_vec(),
+    );
+    for p in &places {
+        let bound: Vec<Option<usize>> = p.allowed_cpus.iter().map(|&c| Some(c)).collect();
+        t.add_row(vec![
+            p.node.to_string(),
+            p.host.clone(),
+            p.rank.to_string(),
+            p.role.clone(),
+            p.pid.to_string(),
+            cpu_list(&bound),
+            cpu_list(&[p.cpu]),
+        ]);
+    }
+    align_right(&mut t, 2..3);
+    let nodes = places.iter().map(|p| p.node).max().map_or(0, |n| n + 1);
+    out.push_str(&format!(
+        "\nwhere each rank ran ({nodes} node(s); placed by the MPI launcher, ipcmark pins nothing)\n{t}\n"
+    ));
+    let moved = runs.iter().skip(1).any(|r| {
+        r.places
+            .iter()
+            .zip(&first.places)
+            .any(|(a, b)| a.host != b.host || a.cpu != b.cpu)
+    });
+    if moved {
+        out.push_str("note: later runs had ranks on other nodes or CPUs; every run's places are in the JSON (ranks)\n");
+    }
 }
 
 fn render_counts(
@@ -366,6 +414,9 @@ fn render_times(
         }
         notes.push(format!("{}: CPUs read back {}", c.name, read_back(c)));
         notes.extend(config_notes(c, info, migrations));
+        if let Some(n) = handoff_note(&runs) {
+            notes.push(n);
+        }
     }
     let cols = t.column_count();
     align_right(&mut t, 2..cols);
@@ -374,6 +425,30 @@ fn render_times(
         out.push_str(&format!("{n}\n"));
     }
     out.push_str("time = start of all processes to the last one finishing; factor = mean time / best mean time (1 = fastest configuration)\n");
+}
+
+/// Across MPI ranks with `--handoff`: how many hand-offs a run made and
+/// what one cost, never called a migration (MPI has none).
+fn handoff_note(runs: &[&RunRecord]) -> Option<String> {
+    let with: Vec<&&RunRecord> = runs
+        .iter()
+        .filter(|r| metric(r, "handoffs") > 0.0)
+        .collect();
+    if with.is_empty() {
+        return None;
+    }
+    let n = with.len() as f64;
+    let mean = |k: &str| with.iter().map(|r| metric(r, k)).sum::<f64>() / n;
+    let max = with
+        .iter()
+        .map(|r| metric(r, "handoff_max_ns"))
+        .fold(0.0, f64::max);
+    Some(format!(
+        "hand-off (application-level): {:.1} per run, mean {} µs, longest {} µs (the role's state sent to a spare rank and acknowledged; MPI has no process migration)",
+        mean("handoffs"),
+        us(mean("handoff_mean_ns")),
+        us(max)
+    ))
 }
 
 /// The machine, one line.
@@ -403,5 +478,55 @@ mod tests {
         assert_eq!(process_headers(&roles), (roles.clone(), None));
         assert_eq!(fmt_s(1.2345e9), "1.234");
         assert_eq!(fmt_s(9.2e5), "0.000920");
+    }
+
+    #[test]
+    fn a_run_across_ranks_names_every_node_and_its_hand_offs_are_not_migrations() {
+        use crate::workloads::Place;
+        let mut c = super::super::tests::config("mpi", &[1e6]);
+        let place = |rank: usize, host: &str, node: usize, role: &str| Place {
+            rank,
+            role: role.into(),
+            host: host.into(),
+            node,
+            pid: 100 + rank as u32,
+            allowed_cpus: vec![0, 1],
+            cpu: Some(rank % 2),
+        };
+        if let Ok(r) = &mut c.runs[0] {
+            r.places = vec![
+                place(0, "node-a", 0, "generator"),
+                place(1, "node-b", 1, "calculator"),
+                place(2, "node-a", 0, "spare calculator 1"),
+            ];
+            r.metrics.extend([
+                ("handoffs", 3.0),
+                ("handoff_mean_ns", 2e5),
+                ("handoff_max_ns", 3e5),
+            ]);
+        }
+        let mut out = String::new();
+        render_places(&mut out, std::slice::from_ref(&c));
+        assert!(out.contains("2 node(s)"), "{out}");
+        assert!(
+            out.contains("node-b") && out.contains("spare calculator 1"),
+            "{out}"
+        );
+        let runs = ok_runs(&c);
+        let note = handoff_note(&runs).unwrap();
+        assert!(
+            note.starts_with("hand-off (application-level): 3.0 per run"),
+            "{note}"
+        );
+        assert!(
+            note.contains("mean 200 µs") && !note.contains("migrated"),
+            "{note}"
+        );
+        // A local run has no places and no hand-offs: nothing is added.
+        let local = super::super::tests::config("packed", &[1e6]);
+        let mut out = String::new();
+        render_places(&mut out, std::slice::from_ref(&local));
+        assert!(out.is_empty());
+        assert!(handoff_note(&ok_runs(&local)).is_none());
     }
 }

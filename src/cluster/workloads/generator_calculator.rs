@@ -1,0 +1,327 @@
+//! `generator-calculator --engine mpi`: the study's two pipes become MPI
+//! messages. Rank 0 is the generator, rank 1 the calculator, ranks 2 and up
+//! spares. The messages, the squaring and the check of every element are
+//! the local workload's ([`Exchange`]).
+//!
+//! `--handoff K`: MPI cannot move a process, so the calculator's *role* is
+//! moved instead. Every K vectors the rank playing it sends its state (the
+//! next vector's number and the elements computed so far by every rank) to the
+//! next rank in the rotation 1, 2, …, size−1, 1, …, which checks that the
+//! state continues where it expects, acknowledges it and serves the next K
+//! vectors. The generator knows the rotation and sends each question to the
+//! rank whose turn it is. The handing rank times each hand-off from sending
+//! the state to receiving the acknowledgement: an application-level
+//! hand-off, not a migration.
+
+use super::{Job, MpiWorkload, STATS, Stats, places, process, stats};
+use crate::sys::clock::monotonic_ns;
+use crate::workloads::generator_calculator::Exchange;
+use crate::workloads::{Params, RunRecord};
+use std::time::Duration;
+
+/// Tags: a question, its answer, a handed state, its acknowledgement.
+const QUESTION: i32 = 11;
+const ANSWER: i32 = 12;
+const STATE: i32 = 13;
+const ACK: i32 = 14;
+
+const GENERATOR_COUNTERS: [&str; 2] = ["verified_elements", "reply_wait_ns"];
+const CALCULATOR_COUNTERS: [&str; 4] = [
+    "computed_elements",
+    "handoffs",
+    "handoff_ns",
+    "handoff_max_ns",
+];
+
+/// The workload and its hand-off period.
+pub struct Mpi {
+    ex: Exchange,
+    handoff: Option<u64>,
+}
+
+/// The local workload's settings, and the hand-off period.
+pub fn prepare(params: &Params, handoff: Option<u64>) -> Result<Mpi, String> {
+    if handoff == Some(0) {
+        return Err("--handoff 0: at least one vector between hand-offs".into());
+    }
+    Ok(Mpi {
+        ex: Exchange::resolve(params)?,
+        handoff,
+    })
+}
+
+impl Mpi {
+    /// Vectors per turn of the calculator role.
+    fn period(&self) -> u64 {
+        self.handoff.unwrap_or(self.ex.ops)
+    }
+
+    /// The ranks that take turns as the calculator.
+    fn holders(&self, size: usize) -> Vec<usize> {
+        match self.handoff {
+            Some(_) => (1..size).collect(),
+            None => vec![1],
+        }
+    }
+
+    /// The rank that answers vector `op`.
+    fn holder_of(&self, op: u64, holders: &[usize]) -> usize {
+        holders[((op / self.period()) % holders.len() as u64) as usize]
+    }
+
+    fn generator(&self, job: &Job, holders: &[usize]) -> Result<Stats, String> {
+        let len = self.ex.message_bytes();
+        let (mut question, mut answer) = (vec![0u8; len], vec![0u8; len]);
+        let mut x = Exchange::seed();
+        let (mut verified, mut wait_ns) = (0u64, 0u64);
+        job.barrier();
+        let start = monotonic_ns();
+        for op in 0..self.ex.ops {
+            let to = self.holder_of(op, holders);
+            self.ex.fill_question(&mut question, op, &mut x);
+            job.send(to, QUESTION, &question);
+            let sent = monotonic_ns();
+            job.recv(to, ANSWER, &mut answer, "answer")?;
+            wait_ns += monotonic_ns() - sent;
+            self.ex.check_answer(&question, &answer, op)?;
+            verified += self.ex.vector as u64;
+        }
+        Ok(stats(self.ex.ops, start, &[verified, wait_ns]))
+    }
+
+    /// A rank that plays the calculator in its turns (or never).
+    fn calculator(&self, job: &Job, holders: &[usize]) -> Result<Stats, String> {
+        let mut buf = vec![0u8; self.ex.message_bytes()];
+        let (mut served, mut computed, mut handoffs) = (0u64, 0u64, 0u64);
+        // Elements computed by every rank that played the role: the state.
+        let mut total = 0u64;
+        let (mut handoff_ns, mut handoff_max) = (0u64, 0u64);
+        let period = self.period();
+        let turns = self.ex.ops.div_ceil(period);
+        job.barrier();
+        let start = monotonic_ns();
+        for turn in 0..turns {
+            let first = turn * period;
+            if self.holder_of(first, holders) != job.rank {
+                continue;
+            }
+            if turn > 0 {
+                let from = self.holder_of(first - 1, holders);
+                let mut state = [0u64; 2];
+                job.recv(from, STATE, &mut state, "handed state")?;
+                if state != [first, first * self.ex.vector as u64] {
+                    return Err(format!(
+                        "rank {}: the calculator's state handed by rank {from} resumes at vector {} with {} elements computed, expected {} with {}",
+                        job.rank,
+                        state[0] + 1,
+                        state[1],
+                        first + 1,
+                        first * self.ex.vector as u64
+                    ));
+                }
+                total = state[1];
+                job.send(from, ACK, &[first]);
+            }
+            let last = (first + period).min(self.ex.ops);
+            for op in first..last {
+                job.recv(0, QUESTION, &mut buf, "question")?;
+                self.ex.compute(&mut buf, op);
+                job.send(0, ANSWER, &buf);
+                computed += self.ex.vector as u64;
+                total += self.ex.vector as u64;
+                served += 1;
+            }
+            if last < self.ex.ops {
+                let to = self.holder_of(last, holders);
+                let t = monotonic_ns();
+                // The role's state: where it stands and what it has done.
+                job.send(to, STATE, &[last, total]);
+                let mut ack = [0u64; 1];
+                job.recv(to, ACK, &mut ack, "hand-off acknowledgement")?;
+                let took = monotonic_ns() - t;
+                if ack[0] != last {
+                    return Err(format!(
+                        "rank {}: rank {to} acknowledged vector {}, expected {}",
+                        job.rank,
+                        ack[0] + 1,
+                        last + 1
+                    ));
+                }
+                handoffs += 1;
+                handoff_ns += took;
+                handoff_max = handoff_max.max(took);
+            }
+        }
+        // Counted by the rank that hands the role on: each hand-off once.
+        Ok(stats(
+            served,
+            start,
+            &[computed, handoffs, handoff_ns, handoff_max],
+        ))
+    }
+}
+
+impl MpiWorkload for Mpi {
+    fn min_ranks(&self) -> usize {
+        if self.handoff.is_some() { 3 } else { 2 }
+    }
+
+    fn roles(&self, size: usize) -> Vec<String> {
+        (0..size)
+            .map(|r| match r {
+                0 => "generator".to_string(),
+                1 => "calculator".to_string(),
+                r if self.handoff.is_some() => format!("spare calculator {}", r - 1),
+                _ => "idle".to_string(),
+            })
+            .collect()
+    }
+
+    fn workers(&self, size: usize) -> Vec<usize> {
+        let mut w = vec![0];
+        w.extend(self.holders(size));
+        w
+    }
+
+    fn title(&self) -> String {
+        let mut t = format!(
+            "generator-calculator across MPI ranks: vectors of {} element(s) ({} B messages), {} operations, MPI_Send/MPI_Recv",
+            self.ex.vector,
+            self.ex.message_bytes(),
+            self.ex.ops
+        );
+        if let Some(k) = self.handoff {
+            t.push_str(&format!(
+                ", calculator handed to the next rank every {k} vectors"
+            ));
+        }
+        t
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        serde_json::json!({
+            "vector": self.ex.vector,
+            "ops": self.ex.ops,
+            "element_bytes": 4,
+            "message_bytes": self.ex.message_bytes(),
+            "engine": "mpi",
+            "handoff_every": self.handoff,
+        })
+    }
+
+    fn duration(&self) -> Option<Duration> {
+        None
+    }
+
+    fn run(&self, job: &Job) -> Result<Option<RunRecord>, String> {
+        let raw = job.places();
+        let holders = self.holders(job.size);
+        let mine = match job.rank {
+            0 => self.generator(job, &holders)?,
+            r if holders.contains(&r) => self.calculator(job, &holders)?,
+            _ => {
+                job.barrier();
+                [0; STATS]
+            }
+        };
+        let all = job.gather(&mine);
+        if job.rank != 0 {
+            return Ok(None);
+        }
+        let roles = self.roles(job.size);
+        let served: u64 = holders.iter().map(|&r| all[r][super::OPS]).sum();
+        if served != self.ex.ops {
+            return Err(format!(
+                "the calculator ranks answered {served} vectors, the generator sent {}",
+                self.ex.ops
+            ));
+        }
+        let elapsed = all[0][super::TIME];
+        let verified = all[0][super::STATS - super::COUNTERS];
+        let c = super::STATS - super::COUNTERS;
+        let handoffs: u64 = holders.iter().map(|&r| all[r][c + 1]).sum();
+        let handoff_ns: u64 = holders.iter().map(|&r| all[r][c + 2]).sum();
+        let handoff_max = holders.iter().map(|&r| all[r][c + 3]).max().unwrap_or(0);
+        let mut metrics = vec![
+            ("time_ns", elapsed as f64),
+            ("per_op_ns", elapsed as f64 / self.ex.ops as f64),
+            ("verified_elements", verified as f64),
+        ];
+        if self.handoff.is_some() {
+            let expected = self.ex.ops.div_ceil(self.period()) - 1;
+            if handoffs != expected {
+                return Err(format!(
+                    "{handoffs} hand-offs were made, expected {expected}"
+                ));
+            }
+            metrics.extend([
+                ("handoffs", handoffs as f64),
+                (
+                    "handoff_mean_ns",
+                    if handoffs > 0 {
+                        handoff_ns as f64 / handoffs as f64
+                    } else {
+                        0.0
+                    },
+                ),
+                ("handoff_max_ns", handoff_max as f64),
+            ]);
+        }
+        let processes = self
+            .workers(job.size)
+            .into_iter()
+            .map(|r| {
+                let names: &[&'static str] = if r == 0 {
+                    &GENERATOR_COUNTERS
+                } else {
+                    &CALCULATOR_COUNTERS
+                };
+                process(&roles[r], r, &raw[r], &all[r], names)
+            })
+            .collect();
+        Ok(Some(RunRecord {
+            elapsed_ns: elapsed,
+            stopped_after_ns: None,
+            figure: elapsed as f64,
+            processes,
+            metrics,
+            places: places(&raw, &roles),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_calculator_role_rotates_every_k_vectors_over_the_ranks_after_the_generator() {
+        let p = Params {
+            ops: Some(2000),
+            ..Params::default()
+        };
+        let w = prepare(&p, Some(500)).unwrap();
+        let holders = w.holders(3);
+        assert_eq!(holders, [1, 2]);
+        let at = |op| w.holder_of(op, &holders);
+        assert_eq!(
+            [at(0), at(499), at(500), at(999), at(1000), at(1999)],
+            [1, 1, 2, 2, 1, 2]
+        );
+        assert_eq!(
+            w.roles(4),
+            [
+                "generator",
+                "calculator",
+                "spare calculator 1",
+                "spare calculator 2"
+            ]
+        );
+        // Without --handoff rank 1 answers everything and the rest idle.
+        let w = prepare(&p, None).unwrap();
+        assert_eq!(w.holders(4), [1]);
+        assert_eq!(w.holder_of(1999, &[1]), 1);
+        assert_eq!(w.roles(3)[2], "idle");
+        assert!(prepare(&p, Some(0)).is_err());
+    }
+}

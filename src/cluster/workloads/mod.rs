@@ -1,0 +1,321 @@
+//! The OpenSSI study's three workloads across the ranks of an MPI job
+//! (`ipcmark workload NAME --engine mpi`, docs/cluster.md): the same
+//! settings, checks and records as the local workloads (`crate::workloads`),
+//! with MPI messages or an MPI window in place of pipes, semaphores and
+//! shared memory. One file per workload.
+//!
+//! Every rank runs every run: where the ranks are ([`super::ranks::gather`]),
+//! a barrier, its role, then its figures gathered on rank 0, which alone
+//! returns the [`RunRecord`]. Which rank plays which role is fixed by rank
+//! order (each workload's [`MpiWorkload::roles`]), so the launcher's mapping
+//! (`--map-by`, rankfiles, hostfiles) decides which node each role runs on.
+//! A rank that fails or waits past the time-out prints one line and ends
+//! the job (`MPI_Abort`): its peers would otherwise wait for it forever.
+
+mod generator_calculator;
+mod philosophers;
+mod shared_counter;
+
+use super::ranks::{self, RankPlace};
+use crate::engine::os::group::MemberReport;
+use crate::sys::clock::monotonic_ns;
+use crate::workloads::{Params, Place, ProcessRecord, RunRecord};
+use mpi::collective::{CommunicatorCollectives as _, Root as _};
+use mpi::datatype::Equivalence;
+use mpi::point_to_point::{Destination as _, Source as _};
+use mpi::topology::{Communicator, Rank, SimpleCommunicator};
+use std::time::Duration;
+
+/// Figures every rank reports after a run, in this order; the last
+/// [`COUNTERS`] are the workload's own counters.
+const STATS: usize = 8;
+const COUNTERS: usize = STATS - 3;
+/// Index in a rank's [`Stats`] of the operations it did, its own time, and
+/// its CPU at the end (+1; 0 for unknown).
+const OPS: usize = 0;
+const TIME: usize = 1;
+const CPU_END: usize = 2;
+
+/// One rank's figures for rank 0.
+type Stats = [u64; STATS];
+
+/// A workload across MPI ranks, with its settings resolved and checked.
+pub trait MpiWorkload {
+    /// Ranks the job needs at least.
+    fn min_ranks(&self) -> usize;
+    /// What each of `size` ranks does, in rank order ("idle" when nothing).
+    fn roles(&self, size: usize) -> Vec<String>;
+    /// The ranks whose figures are the workload's processes, in order.
+    fn workers(&self, size: usize) -> Vec<usize>;
+    /// One line describing the settings, for the table's title.
+    fn title(&self) -> String;
+    /// The resolved settings, for the JSON report.
+    fn parameters(&self) -> serde_json::Value;
+    /// The fixed length of a run, for workloads whose figure is a count.
+    fn duration(&self) -> Option<Duration>;
+    /// How long a receive spins before it sleeps between looks: as long as
+    /// MPI's own blocking receive would for a workload that waits for quick
+    /// answers, none for one whose ranks wait long and share CPUs.
+    fn spin(&self) -> Duration {
+        Duration::from_millis(1)
+    }
+    /// One run, on every rank; `Some` on rank 0 only.
+    fn run(&self, job: &Job) -> Result<Option<RunRecord>, String>;
+}
+
+/// Resolves workload `id`'s settings (the local workload's own rules) for
+/// `size` ranks, with a hand-off every `handoff` operations. An error is a
+/// usage error, one line.
+pub fn prepare(
+    id: &str,
+    params: &Params,
+    handoff: Option<u64>,
+    size: usize,
+) -> Result<Box<dyn MpiWorkload>, String> {
+    let w: Box<dyn MpiWorkload> = match id {
+        "generator-calculator" => Box::new(generator_calculator::prepare(params, handoff)?),
+        "shared-counter" => Box::new(shared_counter::prepare(params)?),
+        "philosophers" => Box::new(philosophers::prepare(params)?),
+        other => return Err(format!("{other} has no run across MPI ranks")),
+    };
+    if handoff.is_some() && id != "generator-calculator" {
+        return Err(format!(
+            "--handoff applies to generator-calculator only, not {id}"
+        ));
+    }
+    if size < w.min_ranks() {
+        let n = w.min_ranks();
+        return Err(format!(
+            "{id} --engine mpi needs {n} ranks here, the job has {size}: mpirun -n {n} ipcmark workload {id} --engine mpi (see docs/cluster.md for the roles)"
+        ));
+    }
+    Ok(w)
+}
+
+/// The job as one run sees it.
+pub struct Job {
+    world: SimpleCommunicator,
+    /// This rank.
+    pub rank: usize,
+    /// Ranks in the job.
+    pub size: usize,
+    /// The longest any wait on a peer may last.
+    pub timeout: Duration,
+    /// How long a receive spins before sleeping ([`MpiWorkload::spin`]).
+    pub spin: Duration,
+}
+
+impl Job {
+    /// The job of `MPI_COMM_WORLD` (MPI initialised), its receives spinning
+    /// for 1 ms before they sleep.
+    pub fn new(timeout: Duration) -> Job {
+        let world = SimpleCommunicator::world();
+        Job {
+            rank: world.rank() as usize,
+            size: world.size() as usize,
+            world,
+            timeout,
+            spin: Duration::from_millis(1),
+        }
+    }
+
+    /// Every rank's place (collective).
+    fn places(&self) -> Vec<RankPlace> {
+        ranks::gather()
+    }
+
+    /// Waits for every rank: the start of a run's timed part.
+    fn barrier(&self) {
+        self.world.barrier();
+    }
+
+    /// Sends `buf` to `to` with `tag` (standard mode, as `MPI_Send`).
+    fn send<T: Equivalence>(&self, to: usize, tag: i32, buf: &[T]) {
+        self.world
+            .process_at_rank(to as Rank)
+            .send_with_tag(buf, tag);
+    }
+
+    /// Receives into `buf` from `from` with `tag`, failing past the
+    /// time-out: `MPI_Iprobe` until the message is there (spinning for
+    /// [`Job::spin`], as MPI's own blocking receive would, then sleeping
+    /// 20 µs between looks, to leave the CPU to the ranks that work), then
+    /// `MPI_Recv`. A message of another length is an error.
+    fn recv<T: Equivalence>(
+        &self,
+        from: usize,
+        tag: i32,
+        buf: &mut [T],
+        what: &str,
+    ) -> Result<(), String> {
+        let peer = self.world.process_at_rank(from as Rank);
+        let start = monotonic_ns();
+        let spin_ns = self.spin.as_nanos() as u64;
+        let limit = self.timeout.as_nanos() as u64;
+        let status = loop {
+            if let Some(s) = peer.immediate_probe_with_tag(tag) {
+                break s;
+            }
+            let waited = monotonic_ns() - start;
+            if waited > limit {
+                return Err(format!(
+                    "rank {}: no {what} from rank {from} within {} s (--timeout)",
+                    self.rank,
+                    self.timeout.as_secs_f64()
+                ));
+            }
+            if waited > spin_ns {
+                std::thread::sleep(Duration::from_micros(20));
+            } else {
+                std::hint::spin_loop();
+            }
+        };
+        let count = status.count(T::equivalent_datatype()) as usize;
+        if count != buf.len() {
+            return Err(format!(
+                "rank {}: {what} from rank {from} has {count} items, expected {}",
+                self.rank,
+                buf.len()
+            ));
+        }
+        peer.receive_into_with_tag(buf, tag);
+        Ok(())
+    }
+
+    /// Every rank's [`Stats`], on rank 0 (collective).
+    fn gather(&self, mine: &Stats) -> Vec<Stats> {
+        let root = self.world.process_at_rank(0);
+        if self.rank == 0 {
+            let mut all = vec![0u64; STATS * self.size];
+            root.gather_into_root(&mine[..], &mut all[..]);
+            all.chunks(STATS)
+                .map(|c| {
+                    let mut s = [0; STATS];
+                    s.copy_from_slice(c);
+                    s
+                })
+                .collect()
+        } else {
+            root.gather_into(&mine[..]);
+            Vec::new()
+        }
+    }
+}
+
+/// A rank's figures: its operations, its time since `start` (ns) and its
+/// counters, with the CPU it ends on.
+fn stats(ops: u64, start: u64, counters: &[u64]) -> Stats {
+    let mut s = [0; STATS];
+    s[OPS] = ops;
+    s[TIME] = monotonic_ns().saturating_sub(start);
+    s[CPU_END] = crate::sys::sched::current_cpu().map_or(0, |c| c as u64 + 1);
+    for (d, &c) in s[STATS - COUNTERS..].iter_mut().zip(counters) {
+        *d = c;
+    }
+    s
+}
+
+/// The places of a run in the workloads' terms, each rank with its role.
+fn places(raw: &[RankPlace], roles: &[String]) -> Vec<Place> {
+    let nodes = ranks::nodes(raw);
+    raw.iter()
+        .map(|p| Place {
+            rank: p.rank as usize,
+            role: roles
+                .get(p.rank as usize)
+                .cloned()
+                .unwrap_or_else(|| "idle".into()),
+            host: p.host.clone(),
+            node: nodes.iter().position(|n| *n == p.host).unwrap_or(0),
+            pid: p.pid,
+            allowed_cpus: p.allowed_cpus.clone(),
+            cpu: p.cpu,
+        })
+        .collect()
+}
+
+/// The record of the process on `rank`, from its place and its figures;
+/// `names` label its counters. ipcmark pins nothing, so nothing was placed.
+fn process(
+    role: &str,
+    rank: usize,
+    place: &RankPlace,
+    s: &Stats,
+    names: &[&'static str],
+) -> ProcessRecord {
+    let cpu_end = s[CPU_END].checked_sub(1).map(|c| c as usize);
+    let mut seen: Vec<usize> = [place.cpu, cpu_end].into_iter().flatten().collect();
+    seen.dedup();
+    let counters: Vec<u64> = s[STATS - COUNTERS..].to_vec();
+    ProcessRecord {
+        role: role.to_string(),
+        rank: Some(rank),
+        counters: names.iter().zip(&counters).map(|(&n, &v)| (n, v)).collect(),
+        report: MemberReport {
+            cpu_placed: None,
+            cpu_start: place.cpu,
+            cpu_end,
+            cpus_seen: seen,
+            migrations: 0,
+            migration_misses: 0,
+            ops: s[OPS],
+            time_ns: s[TIME],
+            counters,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn too_few_ranks_and_misplaced_options_are_refused_in_one_line() {
+        let p = Params::default();
+        let e = prepare("generator-calculator", &p, Some(10), 2)
+            .err()
+            .unwrap();
+        assert!(e.contains("needs 3 ranks here, the job has 2"), "{e}");
+        assert!(e.contains("mpirun -n 3"), "{e}");
+        let e = prepare("shared-counter", &p, Some(10), 4).err().unwrap();
+        assert!(
+            e.contains("--handoff applies to generator-calculator only"),
+            "{e}"
+        );
+        assert!(prepare("shared-counter", &p, None, 2).is_ok());
+        let quick = Params {
+            eat: Some(Duration::ZERO),
+            ..Params::default()
+        };
+        let e = prepare("philosophers", &quick, None, 5).err().unwrap();
+        assert!(e.contains("needs 6 ranks"), "{e}");
+        assert!(!e.contains('\n'));
+    }
+
+    #[test]
+    fn places_number_nodes_by_first_appearance_and_name_roles() {
+        let at = |rank: i32, host: &str| RankPlace {
+            rank,
+            host: host.into(),
+            pid: 10 + rank as u32,
+            allowed_cpus: vec![0, 1],
+            cpu: Some(rank as usize % 2),
+        };
+        let raw = [at(0, "b"), at(1, "a"), at(2, "b")];
+        let roles = vec!["generator".to_string(), "calculator".to_string()];
+        let p = places(&raw, &roles);
+        assert_eq!(p.iter().map(|p| p.node).collect::<Vec<_>>(), [0, 1, 0]);
+        assert_eq!(p[2].role, "idle");
+        assert_eq!(p[1].host, "a");
+        let mut s = [0u64; STATS];
+        s[OPS] = 7;
+        s[CPU_END] = 2;
+        s[STATS - COUNTERS] = 99;
+        let r = process("calculator", 1, &raw[1], &s, &["computed_elements"]);
+        assert_eq!(r.rank, Some(1));
+        assert_eq!(r.report.ops, 7);
+        assert_eq!(r.report.cpu_end, Some(1));
+        assert_eq!(r.report.cpu_placed, None);
+        assert_eq!(r.counters, vec![("computed_elements", 99)]);
+    }
+}
