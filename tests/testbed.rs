@@ -107,6 +107,7 @@ fn up_makes_two_namespaces_joined_and_shaped_each_way() {
         &run,
         &format!("run tcp --remote {b} --token-file {token_path}"),
         &format!("testbed down --name {}", tb.name),
+        &format!("testbed mpirun --name {} -- -n 2 PROGRAM", tb.name),
         &"10 Mbit/s".to_string(),
     ] {
         assert!(

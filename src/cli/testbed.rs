@@ -162,12 +162,14 @@ fn up_cmd(args: UpArgs) -> Result<ExitCode, Failure> {
         format!(" --name {name}")
     };
     let out = format!(
-        "{}\ntoken file: {token}\nagent:  ip netns exec {} {exe} serve --listen {} --token-file {token}\nclient: ip netns exec {} {exe} run tcp --remote {} --token-file {token}\nremove: {exe} testbed down{down}\n",
+        "{}\ntoken file: {token}\nagent:  ip netns exec {} {exe} serve --listen {} --token-file {token}\nclient: ip netns exec {} {exe} run tcp --remote {} --token-file {token}\nmpi:    {exe} testbed mpirun{down} -- -n 2 PROGRAM (Open MPI; {} and {} as two nodes)\nremove: {exe} testbed down{down}\n",
         tb.describe(),
         tb.agent_ns(),
         tb.agent_ip(),
         tb.client_ns(),
         tb.agent_ip(),
+        tb.client_ns(),
+        tb.agent_ns(),
     );
     tb.keep();
     print_stdout(&out)?;
