@@ -9,7 +9,7 @@
 # and ratio ipcmark / C, then both medians and the median ratio. issue #14 asks
 # for the ratio to be within 10%.
 #
-# usage: bench/osu_latency_compare.sh [ROUNDS]   (env: SIZE=8, NP=2, C_SAMPLES=401, MPIRUN_ARGS)
+# usage: bench/osu_latency_compare.sh [ROUNDS]   (env: SIZE=8, NP=2, C_SAMPLES=401, MPIRUN_ARGS, IPCMARK)
 # needs: libopenmpi-dev openmpi-bin libclang-dev (mpicc, mpirun; see README)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,8 +24,11 @@ fi
 # shellcheck disable=SC2206
 RUN=(mpirun --oversubscribe -n "$NP" ${MPIRUN_ARGS:-})
 
-cargo build --release --quiet --features mpi
-IPCMARK=./target/release/ipcmark
+# IPCMARK=path measures that binary (say, a build of another commit) as it is.
+if [ -z "${IPCMARK:-}" ]; then
+  cargo build --release --quiet --features mpi
+  IPCMARK=./target/release/ipcmark
+fi
 mpicc -O2 -o "$WORK/mpi_latency" bench/ref/mpi_latency.c
 
 ipcmark_latency() {

@@ -1,7 +1,9 @@
 //! `ipcmark mpi`: without the cargo feature, one line saying how to build
 //! it; with it (`cargo test --features mpi`, OpenMPI's mpirun on PATH),
 //! ping-pong, bandwidth and message rate between ranks under `mpirun
-//! --oversubscribe`, and every rank's place in the report's environment.
+//! --oversubscribe`, every rank's place in the report's environment, and
+//! ping-pong across the testbed's two namespaces as two nodes (`testbed
+//! mpirun`, as root).
 
 #[cfg(not(feature = "mpi"))]
 #[test]
@@ -19,8 +21,8 @@ fn without_the_feature_mpi_says_how_to_build_it() {
 #[cfg(feature = "mpi")]
 mod with_mpi {
     use crate::util::{
-        RUN_SCHEMA, SHORT, Sandbox, bin, read_json, results, schema_errors, serial, stderr, stdout,
-        wait_with_deadline,
+        RUN_SCHEMA, SHORT, Sandbox, TestBed, bin, read_json, results, schema_errors, serial,
+        stderr, stdout, wait_with_deadline,
     };
     use std::process::{Command, Output, Stdio};
     use std::time::Duration;
@@ -212,5 +214,71 @@ mod with_mpi {
             "{}",
             stderr(&out)
         );
+    }
+
+    /// The processes in a namespace (`ip netns pids`).
+    fn pids_in(ns: &str) -> Vec<String> {
+        let out = Command::new("ip")
+            .args(["netns", "pids", ns])
+            .output()
+            .expect("ip netns pids");
+        stdout(&out)
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn pingpong_across_the_testbed_runs_one_rank_on_each_node_and_leaves_nothing() {
+        let _g = serial();
+        let tb = match TestBed::try_new("none") {
+            Ok(tb) => tb,
+            Err(why) => {
+                eprintln!("skipped: {why}");
+                return;
+            }
+        };
+        let sb = Sandbox::new();
+        let json = sb.path("mpi.json");
+        let mut args = vec!["testbed", "mpirun", "--name", &tb.name, "--", "-n", "2"];
+        let exe = bin();
+        let exe = exe.to_str().unwrap();
+        let json_arg = json.to_str().unwrap();
+        args.extend([exe, "mpi", "pingpong", "--sizes", "8", "--json", json_arg]);
+        args.extend_from_slice(SHORT);
+        // Without OpenMPI's root variables: `testbed mpirun` sets them.
+        let child = sb
+            .cmd(&args)
+            .env_remove("OMPI_ALLOW_RUN_AS_ROOT")
+            .env_remove("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
+            .spawn()
+            .expect("spawn ipcmark testbed mpirun");
+        let out = wait_with_deadline(child, Duration::from_secs(120));
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let report = read_json(&json);
+        let rs = results(&report);
+        assert_eq!(rs.len(), 1, "{report}");
+        let r = &rs[0];
+        assert_eq!(r["status"], "ok", "{r}");
+        assert!(r["verified_round_trips"].as_u64().unwrap() > 0, "{r}");
+        // The two namespaces are two nodes, and each says its own name.
+        let note = r["note"].as_str().unwrap();
+        for want in [
+            format!("rank 0 on {} (node 0)", tb.client_ns),
+            format!("rank 1 on {} (node 1)", tb.agent_ns),
+        ] {
+            assert!(note.contains(&want), "{want:?} in {note}");
+        }
+        // Nothing left: no process on either node, no hostfile (nor
+        // OpenMPI's session directory) in TMPDIR.
+        for ns in [&tb.client_ns, &tb.agent_ns] {
+            assert_eq!(pids_in(ns), Vec::<String>::new(), "left in {ns}");
+        }
+        let left: Vec<String> = std::fs::read_dir(sb.dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "data" && n != "mpi.json")
+            .collect();
+        assert!(left.is_empty(), "left in TMPDIR: {left:?}");
     }
 }

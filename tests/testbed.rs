@@ -107,6 +107,7 @@ fn up_makes_two_namespaces_joined_and_shaped_each_way() {
         &run,
         &format!("run tcp --remote {b} --token-file {token_path}"),
         &format!("testbed down --name {}", tb.name),
+        &format!("testbed mpirun --name {} -- -n 2 PROGRAM", tb.name),
         &"10 Mbit/s".to_string(),
     ] {
         assert!(
@@ -304,4 +305,26 @@ fn clean_removes_an_idle_testbed_and_keeps_one_in_use() {
     assert!(text.contains(&format!("removed {token}")), "{text}");
     assert!(!namespaces().iter().any(|n| n.contains(&name)));
     assert!(!std::path::Path::new(&token).exists());
+}
+
+#[test]
+fn testbed_mpirun_and_its_agent_name_a_missing_testbed_in_one_line() {
+    let name = unique_testbed_name();
+    for (args, code) in [
+        (vec!["mpirun", "--name", &name, "--", "-n", "2", "true"], 1),
+        (vec!["node", &name, "somehost", "true"], 1),
+        (vec!["mpirun", "--name", "a b", "--", "true"], 2),
+    ] {
+        let out = testbed_cmd(&args);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        if code == 1 {
+            assert!(
+                err.contains("no testbed") && err.contains("testbed up"),
+                "{err}"
+            );
+        }
+        assert!(stdout(&out).is_empty(), "{args:?}");
+    }
 }

@@ -1,8 +1,10 @@
-//! `ipcmark testbed up|down`: two hosts on this machine, for remote figures
-//! without a second one (docs/remote.md, "Testbed").
+//! `ipcmark testbed up|down|mpirun`: two hosts on this machine, for remote
+//! figures and MPI jobs without a second one (docs/remote.md, "Testbed";
+//! docs/cluster.md, "Across the testbed").
 
 use super::{Failure, print_stdout};
 use crate::remote::link::parse_rate;
+use crate::remote::mpirun::{self, JobEnd, NodeError};
 use crate::remote::testbed::{self, DEFAULT_NAME, Options, Testbed};
 use clap::{Args, Subcommand};
 use std::process::ExitCode;
@@ -22,6 +24,51 @@ enum Action {
     Up(UpArgs),
     /// Remove the testbed (its namespaces, veth pair and token file).
     Down(NameArg),
+    /// Run Open MPI's mpirun with the testbed's two namespaces as two
+    /// nodes, NAME-a (where mpirun runs) and NAME-b, MPI over TCP between
+    /// them: `ipcmark testbed mpirun -- -n 2 ipcmark mpi pingpong`.
+    Mpirun(MpirunArgs),
+    /// Open MPI's rsh agent for `testbed mpirun`: run a command line on a
+    /// node of the testbed (as ssh HOST COMMAND…).
+    #[command(hide = true)]
+    Node(NodeArgs),
+}
+
+#[derive(Debug, Args)]
+struct MpirunArgs {
+    #[command(flatten)]
+    name: NameArg,
+    /// mpirun's own arguments and the program (after `--`): one rank per
+    /// node with `-n 2`; `--host NAME-a:2` puts both on one node.
+    #[arg(
+        value_name = "MPIRUN_ARGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        required = true
+    )]
+    args: Vec<std::ffi::OsString>,
+}
+
+/// Positional only: Open MPI appends the node and its command line, whose
+/// words (`--mca plm_rsh_agent "… --name NAME"` among them) must reach the
+/// command untouched, not be read as this command's options.
+#[derive(Debug, Args)]
+#[command(disable_help_flag = true)]
+struct NodeArgs {
+    /// The testbed's name (as `up --name`).
+    #[arg(value_name = "NAME")]
+    name: String,
+    /// The node: its name (NAME-a, NAME-b) or its address.
+    #[arg(value_name = "HOST")]
+    host: String,
+    /// The command line, joined with spaces and run by /bin/sh -c.
+    #[arg(
+        value_name = "COMMAND",
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        required = true
+    )]
+    command: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -56,6 +103,38 @@ pub fn testbed(args: TestbedArgs) -> Result<ExitCode, Failure> {
     match args.action {
         Action::Up(up) => up_cmd(up),
         Action::Down(n) => down_cmd(&n.name),
+        Action::Mpirun(m) => mpirun_cmd(m),
+        Action::Node(n) => node_cmd(n),
+    }
+}
+
+fn mpirun_cmd(args: MpirunArgs) -> Result<ExitCode, Failure> {
+    let name = args.name.name;
+    let exe = std::env::current_exe()
+        .map_err(|e| Failure::run(format!("cannot find ipcmark's own executable: {e}")))?;
+    let exe = exe.to_str().filter(|s| !s.contains(char::is_whitespace)).ok_or_else(|| {
+        Failure::run(format!(
+            "ipcmark's path {} has spaces (or is not UTF-8): Open MPI splits its launch agent's command at spaces",
+            exe.display()
+        ))
+    })?;
+    // The base name (`ipcmark-NAME`), not NAME: Open MPI drops words of one
+    // character from the agent's command line (`testbed node x` arrives as
+    // `testbed node`), and `ipcmark-x` names the same testbed.
+    let base = testbed::base_name(&name).map_err(Failure::usage)?;
+    let agent = format!("{exe} testbed node {base}");
+    match mpirun::run_mpirun(&name, &agent, &args.args).map_err(Failure::run)? {
+        // The job's code, as mpirun gives it (its ranks printed why).
+        JobEnd::Exited(code) => Ok(ExitCode::from(code.clamp(0, 255) as u8)),
+        JobEnd::Killed(sig) => Err(Failure::run(format!("mpirun was killed by signal {sig}"))),
+    }
+}
+
+fn node_cmd(args: NodeArgs) -> Result<ExitCode, Failure> {
+    match mpirun::exec_on_node(&args.name, &args.host, &args.command) {
+        Ok(never) => match never {},
+        Err(NodeError::Usage(e)) => Err(Failure::usage(e)),
+        Err(NodeError::Failed(e)) => Err(Failure::run(e)),
     }
 }
 
@@ -83,12 +162,14 @@ fn up_cmd(args: UpArgs) -> Result<ExitCode, Failure> {
         format!(" --name {name}")
     };
     let out = format!(
-        "{}\ntoken file: {token}\nagent:  ip netns exec {} {exe} serve --listen {} --token-file {token}\nclient: ip netns exec {} {exe} run tcp --remote {} --token-file {token}\nremove: {exe} testbed down{down}\n",
+        "{}\ntoken file: {token}\nagent:  ip netns exec {} {exe} serve --listen {} --token-file {token}\nclient: ip netns exec {} {exe} run tcp --remote {} --token-file {token}\nmpi:    {exe} testbed mpirun{down} -- -n 2 PROGRAM (Open MPI; {} and {} as two nodes)\nremove: {exe} testbed down{down}\n",
         tb.describe(),
         tb.agent_ns(),
         tb.agent_ip(),
         tb.client_ns(),
         tb.agent_ip(),
+        tb.client_ns(),
+        tb.agent_ns(),
     );
     tb.keep();
     print_stdout(&out)?;

@@ -37,7 +37,7 @@ pub const CLIENT_IF: &str = "veth-a";
 /// The veth end in the agent's namespace.
 pub const AGENT_IF: &str = "veth-b";
 /// Where `ip netns` keeps its namespaces.
-const NETNS_DIR: &str = "/run/netns";
+pub(super) const NETNS_DIR: &str = "/run/netns";
 /// Where the testbeds' token files go.
 const TOKEN_DIR: &str = "/run/ipcmark";
 
@@ -105,7 +105,7 @@ pub fn base_name(name: &str) -> Result<String, String> {
 }
 
 /// The second and third octets of the testbed's /24 in 198.18.0.0/15.
-fn subnet(base: &str) -> (u8, u8) {
+pub(super) fn subnet(base: &str) -> (u8, u8) {
     if base == DEFAULT_NAME {
         return (18, 0);
     }
@@ -117,11 +117,11 @@ fn subnet(base: &str) -> (u8, u8) {
     (18 + (n >> 8) as u8, (n & 0xff) as u8)
 }
 
-fn ns_a(base: &str) -> String {
+pub(super) fn ns_a(base: &str) -> String {
     format!("{base}-a")
 }
 
-fn ns_b(base: &str) -> String {
+pub(super) fn ns_b(base: &str) -> String {
     format!("{base}-b")
 }
 
@@ -129,7 +129,7 @@ fn token_path_of(base: &str) -> PathBuf {
     Path::new(TOKEN_DIR).join(format!("testbed-{base}.token"))
 }
 
-fn ns_exists(ns: &str) -> bool {
+pub(super) fn ns_exists(ns: &str) -> bool {
     Path::new(NETNS_DIR).join(ns).exists()
 }
 
@@ -192,7 +192,7 @@ pub fn netem_available() -> Result<bool, String> {
     Ok(res.is_ok())
 }
 
-fn check_privileges() -> Result<(), String> {
+pub(super) fn check_privileges() -> Result<(), String> {
     let lacks = missing_capabilities();
     if lacks.is_empty() {
         Ok(())
@@ -523,7 +523,7 @@ fn queue_limit() -> u64 {
     (2 * wmem_max).max(1 << 20)
 }
 
-fn name_flag(name: &str) -> String {
+pub(super) fn name_flag(name: &str) -> String {
     if name == DEFAULT_NAME {
         String::new()
     } else {
