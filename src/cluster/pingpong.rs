@@ -26,6 +26,7 @@ use crate::engine::models::region::Region;
 use crate::engine::run::figure::{Facts, FigureResult, Mode, Outcome};
 use crate::engine::run::runner::RunSettings;
 use crate::engine::run::session::External;
+use crate::sys::mpi_p2p as p2p;
 use mpi::point_to_point::{Destination, Source};
 use mpi::topology::{Communicator, Rank, SimpleCommunicator};
 use std::sync::atomic::AtomicU64;
@@ -74,27 +75,20 @@ impl MpiEnd {
 
 impl Endpoint for MpiEnd {
     fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
-        // MPI_COMM_WORLD's handle is a constant: naming it costs nothing,
-        // and the end holds no MPI object (it must be `Send`).
-        SimpleCommunicator::world()
-            .process_at_rank(self.peer)
-            .send_with_tag(msg, DATA);
+        p2p::send(msg, self.peer, DATA).map_err(mpi_error("MPI_Send"))?;
         self.sent += 1;
         Ok(())
     }
 
     fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
-        let world = SimpleCommunicator::world();
-        let peer = world.process_at_rank(self.peer);
         if !self.echoes {
             // The echo's tag, as osu_latency receives; its length is not
             // asked for (the module's comment says why that is safe).
-            peer.receive_into_with_tag(buf, DATA);
+            p2p::recv(buf, self.peer, Some(DATA)).map_err(mpi_error("MPI_Recv"))?;
             return Ok(());
         }
         // Either tag: the stop or a message to echo, told apart by a field.
-        let status = peer.receive_into(buf);
-        match status.tag() {
+        match p2p::recv(buf, self.peer, None).map_err(mpi_error("MPI_Recv"))? {
             DATA => Ok(()),
             STOP => Err(ChannelError::Closed),
             tag => Err(ChannelError::Io {
@@ -105,6 +99,15 @@ impl Endpoint for MpiEnd {
                 )),
             }),
         }
+    }
+}
+
+/// A failed MPI call as the channel's error (MPI's default handler ends
+/// the job first; this is for a library set to return its errors).
+fn mpi_error(op: &'static str) -> impl Fn(String) -> ChannelError {
+    move |e| ChannelError::Io {
+        op,
+        source: std::io::Error::other(e),
     }
 }
 

@@ -9,6 +9,8 @@ pub mod fd;
 pub mod file;
 pub mod mem;
 #[cfg(feature = "mpi")]
+pub mod mpi_p2p;
+#[cfg(feature = "mpi")]
 pub mod mpi_window;
 pub mod netns;
 pub mod posix_ipc;
