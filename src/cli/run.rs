@@ -275,7 +275,7 @@ pub fn run_with(
         crate::output::warnings::render(
             &recorder.warnings,
             args.long,
-            page::colour_on(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            page::colour_on(page::is_users_terminal(&std::io::stderr()))
         )
     );
     let failed = session

@@ -25,12 +25,34 @@ impl Options {
     /// The page for standard output: in colour when it is a terminal and
     /// `NO_COLOR` is unset or empty (<https://no-color.org>).
     pub fn for_stdout(long: bool) -> Self {
-        use std::io::IsTerminal;
         Options {
             long,
-            colour: colour_on(std::io::stdout().is_terminal()),
+            colour: colour_on(is_users_terminal(&std::io::stdout())),
         }
     }
+}
+
+/// Whether `stream` is the user's terminal. Under an MPI launcher (mpirun,
+/// srun) a rank's standard streams are a pseudo-terminal of the launcher's,
+/// forwarded to wherever its own output goes (a file, a pipe) and with no
+/// width of its own: never taken for the user's terminal, so that no colour
+/// codes, progress bar or 72-column wrap reach a file.
+pub fn is_users_terminal(stream: &impl std::io::IsTerminal) -> bool {
+    stream.is_terminal() && !under_mpi_launcher(|k| std::env::var_os(k).is_some())
+}
+
+/// Whether the environment (`has` tells whether a variable is set) is that
+/// of a process an MPI launcher started: Open MPI, MPICH's Hydra and PMIx
+/// launchers, Slurm's srun.
+fn under_mpi_launcher(has: impl Fn(&str) -> bool) -> bool {
+    [
+        "OMPI_COMM_WORLD_SIZE",
+        "PMI_SIZE",
+        "PMIX_RANK",
+        "SLURM_PROCID",
+    ]
+    .iter()
+    .any(|k| has(k))
 }
 
 /// Whether a stream that `is_terminal` (or not) gets colour: only a
@@ -263,6 +285,19 @@ fn cpu_ranges(cpus: &[usize]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rank_of_an_mpi_job_is_never_on_the_users_terminal() {
+        for var in [
+            "OMPI_COMM_WORLD_SIZE",
+            "PMI_SIZE",
+            "PMIX_RANK",
+            "SLURM_PROCID",
+        ] {
+            assert!(under_mpi_launcher(|k| k == var), "{var}");
+        }
+        assert!(!under_mpi_launcher(|k| k == "HOME"));
+    }
 
     #[test]
     fn cpu_lists_read_as_the_kernel_writes_them() {

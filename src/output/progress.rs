@@ -7,7 +7,6 @@
 use crate::engine::run::session::{RunObserver, Started};
 use crate::output::table::cells::size_cell;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
 
 /// A progress bar over the figures of a run; invisible when stderr is not a terminal.
 pub struct Progress(ProgressBar);
@@ -15,7 +14,7 @@ pub struct Progress(ProgressBar);
 impl Progress {
     /// A bar for `total` figures (every pass's).
     pub fn new(total: usize) -> Self {
-        let target = if std::io::stderr().is_terminal() {
+        let target = if super::page::is_users_terminal(&std::io::stderr()) {
             ProgressDrawTarget::stderr_with_hz(10)
         } else {
             ProgressDrawTarget::hidden()
@@ -137,6 +136,9 @@ mod tests {
     #[test]
     fn nothing_is_drawn_when_stderr_is_not_a_terminal() {
         // Whatever runs the tests, the bar follows stderr.
-        assert_eq!(Progress::new(3).visible(), std::io::stderr().is_terminal());
+        assert_eq!(
+            Progress::new(3).visible(),
+            crate::output::page::is_users_terminal(&std::io::stderr())
+        );
     }
 }

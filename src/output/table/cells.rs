@@ -70,9 +70,10 @@ pub fn percent(fraction: f64) -> String {
 }
 
 /// Wraps a table to the terminal's width, or to 100 columns when stdout is not
-/// a terminal (comfy-table would otherwise never wrap).
+/// the user's terminal (comfy-table would otherwise never wrap).
 pub fn fit_width(t: &mut Table) {
-    let w = t.width().unwrap_or(100);
+    let own = crate::output::page::is_users_terminal(&std::io::stdout());
+    let w = t.width().filter(|_| own).unwrap_or(100);
     t.set_width(w.max(72));
 }
 
