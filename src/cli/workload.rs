@@ -33,6 +33,8 @@ pub struct WorkloadArgs {
     /// such as `0,1,1,0,1`. Named placements separated by commas
     /// (`packed,spread`), placements separated by ';', or --place repeated give
     /// several configurations, run in turn and compared. Default: packed.
+    /// With --engine mpi, the ranks that play the roles in order, such as
+    /// `0,1;0,2` (generator, calculator); default: rank order.
     #[arg(long, value_name = "PLACEMENT")]
     place: Vec<String>,
     /// Moves process P while it runs: `P:every=K:cpus=A,B` (between CPUs A and
@@ -258,7 +260,7 @@ pub(super) fn place_parts(values: &[String]) -> Result<Vec<&str>, String> {
         for part in value.split(';').map(str::trim) {
             if part.is_empty() {
                 return Err(format!(
-                    "--place '{value}': empty placement; use packed, spread, free or one CPU per process such as 0,0,1"
+                    "--place '{value}': empty placement; give one before and after every ';'"
                 ));
             }
             out.push(part);
@@ -508,7 +510,6 @@ impl Sink {
 #[cfg(feature = "mpi")]
 fn mpi_engine(args: WorkloadArgs, info: WorkloadInfo, params: Params) -> Result<ExitCode, Failure> {
     for (given, flag) in [
-        (!args.place.is_empty(), "--place"),
         (!args.migrate.is_empty(), "--migrate"),
         (args.load.is_some(), "--load"),
         (args.load_cpus.is_some(), "--load-cpus"),
@@ -533,6 +534,7 @@ fn mpi_engine(args: WorkloadArgs, info: WorkloadInfo, params: Params) -> Result<
         info,
         params,
         handoff: args.handoff,
+        place: args.place,
         runs: args.runs.unwrap_or(DEFAULT_RUNS),
         timeout: args.timeout,
         cpu_latency: args.cpu_latency,
@@ -629,6 +631,7 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
             name: c.name.clone(),
             cpus: c.cpus.clone(),
             runs: Vec::new(),
+            roles: Vec::new(),
         })
         .collect();
     let progress = Progress::new(configs.len() * runs as usize);
