@@ -164,7 +164,7 @@ pub fn after_help() -> String {
         ));
     }
     s.push_str(
-        "\nExamples:\n  ipcmark workload philosophers --duration 10s --place packed,spread\n  ipcmark workload generator-calculator --vector 100000 --ops 10 --migrate generator:at=5:cpu=1\n  ipcmark workload shared-counter --array 4MB --place packed,spread\n  mpirun -n 3 ipcmark workload generator-calculator --engine mpi --handoff 25000\n\nSee docs/workloads.md for what each figure means and how it relates to the study, docs/cluster.md for --engine mpi.",
+        "\nExamples:\n  ipcmark workload philosophers --duration 10s --place packed,spread\n  ipcmark workload generator-calculator --vector 100000 --ops 10 --migrate generator:at=5:cpu=1\n  ipcmark workload shared-counter --array 4MB --place packed,spread\n  mpirun -n 3 ipcmark workload generator-calculator --engine mpi --place '0,1;0,2'\n  mpirun -n 3 ipcmark workload generator-calculator --engine mpi --handoff 25000\n\nSee docs/workloads.md for what each figure means and how it relates to the study, docs/cluster.md for --engine mpi.",
     );
     s
 }
