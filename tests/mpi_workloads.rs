@@ -1,8 +1,9 @@
 //! `ipcmark workload NAME --engine mpi`: without the cargo feature, one
 //! line saying how to build it; with it, each workload at small scale under
 //! `mpirun --oversubscribe`, its invariants and its JSON (every rank's node,
-//! each process's rank and node), too few ranks refused, a corrupted answer
-//! caught. No test asserts a time.
+//! each process's rank and node), `--place` giving one configuration per
+//! cast on the ranks it names, too few ranks and bad placements refused, a
+//! corrupted answer caught. No test asserts a time.
 
 use crate::util::{Sandbox, stderr};
 use std::time::Duration;
@@ -22,7 +23,7 @@ fn without_the_feature_engine_mpi_says_how_to_build_it() {
 }
 
 #[test]
-fn engine_mpi_refuses_local_placement_and_handoff_needs_it() {
+fn engine_mpi_refuses_migration_and_handoff_needs_it() {
     let sb = Sandbox::new();
     for (args, says) in [
         (
@@ -48,14 +49,14 @@ fn engine_mpi_refuses_local_placement_and_handoff_needs_it() {
                 "generator-calculator",
                 "--engine",
                 "mpi",
-                "--place",
-                "spread",
+                "--migrate",
+                "generator:at=1:cpu=0",
             ],
             Duration::from_secs(20),
         );
         assert_eq!(out.status.code(), Some(2));
         assert!(
-            stderr(&out).contains("--place does not apply to --engine mpi"),
+            stderr(&out).contains("--migrate does not apply to --engine mpi"),
             "{}",
             stderr(&out)
         );
@@ -178,6 +179,141 @@ mod with_mpi {
         assert!(out.contains("hand-off (application-level)"), "{out}");
         // A hand-off is never reported as a migration.
         assert!(!out.contains("migrated") && !out.contains("moved"), "{out}");
+    }
+
+    /// Each configuration's cast: (rank, role) of every process of its
+    /// one run, checked against the configuration's `roles`.
+    fn cast(config: &Value) -> Vec<(u64, String)> {
+        let run = &config["runs"][0];
+        assert_eq!(run["status"], "ok", "{run}");
+        let places = run["ranks"].as_array().expect("ranks");
+        for r in config["roles"].as_array().expect("roles") {
+            let rank = uint(&r["rank"]) as usize;
+            assert_eq!(places[rank]["role"], r["role"], "{config}");
+            assert_eq!(places[rank]["node"], r["node"], "{config}");
+            assert_eq!(places[rank]["host"], r["host"], "{config}");
+        }
+        run["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (uint(&p["rank"]), p["role"].as_str().unwrap().to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn generator_calculator_placements_are_configurations_on_the_named_ranks() {
+        let _g = serial();
+        let (code, err, out, report) = workload(
+            3,
+            &[
+                "generator-calculator",
+                "--vector",
+                "3",
+                "--ops",
+                "500",
+                "--place",
+                "0,1;0,2",
+            ],
+        );
+        assert_eq!(code, Some(0), "{err}\n{out}");
+        let report = report.unwrap();
+        let configs = report["configurations"].as_array().unwrap();
+        assert_eq!(configs.len(), 2);
+        for (c, calculator) in configs.iter().zip([1u64, 2]) {
+            let name = c["name"].as_str().unwrap();
+            assert!(
+                name.starts_with(&format!("ranks 0,{calculator} (nodes ")),
+                "{name}"
+            );
+            assert_eq!(
+                cast(c),
+                [(0, "generator".into()), (calculator, "calculator".into())]
+            );
+            let run = &c["runs"][0];
+            // Every element of every vector checked, on the named ranks.
+            assert_eq!(metric(run, "verified_elements"), 1500.0);
+            assert_eq!(uint(&run["processes"][1]["ops"]), 500);
+            let idle = 3 - calculator;
+            assert_eq!(run["ranks"][idle as usize]["role"], "idle", "{run}");
+            assert!(c["summary"]["factor"].as_f64().unwrap() >= 1.0);
+            assert!(out.contains(name), "{out}");
+        }
+        assert!(
+            out.contains("calculator / idle") && out.contains("idle / calculator"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn shared_counter_and_philosophers_take_their_roles_from_the_placement() {
+        let _g = serial();
+        // The array on rank 2, counted by ranks 0 and 1.
+        let (code, err, out, report) = workload(
+            3,
+            &[
+                "shared-counter",
+                "--array",
+                "400B",
+                "--threshold",
+                "20000",
+                "--place",
+                "2,0,1",
+            ],
+        );
+        assert_eq!(code, Some(0), "{err}\n{out}");
+        let c = &report.unwrap()["configurations"][0];
+        assert_eq!(cast(c), [(0, "counter 1".into()), (1, "counter 2".into())]);
+        assert_eq!(c["runs"][0]["ranks"][2]["role"], "holds the array");
+        assert_eq!(metric(&c["runs"][0], "final_sum"), 20000.0);
+        // The arbiter on rank 3, rank 0 idle: every meal still granted.
+        let (code, err, out, report) = workload(
+            4,
+            &[
+                "philosophers",
+                "--philosophers",
+                "2",
+                "--duration",
+                "1s",
+                "--think",
+                "2ms",
+                "--eat",
+                "1ms",
+                "--place",
+                "3,1,2",
+            ],
+        );
+        assert_eq!(code, Some(0), "{err}\n{out}");
+        let c = &report.unwrap()["configurations"][0];
+        assert_eq!(
+            cast(c),
+            [(1, "philosopher 1".into()), (2, "philosopher 2".into())]
+        );
+        let run = &c["runs"][0];
+        assert_eq!(run["ranks"][3]["role"], "arbiter");
+        assert_eq!(run["ranks"][0]["role"], "idle");
+        assert!(metric(run, "total_meals") > 0.0, "{run}");
+    }
+
+    #[test]
+    fn bad_placements_are_refused_with_one_line_and_exit_2() {
+        let _g = serial();
+        for (place, says) in [
+            ("0,3", "no rank 3 in a job of 3 ranks"),
+            ("1,1", "rank 1 is named twice"),
+            ("0,1,2", "a placement names 2, one per role"),
+            ("0,1;packed", "a placement names the ranks"),
+            ("0,1;;0,2", "empty placement"),
+        ] {
+            let (code, err, _, _) = workload(
+                3,
+                &["generator-calculator", "--ops", "10", "--place", place],
+            );
+            assert_eq!(code, Some(2), "{place}: {err}");
+            let ours: Vec<&str> = err.lines().filter(|l| l.starts_with("ipcmark:")).collect();
+            assert_eq!(ours.len(), 1, "{place}: {err}");
+            assert!(ours[0].contains(says), "{place}: {err}");
+        }
     }
 
     #[test]

@@ -33,6 +33,8 @@ pub struct WorkloadArgs {
     /// such as `0,1,1,0,1`. Named placements separated by commas
     /// (`packed,spread`), placements separated by ';', or --place repeated give
     /// several configurations, run in turn and compared. Default: packed.
+    /// With --engine mpi, the ranks that play the roles in order, such as
+    /// `0,1;0,2` (generator, calculator); default: rank order.
     #[arg(long, value_name = "PLACEMENT")]
     place: Vec<String>,
     /// Moves process P while it runs: `P:every=K:cpus=A,B` (between CPUs A and
@@ -162,7 +164,7 @@ pub fn after_help() -> String {
         ));
     }
     s.push_str(
-        "\nExamples:\n  ipcmark workload philosophers --duration 10s --place packed,spread\n  ipcmark workload generator-calculator --vector 100000 --ops 10 --migrate generator:at=5:cpu=1\n  ipcmark workload shared-counter --array 4MB --place packed,spread\n  mpirun -n 3 ipcmark workload generator-calculator --engine mpi --handoff 25000\n\nSee docs/workloads.md for what each figure means and how it relates to the study, docs/cluster.md for --engine mpi.",
+        "\nExamples:\n  ipcmark workload philosophers --duration 10s --place packed,spread\n  ipcmark workload generator-calculator --vector 100000 --ops 10 --migrate generator:at=5:cpu=1\n  ipcmark workload shared-counter --array 4MB --place packed,spread\n  mpirun -n 3 ipcmark workload generator-calculator --engine mpi --place '0,1;0,2'\n  mpirun -n 3 ipcmark workload generator-calculator --engine mpi --handoff 25000\n\nSee docs/workloads.md for what each figure means and how it relates to the study, docs/cluster.md for --engine mpi.",
     );
     s
 }
@@ -249,6 +251,44 @@ fn check_cpu(cpu: usize, allowed: &[usize], what: &str) -> Result<usize, String>
     }
 }
 
+/// The placements of every `--place` value, trimmed: ';' separates
+/// placements within one value, and `--place` may be repeated. Shared by
+/// the local placements (CPUs) and `--engine mpi`'s (ranks).
+pub(super) fn place_parts(values: &[String]) -> Result<Vec<&str>, String> {
+    let mut out = Vec::new();
+    for value in values {
+        for part in value.split(';').map(str::trim) {
+            if part.is_empty() {
+                return Err(format!(
+                    "--place '{value}': empty placement; give one before and after every ';'"
+                ));
+            }
+            out.push(part);
+        }
+    }
+    Ok(out)
+}
+
+/// The numbers of a placement whose comma-separated items are all numbers
+/// (`item` names what they number in the error: "CPU", "rank"); `None` if
+/// any item is not a number.
+pub(super) fn number_list(part: &str, item: &str) -> Option<Result<Vec<usize>, String>> {
+    let items: Vec<&str> = part.split(',').map(str::trim).collect();
+    let numeric = |i: &&str| !i.is_empty() && i.chars().all(|c| c.is_ascii_digit());
+    if !items.iter().all(numeric) {
+        return None;
+    }
+    Some(
+        items
+            .iter()
+            .map(|i| {
+                i.parse::<usize>()
+                    .map_err(|_| format!("--place '{part}': invalid {item} '{i}'"))
+            })
+            .collect(),
+    )
+}
+
 /// Parses every `--place` value. A value whose items are all numbers is one
 /// explicit placement (one CPU per process); otherwise its comma-separated
 /// items are named placements, each a configuration. ';' separates placements
@@ -265,61 +305,52 @@ fn placements(
         values
     };
     let mut out = Vec::new();
-    for value in values {
-        for part in value.split(';').map(str::trim) {
-            let what = format!("--place '{part}'");
-            if part.is_empty() {
+    for part in place_parts(values)? {
+        let what = format!("--place '{part}'");
+        if let Some(cpus) = number_list(part, "CPU") {
+            let cpus = cpus?;
+            if cpus.len() != processes {
                 return Err(format!(
-                    "--place '{value}': empty placement; use packed, spread, free or one CPU per process such as 0,0,1"
+                    "{what}: gives {} CPU(s) for {processes} processes; an explicit placement names one CPU per process",
+                    cpus.len()
                 ));
             }
-            let items: Vec<&str> = part.split(',').map(str::trim).collect();
-            let numeric = |i: &&str| !i.is_empty() && i.chars().all(|c| c.is_ascii_digit());
-            if items.iter().all(numeric) {
-                if items.len() != processes {
+            let cpus = cpus
+                .into_iter()
+                .map(|cpu| check_cpu(cpu, allowed, &what).map(Some))
+                .collect::<Result<_, _>>()?;
+            out.push(Placement {
+                name: part.to_string(),
+                cpus,
+            });
+            continue;
+        }
+        let items: Vec<&str> = part.split(',').map(str::trim).collect();
+        if items
+            .iter()
+            .any(|i| !i.is_empty() && i.chars().all(|c| c.is_ascii_digit()))
+        {
+            return Err(format!(
+                "{what}: mixes CPU numbers and named placements; give an explicit placement (one CPU per process) or names separated by commas"
+            ));
+        }
+        for item in items {
+            let cpus = match item {
+                "packed" => vec![Some(allowed[0]); processes],
+                "spread" => (0..processes)
+                    .map(|i| Some(allowed[i % allowed.len()]))
+                    .collect(),
+                "free" => vec![None; processes],
+                _ => {
                     return Err(format!(
-                        "{what}: gives {} CPU(s) for {processes} processes; an explicit placement names one CPU per process",
-                        items.len()
+                        "{what}: unknown placement '{item}'; use packed, spread, free or one CPU per process such as 0,0,1"
                     ));
                 }
-                let cpus = items
-                    .iter()
-                    .map(|i| {
-                        let cpu = i
-                            .parse::<usize>()
-                            .map_err(|_| format!("{what}: invalid CPU '{i}'"))?;
-                        check_cpu(cpu, allowed, &what).map(Some)
-                    })
-                    .collect::<Result<_, _>>()?;
-                out.push(Placement {
-                    name: part.to_string(),
-                    cpus,
-                });
-                continue;
-            }
-            if items.iter().any(numeric) {
-                return Err(format!(
-                    "{what}: mixes CPU numbers and named placements; give an explicit placement (one CPU per process) or names separated by commas"
-                ));
-            }
-            for item in items {
-                let cpus = match item {
-                    "packed" => vec![Some(allowed[0]); processes],
-                    "spread" => (0..processes)
-                        .map(|i| Some(allowed[i % allowed.len()]))
-                        .collect(),
-                    "free" => vec![None; processes],
-                    _ => {
-                        return Err(format!(
-                            "{what}: unknown placement '{item}'; use packed, spread, free or one CPU per process such as 0,0,1"
-                        ));
-                    }
-                };
-                out.push(Placement {
-                    name: item.to_string(),
-                    cpus,
-                });
-            }
+            };
+            out.push(Placement {
+                name: item.to_string(),
+                cpus,
+            });
         }
     }
     Ok(out)
@@ -479,7 +510,6 @@ impl Sink {
 #[cfg(feature = "mpi")]
 fn mpi_engine(args: WorkloadArgs, info: WorkloadInfo, params: Params) -> Result<ExitCode, Failure> {
     for (given, flag) in [
-        (!args.place.is_empty(), "--place"),
         (!args.migrate.is_empty(), "--migrate"),
         (args.load.is_some(), "--load"),
         (args.load_cpus.is_some(), "--load-cpus"),
@@ -504,6 +534,7 @@ fn mpi_engine(args: WorkloadArgs, info: WorkloadInfo, params: Params) -> Result<
         info,
         params,
         handoff: args.handoff,
+        place: args.place,
         runs: args.runs.unwrap_or(DEFAULT_RUNS),
         timeout: args.timeout,
         cpu_latency: args.cpu_latency,
@@ -600,6 +631,7 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
             name: c.name.clone(),
             cpus: c.cpus.clone(),
             runs: Vec::new(),
+            roles: Vec::new(),
         })
         .collect();
     let progress = Progress::new(configs.len() * runs as usize);

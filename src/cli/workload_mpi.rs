@@ -1,19 +1,21 @@
 //! `ipcmark workload NAME --engine mpi` (cargo feature `mpi`), run on every
 //! rank under `mpirun`: every rank runs every run of the workload
-//! (`cluster::workloads`); rank 0 holds the CPU wake-up latency request on
+//! (`cluster::workloads`) in every configuration `--place` names (which
+//! ranks play the roles); rank 0 holds the CPU wake-up latency request on
 //! its host, writes `--json` and the history after every run and prints the
 //! tables, as `ipcmark workload` does locally. A failure on any rank is one
 //! line on its stderr and ends the job (`MPI_Abort`), since its peers would
 //! wait for it forever; the runs already saved are kept.
 
 use super::plan::latency_request;
-use super::workload::{ReportStart, Sink};
+use super::workload::{ReportStart, Sink, number_list, place_parts};
 use super::{Failure, hold_cpu_latency, parse, print_stdout};
 use crate::cluster::World;
-use crate::cluster::workloads::{self, Job};
+use crate::cluster::ranks::{self, RankPlace};
+use crate::cluster::workloads::{self, Job, MpiWorkload, show_ranks};
 use crate::engine::os::environment;
 use crate::output::workload::{self as report, ConfigResult};
-use crate::workloads::{Params, WorkloadInfo};
+use crate::workloads::{CastRole, Params, WorkloadInfo};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -23,6 +25,9 @@ pub(super) struct MpiRun {
     pub info: WorkloadInfo,
     pub params: Params,
     pub handoff: Option<u64>,
+    /// `--place` as given: placements of ranks, checked once the job's
+    /// size is known.
+    pub place: Vec<String>,
     pub runs: u32,
     pub timeout: Duration,
     pub cpu_latency: Option<parse::CpuLatency>,
@@ -35,8 +40,10 @@ pub(super) struct MpiRun {
 pub(super) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
     let world = World::init().map_err(Failure::run)?;
     let mut job = Job::new(a.timeout);
-    let w = match workloads::prepare(a.info.id, &a.params, a.handoff, job.size) {
-        Ok(w) => w,
+    let prepared = workloads::prepare(a.info.id, &a.params, a.handoff, job.size)
+        .and_then(|w| casts(w.as_ref(), &a.place, job.size).map(|c| (w, c)));
+    let (w, casts) = match prepared {
+        Ok(wc) => wc,
         Err(e) => {
             // Every rank finds the same error; rank 0 alone says it, and
             // the others leave only after it has (mpirun ends the job as
@@ -50,11 +57,16 @@ pub(super) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
         }
     };
     job.spin = w.spin();
+    // Where every rank is, for the configurations' names (collective).
+    let raw = ranks::gather();
     if job.rank != 0 {
-        for _ in 0..a.runs {
-            if let Err(e) = w.run(&job) {
-                eprintln!("ipcmark: {e}");
-                world.abort(1);
+        for cast in &casts {
+            job.cast(cast);
+            for _ in 0..a.runs {
+                if let Err(e) = w.run(&job, cast) {
+                    eprintln!("ipcmark: {e}");
+                    world.abort(1);
+                }
             }
         }
         world.barrier();
@@ -70,8 +82,8 @@ pub(super) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
             world.abort(f.code.into());
         }
     };
-    let workers = w.workers(job.size);
-    let roles = w.roles(job.size);
+    let workers = w.workers(&casts[0]);
+    let roles = w.roles(&casts[0], job.size);
     let processes: Vec<String> = workers.iter().map(|&r| roles[r].clone()).collect();
     let mut rep = ReportStart {
         info: &a.info,
@@ -91,24 +103,26 @@ pub(super) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
             world.abort(f.code.into());
         }
     };
-    let mut results = vec![ConfigResult {
-        name: "mpi".into(),
-        cpus: vec![None; workers.len()],
-        runs: Vec::new(),
-    }];
-    for run in 1..=a.runs {
-        match w.run(&job) {
-            Ok(Some(r)) => results[0].runs.push(Ok(r)),
-            Ok(None) => unreachable!("rank 0 always gets the run's record"),
-            Err(e) => {
-                eprintln!("ipcmark: run {run}: {e}");
+    let mut results: Vec<ConfigResult> = casts
+        .iter()
+        .map(|cast| configuration(w.as_ref(), cast, &raw, a.place.is_empty()))
+        .collect();
+    for (ci, cast) in casts.iter().enumerate() {
+        job.cast(cast);
+        for run in 1..=a.runs {
+            match w.run(&job, cast) {
+                Ok(Some(r)) => results[ci].runs.push(Ok(r)),
+                Ok(None) => unreachable!("rank 0 always gets the run's record"),
+                Err(e) => {
+                    eprintln!("ipcmark: {} run {run}: {e}", results[ci].name);
+                    world.abort(1);
+                }
+            }
+            rep.configurations = report::configurations(a.info.headline, &results);
+            if let Err(f) = sink.save(&rep) {
+                eprintln!("ipcmark: {}", f.message);
                 world.abort(1);
             }
-        }
-        rep.configurations = report::configurations(a.info.headline, &results);
-        if let Err(f) = sink.save(&rep) {
-            eprintln!("ipcmark: {}", f.message);
-            world.abort(1);
         }
     }
     world.barrier();
@@ -133,4 +147,59 @@ fn setup(a: &MpiRun) -> Result<(environment::HeldLatency, environment::Environme
     let latency = hold_cpu_latency(&latency_request(a.cpu_latency), &allowed)?;
     let env = environment::collect(latency.state.clone());
     Ok((latency, env))
+}
+
+/// The casts of `--place` (default: rank order) for a job of `size` ranks;
+/// one line if a placement is not a list of ranks or does not suit.
+fn casts(w: &dyn MpiWorkload, place: &[String], size: usize) -> Result<Vec<Vec<usize>>, String> {
+    let lists = place_parts(place)?
+        .into_iter()
+        .map(|part| {
+            number_list(part, "rank").unwrap_or_else(|| {
+                Err(format!(
+                    "--place '{part}': with --engine mpi a placement names the ranks that play the roles, such as 0,1 (the launcher places the ranks on nodes)"
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    workloads::casts(w, &lists, size)
+}
+
+/// A configuration before its runs: named after its ranks and their nodes
+/// (`ranks 0,2 (nodes 0,1)`), or `mpi` without `--place` (rank order, as
+/// before placements existed), with the rank playing each role.
+fn configuration(
+    w: &dyn MpiWorkload,
+    cast: &[usize],
+    raw: &[RankPlace],
+    default: bool,
+) -> ConfigResult {
+    let nodes = ranks::nodes(raw);
+    let node = |r: usize| nodes.iter().position(|n| *n == raw[r].host).unwrap_or(0);
+    let roles: Vec<CastRole> = w
+        .seats(cast.len())
+        .into_iter()
+        .zip(cast)
+        .map(|(role, &rank)| CastRole {
+            role,
+            rank,
+            node: node(rank),
+            host: raw[rank].host.clone(),
+        })
+        .collect();
+    let name = if default {
+        "mpi".to_string()
+    } else {
+        format!(
+            "ranks {} (nodes {})",
+            show_ranks(cast),
+            show_ranks(&roles.iter().map(|r| r.node).collect::<Vec<_>>())
+        )
+    };
+    ConfigResult {
+        name,
+        cpus: vec![None; w.workers(cast).len()],
+        runs: Vec::new(),
+        roles,
+    }
 }

@@ -198,6 +198,21 @@ pub struct Place {
     pub cpu: Option<usize>,
 }
 
+/// Across MPI ranks: the rank playing one role of a configuration (one
+/// `--place` item), and its node, so the configuration reads as the study's
+/// ("same node", "other node").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CastRole {
+    /// The role ("generator", "calculator", "holds the array"…).
+    pub role: String,
+    /// The MPI rank playing it.
+    pub rank: usize,
+    /// Its node's number, by first appearance in rank order.
+    pub node: usize,
+    /// Its node's host name.
+    pub host: String,
+}
+
 /// One finished run.
 #[derive(Debug, Clone)]
 pub struct RunRecord {

@@ -1,19 +1,21 @@
 //! `generator-calculator --engine mpi`: the study's two pipes become MPI
-//! messages. Rank 0 is the generator, rank 1 the calculator, ranks 2 and up
-//! spares. The messages, the squaring and the check of every element are
+//! messages. A cast names the generator's rank, then the calculator's, then
+//! with `--handoff` the spares' (by default ranks 0, 1, then 2 and up, every
+//! other rank of the job a spare). The messages, the squaring and the check of every element are
 //! the local workload's ([`Exchange`]).
 //!
 //! `--handoff K`: MPI cannot move a process, so the calculator's *role* is
 //! moved instead. Every K vectors the rank playing it sends its state (the
 //! next vector's number and the elements computed so far by every rank) to the
-//! next rank in the rotation 1, 2, …, size−1, 1, …, which checks that the
+//! next rank in the rotation of the cast's calculator ranks (by default
+//! 1, 2, …, size−1, 1, …), which checks that the
 //! state continues where it expects, acknowledges it and serves the next K
 //! vectors. The generator knows the rotation and sends each question to the
 //! rank whose turn it is. The handing rank times each hand-off from sending
 //! the state to receiving the acknowledgement: an application-level
 //! hand-off, not a migration.
 
-use super::{Job, MpiWorkload, STATS, Stats, places, process, stats};
+use super::{Job, MpiWorkload, STATS, Stats, cast_len, distinct, places, process, stats};
 use crate::sys::clock::monotonic_ns;
 use crate::workloads::generator_calculator::Exchange;
 use crate::workloads::{Params, RunRecord};
@@ -56,14 +58,6 @@ impl Mpi {
         self.handoff.unwrap_or(self.ex.ops)
     }
 
-    /// The ranks that take turns as the calculator.
-    fn holders(&self, size: usize) -> Vec<usize> {
-        match self.handoff {
-            Some(_) => (1..size).collect(),
-            None => vec![1],
-        }
-    }
-
     /// The rank that answers vector `op`.
     fn holder_of(&self, op: u64, holders: &[usize]) -> usize {
         holders[((op / self.period()) % holders.len() as u64) as usize]
@@ -89,8 +83,14 @@ impl Mpi {
         Ok(stats(self.ex.ops, start, &[verified, wait_ns]))
     }
 
-    /// A rank that plays the calculator in its turns (or never).
-    fn calculator(&self, job: &Job, holders: &[usize]) -> Result<Stats, String> {
+    /// A rank that plays the calculator in its turns (or never), for the
+    /// generator on rank `generator_rank`.
+    fn calculator(
+        &self,
+        job: &Job,
+        generator_rank: usize,
+        holders: &[usize],
+    ) -> Result<Stats, String> {
         let mut buf = vec![0u8; self.ex.message_bytes()];
         let (mut served, mut computed, mut handoffs) = (0u64, 0u64, 0u64);
         // Elements computed by every rank that played the role: the state.
@@ -124,9 +124,9 @@ impl Mpi {
             }
             let last = (first + period).min(self.ex.ops);
             for op in first..last {
-                job.recv(0, QUESTION, &mut buf, "question")?;
+                job.recv(generator_rank, QUESTION, &mut buf, "question")?;
                 self.ex.compute(&mut buf, op);
-                job.send(0, ANSWER, &buf);
+                job.send(generator_rank, ANSWER, &buf);
                 computed += self.ex.vector as u64;
                 total += self.ex.vector as u64;
                 served += 1;
@@ -166,21 +166,49 @@ impl MpiWorkload for Mpi {
         if self.handoff.is_some() { 3 } else { 2 }
     }
 
-    fn roles(&self, size: usize) -> Vec<String> {
-        (0..size)
-            .map(|r| match r {
+    fn seats(&self, n: usize) -> Vec<String> {
+        (0..n)
+            .map(|i| match i {
                 0 => "generator".to_string(),
                 1 => "calculator".to_string(),
-                r if self.handoff.is_some() => format!("spare calculator {}", r - 1),
-                _ => "idle".to_string(),
+                i => format!("spare calculator {}", i - 1),
             })
             .collect()
     }
 
-    fn workers(&self, size: usize) -> Vec<usize> {
-        let mut w = vec![0];
-        w.extend(self.holders(size));
-        w
+    fn default_cast(&self, size: usize) -> Vec<usize> {
+        match self.handoff {
+            Some(_) => (0..size).collect(),
+            None => vec![0, 1],
+        }
+    }
+
+    fn check_cast(&self, cast: &[usize]) -> Result<(), String> {
+        match self.handoff {
+            // The rotation may be as long as the job allows.
+            Some(_) if cast.len() < 3 => Err(format!(
+                "{} rank(s) given; with --handoff a placement names the generator, the calculator and at least one spare calculator",
+                cast.len()
+            )),
+            Some(_) => Ok(()),
+            None => cast_len(self, cast, 2),
+        }?;
+        distinct(cast, "generator-calculator")
+    }
+
+    fn roles(&self, cast: &[usize], size: usize) -> Vec<String> {
+        let seats = self.seats(cast.len());
+        (0..size)
+            .map(|r| {
+                cast.iter()
+                    .position(|&c| c == r)
+                    .map_or_else(|| "idle".to_string(), |i| seats[i].clone())
+            })
+            .collect()
+    }
+
+    fn workers(&self, cast: &[usize]) -> Vec<usize> {
+        cast.to_vec()
     }
 
     fn title(&self) -> String {
@@ -213,22 +241,20 @@ impl MpiWorkload for Mpi {
         None
     }
 
-    fn run(&self, job: &Job) -> Result<Option<RunRecord>, String> {
+    fn run(&self, job: &Job, cast: &[usize]) -> Result<Option<RunRecord>, String> {
         let raw = job.places();
-        let holders = self.holders(job.size);
+        let (generator_rank, holders) = (cast[0], &cast[1..]);
         let mine = match job.rank {
-            0 => self.generator(job, &holders)?,
-            r if holders.contains(&r) => self.calculator(job, &holders)?,
-            _ => {
-                job.barrier();
-                [0; STATS]
-            }
+            r if r == generator_rank => self.generator(job, holders)?,
+            r if holders.contains(&r) => self.calculator(job, generator_rank, holders)?,
+            // No role: asleep until the run ends (in the gather).
+            _ => [0; STATS],
         };
         let all = job.gather(&mine);
         if job.rank != 0 {
             return Ok(None);
         }
-        let roles = self.roles(job.size);
+        let roles = self.roles(cast, job.size);
         let served: u64 = holders.iter().map(|&r| all[r][super::OPS]).sum();
         if served != self.ex.ops {
             return Err(format!(
@@ -236,8 +262,8 @@ impl MpiWorkload for Mpi {
                 self.ex.ops
             ));
         }
-        let elapsed = all[0][super::TIME];
-        let verified = all[0][super::STATS - super::COUNTERS];
+        let elapsed = all[generator_rank][super::TIME];
+        let verified = all[generator_rank][super::STATS - super::COUNTERS];
         let c = super::STATS - super::COUNTERS;
         let handoffs: u64 = holders.iter().map(|&r| all[r][c + 1]).sum();
         let handoff_ns: u64 = holders.iter().map(|&r| all[r][c + 2]).sum();
@@ -268,10 +294,10 @@ impl MpiWorkload for Mpi {
             ]);
         }
         let processes = self
-            .workers(job.size)
+            .workers(cast)
             .into_iter()
             .map(|r| {
-                let names: &[&'static str] = if r == 0 {
+                let names: &[&'static str] = if r == generator_rank {
                     &GENERATOR_COUNTERS
                 } else {
                     &CALCULATOR_COUNTERS
@@ -301,15 +327,15 @@ mod tests {
             ..Params::default()
         };
         let w = prepare(&p, Some(500)).unwrap();
-        let holders = w.holders(3);
-        assert_eq!(holders, [1, 2]);
-        let at = |op| w.holder_of(op, &holders);
+        let cast = w.default_cast(3);
+        assert_eq!(cast, [0, 1, 2]);
+        let at = |op| w.holder_of(op, &cast[1..]);
         assert_eq!(
             [at(0), at(499), at(500), at(999), at(1000), at(1999)],
             [1, 1, 2, 2, 1, 2]
         );
         assert_eq!(
-            w.roles(4),
+            w.roles(&w.default_cast(4), 4),
             [
                 "generator",
                 "calculator",
@@ -319,9 +345,35 @@ mod tests {
         );
         // Without --handoff rank 1 answers everything and the rest idle.
         let w = prepare(&p, None).unwrap();
-        assert_eq!(w.holders(4), [1]);
+        assert_eq!(w.default_cast(4), [0, 1]);
         assert_eq!(w.holder_of(1999, &[1]), 1);
-        assert_eq!(w.roles(3)[2], "idle");
+        assert_eq!(w.roles(&[0, 1], 3)[2], "idle");
         assert!(prepare(&p, Some(0)).is_err());
+    }
+
+    #[test]
+    fn a_placement_names_the_generator_then_the_calculator() {
+        let w = prepare(&Params::default(), None).unwrap();
+        assert_eq!(w.roles(&[2, 0], 3), ["calculator", "idle", "generator"]);
+        assert_eq!(w.workers(&[2, 0]), [2, 0]);
+        assert!(w.check_cast(&[0, 2]).is_ok());
+        let e = w.check_cast(&[0, 1, 2]).unwrap_err();
+        assert!(
+            e.contains("names 2") && e.contains("generator, calculator"),
+            "{e}"
+        );
+        assert!(
+            w.check_cast(&[1, 1])
+                .unwrap_err()
+                .contains("rank 1 is named twice")
+        );
+        let w = prepare(&Params::default(), Some(10)).unwrap();
+        assert!(w.check_cast(&[0, 2, 1]).is_ok());
+        assert!(
+            w.check_cast(&[0, 2])
+                .unwrap_err()
+                .contains("at least one spare")
+        );
+        assert_eq!(w.roles(&[0, 2, 1], 3)[1], "spare calculator 1");
     }
 }

@@ -6,9 +6,13 @@
 //!
 //! Every rank runs every run: where the ranks are ([`super::ranks::gather`]),
 //! a barrier, its role, then its figures gathered on rank 0, which alone
-//! returns the [`RunRecord`]. Which rank plays which role is fixed by rank
-//! order (each workload's [`MpiWorkload::roles`]), so the launcher's mapping
-//! (`--map-by`, rankfiles, hostfiles) decides which node each role runs on.
+//! returns the [`RunRecord`]. Which rank plays which role is a *cast*: the
+//! ranks `--place` names, one per role in the workload's order
+//! ([`MpiWorkload::seats`]), one configuration each, or by default rank
+//! order ([`MpiWorkload::default_cast`]); the launcher's mapping (`--map-by`,
+//! rankfiles, hostfiles) decides which node each rank runs on. The ranks
+//! without a role in a configuration wait for its runs to end asleep
+//! ([`Job::settle`]), so they take no CPU from the ranks that work.
 //! A rank that fails or waits past the time-out prints one line and ends
 //! the job (`MPI_Abort`): its peers would otherwise wait for it forever.
 
@@ -23,7 +27,7 @@ use crate::workloads::{Params, Place, ProcessRecord, RunRecord};
 use mpi::collective::{CommunicatorCollectives as _, Root as _};
 use mpi::datatype::Equivalence;
 use mpi::point_to_point::{Destination as _, Source as _};
-use mpi::topology::{Communicator, Rank, SimpleCommunicator};
+use mpi::topology::{Color, Communicator, Rank, SimpleCommunicator};
 use std::time::Duration;
 
 /// Figures every rank reports after a run, in this order; the last
@@ -40,13 +44,26 @@ const CPU_END: usize = 2;
 type Stats = [u64; STATS];
 
 /// A workload across MPI ranks, with its settings resolved and checked.
+///
+/// A *cast* is the rank playing each of its roles, in the order of
+/// [`MpiWorkload::seats`]; every rank of a cast takes part in the run's
+/// start barrier ([`Job::barrier`]), the others only idle.
 pub trait MpiWorkload {
-    /// Ranks the job needs at least.
+    /// Ranks the job needs at least for the default cast.
     fn min_ranks(&self) -> usize;
-    /// What each of `size` ranks does, in rank order ("idle" when nothing).
-    fn roles(&self, size: usize) -> Vec<String>;
+    /// The roles a cast of `n` ranks names, in order (for messages and
+    /// the report: "generator", "calculator").
+    fn seats(&self, n: usize) -> Vec<String>;
+    /// The cast without `--place`: the roles in rank order.
+    fn default_cast(&self, size: usize) -> Vec<usize>;
+    /// Whether `cast` (ranks already checked to exist) suits the workload:
+    /// its length and which ranks may play two roles. One line if not.
+    fn check_cast(&self, cast: &[usize]) -> Result<(), String>;
+    /// What each of `size` ranks does under `cast`, in rank order ("idle"
+    /// when nothing).
+    fn roles(&self, cast: &[usize], size: usize) -> Vec<String>;
     /// The ranks whose figures are the workload's processes, in order.
-    fn workers(&self, size: usize) -> Vec<usize>;
+    fn workers(&self, cast: &[usize]) -> Vec<usize>;
     /// One line describing the settings, for the table's title.
     fn title(&self) -> String;
     /// The resolved settings, for the JSON report.
@@ -59,8 +76,75 @@ pub trait MpiWorkload {
     fn spin(&self) -> Duration {
         Duration::from_millis(1)
     }
-    /// One run, on every rank; `Some` on rank 0 only.
-    fn run(&self, job: &Job) -> Result<Option<RunRecord>, String>;
+    /// One run under `cast`, on every rank; `Some` on rank 0 only.
+    fn run(&self, job: &Job, cast: &[usize]) -> Result<Option<RunRecord>, String>;
+}
+
+/// `cast` has no rank twice: `what` names the workload for the message.
+fn distinct(cast: &[usize], what: &str) -> Result<(), String> {
+    for (i, r) in cast.iter().enumerate() {
+        if cast[..i].contains(r) {
+            return Err(format!(
+                "rank {r} is named twice: {what} gives each role a rank of its own"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `cast` has exactly the `n` ranks `w`'s roles need.
+fn cast_len(w: &dyn MpiWorkload, cast: &[usize], n: usize) -> Result<(), String> {
+    if cast.len() == n {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} rank(s) given; a placement names {n}, one per role in this order: {}",
+            cast.len(),
+            w.seats(n).join(", ")
+        ))
+    }
+}
+
+/// The casts of `--place`'s placements (each a list of ranks) for a job of
+/// `size` ranks, or the default cast without any: every rank within the
+/// job, suiting the workload, and every cast of the same length (the
+/// report's processes are one list). An error is a usage error, one line
+/// naming the placement.
+pub fn casts(
+    w: &dyn MpiWorkload,
+    placements: &[Vec<usize>],
+    size: usize,
+) -> Result<Vec<Vec<usize>>, String> {
+    if placements.is_empty() {
+        return Ok(vec![w.default_cast(size)]);
+    }
+    for cast in placements {
+        let what = format!("--place '{}'", show_ranks(cast));
+        if let Some(r) = cast.iter().find(|&&r| r >= size) {
+            return Err(format!(
+                "{what}: no rank {r} in a job of {size} ranks (0 to {})",
+                size - 1
+            ));
+        }
+        w.check_cast(cast).map_err(|e| format!("{what}: {e}"))?;
+        if cast.len() != placements[0].len() {
+            return Err(format!(
+                "{what}: names {} ranks, the first placement {}; every placement of one command names the same roles",
+                cast.len(),
+                placements[0].len()
+            ));
+        }
+    }
+    Ok(placements.to_vec())
+}
+
+/// Ranks as `--place` writes them: `0,2`.
+pub fn show_ranks(ranks: &[usize]) -> String {
+    ranks
+        .iter()
+        .map(|r| r.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Resolves workload `id`'s settings (the local workload's own rules) for
@@ -103,6 +187,9 @@ pub struct Job {
     pub timeout: Duration,
     /// How long a receive spins before sleeping ([`MpiWorkload::spin`]).
     pub spin: Duration,
+    /// The ranks of the configuration's cast ([`Job::cast`]), which alone
+    /// meet at the start barrier; `None` on the others.
+    team: Option<SimpleCommunicator>,
 }
 
 impl Job {
@@ -116,7 +203,19 @@ impl Job {
             world,
             timeout,
             spin: Duration::from_millis(1),
+            team: None,
         }
+    }
+
+    /// Sets the ranks of the next configuration's cast (collective: every
+    /// rank calls it with the same cast, outside any timed part).
+    pub fn cast(&mut self, cast: &[usize]) {
+        let color = if cast.contains(&self.rank) {
+            Color::with_value(0)
+        } else {
+            Color::undefined()
+        };
+        self.team = self.world.split_by_color(color);
     }
 
     /// Every rank's place (collective).
@@ -124,9 +223,37 @@ impl Job {
         ranks::gather()
     }
 
-    /// Waits for every rank: the start of a run's timed part.
+    /// Waits for every rank of the cast: the start of a run's timed part.
+    /// Only the cast's ranks call it; a blocking barrier, since they start
+    /// working as soon as it opens. (Without a cast, nothing to wait for.)
     fn barrier(&self) {
-        self.world.barrier();
+        if let Some(team) = &self.team {
+            team.barrier();
+        }
+    }
+
+    /// Waits for every rank of the job, asleep: `MPI_Ibarrier`, tested
+    /// every `pause`. Every rank calls it at the end of a run, so the
+    /// ranks without a role (and those done early) sleep through the run
+    /// instead of polling in a blocking collective, which would take the
+    /// CPU from the ranks still working. A collective every rank reaches:
+    /// a rank that dies ends the job through mpirun.
+    /// `pause` is the sleep between tests (zero: spin).
+    fn settle(&self, pause: Duration) {
+        let mut req = self.world.immediate_barrier();
+        loop {
+            match req.test() {
+                Ok(_) => return,
+                Err(r) => {
+                    req = r;
+                    if pause.is_zero() {
+                        std::hint::spin_loop();
+                    } else {
+                        std::thread::sleep(pause);
+                    }
+                }
+            }
+        }
     }
 
     /// Sends `buf` to `to` with `tag` (standard mode, as `MPI_Send`).
@@ -182,8 +309,21 @@ impl Job {
         Ok(())
     }
 
-    /// Every rank's [`Stats`], on rank 0 (collective).
+    /// Every rank's [`Stats`], on rank 0 (collective), once every rank has
+    /// finished its part of the run, waiting asleep ([`Job::settle`]).
     fn gather(&self, mine: &Stats) -> Vec<Stats> {
+        self.settle(Duration::from_millis(1));
+        self.collect(mine)
+    }
+
+    /// [`Job::gather`] for a rank other ranks still need: it keeps calling
+    /// MPI while it waits (MPI's passive-target progress happens there).
+    fn gather_serving(&self, mine: &Stats) -> Vec<Stats> {
+        self.settle(Duration::ZERO);
+        self.collect(mine)
+    }
+
+    fn collect(&self, mine: &Stats) -> Vec<Stats> {
         let root = self.world.process_at_rank(0);
         if self.rank == 0 {
             let mut all = vec![0u64; STATS * self.size];
@@ -289,6 +429,27 @@ mod tests {
         };
         let e = prepare("philosophers", &quick, None, 5).err().unwrap();
         assert!(e.contains("needs 6 ranks"), "{e}");
+        assert!(!e.contains('\n'));
+    }
+
+    #[test]
+    fn placements_are_checked_against_the_job_and_the_workload() {
+        let p = Params::default();
+        let w = prepare("generator-calculator", &p, None, 3).unwrap();
+        let w = w.as_ref();
+        assert_eq!(casts(w, &[], 3).unwrap(), [vec![0, 1]]);
+        let two = casts(w, &[vec![0, 1], vec![0, 2]], 3).unwrap();
+        assert_eq!(two, [vec![0, 1], vec![0, 2]]);
+        let err = |p: &[Vec<usize>]| casts(w, p, 3).unwrap_err();
+        let e = err(&[vec![0, 3]]);
+        assert_eq!(e, "--place '0,3': no rank 3 in a job of 3 ranks (0 to 2)");
+        assert!(err(&[vec![2, 2]]).contains("rank 2 is named twice"));
+        assert!(err(&[vec![0]]).contains("one per role in this order: generator, calculator"));
+        let w = prepare("generator-calculator", &p, Some(5), 4).unwrap();
+        let e = casts(w.as_ref(), &[vec![0, 1, 2], vec![0, 1, 2, 3]], 4).unwrap_err();
+        assert!(e.contains("names the same roles"), "{e}");
+        let w = prepare("philosophers", &p, None, 6).unwrap();
+        assert!(casts(w.as_ref(), &[vec![5, 0, 1, 2, 3, 4]], 6).is_ok());
         assert!(!e.contains('\n'));
     }
 

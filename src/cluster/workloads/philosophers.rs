@@ -1,6 +1,7 @@
 //! `philosophers --engine mpi`: the study's semaphore set becomes a fork
-//! arbiter. Rank 0 keeps the table (which forks are off it, who eats) and
-//! ranks 1..=N are the philosophers. A hungry philosopher sends a request
+//! arbiter. A cast names the arbiter's rank, which keeps the table (which
+//! forks are off it, who eats), then philosopher 1's, 2's… (by default
+//! rank 0 and ranks 1..=N). A hungry philosopher sends a request
 //! and waits; the arbiter grants both forks in one step when both are on the
 //! table, or queues the request until a neighbour puts a fork down, so no
 //! philosopher ever holds one fork alone, as with the study's `semop` of two
@@ -19,7 +20,7 @@
 //! philosophers have stopped. A meal counts if its forks were granted before
 //! the stop. Each rank calibrates a meal's CPU work on its own node.
 
-use super::{Job, MpiWorkload, STATS, Stats, places, process, stats};
+use super::{Job, MpiWorkload, STATS, Stats, cast_len, distinct, places, process, stats};
 use crate::sys::clock::monotonic_ns;
 use crate::workloads::philosophers::{Table, check_table, meal_metrics};
 use crate::workloads::{Params, RunRecord};
@@ -31,6 +32,8 @@ use std::time::Duration;
 /// arbiter's answer (a grant or a stop).
 const TO_ARBITER: i32 = 21;
 const ANSWER: i32 = 22;
+/// The arbiter's grants, for rank 0 when the arbiter is another rank.
+const GRANTS: i32 = 23;
 /// Message kinds.
 const REQUEST: u64 = 1;
 const RELEASE: u64 = 2;
@@ -64,6 +67,8 @@ fn bit(i: usize) -> u32 {
 struct Arbiter<'a> {
     t: &'a Table,
     job: &'a Job,
+    /// Philosopher p's rank is `philosophers[p]`.
+    philosophers: &'a [usize],
     taken: u32,
     eating: u32,
     waiting: Vec<bool>,
@@ -94,7 +99,7 @@ impl Arbiter<'_> {
         self.check()?;
         self.grants[p] += 1;
         self.waiting[p] = false;
-        self.job.send(p + 1, ANSWER, &[GRANT]);
+        self.job.send(self.philosophers[p], ANSWER, &[GRANT]);
         Ok(true)
     }
 
@@ -120,11 +125,12 @@ impl Arbiter<'_> {
 }
 
 impl Mpi {
-    fn arbiter(&self, job: &Job) -> Result<(Stats, u64, Vec<u64>), String> {
+    fn arbiter(&self, job: &Job, philosophers: &[usize]) -> Result<(Stats, Vec<u64>), String> {
         let n = self.t.n;
         let mut a = Arbiter {
             t: &self.t,
             job,
+            philosophers,
             taken: 0,
             eating: 0,
             waiting: vec![false; n],
@@ -147,7 +153,7 @@ impl Mpi {
                     if a.waiting[p] {
                         a.waiting[p] = false;
                         *stop = true;
-                        job.send(p + 1, ANSWER, &[STOP]);
+                        job.send(philosophers[p], ANSWER, &[STOP]);
                     }
                 }
             }
@@ -167,12 +173,11 @@ impl Mpi {
             let from = status.source_rank() as usize;
             let mut msg = [0u64; 1];
             job.recv(from, TO_ARBITER, &mut msg, "request or release")?;
-            if !(1..=n).contains(&from) {
+            let Some(p) = philosophers.iter().position(|&r| r == from) else {
                 return Err(format!(
                     "arbiter: a message from rank {from}, not a philosopher"
                 ));
-            }
-            let p = from - 1;
+            };
             match msg[0] {
                 REQUEST if stopped_after.is_some() => {
                     stopped[p] = true;
@@ -194,13 +199,13 @@ impl Mpi {
         }
         let total: u64 = a.grants.iter().sum();
         Ok((
-            stats(total, start, &[a.checks]),
-            stopped_after.unwrap_or(0),
+            stats(total, start, &[a.checks, stopped_after.unwrap_or(0)]),
             a.grants,
         ))
     }
 
-    fn philosopher(&self, job: &Job) -> Result<Stats, String> {
+    /// A philosopher, whose arbiter is rank `arbiter`.
+    fn philosopher(&self, job: &Job, arbiter: usize) -> Result<Stats, String> {
         let (mut meals, mut hungry_ns, mut eating_ns) = (0u64, 0u64, 0u64);
         job.barrier();
         let start = monotonic_ns();
@@ -209,9 +214,9 @@ impl Mpi {
                 std::thread::sleep(self.t.think);
             }
             let hungry = monotonic_ns();
-            job.send(0, TO_ARBITER, &[REQUEST]);
+            job.send(arbiter, TO_ARBITER, &[REQUEST]);
             let mut answer = [0u64; 1];
-            job.recv(0, ANSWER, &mut answer, "answer from the arbiter")?;
+            job.recv(arbiter, ANSWER, &mut answer, "answer from the arbiter")?;
             match answer[0] {
                 GRANT => {}
                 STOP => break,
@@ -221,7 +226,7 @@ impl Mpi {
             hungry_ns += eat - hungry;
             self.t.eat_once();
             eating_ns += monotonic_ns() - eat;
-            job.send(0, TO_ARBITER, &[RELEASE]);
+            job.send(arbiter, TO_ARBITER, &[RELEASE]);
             meals += 1;
         }
         Ok(stats(meals, start, &[meals, hungry_ns, eating_ns]))
@@ -233,12 +238,31 @@ impl MpiWorkload for Mpi {
         self.t.n + 1
     }
 
-    fn roles(&self, size: usize) -> Vec<String> {
-        (0..size)
-            .map(|r| match r {
+    fn seats(&self, n: usize) -> Vec<String> {
+        (0..n)
+            .map(|i| match i {
                 0 => "arbiter".to_string(),
-                r if r <= self.t.n => format!("philosopher {r}"),
-                _ => "idle".to_string(),
+                i => format!("philosopher {i}"),
+            })
+            .collect()
+    }
+
+    fn default_cast(&self, _size: usize) -> Vec<usize> {
+        (0..=self.t.n).collect()
+    }
+
+    fn check_cast(&self, cast: &[usize]) -> Result<(), String> {
+        cast_len(self, cast, self.t.n + 1)?;
+        distinct(cast, "philosophers")
+    }
+
+    fn roles(&self, cast: &[usize], size: usize) -> Vec<String> {
+        let seats = self.seats(cast.len());
+        (0..size)
+            .map(|r| {
+                cast.iter()
+                    .position(|&c| c == r)
+                    .map_or_else(|| "idle".to_string(), |i| seats[i].clone())
             })
             .collect()
     }
@@ -249,8 +273,8 @@ impl MpiWorkload for Mpi {
         Duration::ZERO
     }
 
-    fn workers(&self, _size: usize) -> Vec<usize> {
-        (1..=self.t.n).collect()
+    fn workers(&self, cast: &[usize]) -> Vec<usize> {
+        cast[1..].to_vec()
     }
 
     fn title(&self) -> String {
@@ -279,24 +303,32 @@ impl MpiWorkload for Mpi {
         Some(self.t.duration)
     }
 
-    fn run(&self, job: &Job) -> Result<Option<RunRecord>, String> {
+    fn run(&self, job: &Job, cast: &[usize]) -> Result<Option<RunRecord>, String> {
         let raw = job.places();
-        let (mine, arbiter) = match job.rank {
-            0 => {
-                let (s, stopped_after, grants) = self.arbiter(job)?;
-                (s, Some((stopped_after, grants)))
+        let (arbiter, philosophers) = (cast[0], &cast[1..]);
+        let (mine, mut grants) = match job.rank {
+            r if r == arbiter => {
+                let (s, grants) = self.arbiter(job, philosophers)?;
+                (s, grants)
             }
-            r if r <= self.t.n => (self.philosopher(job)?, None),
-            _ => {
-                job.barrier();
-                ([0; STATS], None)
-            }
+            r if philosophers.contains(&r) => (self.philosopher(job, arbiter)?, Vec::new()),
+            // No role: asleep until the run ends (in the gather).
+            _ => ([0; STATS], Vec::new()),
         };
         let all = job.gather(&mine);
-        let Some((stopped_after, grants)) = arbiter else {
+        // The meals it granted, for rank 0's check, when the arbiter is
+        // another rank: after the gather, so outside any timed part.
+        if arbiter != 0 && job.rank == arbiter {
+            job.send(0, GRANTS, &grants);
+        }
+        if job.rank != 0 {
             return Ok(None);
-        };
-        let meals: Vec<u64> = (1..=self.t.n).map(|r| all[r][super::OPS]).collect();
+        }
+        if arbiter != 0 {
+            grants = vec![0; self.t.n];
+            job.recv(arbiter, GRANTS, &mut grants, "the arbiter's grants")?;
+        }
+        let meals: Vec<u64> = philosophers.iter().map(|&r| all[r][super::OPS]).collect();
         if let Some(p) = (0..self.t.n).find(|&p| meals[p] != grants[p]) {
             return Err(format!(
                 "philosopher {} reports {} meals, the arbiter granted {}",
@@ -305,18 +337,16 @@ impl MpiWorkload for Mpi {
                 grants[p]
             ));
         }
-        let roles = self.roles(job.size);
+        let roles = self.roles(cast, job.size);
+        let c = super::STATS - super::COUNTERS;
         let mut metrics = meal_metrics(&meals);
-        metrics.push((
-            "table_checks",
-            all[0][super::STATS - super::COUNTERS] as f64,
-        ));
+        metrics.push(("table_checks", all[arbiter][c] as f64));
         Ok(Some(RunRecord {
-            elapsed_ns: all[0][super::TIME],
-            stopped_after_ns: Some(stopped_after),
+            elapsed_ns: all[arbiter][super::TIME],
+            stopped_after_ns: Some(all[arbiter][c + 1]),
             figure: meals.iter().sum::<u64>() as f64,
             processes: self
-                .workers(job.size)
+                .workers(cast)
                 .into_iter()
                 .map(|r| process(&roles[r], r, &raw[r], &all[r], &PHILOSOPHER_COUNTERS))
                 .collect(),

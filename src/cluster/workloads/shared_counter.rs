@@ -1,16 +1,17 @@
 //! `shared-counter --engine mpi`: the study's shared array becomes an MPI
-//! window (`MPI_Win_allocate`) on rank 0, and its semaphore an exclusive
+//! window (`MPI_Win_allocate`) on one rank, and its semaphore an exclusive
 //! lock of that window (`MPI_Win_lock(MPI_LOCK_EXCLUSIVE)`). Two counter
 //! ranks each, in turn, lock the window, read the whole array (`MPI_Get`),
 //! and while its sum is below the threshold add 1 to every element and
-//! write it back (`MPI_Put`), then unlock: one pass. With two ranks they are
-//! ranks 0 and 1 (rank 0 holds the array and counts, as the study's first
-//! process created the memory it used); with three or more, ranks 1 and 2,
-//! and rank 0 only holds the array, so a launcher can put the memory on a
-//! node of its own. The final check is the local workload's
+//! write it back (`MPI_Put`), then unlock: one pass. A cast names the rank
+//! holding the array, then the two counters' (the holder may be one of
+//! them). By default, with two ranks, rank 0 holds the array and counts
+//! with rank 1 (as the study's first process created the memory it used);
+//! with three or more, rank 0 only holds the array and ranks 1 and 2 count,
+//! so a launcher can put the memory on a node of its own. The final check is the local workload's
 //! ([`Counter::check_final`]), on the array read back by rank 0.
 
-use super::{Job, MpiWorkload, STATS, Stats, places, process, stats};
+use super::{Job, MpiWorkload, STATS, Stats, cast_len, places, process, stats};
 use crate::sys::clock::monotonic_ns;
 use crate::sys::mpi_window::Window;
 use crate::workloads::shared_counter::Counter;
@@ -38,10 +39,6 @@ pub fn prepare(params: &Params) -> Result<Mpi, String> {
 }
 
 impl Mpi {
-    fn counters(&self, size: usize) -> [usize; 2] {
-        if size >= 3 { [1, 2] } else { [0, 1] }
-    }
-
     /// One counter rank: passes until the threshold is reached.
     fn count(&self, win: &Window, job: &Job) -> Result<Stats, String> {
         let mut array = vec![0u32; win.words()];
@@ -83,25 +80,51 @@ impl MpiWorkload for Mpi {
         2
     }
 
-    fn roles(&self, size: usize) -> Vec<String> {
-        let counters = self.counters(size);
+    fn seats(&self, _n: usize) -> Vec<String> {
+        ["holds the array", "counter 1", "counter 2"]
+            .map(String::from)
+            .to_vec()
+    }
+
+    fn default_cast(&self, size: usize) -> Vec<usize> {
+        if size >= 3 {
+            vec![0, 1, 2]
+        } else {
+            vec![0, 0, 1]
+        }
+    }
+
+    fn check_cast(&self, cast: &[usize]) -> Result<(), String> {
+        cast_len(self, cast, 3)?;
+        // The holder may count too (the default with two ranks); the two
+        // counters are two processes.
+        if cast[1] == cast[2] {
+            return Err(format!(
+                "rank {} is named twice: the two counters are two ranks (the rank holding the array may be one of them)",
+                cast[1]
+            ));
+        }
+        Ok(())
+    }
+
+    fn roles(&self, cast: &[usize], size: usize) -> Vec<String> {
         (0..size)
-            .map(|r| match counters.iter().position(|&c| c == r) {
-                Some(i) if r == 0 => format!("counter {} (holds the array)", i + 1),
+            .map(|r| match cast[1..].iter().position(|&c| c == r) {
+                Some(i) if r == cast[0] => format!("counter {} (holds the array)", i + 1),
                 Some(i) => format!("counter {}", i + 1),
-                None if r == 0 => "holds the array".to_string(),
+                None if r == cast[0] => "holds the array".to_string(),
                 None => "idle".to_string(),
             })
             .collect()
     }
 
-    fn workers(&self, size: usize) -> Vec<usize> {
-        self.counters(size).to_vec()
+    fn workers(&self, cast: &[usize]) -> Vec<usize> {
+        cast[1..].to_vec()
     }
 
     fn title(&self) -> String {
         let mut t = format!(
-            "shared-counter across MPI ranks: {} array ({} element(s)) in an MPI window on rank 0, threshold {} ({} passes), MPI_Win_lock exclusive",
+            "shared-counter across MPI ranks: {} array ({} element(s)) in an MPI window, threshold {} ({} passes), MPI_Win_lock exclusive",
             self.c.array_label(),
             self.c.elements,
             self.c.threshold,
@@ -132,18 +155,26 @@ impl MpiWorkload for Mpi {
         None
     }
 
-    fn run(&self, job: &Job) -> Result<Option<RunRecord>, String> {
+    fn run(&self, job: &Job, cast: &[usize]) -> Result<Option<RunRecord>, String> {
         let raw = job.places();
+        let (holder, counters) = (cast[0], &cast[1..]);
         // Collective, as is its release at the end of this function.
-        let win = Window::allocate(self.c.elements, 0, job.rank as i32)?;
-        let counters = self.counters(job.size);
+        let win = Window::allocate(self.c.elements, holder as i32, job.rank as i32)?;
         let mine = if counters.contains(&job.rank) {
             self.count(&win, job)?
         } else {
-            job.barrier();
+            if job.rank == holder {
+                job.barrier();
+            }
             [0; STATS]
         };
-        let all = job.gather(&mine);
+        // Across nodes (osc pt2pt) the holder serves the locks only inside
+        // MPI calls: it must keep calling MPI until the counters are done.
+        let all = if job.rank == holder {
+            job.gather_serving(&mine)
+        } else {
+            job.gather(&mine)
+        };
         if job.rank != 0 {
             return Ok(None);
         }
@@ -160,7 +191,7 @@ impl MpiWorkload for Mpi {
             .map(|&r| all[r][super::TIME])
             .max()
             .unwrap_or(0);
-        let roles = self.roles(job.size);
+        let roles = self.roles(cast, job.size);
         Ok(Some(RunRecord {
             elapsed_ns: elapsed,
             stopped_after_ns: None,
@@ -187,10 +218,22 @@ mod tests {
     #[test]
     fn rank_0_counts_with_two_ranks_and_only_holds_the_array_with_more() {
         let w = prepare(&Params::default()).unwrap();
-        assert_eq!(w.workers(2), [0, 1]);
-        assert_eq!(w.workers(3), [1, 2]);
-        assert_eq!(w.roles(3)[0], "holds the array");
-        assert!(w.roles(2)[0].starts_with("counter 1"));
+        assert_eq!(w.workers(&w.default_cast(2)), [0, 1]);
+        assert_eq!(w.workers(&w.default_cast(3)), [1, 2]);
+        assert_eq!(w.roles(&w.default_cast(3), 3)[0], "holds the array");
+        assert!(w.roles(&w.default_cast(2), 2)[0].starts_with("counter 1"));
+        // A placement: the holder first, then the two counters.
+        assert_eq!(
+            w.roles(&[2, 0, 2], 3),
+            ["counter 1", "idle", "counter 2 (holds the array)"]
+        );
+        assert!(w.check_cast(&[1, 1, 2]).is_ok());
+        assert!(
+            w.check_cast(&[0, 1, 1])
+                .unwrap_err()
+                .contains("two counters")
+        );
+        assert!(w.check_cast(&[0, 1]).unwrap_err().contains("names 3"));
         let p = Params {
             mechanism: Some(crate::workloads::LockKind::Futex),
             ..Params::default()

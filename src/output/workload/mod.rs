@@ -7,14 +7,13 @@ pub mod records;
 pub mod tables;
 
 use crate::stats::Summary;
-use crate::workloads::{Headline, RunRecord};
+use crate::workloads::{CastRole, Headline, RunRecord};
 
 pub use records::{
     MigrationRecord, SCHEMA, WorkloadReport, WorkloadSettings, configurations, figure_info,
 };
 pub use tables::{machine_line, render};
 
-/// The runs of one configuration (one placement), as they ended.
 /// The runs of one configuration (one placement), as they ended.
 #[derive(Debug, Clone)]
 pub struct ConfigResult {
@@ -24,6 +23,9 @@ pub struct ConfigResult {
     pub cpus: Vec<Option<usize>>,
     /// Every run in order: its record or why it failed.
     pub runs: Vec<Result<RunRecord, String>>,
+    /// Across MPI ranks: the rank playing each role, in `--place` order;
+    /// empty for a local configuration.
+    pub roles: Vec<CastRole>,
 }
 
 pub(super) fn ok_runs(c: &ConfigResult) -> Vec<&RunRecord> {
@@ -96,6 +98,7 @@ mod tests {
             name: name.into(),
             cpus: vec![Some(0), Some(0)],
             runs: figures.iter().map(|&f| Ok(record(f, &[1, 2]))).collect(),
+            roles: Vec::new(),
         }
     }
 

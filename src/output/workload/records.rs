@@ -125,10 +125,27 @@ pub struct ConfigurationRecord {
     pub name: String,
     /// CPU per process (null: not pinned).
     pub placement: Vec<Option<usize>>,
+    /// `--engine mpi`: the rank playing each role of the configuration, in
+    /// `--place` order, with its node; absent for a local configuration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roles: Option<Vec<CastRoleJson>>,
     /// Every run.
     pub runs: Vec<RunJson>,
     /// Over the successful runs; null if none succeeded.
     pub summary: Option<ConfigSummary>,
+}
+
+/// The rank playing one role of a configuration (`--engine mpi`).
+#[derive(Debug, Serialize)]
+pub struct CastRoleJson {
+    /// The role.
+    pub role: String,
+    /// The rank in `MPI_COMM_WORLD`.
+    pub rank: usize,
+    /// Its node's number, as in the runs' `ranks`.
+    pub node: usize,
+    /// Its node's host name.
+    pub host: String,
 }
 
 /// One run.
@@ -363,6 +380,17 @@ pub fn configurations(headline: Headline, configs: &[ConfigResult]) -> Vec<Confi
         .map(|(c, f)| ConfigurationRecord {
             name: c.name.clone(),
             placement: c.cpus.clone(),
+            roles: (!c.roles.is_empty()).then(|| {
+                c.roles
+                    .iter()
+                    .map(|r| CastRoleJson {
+                        role: r.role.clone(),
+                        rank: r.rank,
+                        node: r.node,
+                        host: r.host.clone(),
+                    })
+                    .collect()
+            }),
             runs: c
                 .runs
                 .iter()

@@ -197,6 +197,23 @@ fn render_places(out: &mut String, configs: &[ConfigResult]) {
     let Some(first) = runs.first() else {
         return;
     };
+    // With several casts a rank's role changes between configurations:
+    // each configuration's, in order, from its first successful run.
+    let casts: Vec<&RunRecord> = configs
+        .iter()
+        .filter_map(|c| ok_runs(c).into_iter().find(|r| !r.places.is_empty()))
+        .collect();
+    let role_of = |rank: usize| {
+        let mut roles: Vec<&str> = casts
+            .iter()
+            .filter_map(|r| r.places.iter().find(|p| p.rank == rank))
+            .map(|p| p.role.as_str())
+            .collect();
+        if roles.windows(2).all(|w| w[0] == w[1]) {
+            roles.truncate(1);
+        }
+        roles.join(" / ")
+    };
     let mut places = first.places.clone();
     places.sort_by_key(|p| (p.node, p.rank));
     let mut t = new_table(
@@ -210,7 +227,7 @@ fn render_places(out: &mut String, configs: &[ConfigResult]) {
             p.node.to_string(),
             p.host.clone(),
             p.rank.to_string(),
-            p.role.clone(),
+            role_of(p.rank),
             p.pid.to_string(),
             cpu_list(&bound),
             cpu_list(&[p.cpu]),
@@ -218,8 +235,13 @@ fn render_places(out: &mut String, configs: &[ConfigResult]) {
     }
     align_right(&mut t, 2..3);
     let nodes = places.iter().map(|p| p.node).max().map_or(0, |n| n + 1);
+    let per = if casts.len() > 1 {
+        "; roles per configuration, in order"
+    } else {
+        ""
+    };
     out.push_str(&format!(
-        "\nwhere each rank ran ({nodes} node(s); placed by the MPI launcher, ipcmark pins nothing)\n{t}\n"
+        "\nwhere each rank ran ({nodes} node(s); placed by the MPI launcher, ipcmark pins nothing{per})\n{t}\n"
     ));
     let moved = runs.iter().skip(1).any(|r| {
         r.places
@@ -372,7 +394,7 @@ fn render_times(
     );
     let mut notes = Vec::new();
     for (c, f) in configs.iter().zip(factors) {
-        let mut label = vec![c.name.clone(), format!("CPUs {}", cpu_list(&c.cpus))];
+        let mut label = vec![c.name.clone(), where_label(c)];
         let mut next_label = || {
             if label.is_empty() {
                 String::new()
@@ -425,6 +447,22 @@ fn render_times(
         out.push_str(&format!("{n}\n"));
     }
     out.push_str("time = start of all processes to the last one finishing; factor = mean time / best mean time (1 = fastest configuration)\n");
+}
+
+/// A configuration's second line in the table: its CPUs locally; across
+/// MPI ranks whether its roles share a node, as the study's tables read
+/// ("same node", "other node").
+fn where_label(c: &ConfigResult) -> String {
+    if c.roles.is_empty() {
+        return format!("CPUs {}", cpu_list(&c.cpus));
+    }
+    let mut nodes: Vec<usize> = c.roles.iter().map(|r| r.node).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    match nodes.len() {
+        1 => "same node".to_string(),
+        n => format!("across {n} nodes"),
+    }
 }
 
 /// Across MPI ranks with `--handoff`: how many hand-offs a run made and
