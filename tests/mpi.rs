@@ -21,29 +21,11 @@ fn without_the_feature_mpi_says_how_to_build_it() {
 #[cfg(feature = "mpi")]
 mod with_mpi {
     use crate::util::{
-        RUN_SCHEMA, SHORT, Sandbox, TestBed, bin, read_json, results, schema_errors, serial,
-        stderr, stdout, wait_with_deadline,
+        RUN_SCHEMA, SHORT, Sandbox, TestBed, bin, mpirun, read_json, results, schema_errors,
+        serial, stderr, stdout, wait_with_deadline,
     };
-    use std::process::{Command, Output, Stdio};
+    use std::process::Command;
     use std::time::Duration;
-
-    /// `mpirun --oversubscribe -n RANKS ipcmark ARGS` in the sandbox.
-    fn mpirun(sb: &Sandbox, ranks: u32, args: &[&str]) -> Output {
-        let mut c = Command::new("mpirun");
-        c.args(["--oversubscribe", "-n", &ranks.to_string()])
-            .arg(bin())
-            .args(args)
-            .env("TMPDIR", sb.dir.path())
-            .env("XDG_DATA_HOME", sb.path("data"))
-            // OpenMPI refuses root without both.
-            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-            .env_remove("RUST_BACKTRACE")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        wait_with_deadline(c.spawn().expect("spawn mpirun"), Duration::from_secs(120))
-    }
 
     #[test]
     fn pingpong_between_two_ranks_gives_checked_figures_with_the_local_schema() {

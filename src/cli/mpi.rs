@@ -146,11 +146,7 @@ fn pingpong(args: RunFlags) -> Result<ExitCode, Failure> {
     let outcome = match world.rank() {
         0 => {
             let figures: &'static MpiPingPong = Box::leak(Box::new(MpiPingPong::new(1, &places)));
-            let job = ranks::job(places);
-            let outcome = super::run::run_with(
-                run,
-                Some(&|plan: &mut RunPlan| mpi_only(plan, figures, &job)),
-            );
+            let outcome = lead(run, figures, places);
             // Whatever happened, rank 1 waits for this.
             figures.done();
             outcome
@@ -207,11 +203,7 @@ fn windows(args: WindowArgs, rate: bool) -> Result<ExitCode, Failure> {
     };
     let outcome = if me == 0 {
         let figures: &'static WindowFigures = Box::leak(Box::new(figures));
-        let job = ranks::job(places);
-        let outcome = super::run::run_with(
-            run,
-            Some(&|plan: &mut RunPlan| mpi_only(plan, figures, &job)),
-        );
+        let outcome = lead(run, figures, places);
         // Whatever happened, the other ranks wait for this.
         figures.done();
         outcome
@@ -226,6 +218,20 @@ fn windows(args: WindowArgs, rate: bool) -> Result<ExitCode, Failure> {
     };
     world.barrier();
     outcome
+}
+
+/// Rank 0's part: the ordinary run whose only item is `figures`, with
+/// every rank's place in its environment record.
+fn lead(
+    run: RunArgs,
+    figures: &'static dyn External,
+    places: Vec<ranks::RankPlace>,
+) -> Result<ExitCode, Failure> {
+    let job = ranks::job(places);
+    super::run::run_with(
+        run,
+        Some(&|plan: &mut RunPlan| mpi_only(plan, figures, &job)),
+    )
 }
 
 /// Makes the plan measure the MPI figures only, at its sizes, where
