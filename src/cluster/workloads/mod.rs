@@ -43,6 +43,89 @@ const CPU_END: usize = 2;
 /// One rank's figures for rank 0.
 type Stats = [u64; STATS];
 
+/// Tags of a hand-off (`--handoff`): the role's state, its acknowledgement.
+const STATE: i32 = 13;
+const ACK: i32 = 14;
+
+/// The application-level hand-offs (`--handoff`) one rank made of its
+/// role: MPI cannot move a process, so a role's state is sent to a spare
+/// rank, which acknowledges it. Shared by every workload that hands a role
+/// on, so that each is timed and reported alike.
+#[derive(Default)]
+struct Handoffs {
+    count: u64,
+    total_ns: u64,
+    max_ns: u64,
+}
+
+/// A rank's hand-off counters, in the order [`Handoffs::counters`] gives.
+const HANDOFF_COUNTERS: [&str; 3] = ["handoffs", "handoff_ns", "handoff_max_ns"];
+
+impl Handoffs {
+    /// Hands the role's `state` to rank `to` and waits for its
+    /// acknowledgement, which echoes `state[0]` (`what` names that word in
+    /// a message). Timed from sending the state to receiving the
+    /// acknowledgement, nothing else: the receiver's check is part of it,
+    /// as it is part of taking the role over.
+    fn hand(&mut self, job: &Job, to: usize, state: &[u64], what: &str) -> Result<(), String> {
+        let t = monotonic_ns();
+        job.send(to, STATE, state);
+        let mut ack = [0u64; 1];
+        job.recv(to, ACK, &mut ack, "hand-off acknowledgement")?;
+        let took = monotonic_ns() - t;
+        if ack[0] != state[0] {
+            return Err(format!(
+                "rank {}: rank {to} acknowledged the hand-off at {what} {}, expected {}",
+                job.rank, ack[0], state[0]
+            ));
+        }
+        self.count += 1;
+        self.total_ns += took;
+        self.max_ns = self.max_ns.max(took);
+        Ok(())
+    }
+
+    /// Receives a role's state from rank `from` (the receiver checks it,
+    /// then calls [`Handoffs::acknowledge`]).
+    fn receive(job: &Job, from: usize, state: &mut [u64]) -> Result<(), String> {
+        job.recv(from, STATE, state, "handed state")
+    }
+
+    /// Acknowledges the state received from rank `from`, echoing its first
+    /// word.
+    fn acknowledge(job: &Job, from: usize, state: &[u64]) {
+        job.send(from, ACK, &state[..1]);
+    }
+
+    /// The counters for rank 0, as [`HANDOFF_COUNTERS`] names them.
+    fn counters(&self) -> [u64; 3] {
+        [self.count, self.total_ns, self.max_ns]
+    }
+}
+
+/// The hand-offs of `ranks` whose [`Handoffs::counters`] start at counter
+/// `at` of their [`Stats`]: their number and the run's metrics (count, mean
+/// and longest, each hand-off counted once, by the rank that handed on).
+fn handoff_metrics(all: &[Stats], ranks: &[usize], at: usize) -> (u64, [(&'static str, f64); 3]) {
+    let c = STATS - COUNTERS + at;
+    let count: u64 = ranks.iter().map(|&r| all[r][c]).sum();
+    let total: u64 = ranks.iter().map(|&r| all[r][c + 1]).sum();
+    let max = ranks.iter().map(|&r| all[r][c + 2]).max().unwrap_or(0);
+    let mean = if count > 0 {
+        total as f64 / count as f64
+    } else {
+        0.0
+    };
+    (
+        count,
+        [
+            ("handoffs", count as f64),
+            ("handoff_mean_ns", mean),
+            ("handoff_max_ns", max as f64),
+        ],
+    )
+}
+
 /// A workload across MPI ranks, with its settings resolved and checked.
 ///
 /// A *cast* is the rank playing each of its roles, in the order of
