@@ -241,13 +241,13 @@ pub fn prepare(
 ) -> Result<Box<dyn MpiWorkload>, String> {
     let w: Box<dyn MpiWorkload> = match id {
         "generator-calculator" => Box::new(generator_calculator::prepare(params, handoff)?),
-        "shared-counter" => Box::new(shared_counter::prepare(params)?),
+        "shared-counter" => Box::new(shared_counter::prepare(params, handoff)?),
         "philosophers" => Box::new(philosophers::prepare(params)?),
         other => return Err(format!("{other} has no run across MPI ranks")),
     };
-    if handoff.is_some() && id != "generator-calculator" {
+    if handoff.is_some() && id == "philosophers" {
         return Err(format!(
-            "--handoff applies to generator-calculator only, not {id}"
+            "--handoff applies to generator-calculator and shared-counter, not {id}"
         ));
     }
     if size < w.min_ranks() {
@@ -500,11 +500,10 @@ mod tests {
             .unwrap();
         assert!(e.contains("needs 3 ranks here, the job has 2"), "{e}");
         assert!(e.contains("mpirun -n 3"), "{e}");
-        let e = prepare("shared-counter", &p, Some(10), 4).err().unwrap();
-        assert!(
-            e.contains("--handoff applies to generator-calculator only"),
-            "{e}"
-        );
+        let e = prepare("philosophers", &p, Some(10), 6).err().unwrap();
+        assert!(e.contains("--handoff applies to"), "{e}");
+        let e = prepare("shared-counter", &p, Some(10), 3).err().unwrap();
+        assert!(e.contains("needs 4 ranks here"), "{e}");
         assert!(prepare("shared-counter", &p, None, 2).is_ok());
         let quick = Params {
             eat: Some(Duration::ZERO),
