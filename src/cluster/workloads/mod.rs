@@ -103,6 +103,101 @@ impl Handoffs {
     }
 }
 
+/// What a message along a [`Rotation`] is, in its last but one word.
+const TAKE_OVER: u64 = 0;
+const FINISHED: u64 = 1;
+
+/// A role's rotation under `--handoff`: the ranks that play it in turn,
+/// the first from the start. A message along it is the role's state
+/// followed by two words: [`TAKE_OVER`] or [`FINISHED`], and for the end
+/// the position of the rank where the role ended, so that the news goes
+/// round once and every waiting rank stops.
+struct Rotation<'a> {
+    ring: &'a [usize],
+    /// This rank's position in `ring`.
+    pos: usize,
+    prev: usize,
+    next: usize,
+}
+
+impl<'a> Rotation<'a> {
+    /// `rank`'s view of `ring` (a rank not in it is taken as its first).
+    fn new(ring: &'a [usize], rank: usize) -> Rotation<'a> {
+        let len = ring.len();
+        let pos = ring.iter().position(|&r| r == rank).unwrap_or(0);
+        Rotation {
+            ring,
+            pos,
+            prev: ring[(pos + len - 1) % len],
+            next: ring[(pos + 1) % len],
+        }
+    }
+
+    /// Whether this rank plays the role from the start.
+    fn first(&self) -> bool {
+        self.pos == 0
+    }
+
+    /// Whether hand-off number `turn` (from 1) gives the role to this rank.
+    fn is_turn(&self, turn: u64) -> bool {
+        turn % self.ring.len() as u64 == self.pos as u64
+    }
+
+    /// Waits for the role from the previous rank: true with its state in
+    /// `msg` (two words longer than the state), false when the role has
+    /// ended (passed on to the next rank unless it knows already).
+    fn wait(&self, job: &Job, msg: &mut [u64]) -> Result<bool, String> {
+        Handoffs::receive(job, self.prev, msg)?;
+        let n = msg.len();
+        match msg[n - 2] {
+            TAKE_OVER => Ok(true),
+            FINISHED => {
+                if self.ring[msg[n - 1] as usize % self.ring.len()] != self.next {
+                    job.send(self.next, STATE, msg);
+                }
+                Ok(false)
+            }
+            other => Err(format!(
+                "rank {}: rank {} sent hand-off message kind {other}",
+                job.rank, self.prev
+            )),
+        }
+    }
+
+    /// Hands the role's `state` to the next rank, timed in `handoffs`.
+    fn hand(
+        &self,
+        job: &Job,
+        handoffs: &mut Handoffs,
+        state: &[u64],
+        what: &str,
+    ) -> Result<(), String> {
+        let msg: Vec<u64> = state.iter().copied().chain([TAKE_OVER, 0]).collect();
+        handoffs.hand(job, self.next, &msg, what)
+    }
+
+    /// The role ended on this rank: tells the rest of the rotation.
+    fn finish(&self, job: &Job, state: &[u64]) {
+        if self.ring.len() > 1 {
+            let msg: Vec<u64> = state
+                .iter()
+                .copied()
+                .chain([FINISHED, self.pos as u64])
+                .collect();
+            job.send(self.next, STATE, &msg);
+        }
+    }
+}
+
+/// The rotation of role `i` of `roles` (their ranks): its rank, then every
+/// `roles.len()`-th spare starting with the `i`-th, so that the spares are
+/// dealt in turn to the roles and no rank is ever asked to play two.
+fn rotation(roles: &[usize], spares: &[usize], i: usize) -> Vec<usize> {
+    let mut ranks = vec![roles[i]];
+    ranks.extend(spares.iter().skip(i).step_by(roles.len()));
+    ranks
+}
+
 /// The hand-offs of `ranks` whose [`Handoffs::counters`] start at counter
 /// `at` of their [`Stats`]: their number and the run's metrics (count, mean
 /// and longest, each hand-off counted once, by the rank that handed on).

@@ -26,8 +26,8 @@
 //! rotation, which tells the next, so every waiting rank of it stops.
 
 use super::{
-    HANDOFF_COUNTERS, Handoffs, Job, MpiWorkload, STATS, Stats, cast_len, handoff_metrics, places,
-    process, stats,
+    HANDOFF_COUNTERS, Handoffs, Job, MpiWorkload, Rotation, STATS, Stats, cast_len,
+    handoff_metrics, places, process, stats,
 };
 use crate::sys::clock::monotonic_ns;
 use crate::sys::mpi_window::Window;
@@ -44,11 +44,6 @@ const HANDOFF_RANK_COUNTERS: [&str; 5] = [
     HANDOFF_COUNTERS[1],
     HANDOFF_COUNTERS[2],
 ];
-
-/// What a message along a counter's rotation carries, in its third word:
-/// the role's state (take the role over) or the end of the role (stop).
-const TAKE_OVER: u64 = 0;
-const FINISHED: u64 = 1;
 
 /// The workload across ranks, and its hand-off period.
 pub struct Mpi {
@@ -77,9 +72,7 @@ pub fn prepare(params: &Params, handoff: Option<u64>) -> Result<Mpi, String> {
 /// The ranks that play counter `i` (0 or 1) in turn under `cast`: the
 /// counter's rank, then every other spare starting with the `i`-th.
 fn rotation(cast: &[usize], i: usize) -> Vec<usize> {
-    let mut ranks = vec![cast[1 + i]];
-    ranks.extend(cast.iter().skip(3 + i).step_by(2));
-    ranks
+    super::rotation(&cast[1..3], &cast[3..], i)
 }
 
 impl Mpi {
@@ -92,41 +85,31 @@ impl Mpi {
         let mut array = vec![0u32; win.words()];
         let (mut passes, mut access_ns) = (0u64, 0u64);
         let mut handoffs = Handoffs::default();
-        let len = ring.len();
-        let pos = ring.iter().position(|&r| r == job.rank).unwrap_or(0);
-        let (prev, next) = (ring[(pos + len - 1) % len], ring[(pos + 1) % len]);
+        let rot = Rotation::new(ring, job.rank);
         let period = self.handoff.unwrap_or(u64::MAX);
         // The role's state: its passes (by every rank that played it) and
         // the number of hand-offs so far.
         let (mut role_passes, mut turn) = (0u64, 0u64);
         job.barrier();
         let start = monotonic_ns();
-        // The ring's first rank starts playing; every other turn begins
-        // with the role handed by the previous rank.
-        let mut wait = pos != 0;
+        // The rotation's first rank starts playing; every other turn
+        // begins with the role handed by the previous rank.
+        let mut wait = !rot.first();
         loop {
             if wait {
-                // [role passes, hand-off number, TAKE_OVER or FINISHED,
-                // the position of the rank that finished].
+                // [role passes, hand-off number, kind, where it ended].
                 let mut msg = [0u64; 4];
-                Handoffs::receive(job, prev, &mut msg)?;
-                if msg[2] == FINISHED {
-                    if ring[msg[3] as usize % len] != next {
-                        job.send(next, super::STATE, &msg);
-                    }
+                if !rot.wait(job, &mut msg)? {
                     break;
                 }
-                if msg[2] != TAKE_OVER
-                    || msg[1] % len as u64 != pos as u64
-                    || msg[0] != msg[1].saturating_mul(period)
-                {
+                if !rot.is_turn(msg[1]) || msg[0] != msg[1].saturating_mul(period) {
                     return Err(format!(
-                        "rank {}: the counter's state handed by rank {prev} (hand-off {}, {} passes) does not continue the rotation: expected hand-off {} of every {period} passes to this rank",
-                        job.rank, msg[1], msg[0], pos
+                        "rank {}: the counter's state handed by rank {} (hand-off {}, {} passes) does not continue the rotation (a hand-off every {period} passes)",
+                        job.rank, rot.prev, msg[1], msg[0]
                     ));
                 }
                 (role_passes, turn) = (msg[0], msg[1]);
-                Handoffs::acknowledge(job, prev, &msg);
+                Handoffs::acknowledge(job, rot.prev, &msg);
             }
             let finished = loop {
                 let t = monotonic_ns();
@@ -160,17 +143,11 @@ impl Mpi {
                 }
             };
             if finished {
-                if len > 1 {
-                    job.send(
-                        next,
-                        super::STATE,
-                        &[role_passes, turn, FINISHED, pos as u64],
-                    );
-                }
+                rot.finish(job, &[role_passes, turn]);
                 break;
             }
             turn += 1;
-            handoffs.hand(job, next, &[role_passes, turn, TAKE_OVER, 0], "pass")?;
+            rot.hand(job, &mut handoffs, &[role_passes, turn], "pass")?;
             wait = true;
         }
         let [n, ns, max] = handoffs.counters();
