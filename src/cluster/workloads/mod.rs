@@ -32,7 +32,7 @@ use std::time::Duration;
 
 /// Figures every rank reports after a run, in this order; the last
 /// [`COUNTERS`] are the workload's own counters.
-const STATS: usize = 8;
+const STATS: usize = 9;
 const COUNTERS: usize = STATS - 3;
 /// Index in a rank's [`Stats`] of the operations it did, its own time, and
 /// its CPU at the end (+1; 0 for unknown).
@@ -337,14 +337,9 @@ pub fn prepare(
     let w: Box<dyn MpiWorkload> = match id {
         "generator-calculator" => Box::new(generator_calculator::prepare(params, handoff)?),
         "shared-counter" => Box::new(shared_counter::prepare(params, handoff)?),
-        "philosophers" => Box::new(philosophers::prepare(params)?),
+        "philosophers" => Box::new(philosophers::prepare(params, handoff)?),
         other => return Err(format!("{other} has no run across MPI ranks")),
     };
-    if handoff.is_some() && id == "philosophers" {
-        return Err(format!(
-            "--handoff applies to generator-calculator and shared-counter, not {id}"
-        ));
-    }
     if size < w.min_ranks() {
         let n = w.min_ranks();
         return Err(format!(
@@ -596,7 +591,7 @@ mod tests {
         assert!(e.contains("needs 3 ranks here, the job has 2"), "{e}");
         assert!(e.contains("mpirun -n 3"), "{e}");
         let e = prepare("philosophers", &p, Some(10), 6).err().unwrap();
-        assert!(e.contains("--handoff applies to"), "{e}");
+        assert!(e.contains("needs 11 ranks here"), "{e}");
         let e = prepare("shared-counter", &p, Some(10), 3).err().unwrap();
         assert!(e.contains("needs 4 ranks here"), "{e}");
         assert!(prepare("shared-counter", &p, None, 2).is_ok());
