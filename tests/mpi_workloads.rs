@@ -427,6 +427,66 @@ mod with_mpi {
     }
 
     #[test]
+    fn philosophers_hand_each_role_to_its_spare_and_every_meal_was_still_granted() {
+        let _g = serial();
+        // Two philosophers, each with a spare: ranks 1 and 3 play
+        // philosopher 1, ranks 2 and 4 philosopher 2, handed on every 3
+        // meals. Rank 0 checks that each philosopher's meals, over both its
+        // ranks, equal what the arbiter granted it.
+        let (code, err, out, report) = workload(
+            5,
+            &[
+                "philosophers",
+                "--philosophers",
+                "2",
+                "--handoff",
+                "3",
+                "--duration",
+                "1s",
+                "--think",
+                "2ms",
+                "--eat",
+                "1ms",
+            ],
+        );
+        assert_eq!(code, Some(0), "{err}\n{out}");
+        let report = report.unwrap();
+        assert_eq!(report["settings"]["parameters"]["handoff_every"], 3);
+        let run = the_run(&report, 5);
+        let ps = run["processes"].as_array().unwrap();
+        let roles: Vec<&str> = ps.iter().map(|p| p["role"].as_str().unwrap()).collect();
+        assert_eq!(
+            roles,
+            [
+                "philosopher 1",
+                "philosopher 2",
+                "philosopher 1 spare 1",
+                "philosopher 2 spare 1"
+            ]
+        );
+        let meals = |p: &Value| uint(&p["counters"]["meals"]);
+        let handoffs = |p: &Value| uint(&p["counters"]["handoffs"]);
+        let mut made = 0;
+        for ring in [[0, 2], [1, 3]] {
+            let role: u64 = ring.iter().map(|&i| meals(&ps[i])).sum();
+            assert!(role >= 3, "{run}");
+            let n: u64 = ring.iter().map(|&i| handoffs(&ps[i])).sum();
+            assert_eq!(n, role / 3, "{run}");
+            made += n;
+        }
+        assert!(made >= 2, "{run}");
+        assert_eq!(metric(run, "handoffs"), made as f64);
+        assert!(metric(run, "handoff_mean_ns") > 0.0);
+        assert_eq!(
+            metric(run, "total_meals"),
+            ps.iter().map(meals).sum::<u64>() as f64
+        );
+        assert!(metric(run, "table_checks") >= 2.0 * metric(run, "total_meals"));
+        assert!(out.contains("hand-off (application-level)"), "{out}");
+        assert!(!out.contains("migrated") && !out.contains("moved"), "{out}");
+    }
+
+    #[test]
     fn too_few_ranks_is_refused_with_one_line() {
         let _g = serial();
         for (ranks, args, need) in [
@@ -452,9 +512,9 @@ mod with_mpi {
                 "at least one spare for each counter",
             ),
             (
-                2,
-                &["philosophers", "--handoff", "5"][..],
-                "--handoff applies to generator-calculator and shared-counter",
+                4,
+                &["philosophers", "--philosophers", "2", "--handoff", "5"][..],
+                "needs 5 ranks",
             ),
         ] {
             let (code, err, _, _) = workload(ranks, args);
