@@ -346,6 +346,147 @@ mod with_mpi {
     }
 
     #[test]
+    fn shared_counter_hands_each_counter_to_its_spare_and_still_reaches_the_threshold() {
+        let _g = serial();
+        // Four ranks: rank 0 holds the array and plays counter 1 with rank
+        // 2 as its spare; rank 1 plays counter 2 with rank 3. 200 passes in
+        // all, a hand-off every 20 passes of a counter.
+        let (code, err, out, report) = workload(
+            4,
+            &[
+                "shared-counter",
+                "--array",
+                "400B",
+                "--threshold",
+                "20000",
+                "--handoff",
+                "20",
+            ],
+        );
+        assert_eq!(code, Some(0), "{err}\n{out}");
+        let report = report.unwrap();
+        assert_eq!(report["settings"]["parameters"]["handoff_every"], 20);
+        let run = the_run(&report, 4);
+        assert_eq!(metric(run, "final_sum"), 20000.0);
+        let ps = run["processes"].as_array().unwrap();
+        let who: Vec<(u64, &str)> = ps
+            .iter()
+            .map(|p| (uint(&p["rank"]), p["role"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            who,
+            [
+                (0, "counter 1 (holds the array)"),
+                (1, "counter 2"),
+                (2, "counter 1 spare 1"),
+                (3, "counter 2 spare 1")
+            ]
+        );
+        let passes = |p: &Value| uint(&p["counters"]["passes"]);
+        let handoffs = |p: &Value| uint(&p["counters"]["handoffs"]);
+        assert_eq!(ps.iter().map(passes).sum::<u64>(), 200);
+        // Each counter's passes, whichever rank made them, and one hand-off
+        // after each 20 of them.
+        let mut made = 0;
+        for ring in [[0, 2], [1, 3]] {
+            let role: u64 = ring.iter().map(|&i| passes(&ps[i])).sum();
+            let n: u64 = ring.iter().map(|&i| handoffs(&ps[i])).sum();
+            assert_eq!(n, role / 20, "{run}");
+            made += n;
+        }
+        assert!(made >= 9, "{run}");
+        assert_eq!(metric(run, "handoffs"), made as f64);
+        assert!(metric(run, "handoff_mean_ns") > 0.0);
+        assert!(metric(run, "handoff_max_ns") >= metric(run, "handoff_mean_ns"));
+        assert!(out.contains("hand-off (application-level)"), "{out}");
+        // A hand-off is never reported as a migration.
+        assert!(!out.contains("migrated") && !out.contains("moved"), "{out}");
+
+        // A placement: the holder on its own, spares named after the roles.
+        let (code, err, out, report) = workload(
+            5,
+            &[
+                "shared-counter",
+                "--array",
+                "400B",
+                "--threshold",
+                "10000",
+                "--handoff",
+                "10",
+                "--place",
+                "4,3,2,1,0",
+            ],
+        );
+        assert_eq!(code, Some(0), "{err}\n{out}");
+        let run = the_run(report.as_ref().unwrap(), 5);
+        assert_eq!(metric(run, "final_sum"), 10000.0);
+        assert_eq!(run["ranks"][4]["role"], "holds the array");
+        assert_eq!(run["ranks"][1]["role"], "counter 1 spare 1");
+        assert_eq!(run["ranks"][0]["role"], "counter 2 spare 1");
+        assert!(metric(run, "handoffs") >= 8.0, "{run}");
+    }
+
+    #[test]
+    fn philosophers_hand_each_role_to_its_spare_and_every_meal_was_still_granted() {
+        let _g = serial();
+        // Two philosophers, each with a spare: ranks 1 and 3 play
+        // philosopher 1, ranks 2 and 4 philosopher 2, handed on every 3
+        // meals. Rank 0 checks that each philosopher's meals, over both its
+        // ranks, equal what the arbiter granted it.
+        let (code, err, out, report) = workload(
+            5,
+            &[
+                "philosophers",
+                "--philosophers",
+                "2",
+                "--handoff",
+                "3",
+                "--duration",
+                "1s",
+                "--think",
+                "2ms",
+                "--eat",
+                "1ms",
+            ],
+        );
+        assert_eq!(code, Some(0), "{err}\n{out}");
+        let report = report.unwrap();
+        assert_eq!(report["settings"]["parameters"]["handoff_every"], 3);
+        let run = the_run(&report, 5);
+        let ps = run["processes"].as_array().unwrap();
+        let roles: Vec<&str> = ps.iter().map(|p| p["role"].as_str().unwrap()).collect();
+        assert_eq!(
+            roles,
+            [
+                "philosopher 1",
+                "philosopher 2",
+                "philosopher 1 spare 1",
+                "philosopher 2 spare 1"
+            ]
+        );
+        let meals = |p: &Value| uint(&p["counters"]["meals"]);
+        let handoffs = |p: &Value| uint(&p["counters"]["handoffs"]);
+        let mut made = 0;
+        for ring in [[0, 2], [1, 3]] {
+            let role: u64 = ring.iter().map(|&i| meals(&ps[i])).sum();
+            assert!(role >= 3, "{run}");
+            let n: u64 = ring.iter().map(|&i| handoffs(&ps[i])).sum();
+            assert_eq!(n, role / 3, "{run}");
+            made += n;
+        }
+        assert!(made >= 2, "{run}");
+        assert_eq!(metric(run, "handoffs"), made as f64);
+        assert!(metric(run, "handoff_mean_ns") > 0.0);
+        assert_eq!(
+            metric(run, "total_meals"),
+            ps.iter().map(meals).sum::<u64>() as f64
+        );
+        assert!(metric(run, "table_checks") >= 2.0 * metric(run, "total_meals"));
+        assert!(out.contains("hand-off (application-level)"), "{out}");
+        assert!(!out.contains("migrated") && !out.contains("moved"), "{out}");
+    }
+
+    #[test]
     fn too_few_ranks_is_refused_with_one_line() {
         let _g = serial();
         for (ranks, args, need) in [
@@ -360,6 +501,21 @@ mod with_mpi {
                 "needs 3 ranks",
             ),
             (1, &["shared-counter"][..], "needs 2 ranks"),
+            (
+                3,
+                &["shared-counter", "--handoff", "5"][..],
+                "needs 4 ranks",
+            ),
+            (
+                5,
+                &["shared-counter", "--handoff", "5", "--place", "0,1,2,3"][..],
+                "at least one spare for each counter",
+            ),
+            (
+                4,
+                &["philosophers", "--philosophers", "2", "--handoff", "5"][..],
+                "needs 5 ranks",
+            ),
         ] {
             let (code, err, _, _) = workload(ranks, args);
             assert_ne!(code, Some(0), "{args:?}");
@@ -381,6 +537,11 @@ mod with_mpi {
             (
                 2,
                 &["shared-counter", "--fault", "corrupt"][..],
+                "check failed",
+            ),
+            (
+                4,
+                &["shared-counter", "--fault", "corrupt", "--handoff", "7"][..],
                 "check failed",
             ),
         ] {

@@ -102,8 +102,9 @@ pub struct WorkloadArgs {
     /// workload NAME --engine mpi`; cargo feature `mpi`, docs/cluster.md).
     #[arg(long, value_enum, value_name = "ENGINE", default_value = "local")]
     engine: EngineArg,
-    /// With --engine mpi, for generator-calculator: hand the calculator's
-    /// role (its state) to the next rank every K vectors, timed as an
+    /// With --engine mpi: hand a role (its state) to a spare rank every K
+    /// operations (the calculator's every K vectors, each counter's every
+    /// K passes, each philosopher's every K meals), timed as an
     /// application-level hand-off (MPI cannot migrate a process).
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
     handoff: Option<u64>,

@@ -15,24 +15,26 @@
 //! the state to receiving the acknowledgement: an application-level
 //! hand-off, not a migration.
 
-use super::{Job, MpiWorkload, STATS, Stats, cast_len, distinct, places, process, stats};
+use super::{
+    HANDOFF_COUNTERS, Handoffs, Job, MpiWorkload, STATS, Stats, cast_len, distinct,
+    handoff_metrics, places, process, stats,
+};
 use crate::sys::clock::monotonic_ns;
 use crate::workloads::generator_calculator::Exchange;
 use crate::workloads::{Params, RunRecord};
 use std::time::Duration;
 
-/// Tags: a question, its answer, a handed state, its acknowledgement.
+/// Tags: a question, its answer (a hand-off's are [`super::STATE`] and
+/// [`super::ACK`]).
 const QUESTION: i32 = 11;
 const ANSWER: i32 = 12;
-const STATE: i32 = 13;
-const ACK: i32 = 14;
 
 const GENERATOR_COUNTERS: [&str; 2] = ["verified_elements", "reply_wait_ns"];
 const CALCULATOR_COUNTERS: [&str; 4] = [
     "computed_elements",
-    "handoffs",
-    "handoff_ns",
-    "handoff_max_ns",
+    HANDOFF_COUNTERS[0],
+    HANDOFF_COUNTERS[1],
+    HANDOFF_COUNTERS[2],
 ];
 
 /// The workload and its hand-off period.
@@ -92,10 +94,10 @@ impl Mpi {
         holders: &[usize],
     ) -> Result<Stats, String> {
         let mut buf = vec![0u8; self.ex.message_bytes()];
-        let (mut served, mut computed, mut handoffs) = (0u64, 0u64, 0u64);
+        let (mut served, mut computed) = (0u64, 0u64);
         // Elements computed by every rank that played the role: the state.
         let mut total = 0u64;
-        let (mut handoff_ns, mut handoff_max) = (0u64, 0u64);
+        let mut handoffs = Handoffs::default();
         let period = self.period();
         let turns = self.ex.ops.div_ceil(period);
         job.barrier();
@@ -108,7 +110,7 @@ impl Mpi {
             if turn > 0 {
                 let from = self.holder_of(first - 1, holders);
                 let mut state = [0u64; 2];
-                job.recv(from, STATE, &mut state, "handed state")?;
+                Handoffs::receive(job, from, &mut state)?;
                 if state != [first, first * self.ex.vector as u64] {
                     return Err(format!(
                         "rank {}: the calculator's state handed by rank {from} resumes at vector {} with {} elements computed, expected {} with {}",
@@ -120,7 +122,7 @@ impl Mpi {
                     ));
                 }
                 total = state[1];
-                job.send(from, ACK, &[first]);
+                Handoffs::acknowledge(job, from, &state);
             }
             let last = (first + period).min(self.ex.ops);
             for op in first..last {
@@ -133,31 +135,14 @@ impl Mpi {
             }
             if last < self.ex.ops {
                 let to = self.holder_of(last, holders);
-                let t = monotonic_ns();
-                // The role's state: where it stands and what it has done.
-                job.send(to, STATE, &[last, total]);
-                let mut ack = [0u64; 1];
-                job.recv(to, ACK, &mut ack, "hand-off acknowledgement")?;
-                let took = monotonic_ns() - t;
-                if ack[0] != last {
-                    return Err(format!(
-                        "rank {}: rank {to} acknowledged vector {}, expected {}",
-                        job.rank,
-                        ack[0] + 1,
-                        last + 1
-                    ));
-                }
-                handoffs += 1;
-                handoff_ns += took;
-                handoff_max = handoff_max.max(took);
+                // The role's state: where it stands (the vector index, which
+                // the acknowledgement echoes) and what it has done.
+                handoffs.hand(job, to, &[last, total], "vector index")?;
             }
         }
         // Counted by the rank that hands the role on: each hand-off once.
-        Ok(stats(
-            served,
-            start,
-            &[computed, handoffs, handoff_ns, handoff_max],
-        ))
+        let [n, ns, max] = handoffs.counters();
+        Ok(stats(served, start, &[computed, n, ns, max]))
     }
 }
 
@@ -264,10 +249,7 @@ impl MpiWorkload for Mpi {
         }
         let elapsed = all[generator_rank][super::TIME];
         let verified = all[generator_rank][super::STATS - super::COUNTERS];
-        let c = super::STATS - super::COUNTERS;
-        let handoffs: u64 = holders.iter().map(|&r| all[r][c + 1]).sum();
-        let handoff_ns: u64 = holders.iter().map(|&r| all[r][c + 2]).sum();
-        let handoff_max = holders.iter().map(|&r| all[r][c + 3]).max().unwrap_or(0);
+        let (handoffs, handoff) = handoff_metrics(&all, holders, 1);
         let mut metrics = vec![
             ("time_ns", elapsed as f64),
             ("per_op_ns", elapsed as f64 / self.ex.ops as f64),
@@ -280,18 +262,7 @@ impl MpiWorkload for Mpi {
                     "{handoffs} hand-offs were made, expected {expected}"
                 ));
             }
-            metrics.extend([
-                ("handoffs", handoffs as f64),
-                (
-                    "handoff_mean_ns",
-                    if handoffs > 0 {
-                        handoff_ns as f64 / handoffs as f64
-                    } else {
-                        0.0
-                    },
-                ),
-                ("handoff_max_ns", handoff_max as f64),
-            ]);
+            metrics.extend(handoff);
         }
         let processes = self
             .workers(cast)

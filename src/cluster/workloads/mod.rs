@@ -32,7 +32,7 @@ use std::time::Duration;
 
 /// Figures every rank reports after a run, in this order; the last
 /// [`COUNTERS`] are the workload's own counters.
-const STATS: usize = 8;
+const STATS: usize = 9;
 const COUNTERS: usize = STATS - 3;
 /// Index in a rank's [`Stats`] of the operations it did, its own time, and
 /// its CPU at the end (+1; 0 for unknown).
@@ -42,6 +42,184 @@ const CPU_END: usize = 2;
 
 /// One rank's figures for rank 0.
 type Stats = [u64; STATS];
+
+/// Tags of a hand-off (`--handoff`): the role's state, its acknowledgement.
+const STATE: i32 = 13;
+const ACK: i32 = 14;
+
+/// The application-level hand-offs (`--handoff`) one rank made of its
+/// role: MPI cannot move a process, so a role's state is sent to a spare
+/// rank, which acknowledges it. Shared by every workload that hands a role
+/// on, so that each is timed and reported alike.
+#[derive(Default)]
+struct Handoffs {
+    count: u64,
+    total_ns: u64,
+    max_ns: u64,
+}
+
+/// A rank's hand-off counters, in the order [`Handoffs::counters`] gives.
+const HANDOFF_COUNTERS: [&str; 3] = ["handoffs", "handoff_ns", "handoff_max_ns"];
+
+impl Handoffs {
+    /// Hands the role's `state` to rank `to` and waits for its
+    /// acknowledgement, which echoes `state[0]` (`what` names that word in
+    /// a message). Timed from sending the state to receiving the
+    /// acknowledgement, nothing else: the receiver's check is part of it,
+    /// as it is part of taking the role over.
+    fn hand(&mut self, job: &Job, to: usize, state: &[u64], what: &str) -> Result<(), String> {
+        let t = monotonic_ns();
+        job.send(to, STATE, state);
+        let mut ack = [0u64; 1];
+        job.recv(to, ACK, &mut ack, "hand-off acknowledgement")?;
+        let took = monotonic_ns() - t;
+        if ack[0] != state[0] {
+            return Err(format!(
+                "rank {}: rank {to} acknowledged the hand-off at {what} {}, expected {}",
+                job.rank, ack[0], state[0]
+            ));
+        }
+        self.count += 1;
+        self.total_ns += took;
+        self.max_ns = self.max_ns.max(took);
+        Ok(())
+    }
+
+    /// Receives a role's state from rank `from` (the receiver checks it,
+    /// then calls [`Handoffs::acknowledge`]).
+    fn receive(job: &Job, from: usize, state: &mut [u64]) -> Result<(), String> {
+        job.recv(from, STATE, state, "handed state")
+    }
+
+    /// Acknowledges the state received from rank `from`, echoing its first
+    /// word.
+    fn acknowledge(job: &Job, from: usize, state: &[u64]) {
+        job.send(from, ACK, &state[..1]);
+    }
+
+    /// The counters for rank 0, as [`HANDOFF_COUNTERS`] names them.
+    fn counters(&self) -> [u64; 3] {
+        [self.count, self.total_ns, self.max_ns]
+    }
+}
+
+/// What a message along a [`Rotation`] is, in its last but one word.
+const TAKE_OVER: u64 = 0;
+const FINISHED: u64 = 1;
+
+/// A role's rotation under `--handoff`: the ranks that play it in turn,
+/// the first from the start. A message along it is the role's state
+/// followed by two words: [`TAKE_OVER`] or [`FINISHED`], and for the end
+/// the position of the rank where the role ended, so that the news goes
+/// round once and every waiting rank stops.
+struct Rotation<'a> {
+    ring: &'a [usize],
+    /// This rank's position in `ring`.
+    pos: usize,
+    prev: usize,
+    next: usize,
+}
+
+impl<'a> Rotation<'a> {
+    /// `rank`'s view of `ring` (a rank not in it is taken as its first).
+    fn new(ring: &'a [usize], rank: usize) -> Rotation<'a> {
+        let len = ring.len();
+        let pos = ring.iter().position(|&r| r == rank).unwrap_or(0);
+        Rotation {
+            ring,
+            pos,
+            prev: ring[(pos + len - 1) % len],
+            next: ring[(pos + 1) % len],
+        }
+    }
+
+    /// Whether this rank plays the role from the start.
+    fn first(&self) -> bool {
+        self.pos == 0
+    }
+
+    /// Whether hand-off number `turn` (from 1) gives the role to this rank.
+    fn is_turn(&self, turn: u64) -> bool {
+        turn % self.ring.len() as u64 == self.pos as u64
+    }
+
+    /// Waits for the role from the previous rank: true with its state in
+    /// `msg` (two words longer than the state), false when the role has
+    /// ended (passed on to the next rank unless it knows already).
+    fn wait(&self, job: &Job, msg: &mut [u64]) -> Result<bool, String> {
+        Handoffs::receive(job, self.prev, msg)?;
+        let n = msg.len();
+        match msg[n - 2] {
+            TAKE_OVER => Ok(true),
+            FINISHED => {
+                if self.ring[msg[n - 1] as usize % self.ring.len()] != self.next {
+                    job.send(self.next, STATE, msg);
+                }
+                Ok(false)
+            }
+            other => Err(format!(
+                "rank {}: rank {} sent hand-off message kind {other}",
+                job.rank, self.prev
+            )),
+        }
+    }
+
+    /// Hands the role's `state` to the next rank, timed in `handoffs`.
+    fn hand(
+        &self,
+        job: &Job,
+        handoffs: &mut Handoffs,
+        state: &[u64],
+        what: &str,
+    ) -> Result<(), String> {
+        let msg: Vec<u64> = state.iter().copied().chain([TAKE_OVER, 0]).collect();
+        handoffs.hand(job, self.next, &msg, what)
+    }
+
+    /// The role ended on this rank: tells the rest of the rotation.
+    fn finish(&self, job: &Job, state: &[u64]) {
+        if self.ring.len() > 1 {
+            let msg: Vec<u64> = state
+                .iter()
+                .copied()
+                .chain([FINISHED, self.pos as u64])
+                .collect();
+            job.send(self.next, STATE, &msg);
+        }
+    }
+}
+
+/// The rotation of role `i` of `roles` (their ranks): its rank, then every
+/// `roles.len()`-th spare starting with the `i`-th, so that the spares are
+/// dealt in turn to the roles and no rank is ever asked to play two.
+fn rotation(roles: &[usize], spares: &[usize], i: usize) -> Vec<usize> {
+    let mut ranks = vec![roles[i]];
+    ranks.extend(spares.iter().skip(i).step_by(roles.len()));
+    ranks
+}
+
+/// The hand-offs of `ranks` whose [`Handoffs::counters`] start at counter
+/// `at` of their [`Stats`]: their number and the run's metrics (count, mean
+/// and longest, each hand-off counted once, by the rank that handed on).
+fn handoff_metrics(all: &[Stats], ranks: &[usize], at: usize) -> (u64, [(&'static str, f64); 3]) {
+    let c = STATS - COUNTERS + at;
+    let count: u64 = ranks.iter().map(|&r| all[r][c]).sum();
+    let total: u64 = ranks.iter().map(|&r| all[r][c + 1]).sum();
+    let max = ranks.iter().map(|&r| all[r][c + 2]).max().unwrap_or(0);
+    let mean = if count > 0 {
+        total as f64 / count as f64
+    } else {
+        0.0
+    };
+    (
+        count,
+        [
+            ("handoffs", count as f64),
+            ("handoff_mean_ns", mean),
+            ("handoff_max_ns", max as f64),
+        ],
+    )
+}
 
 /// A workload across MPI ranks, with its settings resolved and checked.
 ///
@@ -158,15 +336,10 @@ pub fn prepare(
 ) -> Result<Box<dyn MpiWorkload>, String> {
     let w: Box<dyn MpiWorkload> = match id {
         "generator-calculator" => Box::new(generator_calculator::prepare(params, handoff)?),
-        "shared-counter" => Box::new(shared_counter::prepare(params)?),
-        "philosophers" => Box::new(philosophers::prepare(params)?),
+        "shared-counter" => Box::new(shared_counter::prepare(params, handoff)?),
+        "philosophers" => Box::new(philosophers::prepare(params, handoff)?),
         other => return Err(format!("{other} has no run across MPI ranks")),
     };
-    if handoff.is_some() && id != "generator-calculator" {
-        return Err(format!(
-            "--handoff applies to generator-calculator only, not {id}"
-        ));
-    }
     if size < w.min_ranks() {
         let n = w.min_ranks();
         return Err(format!(
@@ -417,11 +590,10 @@ mod tests {
             .unwrap();
         assert!(e.contains("needs 3 ranks here, the job has 2"), "{e}");
         assert!(e.contains("mpirun -n 3"), "{e}");
-        let e = prepare("shared-counter", &p, Some(10), 4).err().unwrap();
-        assert!(
-            e.contains("--handoff applies to generator-calculator only"),
-            "{e}"
-        );
+        let e = prepare("philosophers", &p, Some(10), 6).err().unwrap();
+        assert!(e.contains("needs 11 ranks here"), "{e}");
+        let e = prepare("shared-counter", &p, Some(10), 3).err().unwrap();
+        assert!(e.contains("needs 4 ranks here"), "{e}");
         assert!(prepare("shared-counter", &p, None, 2).is_ok());
         let quick = Params {
             eat: Some(Duration::ZERO),

@@ -19,8 +19,27 @@
 //! every later request (and every queued one) with a stop, and ends when all
 //! philosophers have stopped. A meal counts if its forks were granted before
 //! the stop. Each rank calibrates a meal's CPU work on its own node.
+//!
+//! `--handoff K`: MPI cannot move a process, so a philosopher's *role* is
+//! moved instead. After every K meals of a philosopher, the rank playing it,
+//! holding no fork (its release sent), sends the role's state (its meals so
+//! far, the number of the hand-off, which philosopher it is) to the next
+//! rank of that philosopher's rotation (its rank, then its spares: the
+//! spares named after the philosophers are dealt to them in turn). That
+//! rank checks the state continues where it expects, tells the arbiter
+//! that it now plays the philosopher, and once the arbiter has confirmed
+//! (having taken the previous rank's release first, and checked that the
+//! philosopher holds no fork and waits for none), acknowledges and goes on
+//! thinking and eating. The arbiter's table, its checks and its grants are
+//! the philosopher's, whichever rank plays it. The handing rank times each
+//! hand-off from sending the state to receiving the acknowledgement
+//! ([`super::Handoffs`], as generator-calculator's and shared-counter's):
+//! an application-level hand-off, not a migration.
 
-use super::{Job, MpiWorkload, STATS, Stats, cast_len, distinct, places, process, stats};
+use super::{
+    HANDOFF_COUNTERS, Handoffs, Job, MpiWorkload, Rotation, STATS, Stats, cast_len, distinct,
+    handoff_metrics, places, process, stats,
+};
 use crate::sys::clock::monotonic_ns;
 use crate::workloads::philosophers::{Table, check_table, meal_metrics};
 use crate::workloads::{Params, RunRecord};
@@ -39,23 +58,42 @@ const REQUEST: u64 = 1;
 const RELEASE: u64 = 2;
 const GRANT: u64 = 3;
 const STOP: u64 = 4;
+/// A rank to the arbiter: it now plays a philosopher (`--handoff`); the
+/// arbiter's confirmation.
+const PLAYS: u64 = 5;
+const CONFIRMED: u64 = 6;
 
 const PHILOSOPHER_COUNTERS: [&str; 3] = ["meals", "hungry_ns", "eating_ns"];
+/// With `--handoff`: a rank's counters, then its hand-offs'.
+const HANDOFF_PHILOSOPHER_COUNTERS: [&str; 6] = [
+    PHILOSOPHER_COUNTERS[0],
+    PHILOSOPHER_COUNTERS[1],
+    PHILOSOPHER_COUNTERS[2],
+    HANDOFF_COUNTERS[0],
+    HANDOFF_COUNTERS[1],
+    HANDOFF_COUNTERS[2],
+];
 
-/// The workload across ranks.
+/// The workload across ranks, and its hand-off period.
 pub struct Mpi {
     t: Table,
+    handoff: Option<u64>,
 }
 
-/// The local workload's settings; `--mechanism` has no meaning here.
-pub fn prepare(params: &Params) -> Result<Mpi, String> {
+/// The local workload's settings and the hand-off period; `--mechanism`
+/// has no meaning here.
+pub fn prepare(params: &Params, handoff: Option<u64>) -> Result<Mpi, String> {
     if params.mechanism.is_some() {
         return Err(
             "--mechanism does not apply to --engine mpi: the forks are an arbiter rank's".into(),
         );
     }
+    if handoff == Some(0) {
+        return Err("--handoff 0: at least one meal between hand-offs".into());
+    }
     Ok(Mpi {
         t: Table::resolve(params)?,
+        handoff,
     })
 }
 
@@ -67,13 +105,16 @@ fn bit(i: usize) -> u32 {
 struct Arbiter<'a> {
     t: &'a Table,
     job: &'a Job,
-    /// Philosopher p's rank is `philosophers[p]`.
-    philosophers: &'a [usize],
+    /// Philosopher p's rank is `philosophers[p]` (changing with
+    /// `--handoff`).
+    philosophers: Vec<usize>,
     taken: u32,
     eating: u32,
     waiting: Vec<bool>,
     grants: Vec<u64>,
     checks: u64,
+    /// Philosophers that changed rank (`--handoff`).
+    moves: u64,
 }
 
 impl Arbiter<'_> {
@@ -122,6 +163,41 @@ impl Arbiter<'_> {
         }
         Ok(())
     }
+
+    /// Rank `to` now plays philosopher `p`, whose rank was `from`: the
+    /// previous rank's release (sent before it handed the role on, but
+    /// from another rank, so perhaps not yet seen) is taken first; the
+    /// philosopher must then hold no fork and wait for none.
+    fn moved(&mut self, p: usize, from: usize, to: usize) -> Result<(), String> {
+        if p >= self.t.n || self.philosophers[p] != from {
+            return Err(format!(
+                "arbiter: rank {to} claims philosopher {} from rank {from}, which does not play it",
+                p + 1
+            ));
+        }
+        while self.eating & bit(p) != 0 {
+            let mut msg = [0u64; 3];
+            self.job
+                .recv(from, TO_ARBITER, &mut msg, "release before a hand-off")?;
+            if msg[0] != RELEASE {
+                return Err(format!(
+                    "arbiter: philosopher {} handed on by rank {from} while eating",
+                    p + 1
+                ));
+            }
+            self.release(p)?;
+        }
+        if self.waiting[p] {
+            return Err(format!(
+                "arbiter: philosopher {} handed on while waiting for its forks",
+                p + 1
+            ));
+        }
+        self.philosophers[p] = to;
+        self.moves += 1;
+        self.job.send(to, ANSWER, &[CONFIRMED]);
+        Ok(())
+    }
 }
 
 impl Mpi {
@@ -130,12 +206,13 @@ impl Mpi {
         let mut a = Arbiter {
             t: &self.t,
             job,
-            philosophers,
+            philosophers: philosophers.to_vec(),
             taken: 0,
             eating: 0,
             waiting: vec![false; n],
             grants: vec![0; n],
             checks: 0,
+            moves: 0,
         };
         let mut stopped = vec![false; n];
         let mut stopped_after = None;
@@ -153,7 +230,7 @@ impl Mpi {
                     if a.waiting[p] {
                         a.waiting[p] = false;
                         *stop = true;
-                        job.send(philosophers[p], ANSWER, &[STOP]);
+                        job.send(a.philosophers[p], ANSWER, &[STOP]);
                     }
                 }
             }
@@ -171,9 +248,15 @@ impl Mpi {
             };
             heard = now;
             let from = status.source_rank() as usize;
-            let mut msg = [0u64; 1];
+            // [kind, philosopher, its previous rank] (the last two for
+            // PLAYS only).
+            let mut msg = [0u64; 3];
             job.recv(from, TO_ARBITER, &mut msg, "request or release")?;
-            let Some(p) = philosophers.iter().position(|&r| r == from) else {
+            if msg[0] == PLAYS {
+                a.moved(msg[1] as usize, msg[2] as usize, from)?;
+                continue;
+            }
+            let Some(p) = a.philosophers.iter().position(|&r| r == from) else {
                 return Err(format!(
                     "arbiter: a message from rank {from}, not a philosopher"
                 ));
@@ -199,60 +282,167 @@ impl Mpi {
         }
         let total: u64 = a.grants.iter().sum();
         Ok((
-            stats(total, start, &[a.checks, stopped_after.unwrap_or(0)]),
+            stats(
+                total,
+                start,
+                &[a.checks, stopped_after.unwrap_or(0), a.moves],
+            ),
             a.grants,
         ))
     }
 
-    /// A philosopher, whose arbiter is rank `arbiter`.
-    fn philosopher(&self, job: &Job, arbiter: usize) -> Result<Stats, String> {
+    /// A rank of philosopher `p`'s `ring` (its rotation), whose arbiter
+    /// is rank `arbiter`: it plays the philosopher in its turns (the
+    /// first rank from the start), thinking and eating until the arbiter
+    /// stops it or K meals of the role are done, then hands the role on
+    /// and waits for its turn to come back or the role to end.
+    fn philosopher(
+        &self,
+        job: &Job,
+        arbiter: usize,
+        ring: &[usize],
+        p: usize,
+    ) -> Result<Stats, String> {
+        let rot = Rotation::new(ring, job.rank);
+        let period = self.handoff.unwrap_or(u64::MAX);
         let (mut meals, mut hungry_ns, mut eating_ns) = (0u64, 0u64, 0u64);
+        let mut handoffs = Handoffs::default();
+        // The role's state: its meals (by every rank that played it), the
+        // number of hand-offs so far, and which philosopher it is.
+        let (mut role_meals, mut turn) = (0u64, 0u64);
         job.barrier();
         let start = monotonic_ns();
+        let mut wait = !rot.first();
         loop {
-            if !self.t.think.is_zero() {
-                std::thread::sleep(self.t.think);
+            if wait {
+                // [role meals, hand-off number, philosopher, kind, where
+                // it ended].
+                let mut msg = [0u64; 5];
+                if !rot.wait(job, &mut msg)? {
+                    break;
+                }
+                if msg[2] != p as u64
+                    || !rot.is_turn(msg[1])
+                    || msg[0] != msg[1].saturating_mul(period)
+                {
+                    return Err(format!(
+                        "rank {}: the state handed by rank {} (philosopher {}, hand-off {}, {} meals) does not continue philosopher {}'s rotation (a hand-off every {period} meals)",
+                        job.rank,
+                        rot.prev,
+                        msg[2] + 1,
+                        msg[1],
+                        msg[0],
+                        p + 1
+                    ));
+                }
+                (role_meals, turn) = (msg[0], msg[1]);
+                // The arbiter must know who plays the philosopher before
+                // this rank asks for forks in its name.
+                job.send(arbiter, TO_ARBITER, &[PLAYS, p as u64, rot.prev as u64]);
+                let mut answer = [0u64; 1];
+                job.recv(arbiter, ANSWER, &mut answer, "the arbiter's confirmation")?;
+                if answer[0] != CONFIRMED {
+                    return Err(format!(
+                        "rank {}: arbiter answered {} to a hand-off",
+                        job.rank, answer[0]
+                    ));
+                }
+                Handoffs::acknowledge(job, rot.prev, &msg);
             }
-            let hungry = monotonic_ns();
-            job.send(arbiter, TO_ARBITER, &[REQUEST]);
-            let mut answer = [0u64; 1];
-            job.recv(arbiter, ANSWER, &mut answer, "answer from the arbiter")?;
-            match answer[0] {
-                GRANT => {}
-                STOP => break,
-                other => return Err(format!("rank {}: arbiter answered {other}", job.rank)),
+            let stopped = loop {
+                if !self.t.think.is_zero() {
+                    std::thread::sleep(self.t.think);
+                }
+                let hungry = monotonic_ns();
+                job.send(arbiter, TO_ARBITER, &[REQUEST, 0, 0]);
+                let mut answer = [0u64; 1];
+                job.recv(arbiter, ANSWER, &mut answer, "answer from the arbiter")?;
+                match answer[0] {
+                    GRANT => {}
+                    STOP => break true,
+                    other => return Err(format!("rank {}: arbiter answered {other}", job.rank)),
+                }
+                let eat = monotonic_ns();
+                hungry_ns += eat - hungry;
+                self.t.eat_once();
+                eating_ns += monotonic_ns() - eat;
+                job.send(arbiter, TO_ARBITER, &[RELEASE, 0, 0]);
+                meals += 1;
+                role_meals += 1;
+                if role_meals % period == 0 {
+                    break false;
+                }
+            };
+            let state = [role_meals, turn, p as u64];
+            if stopped {
+                rot.finish(job, &state);
+                break;
             }
-            let eat = monotonic_ns();
-            hungry_ns += eat - hungry;
-            self.t.eat_once();
-            eating_ns += monotonic_ns() - eat;
-            job.send(arbiter, TO_ARBITER, &[RELEASE]);
-            meals += 1;
+            // Its forks are released (the release sent): it holds none.
+            turn += 1;
+            rot.hand(job, &mut handoffs, &[role_meals, turn, p as u64], "meal")?;
+            wait = true;
         }
-        Ok(stats(meals, start, &[meals, hungry_ns, eating_ns]))
+        let [n, ns, max] = handoffs.counters();
+        Ok(stats(
+            meals,
+            start,
+            &[meals, hungry_ns, eating_ns, n, ns, max],
+        ))
+    }
+
+    /// The rotation of philosopher `p` under `cast`.
+    fn rotation(&self, cast: &[usize], p: usize) -> Vec<usize> {
+        let n = self.t.n;
+        super::rotation(&cast[1..=n], &cast[n + 1..], p)
     }
 }
 
 impl MpiWorkload for Mpi {
     fn min_ranks(&self) -> usize {
-        self.t.n + 1
+        // With --handoff, a spare for each philosopher.
+        if self.handoff.is_some() {
+            2 * self.t.n + 1
+        } else {
+            self.t.n + 1
+        }
     }
 
     fn seats(&self, n: usize) -> Vec<String> {
+        let p = self.t.n;
         (0..n)
             .map(|i| match i {
                 0 => "arbiter".to_string(),
-                i => format!("philosopher {i}"),
+                i if i <= p => format!("philosopher {i}"),
+                i => format!(
+                    "philosopher {} spare {}",
+                    (i - p - 1) % p + 1,
+                    (i - p - 1) / p + 1
+                ),
             })
             .collect()
     }
 
-    fn default_cast(&self, _size: usize) -> Vec<usize> {
-        (0..=self.t.n).collect()
+    fn default_cast(&self, size: usize) -> Vec<usize> {
+        match self.handoff {
+            // Every other rank a spare.
+            Some(_) => (0..size.max(2 * self.t.n + 1)).collect(),
+            None => (0..=self.t.n).collect(),
+        }
     }
 
     fn check_cast(&self, cast: &[usize]) -> Result<(), String> {
-        cast_len(self, cast, self.t.n + 1)?;
+        match self.handoff {
+            Some(_) if cast.len() < 2 * self.t.n + 1 => {
+                return Err(format!(
+                    "{} rank(s) given; with --handoff a placement names the arbiter, the {} philosophers and at least one spare for each philosopher",
+                    cast.len(),
+                    self.t.n
+                ));
+            }
+            Some(_) => {}
+            None => cast_len(self, cast, self.t.n + 1)?,
+        }
         distinct(cast, "philosophers")
     }
 
@@ -278,13 +468,19 @@ impl MpiWorkload for Mpi {
     }
 
     fn title(&self) -> String {
-        format!(
+        let mut t = format!(
             "philosophers across MPI ranks: {} philosophers, forks kept by an arbiter rank, think {} ms, eat {} ms of CPU work, {} s per run",
             self.t.n,
             self.t.think.as_secs_f64() * 1e3,
             self.t.eat.as_secs_f64() * 1e3,
             self.t.duration.as_secs_f64()
-        )
+        );
+        if let Some(k) = self.handoff {
+            t.push_str(&format!(
+                ", each philosopher handed to its next spare rank every {k} meals"
+            ));
+        }
+        t
     }
 
     fn parameters(&self) -> serde_json::Value {
@@ -296,6 +492,7 @@ impl MpiWorkload for Mpi {
             "work_iterations_per_ms": self.t.work_per_ms,
             "eat_iterations": self.t.eat_iters,
             "engine": "mpi",
+            "handoff_every": self.handoff,
         })
     }
 
@@ -305,15 +502,20 @@ impl MpiWorkload for Mpi {
 
     fn run(&self, job: &Job, cast: &[usize]) -> Result<Option<RunRecord>, String> {
         let raw = job.places();
-        let (arbiter, philosophers) = (cast[0], &cast[1..]);
+        let arbiter = cast[0];
+        let n = self.t.n;
+        let philosophers = &cast[1..=n];
+        let rings: Vec<Vec<usize>> = (0..n).map(|p| self.rotation(cast, p)).collect();
         let (mine, mut grants) = match job.rank {
             r if r == arbiter => {
                 let (s, grants) = self.arbiter(job, philosophers)?;
                 (s, grants)
             }
-            r if philosophers.contains(&r) => (self.philosopher(job, arbiter)?, Vec::new()),
-            // No role: asleep until the run ends (in the gather).
-            _ => ([0; STATS], Vec::new()),
+            r => match rings.iter().position(|ring| ring.contains(&r)) {
+                Some(p) => (self.philosopher(job, arbiter, &rings[p], p)?, Vec::new()),
+                // No role: asleep until the run ends (in the gather).
+                None => ([0; STATS], Vec::new()),
+            },
         };
         let all = job.gather(&mine);
         // The meals it granted, for rank 0's check, when the arbiter is
@@ -328,7 +530,11 @@ impl MpiWorkload for Mpi {
             grants = vec![0; self.t.n];
             job.recv(arbiter, GRANTS, &mut grants, "the arbiter's grants")?;
         }
-        let meals: Vec<u64> = philosophers.iter().map(|&r| all[r][super::OPS]).collect();
+        // Each philosopher's meals, whichever ranks played it.
+        let meals: Vec<u64> = rings
+            .iter()
+            .map(|ring| ring.iter().map(|&r| all[r][super::OPS]).sum())
+            .collect();
         if let Some(p) = (0..self.t.n).find(|&p| meals[p] != grants[p]) {
             return Err(format!(
                 "philosopher {} reports {} meals, the arbiter granted {}",
@@ -341,6 +547,33 @@ impl MpiWorkload for Mpi {
         let c = super::STATS - super::COUNTERS;
         let mut metrics = meal_metrics(&meals);
         metrics.push(("table_checks", all[arbiter][c] as f64));
+        let names: &[&'static str] = match self.handoff {
+            Some(k) => {
+                let mut made = 0;
+                for (p, ring) in rings.iter().enumerate() {
+                    let (n, _) = handoff_metrics(&all, ring, 3);
+                    if n != meals[p] / k {
+                        return Err(format!(
+                            "philosopher {} was handed on {n} times in {} meals, expected {} (one every {k})",
+                            p + 1,
+                            meals[p],
+                            meals[p] / k
+                        ));
+                    }
+                    made += n;
+                }
+                // The arbiter learnt of every one.
+                if all[arbiter][c + 2] != made {
+                    return Err(format!(
+                        "the arbiter saw {} philosophers change rank, {made} hand-offs were made",
+                        all[arbiter][c + 2]
+                    ));
+                }
+                metrics.extend(handoff_metrics(&all, &cast[1..], 3).1);
+                &HANDOFF_PHILOSOPHER_COUNTERS
+            }
+            None => &PHILOSOPHER_COUNTERS,
+        };
         Ok(Some(RunRecord {
             elapsed_ns: all[arbiter][super::TIME],
             stopped_after_ns: Some(all[arbiter][c + 1]),
@@ -348,10 +581,43 @@ impl MpiWorkload for Mpi {
             processes: self
                 .workers(cast)
                 .into_iter()
-                .map(|r| process(&roles[r], r, &raw[r], &all[r], &PHILOSOPHER_COUNTERS))
+                .map(|r| process(&roles[r], r, &raw[r], &all[r], names))
                 .collect(),
             metrics,
             places: places(&raw, &roles),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn with_handoff_each_philosopher_has_its_spares() {
+        let p = Params {
+            philosophers: Some(2),
+            ..Params::default()
+        };
+        let w = prepare(&p, Some(3)).unwrap();
+        assert_eq!(w.min_ranks(), 5);
+        let cast = w.default_cast(6);
+        assert_eq!(cast, [0, 1, 2, 3, 4, 5]);
+        assert_eq!(w.rotation(&cast, 0), [1, 3, 5]);
+        assert_eq!(w.rotation(&cast, 1), [2, 4]);
+        assert_eq!(
+            w.roles(&cast, 6)[3..],
+            [
+                "philosopher 1 spare 1",
+                "philosopher 2 spare 1",
+                "philosopher 1 spare 2"
+            ]
+        );
+        let e = w.check_cast(&[0, 1, 2, 3]).unwrap_err();
+        assert!(e.contains("at least one spare for each philosopher"), "{e}");
+        assert!(w.check_cast(&[4, 3, 2, 1, 0]).is_ok());
+        assert!(prepare(&p, Some(0)).is_err());
+        // Without --handoff the cast is the arbiter and the philosophers.
+        assert_eq!(prepare(&p, None).unwrap().default_cast(6), [0, 1, 2]);
     }
 }

@@ -322,6 +322,9 @@ fn render_counts(
         for n in config_notes(c, info, migrations) {
             out.push_str(&format!("{n}\n"));
         }
+        if let Some(n) = handoff_note(&runs) {
+            out.push_str(&format!("{n}\n"));
+        }
     }
     let who = process_headers(roles).1.unwrap_or_else(|| "process".into());
     out.push_str(&format!(
@@ -366,17 +369,28 @@ fn render_counts(
     }
 }
 
+/// The workload's own figure `name` if it recorded one: with `--handoff`
+/// a role's count spans several processes, so the workload, not the
+/// processes, knows each role's.
+fn recorded(r: &RunRecord, name: &str) -> Option<f64> {
+    r.metrics.iter().find(|(k, _)| *k == name).map(|&(_, v)| v)
+}
+
 fn metric_min(r: &RunRecord) -> f64 {
-    r.processes.iter().map(|p| p.report.ops).min().unwrap_or(0) as f64
+    recorded(r, "min_meals")
+        .unwrap_or_else(|| r.processes.iter().map(|p| p.report.ops).min().unwrap_or(0) as f64)
 }
 
 fn metric_max(r: &RunRecord) -> f64 {
-    r.processes.iter().map(|p| p.report.ops).max().unwrap_or(0) as f64
+    recorded(r, "max_meals")
+        .unwrap_or_else(|| r.processes.iter().map(|p| p.report.ops).max().unwrap_or(0) as f64)
 }
 
 fn fairness(r: &RunRecord) -> f64 {
-    let ops: Vec<u64> = r.processes.iter().map(|p| p.report.ops).collect();
-    crate::stats::jain_index(&ops)
+    recorded(r, "jain_fairness").unwrap_or_else(|| {
+        let ops: Vec<u64> = r.processes.iter().map(|p| p.report.ops).collect();
+        crate::stats::jain_index(&ops)
+    })
 }
 
 fn render_times(
