@@ -22,7 +22,7 @@ mod stream;
 use crate::engine::run::figure::{FigureResult, Mode};
 use crate::output::cost_model::CostModel;
 
-pub use cells::{align_right, fit_width, format_size, new_table, percent, us};
+pub use cells::{align_right, fit_width, format_size, new_table, percent, us, whole_column};
 pub use preset::render_preset;
 
 /// One timing model's table on the results page: which figures it shows,

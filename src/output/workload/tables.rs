@@ -6,7 +6,7 @@
 use super::{ConfigResult, factors, ok_runs};
 use crate::engine::os::environment::Environment;
 use crate::engine::os::group::Migration;
-use crate::output::table::{align_right, new_table, us};
+use crate::output::table::{align_right, new_table, us, whole_column};
 use crate::workloads::{Headline, RunRecord, WorkloadInfo};
 
 /// Per-philosopher columns are shown up to this many processes; beyond, the
@@ -140,22 +140,40 @@ fn fmt_s(ns: f64) -> String {
 }
 
 /// Column headers for per-process counts: "#1", "#2"… when every role is a
-/// common word and a number ("philosopher 1"), else the roles themselves.
-fn process_headers(roles: &[String]) -> (Vec<String>, Option<String>) {
-    let split: Vec<Option<(&str, &str)>> = roles.iter().map(|r| r.rsplit_once(' ')).collect();
-    let word = split.first().copied().flatten().map(|(w, _)| w);
-    let numbered = word.is_some()
-        && split.iter().all(|p| {
-            p.is_some_and(|(w, n)| Some(w) == word && n.chars().all(|c| c.is_ascii_digit()))
-        });
-    if numbered {
-        let headers = split
-            .iter()
-            .map(|p| format!("#{}", p.map_or("", |(_, n)| n)))
-            .collect();
-        (headers, word.map(str::to_string))
-    } else {
-        (roles.to_vec(), None)
+/// common word and a number ("philosopher 1"), "#1 s1" for that role's first
+/// spare rank under `--handoff` ("philosopher 1 spare 1"), else the roles
+/// themselves. The word comes back for the legend, with whether spares exist.
+fn process_headers(roles: &[String]) -> (Vec<String>, Option<(String, bool)>) {
+    fn number(s: &str) -> Option<&str> {
+        (!s.is_empty() && s.chars().all(|c| c.is_ascii_digit())).then_some(s)
+    }
+    // (word, number, spare number) of "WORD N" or "WORD N spare S".
+    let parse = |r: &str| -> Option<(String, String, Option<String>)> {
+        let parts: Vec<&str> = r.split(' ').collect();
+        match parts.as_slice() {
+            [w, n] => Some((w.to_string(), number(n)?.to_string(), None)),
+            [w, n, "spare", s] => Some((
+                w.to_string(),
+                number(n)?.to_string(),
+                Some(number(s)?.to_string()),
+            )),
+            _ => None,
+        }
+    };
+    let parsed: Option<Vec<_>> = roles.iter().map(|r| parse(r)).collect();
+    match parsed {
+        Some(p) if !p.is_empty() && p.iter().all(|(w, _, _)| *w == p[0].0) => {
+            let headers = p
+                .iter()
+                .map(|(_, n, s)| match s {
+                    Some(s) => format!("#{n} s{s}"),
+                    None => format!("#{n}"),
+                })
+                .collect();
+            let spares = p.iter().any(|(_, _, s)| s.is_some());
+            (headers, Some((p[0].0.clone(), spares)))
+        }
+        _ => (roles.to_vec(), None),
     }
 }
 
@@ -315,6 +333,11 @@ fn render_counts(
         }
         let cols = t.column_count();
         align_right(&mut t, 1..cols);
+        // Counts are never wrapped mid-number: with many processes (spares
+        // under --handoff) the table may be wider than the page instead.
+        for col in 0..cols {
+            whole_column(&mut t, col);
+        }
         out.push_str(&format!("{t}\n"));
         for f in failures {
             out.push_str(&format!("{f}\n"));
@@ -326,9 +349,17 @@ fn render_counts(
             out.push_str(&format!("{n}\n"));
         }
     }
-    let who = process_headers(roles).1.unwrap_or_else(|| "process".into());
+    let legend = match process_headers(roles).1 {
+        Some((who, false)) => {
+            format!("#n = {unit} of {who} n in each run; total, min, max over the {who}s")
+        }
+        Some((who, true)) => format!(
+            "#n = {unit} of {who} n on its own rank in each run, #n sK on its K-th spare rank; total, min, max over the {who}s (each on all its ranks)"
+        ),
+        None => "one column per process; total, min, max over the processes".to_string(),
+    };
     out.push_str(&format!(
-        "#n = {unit} of {who} n in each run; total, min, max over the {who}s; fairness = Jain's index (Σx)²/(n·Σx²), 1 = all equal\n"
+        "{legend}; fairness = Jain's index (Σx)²/(n·Σx²), 1 = all equal\n"
     ));
     if configs.len() > 1 {
         let mut t = new_table(
@@ -525,7 +556,13 @@ mod tests {
         let roles: Vec<String> = (1..=3).map(|i| format!("philosopher {i}")).collect();
         let (h, word) = process_headers(&roles);
         assert_eq!(h, vec!["#1", "#2", "#3"]);
-        assert_eq!(word.as_deref(), Some("philosopher"));
+        assert_eq!(word, Some(("philosopher".to_string(), false)));
+        let roles = ["philosopher 1", "philosopher 2", "philosopher 1 spare 1"].map(String::from);
+        let (h, word) = process_headers(&roles);
+        assert_eq!(h, vec!["#1", "#2", "#1 s1"]);
+        assert_eq!(word, Some(("philosopher".to_string(), true)));
+        let roles = ["counter 1 (holds the array)", "counter 2"].map(String::from);
+        assert_eq!(process_headers(&roles), (roles.to_vec(), None));
         let roles = vec!["generator".to_string(), "calculator".to_string()];
         assert_eq!(process_headers(&roles), (roles.clone(), None));
         assert_eq!(fmt_s(1.2345e9), "1.234");
