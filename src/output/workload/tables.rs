@@ -491,7 +491,7 @@ fn render_times(
     for n in notes {
         out.push_str(&format!("{n}\n"));
     }
-    out.push_str("time = start of all processes to the last one finishing; factor = mean time / best mean time (1 = fastest configuration)\n");
+    out.push_str("time = start of all processes (across MPI ranks: the barrier every rank leaves together) to the last one finishing; factor = mean time / best mean time (1 = fastest configuration)\n");
 }
 
 /// A configuration's second line in the table: its CPUs locally; across
