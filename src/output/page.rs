@@ -234,7 +234,7 @@ fn header(
 /// The MPI job's library and a line per rank, as `mpirun
 /// --report-bindings` shows them: host (node number), pid, the CPUs it is
 /// bound to and the one it was on.
-fn mpi_ranks(job: &crate::engine::os::environment::MpiJob) -> String {
+pub fn mpi_ranks(job: &crate::engine::os::environment::MpiJob) -> String {
     let nodes = crate::engine::os::environment::nodes(&job.ranks);
     let library = job.library.split(',').next().unwrap_or(&job.library);
     let mut out = format!(

@@ -4,6 +4,7 @@
 //! from the report's JSON (`ipcmark.run/1`, `ipcmark.workload/1`), so it
 //! shows what the report holds: each figure's median, interval and tail.
 
+use crate::engine::os::environment::{MpiJob, RankPlace};
 use crate::output::table::cells::{duration, fit_width, new_table, size_cell};
 use serde_json::Value;
 
@@ -36,6 +37,37 @@ fn header(label: &str, report: &Value) -> String {
         text(report, "/started_at"),
         argv.join(" ")
     )
+}
+
+/// The MPI job of a report's `environment.mpi`, read back so that its
+/// lines are the live page's; `None` without one (or if it is malformed).
+fn mpi_job(report: &Value) -> Option<MpiJob> {
+    let m = report.pointer("/environment/mpi")?;
+    let (major, minor) = m.get("standard")?.as_str()?.split_once('.')?;
+    let ranks = m
+        .get("ranks")?
+        .as_array()?
+        .iter()
+        .map(|r| {
+            Some(RankPlace {
+                rank: i32::try_from(r.get("rank")?.as_i64()?).ok()?,
+                host: r.get("host")?.as_str()?.to_string(),
+                pid: u32::try_from(r.get("pid")?.as_u64()?).ok()?,
+                allowed_cpus: r
+                    .get("allowed_cpus")?
+                    .as_array()?
+                    .iter()
+                    .map(|c| c.as_u64().map(|c| c as usize))
+                    .collect::<Option<_>>()?,
+                cpu: r.get("cpu").and_then(Value::as_u64).map(|c| c as usize),
+            })
+        })
+        .collect::<Option<_>>()?;
+    Some(MpiJob {
+        library: m.get("library")?.as_str()?.to_string(),
+        standard: (major.parse().ok()?, minor.parse().ok()?),
+        ranks,
+    })
 }
 
 /// One row per figure: what, status, median, its 95% interval, p99.
@@ -104,6 +136,11 @@ fn configurations_table(configs: &[Value]) -> String {
 /// The page of `report`, headed by `label` (e.g. "run 12").
 pub fn render(label: &str, report: &Value) -> String {
     let mut out = header(label, report);
+    if let Some(job) = mpi_job(report) {
+        // The live page's lines start with a line break of their own.
+        out.push_str(crate::output::page::mpi_ranks(&job).trim_start());
+        out.push('\n');
+    }
     if let Some(results) = report.get("results").and_then(Value::as_array) {
         out.push_str(&results_table(results));
     }
@@ -119,4 +156,37 @@ pub fn render(label: &str, report: &Value) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_stored_mpi_run_names_every_rank_as_the_live_page_did() {
+        let rank = |rank: u32, host: &str, cpu: u32| {
+            json!({"rank": rank, "host": host, "node": 0, "pid": 40 + rank,
+                   "allowed_cpus": [0, 1], "cpu": cpu})
+        };
+        let report = json!({
+            "command_line": ["/x/ipcmark", "mpi", "pingpong"],
+            "environment": {"mpi": {
+                "library": "Open MPI v4.1.4, package: Debian OpenMPI",
+                "standard": "3.1", "size": 2, "nodes": ["a", "b"],
+                "ranks": [rank(0, "a", 1), rank(1, "b", 0)]
+            }},
+            "results": []
+        });
+        let page = render("run 3", &report);
+        assert!(
+            page.contains("MPI: Open MPI v4.1.4 (standard 3.1), 2 ranks on 2 nodes"),
+            "{page}"
+        );
+        assert!(page.contains("rank 1   node 1 b  pid 41"), "{page}");
+        // A report without a job (or a malformed one) has no such lines.
+        let mut broken = report.clone();
+        broken["environment"]["mpi"]["standard"] = json!(3);
+        assert!(!render("run 3", &broken).contains("MPI:"));
+    }
 }

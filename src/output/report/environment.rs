@@ -86,6 +86,49 @@ fn text(v: &Value) -> String {
     }
 }
 
+/// The MPI job's rows (library, ranks, nodes, where each rank ran, as the
+/// page's rank lines), when any run spans one; none otherwise, so that
+/// local runs carry no empty rows.
+fn mpi_rows(runs: &[RunInput]) -> Vec<(String, Vec<String>)> {
+    fn job(r: &RunInput) -> &Value {
+        &r.report["environment"]["mpi"]
+    }
+    if runs.iter().all(|r| job(r).is_null()) {
+        return Vec::new();
+    }
+    let places = |r: &RunInput| {
+        let ranks = job(r)["ranks"].as_array().cloned().unwrap_or_default();
+        if ranks.is_empty() {
+            return "—".to_string();
+        }
+        ranks
+            .iter()
+            .map(|p| {
+                format!(
+                    "rank {}: node {} {}, bound to {}, on CPU {}",
+                    text(&p["rank"]),
+                    text(&p["node"]),
+                    text(&p["host"]),
+                    text(&p["allowed_cpus"]),
+                    text(&p["cpu"])
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let field = |key: &'static str| move |r: &RunInput| text(&job(r)[key]);
+    [
+        ("MPI library", runs.iter().map(field("library")).collect()),
+        ("MPI standard", runs.iter().map(field("standard")).collect()),
+        ("MPI ranks", runs.iter().map(field("size")).collect()),
+        ("MPI nodes", runs.iter().map(field("nodes")).collect()),
+        ("MPI rank places", runs.iter().map(places).collect()),
+    ]
+    .into_iter()
+    .map(|(l, c)| (l.to_string(), c))
+    .collect()
+}
+
 /// The environment section.
 pub fn section(runs: &[RunInput]) -> String {
     let mut s = String::from(
@@ -131,6 +174,7 @@ pub fn section(runs: &[RunInput]) -> String {
             })
             .unwrap_or_default()
     };
+    rows.extend(mpi_rows(runs));
     rows.push(("command".into(), runs.iter().map(command).collect()));
     for (label, cells) in rows {
         // When and how each run was started always differ: not worth a mark.

@@ -192,3 +192,23 @@ fn the_environment_marks_what_differs_between_runs() {
     // Runs always start at different times: no mark.
     assert!(env.contains("<tr><th>started</th><td>2026-11-24 04:00:00 UTC</td>"));
 }
+
+#[test]
+fn an_mpi_run_names_its_job_and_every_rank_and_a_local_run_has_no_such_rows() {
+    let mut m = run(1.0);
+    m["environment"]["mpi"] = json!({
+        "library": "Open MPI v4.1.4", "standard": "3.1", "size": 2, "nodes": ["a", "b"],
+        "ranks": [
+            {"rank": 0, "host": "a", "node": 0, "pid": 1, "allowed_cpus": [0], "cpu": 0},
+            {"rank": 1, "host": "b", "node": 1, "pid": 2, "allowed_cpus": [0, 1], "cpu": 1}
+        ]
+    });
+    let html = render(&[input("m.json", m), input("l.json", run(1.0))], 0.05).html;
+    let env = html.split("id=\"environment\"").nth(1).unwrap();
+    assert!(env.contains("<th>MPI library</th><td>Open MPI v4.1.4</td><td>—</td>"));
+    assert!(env.contains(
+        "<td>rank 0: node 0 a, bound to 0, on CPU 0; rank 1: node 1 b, bound to 0, 1, on CPU 1</td>"
+    ));
+    let local = render(&[input("l.json", run(1.0))], 0.05).html;
+    assert!(!local.contains("MPI"));
+}
