@@ -328,3 +328,39 @@ fn testbed_mpirun_and_its_agent_name_a_missing_testbed_in_one_line() {
         assert!(stdout(&out).is_empty(), "{args:?}");
     }
 }
+
+#[test]
+fn a_missing_tool_is_named_before_anything_is_made() {
+    let _g = serial();
+    if TestBed::try_new("none").map(drop).is_err() {
+        eprintln!("skipped: namespaces cannot be made here");
+        return;
+    }
+    // A PATH with ip and tc but no ethtool.
+    let dir = tempfile::tempdir().unwrap();
+    for tool in ["ip", "tc"] {
+        let at = Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .unwrap();
+        std::os::unix::fs::symlink(stdout(&at).trim(), dir.path().join(tool)).unwrap();
+    }
+    let name = unique_testbed_name();
+    let child = Command::new(bin())
+        .args(["testbed", "up", "--name", &name])
+        .env("PATH", dir.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_with_deadline(child, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("ethtool is missing") && err.contains("apt-get install ethtool"),
+        "{err}"
+    );
+    assert!(!namespaces().iter().any(|n| n.contains(&name)));
+}

@@ -204,6 +204,23 @@ pub(super) fn check_privileges() -> Result<(), String> {
     }
 }
 
+/// Every tool the testbed is made with is here, before anything is made:
+/// inside a namespace (`ip netns exec … ethtool`) a missing one reads as
+/// ip's own failure to exec, which names no package.
+fn check_tools() -> Result<(), String> {
+    for tool in ["ip", "tc", "ethtool"] {
+        let found = std::env::var_os("PATH").is_some_and(|path| {
+            std::env::split_paths(&path).any(|dir| {
+                fs::metadata(dir.join(tool)).is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0)
+            })
+        });
+        if !found {
+            return Err(missing(tool));
+        }
+    }
+    Ok(())
+}
+
 /// A fresh secret: 32 random bytes from the kernel, in hex.
 fn fresh_token() -> Result<String, String> {
     let mut bytes = [0u8; 32];
@@ -233,6 +250,7 @@ impl Testbed {
     pub fn up(opts: &Options) -> Result<Testbed, String> {
         let base = base_name(&opts.name)?;
         check_privileges()?;
+        check_tools()?;
         if ns_exists(&ns_a(&base)) || ns_exists(&ns_b(&base)) {
             return Err(format!(
                 "testbed {base} exists already (`ipcmark testbed down{}` removes it)",
