@@ -192,10 +192,7 @@ pub fn run_with(
         finished_at: None,
         complete: false,
         command_line: std::env::args().collect(),
-        environment: environment::Environment {
-            mpi: plan.mpi.clone(),
-            ..environment::collect(latency.state.clone())
-        },
+        environment: environment::collect(latency.state.clone(), plan.mpi.as_ref()),
         remote: remote.as_ref().map(|r| r.record.clone()),
         settings: plan.settings.clone(),
         results: Vec::new(),

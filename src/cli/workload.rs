@@ -600,7 +600,7 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     let latency = hold_cpu_latency(&latency_request(args.cpu_latency), &allowed)?;
     interrupt::install()
         .map_err(|e| Failure::run(format!("cannot install signal handlers: {e}")))?;
-    let env = environment::collect(latency.state.clone());
+    let env = environment::collect(latency.state.clone(), None);
     let mut rep = ReportStart {
         info: &info,
         runs,

@@ -75,7 +75,7 @@ pub(super) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
 
     // The other ranks are already in the first run: a failure here must
     // end the job, not leave them waiting.
-    let (_latency, env) = match setup(&a) {
+    let (_latency, env) = match setup(&a, &ranks::job(raw.clone())) {
         Ok(held) => held,
         Err(f) => {
             eprintln!("ipcmark: {}", f.message);
@@ -139,13 +139,16 @@ pub(super) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
 }
 
 /// Rank 0's set-up: the `--json` path checked, the CPU wake-up latency
-/// request held on its host, the machine read.
-fn setup(a: &MpiRun) -> Result<(environment::HeldLatency, environment::Environment), Failure> {
+/// request held on its host, the machine and the `job` read.
+fn setup(
+    a: &MpiRun,
+    job: &ranks::MpiJob,
+) -> Result<(environment::HeldLatency, environment::Environment), Failure> {
     super::check_json_path(a.json.as_deref())?;
     let allowed = crate::sys::sched::allowed_cpus()
         .map_err(|e| Failure::run(format!("sched_getaffinity: {e}")))?;
     let latency = hold_cpu_latency(&latency_request(a.cpu_latency), &allowed)?;
-    let env = environment::collect(latency.state.clone());
+    let env = environment::collect(latency.state.clone(), Some(job));
     Ok((latency, env))
 }
 

@@ -464,7 +464,7 @@ mod tests {
 
     /// This machine's environment with nothing to warn about.
     fn quiet_machine() -> Environment {
-        let mut env = environment::collect(held());
+        let mut env = environment::collect(held(), None);
         env.cpu_busy_percent_at_start = Some(0.0);
         env.frequency_governor = None;
         env.virtualization = "none".into();
@@ -473,7 +473,7 @@ mod tests {
 
     #[test]
     fn each_condition_gives_its_warning_and_a_clean_machine_none() {
-        let mut env = environment::collect(held());
+        let mut env = environment::collect(held(), None);
         env.cpu_busy_percent_at_start = Some(2.0);
         env.frequency_governor = Some("performance".into());
         env.virtualization = "none".into();

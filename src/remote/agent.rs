@@ -300,11 +300,14 @@ fn check_task(task: &Task) -> Result<(), String> {
 /// The agent host's environment record, as a run's JSON writes it. The
 /// agent holds no CPU latency request and measures no wake-up.
 pub fn environment_record() -> serde_json::Value {
-    let env = environment::collect(CpuLatencyState {
-        requested_us: None,
-        not_held: Some(NotHeld::NotAsked("the agent makes no request".into())),
-        wakeup: Err("not measured by the agent".into()),
-    });
+    let env = environment::collect(
+        CpuLatencyState {
+            requested_us: None,
+            not_held: Some(NotHeld::NotAsked("the agent makes no request".into())),
+            wakeup: Err("not measured by the agent".into()),
+        },
+        None,
+    );
     serde_json::to_value(EnvironmentRecord::from(&env)).unwrap_or(serde_json::Value::Null)
 }
 

@@ -44,7 +44,9 @@ pub struct Environment {
     pub mitigations: BTreeMap<String, String>,
     /// 1, 5 and 15 minute load averages at start.
     pub load_average: [f64; 3],
-    /// Share of all CPUs busy during 100 ms just before the run, in percent.
+    /// Share of all CPUs busy during 100 ms just before the run, in
+    /// percent, less what the run's own MPI ranks on this machine used
+    /// there (they wait for rank 0 by polling): other load only.
     pub cpu_busy_percent_at_start: Option<f64>,
     /// Current PM QoS CPU latency limit from /dev/cpu_dma_latency, µs
     /// (2000000000 means no limit: deep C-states allowed). Null if unreadable
@@ -174,8 +176,8 @@ fn virtualization(cpuinfo: &str) -> String {
 }
 
 /// Collects the environment of this run, with what became of its CPU
-/// wake-up latency request.
-pub fn collect(cpu_latency: CpuLatencyState) -> Environment {
+/// wake-up latency request and, for a rank of an MPI job, the `job`.
+pub fn collect(cpu_latency: CpuLatencyState, job: Option<&MpiJob>) -> Environment {
     let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let (hostname, kernel, kernel_version, arch) = uname();
     let allowed_cpus = crate::sys::sched::allowed_cpus().unwrap_or_default();
@@ -206,13 +208,16 @@ pub fn collect(cpu_latency: CpuLatencyState) -> Environment {
             .unwrap_or_default(),
         mitigations: mitigations(),
         load_average: load_average(),
-        cpu_busy_percent_at_start: busy_percent(Duration::from_millis(100)),
+        cpu_busy_percent_at_start: busy_percent(
+            Duration::from_millis(100),
+            &job.map(job_processes_here).unwrap_or_default(),
+        ),
         cpu_dma_latency_us: fs::read("/dev/cpu_dma_latency").ok().and_then(|b| {
             b.get(..4)
                 .map(|w| i32::from_le_bytes([w[0], w[1], w[2], w[3]]) as i64)
         }),
         cpu_latency,
-        mpi: None,
+        mpi: job.cloned(),
     }
 }
 
@@ -316,13 +321,58 @@ fn cpu_jiffies() -> Option<(u64, u64)> {
     Some((total - idle, total))
 }
 
-/// How busy the machine is right now, by sampling /proc/stat over `window`
-/// (the load average lags by a minute and counts this process's own past).
-fn busy_percent(window: Duration) -> Option<f64> {
+/// User and system jiffies that `pids` have used so far, from
+/// /proc/<pid>/stat (the same clock ticks as /proc/stat); a process that is
+/// gone counts nothing.
+fn process_jiffies(pids: &[u32]) -> u64 {
+    pids.iter()
+        .filter_map(|pid| {
+            let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // The command name may hold spaces and parentheses: fields
+            // count from the last ')'; utime and stime are fields 14, 15.
+            let rest = &stat[stat.rfind(')')? + 1..];
+            let mut f = rest.split_whitespace().skip(11);
+            Some(f.next()?.parse::<u64>().ok()? + f.next()?.parse::<u64>().ok()?)
+        })
+        .sum()
+}
+
+/// How busy the machine is right now with other work than this run, by
+/// sampling /proc/stat over `window` (the load average lags by a minute and
+/// counts this process's own past), less what `own` (this run's other
+/// processes) used in the window.
+fn busy_percent(window: Duration, own: &[u32]) -> Option<f64> {
     let (b0, t0) = cpu_jiffies()?;
+    let o0 = process_jiffies(own);
     std::thread::sleep(window);
     let (b1, t1) = cpu_jiffies()?;
-    (t1 > t0).then(|| (b1 - b0) as f64 / (t1 - t0) as f64 * 100.0)
+    let o1 = process_jiffies(own);
+    // Both are counted in whole ticks at different moments: never below 0.
+    let other = (b1 - b0).saturating_sub(o1.saturating_sub(o0));
+    (t1 > t0).then(|| other as f64 / (t1 - t0) as f64 * 100.0)
+}
+
+/// The processes of `job` on this machine other than the caller: the ranks
+/// on this host and, on a testbed whose nodes are namespaces of this
+/// machine, the ranks here that belong to the same launch (the same
+/// `PMIX_NAMESPACE` in their environment).
+fn job_processes_here(job: &MpiJob) -> Vec<u32> {
+    let me = std::process::id();
+    let host = uname().0;
+    let launch = std::env::var("PMIX_NAMESPACE").ok();
+    job.ranks
+        .iter()
+        .filter(|r| r.pid != me)
+        .filter(|r| r.host == host || launch.as_deref().is_some_and(|l| same_launch(r.pid, l)))
+        .map(|r| r.pid)
+        .collect()
+}
+
+/// Whether process `pid` here was started by the launch `namespace`.
+fn same_launch(pid: u32, namespace: &str) -> bool {
+    let want = format!("PMIX_NAMESPACE={namespace}");
+    fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == want.as_bytes()))
 }
 
 /// Number of CPUs online, from /sys ("0-1,4" style lists).
@@ -487,7 +537,7 @@ mod tests {
 
     #[test]
     fn environment_names_the_kernel() {
-        let env = collect(not_asked());
+        let env = collect(not_asked(), None);
         assert!(!env.kernel.is_empty() && env.kernel != "unknown");
         assert!(env.logical_cpus >= 1);
         assert_eq!(env.cpu_latency, not_asked());
@@ -495,6 +545,47 @@ mod tests {
             assert!(!idle.driver.is_empty(), "{idle:?}");
             assert!(idle.states.iter().all(|s| !s.name.is_empty()), "{idle:?}");
         }
+    }
+
+    #[test]
+    fn the_cpu_time_of_a_jobs_own_ranks_is_counted_and_only_theirs() {
+        // CPU time, not wall time: the spin uses at least 50 ms of it.
+        let start = std::time::Instant::now();
+        let mut x = 0u64;
+        while start.elapsed() < Duration::from_millis(60) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let me = std::process::id();
+        assert!(process_jiffies(&[me]) > 0);
+        assert_eq!(process_jiffies(&[u32::MAX]), 0, "a process that is gone");
+
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let place = |rank: i32, host: &str, pid: u32| RankPlace {
+            rank,
+            host: host.into(),
+            pid,
+            allowed_cpus: vec![0],
+            cpu: None,
+        };
+        let here = uname().0;
+        let job = MpiJob {
+            library: "test".into(),
+            standard: (3, 1),
+            ranks: vec![
+                place(0, &here, me),
+                place(1, &here, child.id()),
+                // Another node's pid, which may name an unrelated process here.
+                place(2, "another-node", 1),
+            ],
+        };
+        let own = job_processes_here(&job);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(own, vec![child.id()]);
+        assert_eq!(collect(not_asked(), Some(&job)).mpi, Some(job));
     }
 
     /// The state of a run that asked for no limit, without measuring.
