@@ -263,4 +263,56 @@ mod with_mpi {
             .collect();
         assert!(left.is_empty(), "left in TMPDIR: {left:?}");
     }
+
+    /// The processes whose command line holds `marker` (a sandbox path).
+    fn processes_with(marker: &str) -> Vec<String> {
+        let out = Command::new("pgrep").args(["-f", marker]).output().unwrap();
+        stdout(&out).lines().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn a_peer_that_stops_answering_ends_the_job_at_the_timeout_with_one_line_of_ours() {
+        let _g = serial();
+        let sb = Sandbox::new();
+        let json = sb.path("mpi.json");
+        let json_arg = json.to_str().unwrap();
+        let mut args = vec!["mpi", "pingpong", "--sizes", "8", "--json", json_arg];
+        args.extend_from_slice(&["--timeout", "2s", "--fault", "hang"]);
+        args.extend_from_slice(SHORT);
+        let out = mpirun(&sb, 2, &args);
+        assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+        let err = stderr(&out);
+        let ours: Vec<&str> = err.lines().filter(|l| l.starts_with("ipcmark:")).collect();
+        assert_eq!(
+            ours,
+            [
+                "ipcmark: rank 0: no progress for 2 s while waiting in MPI (--timeout) for rank 1: ending the MPI job"
+            ],
+            "{err}"
+        );
+        assert_eq!(processes_with(json_arg), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_corrupting_echo_fails_every_figure_and_the_run_and_the_peer_serves_on() {
+        let _g = serial();
+        let sb = Sandbox::new();
+        let json = sb.path("mpi.json");
+        let json_arg = json.to_str().unwrap();
+        let mut args = vec!["mpi", "pingpong", "--sizes", "8,1K", "--json", json_arg];
+        args.extend_from_slice(&["--fault", "corrupt"]);
+        args.extend_from_slice(SHORT);
+        let out = mpirun(&sb, 2, &args);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        let report = checked_report(&json, 2);
+        let rs = results(&report);
+        // Both figures were asked of rank 1, which echoed the second one
+        // after the first failed: each failed on its own check.
+        assert_eq!(rs.len(), 2, "{report}");
+        for r in rs {
+            assert_eq!(r["status"], "failed", "{r}");
+            let why = r["error"].as_str().unwrap();
+            assert!(why.contains("came back corrupted"), "{why}");
+        }
+    }
 }

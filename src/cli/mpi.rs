@@ -9,8 +9,9 @@ use super::plan::RunPlan;
 use super::{Failure, RunArgs};
 use crate::cluster::bandwidth::WindowFigures;
 use crate::cluster::pingpong::{MpiPingPong, serve};
-use crate::cluster::window;
 use crate::cluster::{World, ranks};
+use crate::cluster::{deadline, window};
+use crate::engine::os::peer::Fault;
 use crate::engine::os::placement::SidePlacement;
 use crate::engine::run::session::{External, Item};
 use clap::{Args, Parser, Subcommand};
@@ -29,7 +30,7 @@ pub struct MpiArgs {
 enum MpiCommand {
     /// OSU's blocking ping-pong between ranks 0 and 1 (one-way latency =
     /// round trip / 2), every message checked; rank 0 prints the figures.
-    Pingpong(RunFlags),
+    Pingpong(PingpongArgs),
     /// OSU osu_bw's bandwidth from rank 0 to rank 1: windows of
     /// non-blocking sends, each acknowledged; every message checked.
     Bandwidth(WindowArgs),
@@ -75,12 +76,45 @@ struct RunFlags {
     /// PM QoS CPU wake-up latency limit held on rank 0's host, µs, or `off`.
     #[arg(long, value_name = "US|off", value_parser = parse::cpu_latency)]
     cpu_latency: Option<parse::CpuLatency>,
+    /// How long a figure may go without progress (a round trip, a window)
+    /// before rank 0 ends the job: MPI's blocking calls have no deadline of
+    /// their own.
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration, default_value = "30s")]
+    timeout: Duration,
     /// The history database to save the run in.
     #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
     db: Option<PathBuf>,
     /// Do not save the run in the history.
     #[arg(long, conflicts_with = "db")]
     no_save: bool,
+}
+
+/// Arguments of `ipcmark mpi pingpong`.
+#[derive(Debug, Args)]
+struct PingpongArgs {
+    #[command(flatten)]
+    run: RunFlags,
+    /// Inject a fault in rank 1's echo (for testing ipcmark itself).
+    #[arg(long, value_enum, hide = true)]
+    fault: Option<EchoFault>,
+}
+
+/// Faults rank 1's echo can inject (`--fault`, hidden).
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum EchoFault {
+    /// Flip the last byte of every echoed message.
+    Corrupt,
+    /// Stop answering (but stay alive) after 20 messages.
+    Hang,
+}
+
+impl From<EchoFault> for Fault {
+    fn from(f: EchoFault) -> Fault {
+        match f {
+            EchoFault::Corrupt => Fault::Corrupt,
+            EchoFault::Hang => Fault::Hang(20),
+        }
+    }
 }
 
 /// Arguments of `ipcmark mpi bandwidth` and `ipcmark mpi rate`.
@@ -134,8 +168,9 @@ pub fn mpi(args: MpiArgs) -> Result<ExitCode, Failure> {
     }
 }
 
-fn pingpong(args: RunFlags) -> Result<ExitCode, Failure> {
-    let run = args.run_args()?;
+fn pingpong(args: PingpongArgs) -> Result<ExitCode, Failure> {
+    let timeout = args.run.timeout;
+    let run = args.run.run_args()?;
     let world = World::init().map_err(Failure::run)?;
     if world.size() < 2 {
         return Err(Failure::usage(
@@ -145,13 +180,14 @@ fn pingpong(args: RunFlags) -> Result<ExitCode, Failure> {
     let places = ranks::gather();
     let outcome = match world.rank() {
         0 => {
+            watch(timeout)?;
             let figures: &'static MpiPingPong = Box::leak(Box::new(MpiPingPong::new(1, &places)));
             let outcome = lead(run, figures, places);
             // Whatever happened, rank 1 waits for this.
             figures.done();
             outcome
         }
-        1 => match serve(0) {
+        1 => match serve(0, args.fault.map(Fault::from)) {
             Ok(()) => Ok(ExitCode::SUCCESS),
             Err(e) => {
                 eprintln!("ipcmark: {e}");
@@ -169,6 +205,7 @@ fn pingpong(args: RunFlags) -> Result<ExitCode, Failure> {
 /// ordinary run's, every other rank taking part serves them, the rest wait
 /// at the barrier.
 fn windows(args: WindowArgs, rate: bool) -> Result<ExitCode, Failure> {
+    let timeout = args.run.timeout;
     let run = args.run.run_args()?;
     let window = args.window as usize;
     let world = World::init().map_err(Failure::run)?;
@@ -202,6 +239,7 @@ fn windows(args: WindowArgs, rate: bool) -> Result<ExitCode, Failure> {
         WindowFigures::bandwidth(window, &places)
     };
     let outcome = if me == 0 {
+        watch(timeout)?;
         let figures: &'static WindowFigures = Box::leak(Box::new(figures));
         let outcome = lead(run, figures, places);
         // Whatever happened, the other ranks wait for this.
@@ -218,6 +256,12 @@ fn windows(args: WindowArgs, rate: bool) -> Result<ExitCode, Failure> {
     };
     world.barrier();
     outcome
+}
+
+/// Starts rank 0's deadline on its figures' waits ([`deadline`]).
+fn watch(timeout: Duration) -> Result<(), Failure> {
+    deadline::watch(timeout)
+        .map_err(|e| Failure::run(format!("cannot start the MPI deadline thread: {e}")))
 }
 
 /// Rank 0's part: the ordinary run whose only item is `figures`, with

@@ -134,6 +134,9 @@ impl WindowFigures {
     }
 
     fn figure(&self, size: usize, s: &RunSettings) -> Result<(Measurement, StreamFacts), String> {
+        let others: Vec<String> = self.pairs.others().map(|r| r.to_string()).collect();
+        let s_ = if others.len() == 1 { "" } else { "s" };
+        let _armed = super::deadline::arm(&format!("rank{s_} {}", others.join(", ")));
         // Rank 0 sends in both commands; its buffers go with the figure.
         let side = self.pairs.side(0).unwrap_or(Side::Sender(1));
         let mut ends = Ends::new(side, size, self.window);

@@ -7,6 +7,7 @@
 //! [`World::init`] and before the `World` is dropped (`MPI_Finalize`).
 
 pub mod bandwidth;
+pub mod deadline;
 pub mod pingpong;
 pub mod ranks;
 pub mod window;

@@ -23,6 +23,7 @@ use crate::engine::channel::{ChannelError, Endpoint};
 use crate::engine::measure::Measurement;
 use crate::engine::models::pingpong;
 use crate::engine::models::region::Region;
+use crate::engine::os::peer::Fault;
 use crate::engine::run::figure::{Facts, FigureResult, Mode, Outcome};
 use crate::engine::run::runner::RunSettings;
 use crate::engine::run::session::External;
@@ -85,6 +86,7 @@ impl Endpoint for MpiEnd {
             // The echo's tag, as osu_latency receives; its length is not
             // asked for (the module's comment says why that is safe).
             p2p::recv(buf, self.peer, Some(DATA)).map_err(mpi_error("MPI_Recv"))?;
+            super::deadline::beat();
             return Ok(());
         }
         // Either tag: the stop or a message to echo, told apart by a field.
@@ -147,6 +149,7 @@ impl MpiPingPong {
     }
 
     fn figure(&self, size: usize, s: &RunSettings) -> Result<Measurement, String> {
+        let _armed = super::deadline::arm(&format!("rank {}", self.peer));
         let world = SimpleCommunicator::world();
         let peer = world.process_at_rank(self.peer);
         peer.send_with_tag(&(size as u64), CONTROL);
@@ -192,9 +195,10 @@ impl External for MpiPingPong {
 }
 
 /// The peer's side: sends its host, then echoes each figure rank 0
-/// announces until rank 0 says it is done. An error here cannot reach
+/// announces until rank 0 says it is done, with `fault` injected into
+/// the echo if asked (testing ipcmark itself). An error here cannot reach
 /// rank 0 (it waits for an echo): the caller ends the job with it.
-pub fn serve(leader: Rank) -> Result<(), String> {
+pub fn serve(leader: Rank, fault: Option<Fault>) -> Result<(), String> {
     let world = SimpleCommunicator::world();
     let me = world.rank();
     let leader_at = world.process_at_rank(leader);
@@ -206,7 +210,7 @@ pub fn serve(leader: Rank) -> Result<(), String> {
         let echoed = AtomicU64::new(0);
         let mut end = MpiEnd::echoing(leader);
         let mut region = Region::warm(size as usize);
-        match pingpong::echo(&mut end, &mut region, None, &echoed) {
+        match pingpong::echo(&mut end, &mut region, fault, &echoed) {
             // Rank 0's stop message: the figure is over.
             Err(ChannelError::Closed) => {}
             Err(e) => return Err(format!("rank {me}, echoing {size}-byte messages: {e}")),

@@ -376,6 +376,7 @@ impl Ends {
                     self.seq += window;
                     scope(|sc| send_all(sc, &peer, &self.bufs));
                     peer.receive_into_with_tag(&mut ack, ACK);
+                    super::deadline::beat();
                     if ack != self.seq - 1 {
                         self.tally.fault(Fault {
                             kind: 5,
@@ -411,6 +412,7 @@ impl Ends {
         }
         if timing == Timing::Barriers {
             world.barrier();
+            super::deadline::beat();
         }
         let took = monotonic_ns() - t0;
         let moved = window * phase.windows;
