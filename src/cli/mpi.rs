@@ -153,6 +153,8 @@ impl RunFlags {
         run.max_time = self.max_time;
         run.sample_time = self.sample_time;
         run.cpu_latency = self.cpu_latency;
+        // Recorded in the report's budget: the deadline the watch holds.
+        run.timeout = self.timeout;
         run.db = self.db;
         run.no_save = self.no_save;
         Ok(run)
