@@ -41,6 +41,8 @@ mod with_mpi {
             assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
             assert!(stdout(&out).contains("mpi"), "{}", stdout(&out));
             let report = checked_report(&json, ranks as u64);
+            // The deadline rank 0's watch held (--timeout's default).
+            assert_eq!(report["settings"]["budget"]["timeout"], 30000.0);
             let rs = results(&report);
             let sizes: Vec<u64> = rs
                 .iter()
