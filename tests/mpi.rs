@@ -266,6 +266,16 @@ mod with_mpi {
         assert!(left.is_empty(), "left in TMPDIR: {left:?}");
     }
 
+    /// `mpi pingpong` on two ranks with `extra` and the short budget,
+    /// writing the sandbox's `mpi.json`.
+    fn pingpong(sb: &Sandbox, extra: &[&str]) -> std::process::Output {
+        let json = sb.path("mpi.json");
+        let mut args = vec!["mpi", "pingpong", "--json", json.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(SHORT);
+        mpirun(sb, 2, &args)
+    }
+
     /// The processes whose command line holds `marker` (a sandbox path).
     fn processes_with(marker: &str) -> Vec<String> {
         let out = Command::new("pgrep").args(["-f", marker]).output().unwrap();
@@ -277,11 +287,7 @@ mod with_mpi {
         let _g = serial();
         let sb = Sandbox::new();
         let json = sb.path("mpi.json");
-        let json_arg = json.to_str().unwrap();
-        let mut args = vec!["mpi", "pingpong", "--sizes", "8", "--json", json_arg];
-        args.extend_from_slice(&["--timeout", "2s", "--fault", "hang"]);
-        args.extend_from_slice(SHORT);
-        let out = mpirun(&sb, 2, &args);
+        let out = pingpong(&sb, &["--sizes", "8", "--timeout", "2s", "--fault", "hang"]);
         assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
         let err = stderr(&out);
         let ours: Vec<&str> = err.lines().filter(|l| l.starts_with("ipcmark:")).collect();
@@ -292,7 +298,7 @@ mod with_mpi {
             ],
             "{err}"
         );
-        assert_eq!(processes_with(json_arg), Vec::<String>::new());
+        assert_eq!(processes_with(json.to_str().unwrap()), Vec::<String>::new());
     }
 
     #[test]
@@ -300,11 +306,7 @@ mod with_mpi {
         let _g = serial();
         let sb = Sandbox::new();
         let json = sb.path("mpi.json");
-        let json_arg = json.to_str().unwrap();
-        let mut args = vec!["mpi", "pingpong", "--sizes", "8,1K", "--json", json_arg];
-        args.extend_from_slice(&["--fault", "corrupt"]);
-        args.extend_from_slice(SHORT);
-        let out = mpirun(&sb, 2, &args);
+        let out = pingpong(&sb, &["--sizes", "8,1K", "--fault", "corrupt"]);
         assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
         let report = checked_report(&json, 2);
         let rs = results(&report);

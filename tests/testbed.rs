@@ -41,6 +41,15 @@ macro_rules! testbed_or_skip {
     };
 }
 
+/// Whether a testbed can be made here; if not, says the test is skipped.
+fn namespaces_can_be_made() -> bool {
+    let can = TestBed::try_new("none").map(drop).is_ok();
+    if !can {
+        eprintln!("skipped: namespaces cannot be made here");
+    }
+    can
+}
+
 #[test]
 fn up_makes_two_namespaces_joined_and_shaped_each_way() {
     let _g = serial();
@@ -221,8 +230,7 @@ fn bad_testbed_usage_exits_2_with_one_line() {
 #[test]
 fn a_delay_needs_netem_and_says_so_where_it_is_missing() {
     let _g = serial();
-    if TestBed::try_new("none").map(drop).is_err() {
-        eprintln!("skipped: namespaces cannot be made here");
+    if !namespaces_can_be_made() {
         return;
     }
     let name = unique_testbed_name();
@@ -267,8 +275,7 @@ fn without_root_up_names_what_is_missing() {
 #[test]
 fn clean_removes_an_idle_testbed_and_keeps_one_in_use() {
     let _g = serial();
-    if TestBed::try_new("none").map(drop).is_err() {
-        eprintln!("skipped: namespaces cannot be made here");
+    if !namespaces_can_be_made() {
         return;
     }
     let name = unique_testbed_name();
@@ -332,8 +339,7 @@ fn testbed_mpirun_and_its_agent_name_a_missing_testbed_in_one_line() {
 #[test]
 fn a_missing_tool_is_named_before_anything_is_made() {
     let _g = serial();
-    if TestBed::try_new("none").map(drop).is_err() {
-        eprintln!("skipped: namespaces cannot be made here");
+    if !namespaces_can_be_made() {
         return;
     }
     // A PATH with ip and tc but no ethtool.
