@@ -4,8 +4,10 @@
 //! from the report's JSON (`ipcmark.run/1`, `ipcmark.workload/1`), so it
 //! shows what the report holds: each figure's median, interval and tail.
 
-use crate::engine::os::environment::{MpiJob, RankPlace};
+use crate::engine::os::environment::MpiJob;
+use crate::output::json::context::MpiRecord;
 use crate::output::table::cells::{duration, fit_width, new_table, size_cell};
+use serde::Deserialize;
 use serde_json::Value;
 
 fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
@@ -43,31 +45,7 @@ fn header(label: &str, report: &Value) -> String {
 /// lines are the live page's; `None` without one (or if it is malformed).
 fn mpi_job(report: &Value) -> Option<MpiJob> {
     let m = report.pointer("/environment/mpi")?;
-    let (major, minor) = m.get("standard")?.as_str()?.split_once('.')?;
-    let ranks = m
-        .get("ranks")?
-        .as_array()?
-        .iter()
-        .map(|r| {
-            Some(RankPlace {
-                rank: i32::try_from(r.get("rank")?.as_i64()?).ok()?,
-                host: r.get("host")?.as_str()?.to_string(),
-                pid: u32::try_from(r.get("pid")?.as_u64()?).ok()?,
-                allowed_cpus: r
-                    .get("allowed_cpus")?
-                    .as_array()?
-                    .iter()
-                    .map(|c| c.as_u64().map(|c| c as usize))
-                    .collect::<Option<_>>()?,
-                cpu: r.get("cpu").and_then(Value::as_u64).map(|c| c as usize),
-            })
-        })
-        .collect::<Option<_>>()?;
-    Some(MpiJob {
-        library: m.get("library")?.as_str()?.to_string(),
-        standard: (major.parse().ok()?, minor.parse().ok()?),
-        ranks,
-    })
+    MpiRecord::deserialize(m).ok()?.job()
 }
 
 /// One row per figure: what, status, median, its 95% interval, p99.

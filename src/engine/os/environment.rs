@@ -181,6 +181,7 @@ pub fn collect(cpu_latency: CpuLatencyState, job: Option<&MpiJob>) -> Environmen
     let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let (hostname, kernel, kernel_version, arch) = uname();
     let allowed_cpus = crate::sys::sched::allowed_cpus().unwrap_or_default();
+    let own = job.map_or_else(Vec::new, |j| job_processes_here(j, &hostname));
     Environment {
         hostname,
         kernel,
@@ -208,10 +209,7 @@ pub fn collect(cpu_latency: CpuLatencyState, job: Option<&MpiJob>) -> Environmen
             .unwrap_or_default(),
         mitigations: mitigations(),
         load_average: load_average(),
-        cpu_busy_percent_at_start: busy_percent(
-            Duration::from_millis(100),
-            &job.map(job_processes_here).unwrap_or_default(),
-        ),
+        cpu_busy_percent_at_start: busy_percent(Duration::from_millis(100), &own),
         cpu_dma_latency_us: fs::read("/dev/cpu_dma_latency").ok().and_then(|b| {
             b.get(..4)
                 .map(|w| i32::from_le_bytes([w[0], w[1], w[2], w[3]]) as i64)
@@ -356,9 +354,8 @@ fn busy_percent(window: Duration, own: &[u32]) -> Option<f64> {
 /// on this host and, on a testbed whose nodes are namespaces of this
 /// machine, the ranks here that belong to the same launch (the same
 /// `PMIX_NAMESPACE` in their environment).
-fn job_processes_here(job: &MpiJob) -> Vec<u32> {
+fn job_processes_here(job: &MpiJob, host: &str) -> Vec<u32> {
     let me = std::process::id();
-    let host = uname().0;
     let launch = std::env::var("PMIX_NAMESPACE").ok();
     job.ranks
         .iter()
@@ -581,7 +578,7 @@ mod tests {
                 place(2, "another-node", 1),
             ],
         };
-        let own = job_processes_here(&job);
+        let own = job_processes_here(&job, &here);
         child.kill().unwrap();
         child.wait().unwrap();
         assert_eq!(own, vec![child.id()]);

@@ -10,7 +10,7 @@ use crate::engine::os::environment::{
 };
 use crate::engine::os::peer::PeerKind;
 use crate::engine::os::wakeup::WakeupCost;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use std::collections::BTreeMap;
 
 /// Writes the machine as its [`EnvironmentRecord`] (`serialize_with`).
@@ -84,8 +84,9 @@ pub struct EnvironmentRecord {
     pub mpi: Option<MpiRecord>,
 }
 
-/// The MPI job of an `ipcmark mpi` run (`environment.mpi`).
-#[derive(Debug, Serialize)]
+/// The MPI job of an `ipcmark mpi` run (`environment.mpi`); read back by
+/// `ipcmark show` ([`MpiRecord::job`]).
+#[derive(Debug, Serialize, Deserialize)]
 pub struct MpiRecord {
     /// `MPI_Get_library_version`.
     pub library: String,
@@ -100,7 +101,7 @@ pub struct MpiRecord {
 }
 
 /// Where one rank ran (`environment.mpi.ranks[]`).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct RankRecord {
     /// Its rank in `MPI_COMM_WORLD`.
     pub rank: i32,
@@ -138,6 +139,29 @@ impl From<&MpiJob> for MpiRecord {
                 .collect(),
             nodes: nodes.iter().map(|n| n.to_string()).collect(),
         }
+    }
+}
+
+impl MpiRecord {
+    /// The job this record was written from; `None` if its standard is not
+    /// "MAJOR.MINOR".
+    pub fn job(self) -> Option<MpiJob> {
+        let (major, minor) = self.standard.split_once('.')?;
+        Some(MpiJob {
+            library: self.library,
+            standard: (major.parse().ok()?, minor.parse().ok()?),
+            ranks: self
+                .ranks
+                .into_iter()
+                .map(|r| RankPlace {
+                    rank: r.rank,
+                    host: r.host,
+                    pid: r.pid,
+                    allowed_cpus: r.allowed_cpus,
+                    cpu: r.cpu,
+                })
+                .collect(),
+        })
     }
 }
 
