@@ -10,6 +10,7 @@ use crate::engine::os::environment::Environment;
 use crate::engine::os::peer::PeerKind;
 use crate::engine::run::figure::{FigureResult, Mode};
 use crate::output::json::{Report, Settings};
+use crate::output::table::cells::{PAGE_WIDTH, fit_fields, short_cpu_name};
 use crate::output::table::{self, Look};
 
 /// How the page is drawn.
@@ -170,17 +171,7 @@ fn header(
     let rt = s
         .rt_priority
         .map_or(String::new(), |p| format!(", SCHED_FIFO {p}"));
-    let mut h = format!(
-        "ipcmark {} | Linux {} ({}) | {} | {} CPUs | virt: {} | clock: {} | governor: {}",
-        env!("CARGO_PKG_VERSION"),
-        env.kernel,
-        env.preemption,
-        env.cpu_model,
-        env.logical_cpus,
-        env.virtualization,
-        env.clocksource,
-        env.frequency_governor.as_deref().unwrap_or("none"),
-    );
+    let mut h = machine_line(env);
     if let Some(r) = remote {
         let host = r.agent_environment["hostname"]
             .as_str()
@@ -229,6 +220,24 @@ fn header(
         h.push_str(&mpi_ranks(job));
     }
     h
+}
+
+/// The machine as the page's first line: wrapped within [`PAGE_WIDTH`]
+/// columns and the CPU's name shortened, whatever the host calls itself.
+fn machine_line(env: &Environment) -> String {
+    let fields = [
+        format!("ipcmark {}", env!("CARGO_PKG_VERSION")),
+        format!("Linux {} ({})", env.kernel, env.preemption),
+        short_cpu_name(&env.cpu_model),
+        format!("{} CPUs", env.logical_cpus),
+        format!("virt: {}", env.virtualization),
+        format!("clock: {}", env.clocksource),
+        format!(
+            "governor: {}",
+            env.frequency_governor.as_deref().unwrap_or("none")
+        ),
+    ];
+    fit_fields(&fields, PAGE_WIDTH)
 }
 
 /// The MPI job's library and a line per rank, as `mpirun
@@ -285,6 +294,47 @@ fn cpu_ranges(cpus: &[usize]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first line names the machine in 120 columns whatever it calls
+    /// itself: the Intel guest's "Intel(R) Xeon(R) Processor" made it 135.
+    #[test]
+    fn the_machine_line_fits_the_page_whatever_the_cpu_is_called() {
+        use crate::engine::os::environment::{self, CpuLatencyState};
+        let mut env = environment::collect(
+            CpuLatencyState {
+                requested_us: None,
+                not_held: None,
+                wakeup: Err("not measured".into()),
+            },
+            None,
+        );
+        env.kernel = "6.18.44-fc-v657".into();
+        env.preemption = "PREEMPT_DYNAMIC".into();
+        env.virtualization = "kvm".into();
+        env.clocksource = "tsc".into();
+        env.frequency_governor = None;
+        env.logical_cpus = 2;
+        env.cpu_model = "Intel(R) Xeon(R) Processor".into();
+        let line = machine_line(&env);
+        assert!(!line.contains('\n'), "fits one line once shortened: {line}");
+        assert!(line.contains("| Intel Xeon |"), "{line}");
+        assert!(line.chars().count() <= PAGE_WIDTH, "{line}");
+
+        env.cpu_model = "Intel(R) Xeon(R) Platinum 8480+ Sapphire Rapids Engineering \
+                         Sample with a very long model string indeed @ 2.00GHz"
+            .into();
+        env.kernel = "6.12.0-0.rc7.20241115git1234567.60.fc42.x86_64+debug".into();
+        let lines = machine_line(&env);
+        assert!(lines.lines().count() > 1, "{lines}");
+        assert!(
+            lines.lines().all(|l| l.chars().count() <= PAGE_WIDTH),
+            "{lines}"
+        );
+        assert!(
+            lines.contains("governor: none"),
+            "every field kept: {lines}"
+        );
+    }
 
     #[test]
     fn a_rank_of_an_mpi_job_is_never_on_the_users_terminal() {

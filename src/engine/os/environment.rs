@@ -221,17 +221,24 @@ pub fn collect(cpu_latency: CpuLatencyState, job: Option<&MpiJob>) -> Environmen
 
 /// The cpuidle driver, governor and the idle states of `cpu`, from sysfs.
 fn cpu_idle(cpu: usize) -> Option<CpuIdle> {
-    let base = "/sys/devices/system/cpu/cpuidle";
-    let driver = read_trim(&format!("{base}/current_driver"))?;
-    let governor = read_trim(&format!("{base}/current_governor"))
-        .or_else(|| read_trim(&format!("{base}/current_governor_ro")));
+    cpu_idle_in(std::path::Path::new("/sys/devices/system/cpu"), cpu)
+}
+
+/// [`cpu_idle`] read under `cpus` (sysfs's `devices/system/cpu`), so that a
+/// test can read a fixture tree: a guest without a cpuidle driver lists no
+/// states, and the fields of one must still be proven on any host.
+fn cpu_idle_in(cpus: &std::path::Path, cpu: usize) -> Option<CpuIdle> {
+    let at = |rel: String| read_trim(&cpus.join(rel).to_string_lossy());
+    let driver = at("cpuidle/current_driver".into())?;
+    let governor =
+        at("cpuidle/current_governor".into()).or_else(|| at("cpuidle/current_governor_ro".into()));
     let states = (0..)
-        .map(|i| format!("/sys/devices/system/cpu/cpu{cpu}/cpuidle/state{i}"))
+        .map(|i| format!("cpu{cpu}/cpuidle/state{i}"))
         .map_while(|dir| {
             Some(IdleState {
-                name: read_trim(&format!("{dir}/name"))?,
-                exit_latency_us: read_trim(&format!("{dir}/latency")).and_then(|v| v.parse().ok()),
-                disabled: read_trim(&format!("{dir}/disable")).is_some_and(|v| v != "0"),
+                name: at(format!("{dir}/name"))?,
+                exit_latency_us: at(format!("{dir}/latency")).and_then(|v| v.parse().ok()),
+                disabled: at(format!("{dir}/disable")).is_some_and(|v| v != "0"),
             })
         })
         .collect();
@@ -542,6 +549,54 @@ mod tests {
             assert!(!idle.driver.is_empty(), "{idle:?}");
             assert!(idle.states.iter().all(|s| !s.name.is_empty()), "{idle:?}");
         }
+    }
+
+    /// A fixture sysfs tree with `states` idle states for CPU 1 (and none
+    /// for CPU 0), as an AMD guest's haltpoll driver lists them.
+    fn idle_tree(states: &[(&str, &str, &str)]) -> tempfile::TempDir {
+        let root = tempfile::tempdir().unwrap();
+        let w = |rel: &str, text: &str| {
+            let p = root.path().join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, format!("{text}\n")).unwrap();
+        };
+        w("cpuidle/current_driver", "haltpoll");
+        w("cpuidle/current_governor_ro", "haltpoll");
+        for (i, (name, latency, disable)) in states.iter().enumerate() {
+            w(&format!("cpu1/cpuidle/state{i}/name"), name);
+            w(&format!("cpu1/cpuidle/state{i}/latency"), latency);
+            w(&format!("cpu1/cpuidle/state{i}/disable"), disable);
+        }
+        root
+    }
+
+    #[test]
+    fn idle_states_are_read_from_sysfs_whatever_the_host_lists() {
+        let tree = idle_tree(&[("POLL", "0", "0"), ("haltpoll idle", "30", "1")]);
+        let idle = cpu_idle_in(tree.path(), 1).unwrap();
+        assert_eq!(idle.driver, "haltpoll");
+        assert_eq!(idle.governor.as_deref(), Some("haltpoll"), "the _ro file");
+        assert_eq!(
+            idle.states,
+            vec![
+                IdleState {
+                    name: "POLL".into(),
+                    exit_latency_us: Some(0),
+                    disabled: false
+                },
+                IdleState {
+                    name: "haltpoll idle".into(),
+                    exit_latency_us: Some(30),
+                    disabled: true
+                },
+            ]
+        );
+        // A CPU that lists none (an Intel guest without a cpuidle driver
+        // has a driver file saying "none" and no states).
+        assert!(cpu_idle_in(tree.path(), 0).unwrap().states.is_empty());
+        // No cpuidle at all: no record.
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(cpu_idle_in(empty.path(), 0), None);
     }
 
     #[test]

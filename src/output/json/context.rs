@@ -341,3 +341,32 @@ impl From<&Precision> for PrecisionTargetRecord {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A guest without a cpuidle driver lists no states, so the run reports
+    /// of such a host cannot show a state's fields (tests/field_paths.rs
+    /// leaves them out there): they are proven here on any host.
+    #[test]
+    fn an_idle_state_keeps_its_fields() {
+        let idle = CpuIdle {
+            driver: "haltpoll".into(),
+            governor: None,
+            states: vec![IdleState {
+                name: "haltpoll idle".into(),
+                exit_latency_us: Some(30),
+                disabled: false,
+            }],
+        };
+        let v = serde_json::to_value(CpuIdleRecord::from(&idle)).unwrap();
+        assert_eq!(v["driver"], "haltpoll");
+        assert!(v["governor"].is_null(), "{v}");
+        let state = &v["states"][0];
+        assert_eq!(state["name"], "haltpoll idle");
+        assert_eq!(state["exit_latency_us"], 30);
+        assert_eq!(state["disabled"], false);
+        assert_eq!(state.as_object().unwrap().len(), 3, "{state}");
+    }
+}

@@ -8,6 +8,54 @@ use crate::stats::Percentiles;
 use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table, presets};
 use std::ops::Range;
 
+/// The columns a page's header lines keep within (the default page fits 120).
+pub const PAGE_WIDTH: usize = 120;
+
+/// A CPU's model name without the marks and words that say nothing of it:
+/// "Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz" → "Intel Xeon Gold 6248 @ 2.50GHz".
+pub fn short_cpu_name(model: &str) -> String {
+    let mut s = model.to_string();
+    for mark in ["(R)", "(r)", "(TM)", "(tm)"] {
+        s = s.replace(mark, "");
+    }
+    s.split_whitespace()
+        .filter(|w| !matches!(*w, "CPU" | "Processor" | "processor"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `fields` joined by " | " on lines of at most `width` columns: a field
+/// that would pass the edge starts the next line (indented by two), and a
+/// field wider than a whole line is cut with "…", so no machine's names
+/// (a long CPU model, a distribution's kernel release) widen the page.
+pub fn fit_fields(fields: &[String], width: usize) -> String {
+    let cut = |f: &str, room: usize| -> String {
+        if f.chars().count() <= room {
+            f.to_string()
+        } else {
+            let mut c: String = f.chars().take(room.saturating_sub(1)).collect();
+            c.push('…');
+            c
+        }
+    };
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for f in fields {
+        if line.is_empty() {
+            let indent = if lines.is_empty() { "" } else { "  " };
+            line = format!("{indent}{}", cut(f, width - indent.len()));
+        } else if line.chars().count() + 3 + f.chars().count() <= width {
+            line.push_str(" | ");
+            line.push_str(f);
+        } else {
+            lines.push(std::mem::take(&mut line));
+            line = format!("  {}", cut(f, width - 2));
+        }
+    }
+    lines.push(line);
+    lines.join("\n")
+}
+
 /// Human form of a byte count: 64, 4K, 1M.
 pub fn format_size(bytes: usize) -> String {
     if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
@@ -234,6 +282,38 @@ pub fn notes_of(table: &str, first: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_names_lose_their_marks() {
+        assert_eq!(short_cpu_name("Intel(R) Xeon(R) Processor"), "Intel Xeon");
+        assert_eq!(
+            short_cpu_name("Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz"),
+            "Intel Xeon Gold 6248 @ 2.50GHz"
+        );
+        assert_eq!(short_cpu_name("AMD EPYC"), "AMD EPYC");
+        assert_eq!(
+            short_cpu_name("AMD Ryzen 9 7950X 16-Core Processor"),
+            "AMD Ryzen 9 7950X 16-Core"
+        );
+    }
+
+    #[test]
+    fn header_fields_wrap_within_the_width_and_keep_every_field() {
+        let fields: Vec<String> = ["ipcmark 0.1.0", "Linux 6.1.0-28-cloud-amd64 (PREEMPT)"]
+            .into_iter()
+            .map(String::from)
+            .chain(std::iter::once("x".repeat(200)))
+            .chain(["2 CPUs", "virt: kvm"].map(String::from))
+            .collect();
+        let out = fit_fields(&fields, 60);
+        assert!(out.lines().all(|l| l.chars().count() <= 60), "{out}");
+        assert!(out.lines().count() >= 3, "{out}");
+        assert!(out.starts_with("ipcmark 0.1.0 | Linux 6.1.0-28-cloud-amd64 (PREEMPT)\n"));
+        assert!(out.contains('…'), "the over-long field is cut: {out}");
+        assert!(out.ends_with("  2 CPUs | virt: kvm"), "{out}");
+        // Fields that fit stay on one line.
+        assert_eq!(fit_fields(&["a".into(), "b".into()], 60), "a | b");
+    }
 
     #[test]
     fn sizes_read_back() {

@@ -534,17 +534,18 @@ fn handoff_note(runs: &[&RunRecord]) -> Option<String> {
     ))
 }
 
-/// The machine, one line.
+/// The machine, on one line where it fits 120 columns.
 pub fn machine_line(env: &Environment) -> String {
-    format!(
-        "ipcmark {} | Linux {} | {} | {} CPUs | virt: {} | clock: {}",
-        env!("CARGO_PKG_VERSION"),
-        env.kernel,
-        env.cpu_model,
-        env.logical_cpus,
-        env.virtualization,
-        env.clocksource
-    )
+    use crate::output::table::cells::{PAGE_WIDTH, fit_fields, short_cpu_name};
+    let fields = [
+        format!("ipcmark {}", env!("CARGO_PKG_VERSION")),
+        format!("Linux {}", env.kernel),
+        short_cpu_name(&env.cpu_model),
+        format!("{} CPUs", env.logical_cpus),
+        format!("virt: {}", env.virtualization),
+        format!("clock: {}", env.clocksource),
+    ];
+    fit_fields(&fields, PAGE_WIDTH)
 }
 
 #[cfg(test)]
