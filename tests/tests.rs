@@ -20,6 +20,8 @@ mod compare;
 mod report;
 // The run history: history, show, export, import, prune; CSV.
 mod history;
+// Reports from elsewhere: no terminal escape or spreadsheet formula gets through.
+mod hostile_reports;
 // `--preset`: a study's experiment as it was done.
 mod presets;
 // The other modes and groups.

@@ -4,6 +4,7 @@
 
 use super::{Failure, print_stdout};
 use crate::history::{self, Error, Prune, RunWriter, Store};
+use crate::output::sanitise;
 use clap::{Args, ValueEnum};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -185,9 +186,9 @@ pub fn history(args: HistoryArgs) -> Result<ExitCode, Failure> {
                 .take(19)
                 .collect::<String>()
                 .replace('T', " "),
-            r.host.clone(),
-            r.kernel.clone(),
-            argv.join(" "),
+            sanitise::text(&r.host).into_owned(),
+            sanitise::text(&r.kernel).into_owned(),
+            sanitise::text(&argv.join(" ")).into_owned(),
             r.figures.to_string(),
             state,
         ]);

@@ -366,6 +366,8 @@ impl Store {
                 Value::Array(figures),
             );
         }
+        // An imported report is another's text: made safe once, here.
+        crate::output::sanitise::report(&mut report);
         Ok(report)
     }
 
@@ -462,8 +464,9 @@ pub fn load_spec(db: Option<&Path>, spec: &str) -> Result<(String, Value), Error
     if is_file_spec(spec) {
         let text = std::fs::read_to_string(spec)
             .map_err(|e| Error::Usage(format!("cannot read {spec}: {e}")))?;
-        let v = serde_json::from_str(&text)
+        let mut v = serde_json::from_str(&text)
             .map_err(|e| Error::Usage(format!("{spec} is not JSON: {e}")))?;
+        crate::output::sanitise::report(&mut v);
         return Ok((spec.to_string(), v));
     }
     let store = Store::open_existing(&path_or_default(db)?)?;

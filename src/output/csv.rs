@@ -43,12 +43,12 @@ const COLUMNS: &[(&str, &str)] = &[
     ("error", "/error"),
 ];
 
-/// A cell: text as is, a number in full, an array's items joined by ' ',
+/// A cell: text made safe for a spreadsheet (never a formula), a number in full, an array's items joined by ' ',
 /// nothing for a missing or null value.
 fn cell(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
+        Some(Value::String(s)) => super::sanitise::csv_cell(s),
         Some(Value::Number(n)) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
             (Some(u), _, _) => u.to_string(),
             (_, Some(i), _) => i.to_string(),

@@ -10,6 +10,7 @@ pub mod page;
 pub mod progress;
 pub mod recorder;
 pub mod report;
+pub mod sanitise;
 pub mod stored;
 pub mod table;
 pub mod warnings;

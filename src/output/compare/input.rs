@@ -58,17 +58,16 @@ pub enum ReadError {
 impl RunFile {
     /// Parses a run report's text and checks its schema.
     pub fn parse(text: &str) -> Result<RunFile, ReadError> {
-        let file: RunFile =
+        let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| ReadError::NotARunReport(e.to_string()))?;
-        if file.schema != SCHEMA {
-            return Err(ReadError::Schema(file.schema));
-        }
-        Ok(file)
+        Self::from_value(value)
     }
 
     /// Reads a run report already parsed as JSON (from a file or the
     /// history) and checks its schema.
-    pub fn from_value(value: serde_json::Value) -> Result<RunFile, ReadError> {
+    pub fn from_value(mut value: serde_json::Value) -> Result<RunFile, ReadError> {
+        // Its strings (and serde's errors, which quote them) reach the terminal.
+        crate::output::sanitise::report(&mut value);
         let file: RunFile =
             serde_json::from_value(value).map_err(|e| ReadError::NotARunReport(e.to_string()))?;
         if file.schema != SCHEMA {
