@@ -41,6 +41,20 @@ fn a_preset_runs_its_columns_warm_and_cold_and_prints_the_studys_table() {
         assert!(text.contains(label), "column {label} missing:\n{text}");
     }
     assert!(text.contains("Table 4"), "{text}");
+    // QNX proxies carried at most 100 B: signal-sigqueue's one 8-byte
+    // figure stands for the rows up to that, never for the rows past it.
+    let row = |bytes: &str| {
+        text.lines()
+            .find(|l| {
+                l.trim_start_matches(['│', ' '])
+                    .starts_with(&format!("{bytes} ┆"))
+            })
+            .unwrap_or_else(|| panic!("no row {bytes}:\n{text}"))
+    };
+    assert!(!row("1").contains("> 100 B"), "{text}");
+    assert!(!row("100").contains("> 100 B"), "{text}");
+    assert!(row("4096").contains("> 100 B"), "{text}");
+    assert!(text.contains("proxy: the study's mechanism carried at most 100 B"));
     let report = read_json(&json);
     let vm: Vec<&Value> = results(&report)
         .iter()

@@ -12,6 +12,14 @@ pub fn render_preset(preset: &Preset, results: &[FigureResult]) -> String {
     header.extend(preset.columns.iter().map(|c| c.label.to_string()));
     let mut t = new_table(header);
     let figure = |col: &Column, size: usize| {
+        // Past what the study's mechanism could carry there is no study
+        // figure to stand beside; a fixed-payload stand-in's one figure
+        // must not look like one.
+        if let Some(most) = col.max_bytes
+            && size > most
+        {
+            return format!("> {most} B");
+        }
         let of_column: Vec<&FigureResult> = results
             .iter()
             .filter(|r| {
@@ -87,6 +95,15 @@ pub fn render_preset(preset: &Preset, results: &[FigureResult]) -> String {
         preset.study,
         columns.join(", ")
     );
+    for c in preset.columns {
+        if let Some(most) = c.max_bytes {
+            out.push_str(&format!(
+                "{}: the study's mechanism carried at most {most} B; rows past that \
+                 are not measured (> {most} B)\n",
+                c.label
+            ));
+        }
+    }
     if let Some(d) = preset.differences {
         out.push_str(d);
         out.push('\n');
