@@ -14,6 +14,7 @@ mod history;
 mod mechanisms;
 mod output;
 mod presets;
+mod record;
 mod remote;
 mod stats;
 #[allow(unsafe_code)]

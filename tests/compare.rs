@@ -276,3 +276,86 @@ fn compare_rejects_bad_input_with_exit_2() {
     ];
     refused_all(&sb, cases, None);
 }
+
+/// A figure's identity is one definition (`FigureKey`): a warm and a cold
+/// figure of one size are two figures in the history's keys, in `compare`
+/// and in the HTML report's series, as are a one-way figure's pacings.
+#[test]
+fn warm_and_cold_figures_of_one_size_are_two_figures_everywhere() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let db = sb.path("h.sqlite");
+    let db_s = db.to_str().unwrap();
+    // qnx-table4 measures vm-copy warm and cold at every size.
+    let out = sb.run(
+        &args(
+            SHORT,
+            &[
+                "run",
+                "--preset",
+                "qnx-table4",
+                "--sizes",
+                "64",
+                "--db",
+                db_s,
+            ],
+        ),
+        Duration::from_secs(120),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let keys: Vec<String> = conn
+        .prepare("SELECT key FROM figures WHERE key LIKE 'vm-copy/%' ORDER BY key")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(keys, ["vm-copy/pingpong/64", "vm-copy/pingpong/64/cold"]);
+
+    let json = sb.path("c.json");
+    let out = sb.run(
+        &[
+            "compare",
+            "last",
+            "last",
+            "--db",
+            db_s,
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = stdout(&out);
+    assert!(page.contains("vm-copy (cold)"), "{page}");
+    let c = read_json(&json);
+    let modes: Vec<&str> = c["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["benchmark"] == "vm-copy")
+        .map(|x| x["mode"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["pingpong", "pingpong (cold)"], "{c}");
+    assert!(c["unmatched"].as_array().unwrap().is_empty(), "{c}");
+
+    let html = sb.path("r.html");
+    let out = sb.run(
+        &[
+            "report",
+            "last",
+            "--db",
+            db_s,
+            "--html",
+            html.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("vm-copy (cold)"),
+        "no cold series in the report"
+    );
+}

@@ -10,6 +10,7 @@ mod writer;
 
 pub use writer::RunWriter;
 
+use crate::record::key::FigureKey;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -474,8 +475,9 @@ pub fn load_spec(db: Option<&Path>, spec: &str) -> Result<(String, Value), Error
     Ok((format!("run {id}"), store.load_report(id)?))
 }
 
-/// What a figure is, for `figures.key`: benchmark, mode and size (and the
-/// pacing of a one-way figure); a workload's configuration by its name.
+/// What a figure is, for `figures.key`: a run's figure by its
+/// [`FigureKey`] (benchmark, mode, size, and cold, pacing, interval or
+/// frequency where they apply); a workload's configuration by its name.
 fn figure_key(kind: Kind, f: &Value) -> String {
     let s = |k: &str| {
         f.get(k).map_or(String::new(), |v| match v {
@@ -485,14 +487,7 @@ fn figure_key(kind: Kind, f: &Value) -> String {
     };
     match kind {
         Kind::Workload => s("name"),
-        Kind::Run => {
-            let mut key = format!("{}/{}/{}", s("benchmark"), s("mode"), s("size_bytes"));
-            if let Some(p) = f.get("pacing").and_then(Value::as_str) {
-                key.push('/');
-                key.push_str(p);
-            }
-            key
-        }
+        Kind::Run => FigureKey::of_result(f).to_string(),
     }
 }
 

@@ -4,12 +4,17 @@
 //! is renamed here in the same layer.
 
 use crate::output::json::SCHEMA;
+use crate::record::key::FigureKey;
 use serde::Deserialize;
 
 /// The parts of a run report a comparison needs.
 #[derive(Debug, Deserialize)]
 pub struct RunFile {
     schema: String,
+    /// Each result's identity, in `results`' order (read from the same
+    /// report by the one definition of a figure's identity).
+    #[serde(skip)]
+    pub(super) keys: Vec<FigureKey>,
     pub(super) started_at: String,
     pub(super) environment: RunEnv,
     pub(super) results: Vec<RunResult>,
@@ -21,21 +26,21 @@ pub(super) struct RunEnv {
     pub(super) kernel: String,
 }
 
+/// One result: what a comparison tests. What the result *is* (benchmark,
+/// mode, size, how it was timed) is its [`FigureKey`], in `RunFile::keys`.
 #[derive(Debug, Deserialize)]
 pub(super) struct RunResult {
-    pub(super) benchmark: String,
-    pub(super) mode: String,
-    pub(super) size_bytes: usize,
+    /// Required of every result, checked here: a result without it has no
+    /// identity to pair it by.
+    #[serde(rename = "benchmark")]
+    _benchmark: String,
+    #[serde(rename = "mode")]
+    _mode: String,
+    #[serde(rename = "size_bytes")]
+    _size_bytes: usize,
     pub(super) status: String,
     #[serde(default)]
     pub(super) samples_ns: Option<Vec<f64>>,
-    #[serde(default)]
-    pub(super) cold_region_bytes: Option<u64>,
-    /// Mode oneway: "saturated" or "sporadic", with `interval_ns`.
-    #[serde(default)]
-    pub(super) pacing: Option<String>,
-    #[serde(default)]
-    pub(super) interval_ns: Option<u64>,
     /// With `--passes` 2 or more: each pass's median.
     #[serde(default)]
     pub(super) passes: Option<RunPasses>,
@@ -68,8 +73,14 @@ impl RunFile {
     pub fn from_value(mut value: serde_json::Value) -> Result<RunFile, ReadError> {
         // Its strings (and serde's errors, which quote them) reach the terminal.
         crate::output::sanitise::report(&mut value);
-        let file: RunFile =
+        let keys = value
+            .get("results")
+            .and_then(serde_json::Value::as_array)
+            .map(|r| r.iter().map(FigureKey::of_result).collect())
+            .unwrap_or_default();
+        let mut file: RunFile =
             serde_json::from_value(value).map_err(|e| ReadError::NotARunReport(e.to_string()))?;
+        file.keys = keys;
         if file.schema != SCHEMA {
             return Err(ReadError::Schema(file.schema));
         }

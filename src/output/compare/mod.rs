@@ -18,6 +18,7 @@ pub mod input;
 pub mod records;
 pub mod table;
 
+use crate::record::key::FigureKey;
 use crate::stats::compare::{
     bootstrap_median, bootstrap_ratio_of_medians, mann_whitney, welch_log,
 };
@@ -33,7 +34,7 @@ const RESAMPLES: usize = 4000;
 /// Fewest compared results for a common shift to mean anything.
 const SHIFT_MIN_RESULTS: usize = 5;
 
-type Key = (String, String, usize);
+type Key = FigureKey;
 
 fn side(path: &str, f: &RunFile) -> Side {
     Side {
@@ -45,21 +46,9 @@ fn side(path: &str, f: &RunFile) -> Side {
 }
 
 fn index(f: &RunFile) -> BTreeMap<Key, &input::RunResult> {
-    f.results
-        .iter()
-        .map(|r| {
-            // A cold figure is a different measurement from a warm one of the same size.
-            // A sporadic one-way figure is a different measurement from a
-            // saturated one, and from one at another interval.
-            let mode = match (r.cold_region_bytes, r.pacing.as_deref(), r.interval_ns) {
-                (Some(_), _, _) => format!("{} (cold)", r.mode),
-                (None, Some(_), Some(ns)) => format!("{} (every {ns} ns)", r.mode),
-                (None, Some(p), None) => format!("{} ({p})", r.mode),
-                (None, None, _) => r.mode.clone(),
-            };
-            ((r.benchmark.clone(), mode, r.size_bytes), r)
-        })
-        .collect()
+    // A cold figure, a one-way figure of another pacing or interval, a
+    // periodic one of another frequency: each is its own figure.
+    f.keys.iter().cloned().zip(&f.results).collect()
 }
 
 /// One result's two sides: its samples and, if it had passes, their medians.
@@ -86,9 +75,9 @@ fn compare_sides(key: &Key, sides: &Sides, alpha: f64) -> Option<Comparison> {
     };
     let significant = p < alpha;
     Some(Comparison {
-        benchmark: key.0.clone(),
-        mode: key.1.clone(),
-        size_bytes: key.2,
+        benchmark: key.benchmark.clone(),
+        mode: key.mode_label(),
+        size_bytes: key.size_bytes,
         median_a_ns: ma,
         median_b_ns: mb,
         diff_ns: mb - ma,
@@ -167,9 +156,9 @@ pub fn compare(path_a: &str, a: &RunFile, path_b: &str, b: &RunFile, alpha: f64)
     let mut unmatched = Vec::new();
     let mut miss = |key: &Key, why: String| {
         unmatched.push(Unmatched {
-            benchmark: key.0.clone(),
-            mode: key.1.clone(),
-            size_bytes: key.2,
+            benchmark: key.benchmark.clone(),
+            mode: key.mode_label(),
+            size_bytes: key.size_bytes,
             why,
         })
     };

@@ -32,8 +32,14 @@ pub fn render(r: &CompareReport) -> String {
             (v, true) => v.to_string(),
             (v, false) => format!("{v} (interval includes 1)"),
         };
+        // How it was timed, where that tells two figures of one size apart
+        // (`vm-copy (cold)`, `posix-mq (saturated)`).
+        let name = match c.mode.split_once(" (") {
+            Some((_, how)) => format!("{} ({how}", c.benchmark),
+            None => c.benchmark.clone(),
+        };
         let mut row = vec![
-            c.benchmark.clone(),
+            name,
             format_size(c.size_bytes),
             format!("{:.2}", c.median_a_ns / 1e3),
             format!("{:.2}", c.median_b_ns / 1e3),

@@ -7,6 +7,7 @@
 //! says a reader should skip what it does not know, not fail).
 
 use crate::output::table::format_size;
+use crate::record::key::FigureKey;
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -17,8 +18,10 @@ pub struct Figure<'a> {
     pub benchmark: String,
     /// `pingpong`, `op`, `stream`, …
     pub mode: String,
-    /// The series the figure belongs to: its benchmark and how it was timed
-    /// (cold, one-way and its pacing), as `ipcmark compare` tells them apart.
+    /// The figure's identity, as the history and `compare` know it.
+    pub key: FigureKey,
+    /// The name of the series the figure belongs to (its key less its
+    /// size): its benchmark and how it was timed.
     pub series: String,
     /// Payload bytes (op: bytes one operation moves).
     pub size: usize,
@@ -30,26 +33,28 @@ impl<'a> Figure<'a> {
     /// Reads one element of `results`.
     pub fn read(raw: &'a Value) -> Figure<'a> {
         let text = |k: &str| raw[k].as_str().unwrap_or("").to_string();
-        let benchmark = text("benchmark");
-        let mode = text("mode");
+        let key = FigureKey::of_result(raw);
+        let (benchmark, mode) = (key.benchmark.clone(), key.mode.clone());
         let mut series = benchmark.clone();
         if mode == "oneway" {
-            match raw["interval_ns"].as_f64() {
-                Some(ns) => series.push_str(&format!(" (one-way, every {})", duration(ns))),
+            match key.interval_ns {
+                Some(ns) => series.push_str(&format!(" (one-way, every {})", duration(ns as f64))),
                 None => series.push_str(" (one-way)"),
             }
         }
         // A periodic benchmark makes one figure per frequency (timer-failures).
-        if mode == "periodic"
-            && let Some(hz) = raw["frequency_hz"].as_f64()
+        if let Some(hz) = raw["frequency_hz"]
+            .as_f64()
+            .filter(|_| key.frequency_hz.is_some())
         {
             series.push_str(&format!(" ({} Hz)", sig3(hz)));
         }
-        if !raw["cold_region_bytes"].is_null() {
+        if key.cold {
             series.push_str(" (cold)");
         }
         Figure {
             raw,
+            key,
             benchmark,
             mode,
             series,
@@ -216,6 +221,8 @@ pub fn figures(report: &Value) -> Vec<Figure<'_>> {
 pub struct Series<'f, 'a> {
     /// The figures' series name.
     pub name: String,
+    /// What the series is: its figures' key less the size.
+    pub key: FigureKey,
     /// Its figures, smallest size first.
     pub figures: Vec<&'f Figure<'a>>,
 }
@@ -237,10 +244,12 @@ impl Series<'_, '_> {
 pub fn series<'f, 'a>(figures: &'f [Figure<'a>], modes: &[&str]) -> Vec<Series<'f, 'a>> {
     let mut out: Vec<Series> = Vec::new();
     for f in figures.iter().filter(|f| modes.contains(&f.mode.as_str())) {
-        match out.iter_mut().find(|s| s.name == f.series) {
+        let key = f.key.series();
+        match out.iter_mut().find(|s| s.key == key) {
             Some(s) => s.figures.push(f),
             None => out.push(Series {
                 name: f.series.clone(),
+                key,
                 figures: vec![f],
             }),
         }

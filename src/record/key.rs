@@ -1,0 +1,170 @@
+//! What makes two figures *the same figure*, in one run or across runs:
+//! what was measured and how, never the conditions it was measured under
+//! (the machine, a stated load, the passes). The history keys its figures
+//! by it, `compare` pairs figures by it, and the HTML report draws one
+//! series per key less its size.
+
+use serde_json::Value;
+use std::fmt;
+
+/// A figure's identity. Field order is sort order: a mechanism's figures
+/// sort by how they were timed, then by size.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FigureKey {
+    /// Mechanism or benchmark id.
+    pub benchmark: String,
+    /// `pingpong`, `oneway`, `stream`, `op`, `event`, `periodic`, `score`.
+    pub mode: String,
+    /// Each message in a fresh, uncached buffer (`--cold`): another
+    /// measurement from a warm one of the same size.
+    pub cold: bool,
+    /// A one-way figure's pacing: `saturated` or `sporadic`.
+    pub pacing: Option<String>,
+    /// A sporadic one-way figure's interval between sends, ns.
+    pub interval_ns: Option<u64>,
+    /// A periodic figure's frequency (timer-failures makes one per
+    /// frequency), as its shortest text.
+    pub frequency_hz: Option<String>,
+    /// Payload bytes (an operation: the bytes it moves).
+    pub size_bytes: usize,
+}
+
+impl FigureKey {
+    /// The key of one element of a run report's `results` (`ipcmark.run/1`).
+    pub fn of_result(r: &Value) -> FigureKey {
+        let text = |k: &str| r.get(k).and_then(Value::as_str).map(str::to_string);
+        FigureKey {
+            benchmark: text("benchmark").unwrap_or_default(),
+            mode: text("mode").unwrap_or_default(),
+            cold: r.get("cold_region_bytes").is_some_and(|v| !v.is_null()),
+            pacing: text("pacing"),
+            // Written as an integer; read as any whole number of ns.
+            interval_ns: r.get("interval_ns").and_then(|v| {
+                v.as_u64()
+                    .or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+            }),
+            // Rust's shortest text of the number: 1000, 12.5.
+            frequency_hz: r
+                .get("frequency_hz")
+                .and_then(Value::as_f64)
+                .map(|hz| hz.to_string()),
+            size_bytes: r.get("size_bytes").and_then(Value::as_u64).unwrap_or(0) as usize,
+        }
+    }
+
+    /// The mode with how it was timed, as `compare` labels a figure:
+    /// `pingpong`, `pingpong (cold)`, `oneway (every 1000000 ns)`,
+    /// `oneway (saturated)`, `periodic (1000 Hz)`.
+    pub fn mode_label(&self) -> String {
+        let mut how = Vec::new();
+        if self.cold {
+            how.push("cold".to_string());
+        }
+        match (&self.pacing, self.interval_ns) {
+            (Some(_), Some(ns)) => how.push(format!("every {ns} ns")),
+            (Some(p), None) => how.push(p.clone()),
+            (None, _) => {}
+        }
+        if let Some(hz) = &self.frequency_hz {
+            how.push(format!("{hz} Hz"));
+        }
+        match how.is_empty() {
+            true => self.mode.clone(),
+            false => format!("{} ({})", self.mode, how.join(", ")),
+        }
+    }
+
+    /// The key without its size: one series of the report's charts.
+    pub fn series(&self) -> FigureKey {
+        FigureKey {
+            size_bytes: 0,
+            ..self.clone()
+        }
+    }
+}
+
+/// The history's text form (its `figures.key` column):
+/// `benchmark/mode/size`, then `/cold`, `/PACING` (with `@INTERVAL_NS`) and
+/// `/FREQUENCYHz` where they apply: `pipe/pingpong/64`,
+/// `vm-copy/pingpong/64/cold`, `posix-mq/oneway/64/sporadic@100000000`.
+impl fmt::Display for FigureKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}/{}", self.benchmark, self.mode, self.size_bytes)?;
+        if self.cold {
+            f.write_str("/cold")?;
+        }
+        if let Some(p) = &self.pacing {
+            write!(f, "/{p}")?;
+            if let Some(ns) = self.interval_ns {
+                write!(f, "@{ns}")?;
+            }
+        }
+        if let Some(hz) = &self.frequency_hz {
+            write!(f, "/{hz}Hz")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn warm_and_cold_figures_of_one_size_are_two_figures() {
+        let warm = FigureKey::of_result(&json!(
+            {"benchmark": "vm-copy", "mode": "pingpong", "size_bytes": 64}
+        ));
+        let cold = FigureKey::of_result(&json!(
+            {"benchmark": "vm-copy", "mode": "pingpong", "size_bytes": 64,
+             "cold_region_bytes": 8388608}
+        ));
+        assert_ne!(warm, cold);
+        assert_eq!(warm.to_string(), "vm-copy/pingpong/64");
+        assert_eq!(cold.to_string(), "vm-copy/pingpong/64/cold");
+        assert_eq!(warm.mode_label(), "pingpong");
+        assert_eq!(cold.mode_label(), "pingpong (cold)");
+        assert!(warm < cold, "warm sorts first");
+    }
+
+    #[test]
+    fn pacing_interval_and_frequency_tell_figures_apart() {
+        let oneway = |pacing: &str, interval: Option<u64>| {
+            FigureKey::of_result(&json!({"benchmark": "posix-mq", "mode": "oneway",
+                "size_bytes": 64, "pacing": pacing, "interval_ns": interval}))
+        };
+        let (sat, every_ms, every_10ms) = (
+            oneway("saturated", None),
+            oneway("sporadic", Some(1_000_000)),
+            oneway("sporadic", Some(10_000_000)),
+        );
+        assert_ne!(sat, every_ms);
+        assert_ne!(every_ms, every_10ms);
+        assert_eq!(sat.to_string(), "posix-mq/oneway/64/saturated");
+        assert_eq!(every_ms.to_string(), "posix-mq/oneway/64/sporadic@1000000");
+        assert_eq!(every_ms.mode_label(), "oneway (every 1000000 ns)");
+        assert_eq!(sat.mode_label(), "oneway (saturated)");
+
+        let periodic = |hz: f64| {
+            FigureKey::of_result(&json!({"benchmark": "timer-failures",
+                "mode": "periodic", "size_bytes": 0, "frequency_hz": hz}))
+        };
+        assert_ne!(periodic(1000.0), periodic(2000.0));
+        assert_eq!(periodic(1000.0).mode_label(), "periodic (1000 Hz)");
+        assert_eq!(
+            periodic(1000.0).to_string(),
+            "timer-failures/periodic/0/1000Hz"
+        );
+    }
+
+    #[test]
+    fn a_series_is_the_key_without_its_size() {
+        let at = |size: u64| {
+            FigureKey::of_result(&json!({"benchmark": "pipe", "mode": "pingpong",
+                "size_bytes": size}))
+        };
+        assert_ne!(at(64), at(1024));
+        assert_eq!(at(64).series(), at(1024).series());
+    }
+}
