@@ -16,6 +16,7 @@
 //! from a report is escaped ([`esc`]).
 
 mod charts;
+mod comparison;
 mod environment;
 pub mod figures;
 mod svg;
@@ -101,7 +102,7 @@ pub fn render(runs: &[RunInput], alpha: f64) -> Rendered {
     body.push_str(&header(runs));
     if runs.len() >= 2 {
         for (i, b) in runs.iter().enumerate().skip(1) {
-            body.push_str(&charts::comparison(
+            body.push_str(&comparison::comparison(
                 &runs[0],
                 b,
                 &letter(0),

@@ -1,0 +1,168 @@
+//! The comparison of two runs in the report: per figure both medians, B/A
+//! with its interval and the verdict, the shift common to every figure, and
+//! what could not be compared (`output::compare` does the arithmetic).
+
+use super::figures::{sig3, size_label};
+use super::svg::Forest;
+use super::{RunInput, esc};
+use crate::output::compare::{self, RunFile};
+
+/// The comparison of run `b` with run `a` (`output::compare`): per figure
+/// both medians, B/A with its interval, the verdict; significant rows marked.
+pub fn comparison(a: &RunInput, b: &RunInput, la: &str, lb: &str, alpha: f64) -> String {
+    let mut s = format!(
+        "<section class=\"compare\" id=\"compare-{la}-{lb}\"><h2>Run {lb} against run {la}</h2>"
+    );
+    let (fa, fb) = match (
+        RunFile::from_value(a.report.clone()),
+        RunFile::from_value(b.report.clone()),
+    ) {
+        (Ok(fa), Ok(fb)) => (fa, fb),
+        _ => {
+            s.push_str("<p class=\"empty\">These reports cannot be compared.</p></section>");
+            return s;
+        }
+    };
+    let c = compare::compare(&a.label, &fa, &b.label, &fb, alpha);
+    let confidence = format!("{:.0}%", (1.0 - alpha) * 100.0);
+    let significant = c.comparisons.iter().filter(|x| x.significant).count();
+    s.push_str(&format!(
+        "<p>{significant} of {} figures differ significantly (α = {alpha}; n.s.: not \
+         significant); B/A below 1 is faster in {lb}. With no change at all, about {:.1} would \
+         by chance.</p>",
+        c.comparisons.len(),
+        alpha * c.comparisons.len() as f64
+    ));
+    if let Some(sh) = &c.common_shift {
+        s.push_str(&format!(
+            "<p class=\"shift\">All {} figures together: B/A {} ({confidence} interval {}–{}, {}). \
+             A change of the machine's speed between runs moves every figure so; the last column \
+             says whether a figure moved beyond it.</p>",
+            sh.results,
+            format_ratio(sh.factor),
+            format_ratio(sh.interval.low),
+            format_ratio(sh.interval.high),
+            if sh.significant {
+                "significant"
+            } else {
+                "not significant"
+            }
+        ));
+    }
+    if c.comparisons.is_empty() {
+        s.push_str("<p class=\"empty\">No figure was measured in both runs.</p>");
+    } else {
+        let forest = Forest::over(c.comparisons.iter().flat_map(|x| {
+            let ratio = (x.median_a_ns > 0.0).then(|| x.median_b_ns / x.median_a_ns);
+            [
+                ratio,
+                x.ratio_interval.map(|i| i.low),
+                x.ratio_interval.map(|i| i.high),
+            ]
+            .into_iter()
+            .flatten()
+        }));
+        let (lo, hi) = forest.range();
+        s.push_str(&format!(
+            "<table class=\"data compare\"><thead><tr><th>figure</th><th>mode</th>\
+             <th>{la} µs</th><th>{lb} µs</th><th>Δ %</th><th>B/A and its {confidence} interval \
+             <span class=\"axis\">{}…{}, log</span></th><th>interval</th><th>p</th><th>test</th>\
+             <th>verdict</th>{}</tr></thead><tbody>",
+            format_ratio(lo),
+            format_ratio(hi),
+            if c.common_shift.is_some() {
+                "<th>beyond the shift</th>"
+            } else {
+                ""
+            }
+        ));
+        for x in &c.comparisons {
+            let ratio = if x.median_a_ns > 0.0 {
+                x.median_b_ns / x.median_a_ns
+            } else {
+                0.0
+            };
+            let class = match (x.significant, x.verdict) {
+                (true, "slower") => "sig slower",
+                (true, _) => "sig faster",
+                _ => "ns",
+            };
+            let interval = x.ratio_interval.map(|i| (i.low, i.high));
+            s.push_str(&format!(
+                "<tr class=\"{class}\"><td class=\"fig\">{} {}</td><td>{}</td><td class=\"num\">{}</td>\
+                 <td class=\"num\">{}</td><td class=\"num\">{:+.1}</td><td>{}</td>\
+                 <td class=\"num\">{}</td><td class=\"num\">{:.3}</td><td>{}</td><td>{}</td>{}</tr>",
+                esc(&x.benchmark),
+                size_label(x.size_bytes),
+                esc(&x.mode),
+                sig3(x.median_a_ns / 1e3),
+                sig3(x.median_b_ns / 1e3),
+                x.diff_percent,
+                forest.cell(ratio, interval, class),
+                interval.map_or(String::new(), |(l, h)| format!(
+                    "{}–{}",
+                    format_ratio(l),
+                    format_ratio(h)
+                )),
+                x.p,
+                match x.test {
+                    compare::records::Test::WelchPasses =>
+                        "<abbr title=\"Welch's t on the logs of the pass medians\">Welch</abbr>",
+                    compare::records::Test::MannWhitneySamples =>
+                        "<abbr title=\"Mann–Whitney U on the samples\">M–W</abbr>",
+                },
+                short_verdict(x.verdict),
+                if c.common_shift.is_some() {
+                    format!(
+                        "<td>{}</td>",
+                        x.beyond_shift.as_ref().map_or("", |b| short_verdict(b.verdict))
+                    )
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        s.push_str("</tbody></table>");
+        if c.comparisons
+            .iter()
+            .any(|x| x.test == compare::records::Test::MannWhitneySamples)
+        {
+            s.push_str(
+                "<p class=\"note\">A figure without passes on both sides is tested on its \
+                 samples alone, which do not show how much a run's level moves between runs: \
+                 measure both with --passes 2 or more (the default is 5).</p>",
+            );
+        }
+    }
+    if !c.unmatched.is_empty() {
+        s.push_str(&format!(
+            "<details><summary>{} figures not compared</summary><ul>",
+            c.unmatched.len()
+        ));
+        for u in &c.unmatched {
+            s.push_str(&format!(
+                "<li>{} {} {}: {}</li>",
+                esc(&u.benchmark),
+                esc(&u.mode),
+                size_label(u.size_bytes),
+                esc(&u.why)
+            ));
+        }
+        s.push_str("</ul></details>");
+    }
+    s.push_str("</section>\n");
+    s
+}
+
+/// A verdict as the table shows it (n.s.: not significant).
+fn short_verdict(v: &str) -> &str {
+    match v {
+        "no significant difference" => "n.s.",
+        v => v,
+    }
+}
+
+/// A ratio with three decimals.
+fn format_ratio(v: f64) -> String {
+    format!("{v:.3}")
+}
