@@ -441,3 +441,35 @@ fn a_network_preset_stopped_mid_run_removes_its_testbed_and_agent() {
         assert!(!Path::new(&format!("/run/ipcmark/{token}")).exists());
     }
 }
+
+#[test]
+fn a_remote_oneway_figure_whose_report_cannot_fit_a_frame_is_refused_before_it_starts() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    // Nothing listens at port 1: the refusal comes before any connection.
+    for extra in [
+        &["--messages", "10000000"][..],
+        &["--window", "1000000"][..],
+    ] {
+        let mut argv = vec![
+            "run",
+            "udp",
+            "--remote",
+            "127.0.0.1:1",
+            "--mode",
+            "oneway",
+            "--no-save",
+        ];
+        argv.extend_from_slice(extra);
+        let o = sb.run(&argv, Duration::from_secs(30));
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        // (16 MiB − 64 KiB of the report's other fields) ÷ 21 bytes a stamp.
+        assert!(
+            err.contains("a one-way figure times at most 795794 messages"),
+            "{err}"
+        );
+        assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    }
+}

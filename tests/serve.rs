@@ -122,6 +122,9 @@ fn read_frame(s: &mut TcpStream) -> Option<Value> {
     Some(serde_json::from_slice(&payload).unwrap())
 }
 
+/// The protocol this ipcmark speaks (`PROTOCOL_VERSION`).
+const PROTOCOL: u32 = 2;
+
 fn hello(protocol: u32) -> Value {
     json!({"type": "Hello", "protocol": protocol, "ipcmark": "9.9.9", "client_nonce": "ab".repeat(32)})
 }
@@ -129,7 +132,7 @@ fn hello(protocol: u32) -> Value {
 /// A raw client with an open session (no token).
 fn open_session(addr: SocketAddr) -> TcpStream {
     let mut s = TcpStream::connect(addr).unwrap();
-    write_frame(&mut s, &hello(1));
+    write_frame(&mut s, &hello(PROTOCOL));
     assert_eq!(read_frame(&mut s).unwrap()["type"], "Hello");
     write_frame(&mut s, &json!({"type": "Auth", "mac": null}));
     let welcome = read_frame(&mut s).unwrap();
@@ -169,7 +172,7 @@ fn token_file(sb: &Sandbox, name: &str, secret: &str, mode: u32) -> String {
 pub(crate) fn answers_hello_by(addr: SocketAddr, deadline: Instant) -> bool {
     while Instant::now() < deadline {
         if let Ok(mut s) = TcpStream::connect(addr) {
-            write_frame(&mut s, &hello(1));
+            write_frame(&mut s, &hello(PROTOCOL));
             if read_frame(&mut s).is_some_and(|v| v["type"] == "Hello") {
                 return true;
             }
@@ -190,7 +193,12 @@ fn a_second_client_is_told_the_agent_is_busy_and_the_next_one_is_served() {
         agent.log()
     );
     let mut first = open_session(agent.addr);
+    // `Busy` comes once the second client has authenticated (without a
+    // token, an Auth without a MAC), never before.
     let mut second = TcpStream::connect(agent.addr).unwrap();
+    write_frame(&mut second, &hello(PROTOCOL));
+    assert_eq!(read_frame(&mut second).unwrap()["type"], "Hello");
+    write_frame(&mut second, &json!({"type": "Auth", "mac": null}));
     let busy = read_frame(&mut second).expect("an answer");
     assert_eq!(busy["type"], "Busy", "{busy}");
     assert_eq!(
@@ -270,17 +278,18 @@ fn a_version_mismatch_is_refused_with_both_versions_named_on_both_sides() {
     );
     let r = read_frame(&mut s).expect("an answer");
     assert_eq!(r["type"], "Refused", "{r}");
-    assert_eq!(r["protocol"], 1, "{r}");
+    assert_eq!(r["protocol"], PROTOCOL, "{r}");
     let reason = r["reason"].as_str().unwrap();
     assert!(
-        reason.contains("speaks protocol 1 (ipcmark ") && reason.contains("999 (ipcmark 9.9.9)"),
+        reason.contains(&format!("speaks protocol {PROTOCOL} (ipcmark "))
+            && reason.contains("999 (ipcmark 9.9.9)"),
         "{reason}"
     );
     assert!(read_frame(&mut s).is_none());
     assert!(
-        eventually(Duration::from_secs(5), || agent.log().contains(
-            "speaks protocol 999 (ipcmark 9.9.9); this agent speaks 1 (ipcmark "
-        )),
+        eventually(Duration::from_secs(5), || agent.log().contains(&format!(
+            "speaks protocol 999 (ipcmark 9.9.9); this agent speaks {PROTOCOL} (ipcmark "
+        ))),
         "{}",
         agent.log()
     );
@@ -302,7 +311,7 @@ fn a_client_that_dies_mid_session_leaves_the_agent_serving_the_next_within_2_s()
         Instant::now() + Duration::from_secs(2)
     ));
     let mut s = TcpStream::connect(agent.addr).unwrap();
-    write_frame(&mut s, &hello(1));
+    write_frame(&mut s, &hello(PROTOCOL));
     drop(s);
     assert!(answers_hello_by(
         agent.addr,
@@ -368,7 +377,7 @@ fn ten_thousand_garbage_frames_over_real_connections_leave_the_agent_serving() {
     let sb = Sandbox::new();
     let mut agent = Served::start(&sb, &[]);
     let valid = {
-        let json = serde_json::to_vec(&hello(1)).unwrap();
+        let json = serde_json::to_vec(&hello(PROTOCOL)).unwrap();
         let mut f = (json.len() as u32).to_be_bytes().to_vec();
         f.extend(json);
         f
@@ -445,12 +454,12 @@ fn the_client_names_both_versions_on_a_mismatch_and_a_silent_agent_within_its_de
     let _g = serial();
     let sb = Sandbox::new();
     let addr = fake_agent(Some(json!({
-        "type": "Refused", "reason": "…", "protocol": 2, "ipcmark": "0.9.0"
+        "type": "Refused", "reason": "…", "protocol": 999, "ipcmark": "0.9.0"
     })));
     let err = one_line_failure(&check(&sb, &addr.to_string(), &[]));
     assert!(
         err.contains(&format!(
-            "ipcmark agent at {addr} speaks protocol 2 (ipcmark 0.9.0); this client speaks 1 (ipcmark "
+            "ipcmark agent at {addr} speaks protocol 999 (ipcmark 0.9.0); this client speaks {PROTOCOL} (ipcmark "
         )) && err.contains("use the same ipcmark version on both hosts"),
         "{err}"
     );
@@ -514,4 +523,224 @@ fn a_figure_reports_on_finish_and_a_client_dying_mid_figure_frees_the_agent_with
             .all(|c| !std::path::Path::new(&format!("/proc/{c}")).exists()),
         "left: {figure:?}"
     );
+}
+
+/// Lower-case hex of `bytes`.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The bytes of a hex string the agent sent.
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
+        .collect()
+}
+
+/// A raw client with an open session, proving `token` as docs/remote.md
+/// says: HMAC-SHA256(token, "ipcmark-auth-v1|client|" + server_nonce + "|"
+/// + client_nonce).
+fn open_session_with_token(addr: SocketAddr, token: &[u8]) -> TcpStream {
+    use hmac::{Hmac, KeyInit, Mac};
+    let mut s = TcpStream::connect(addr).unwrap();
+    let client_nonce = "cd".repeat(32);
+    write_frame(
+        &mut s,
+        &json!({"type": "Hello", "protocol": PROTOCOL, "ipcmark": "9.9.9", "client_nonce": client_nonce}),
+    );
+    let h = read_frame(&mut s).unwrap();
+    assert_eq!(h["type"], "Hello", "{h}");
+    let server_nonce = h["server_nonce"].as_str().unwrap();
+    let mut m = <Hmac<sha2::Sha256> as KeyInit>::new_from_slice(token).unwrap();
+    m.update(format!("ipcmark-auth-v1|client|{server_nonce}|{client_nonce}").as_bytes());
+    let mac = hex(&m.finalize().into_bytes());
+    write_frame(&mut s, &json!({"type": "Auth", "mac": mac}));
+    let w = read_frame(&mut s).unwrap();
+    assert_eq!(w["type"], "Welcome", "{w}");
+    s
+}
+
+/// Every frame the agent sends on `s` until it closes it.
+fn frames_until_closed(s: &mut TcpStream) -> Vec<Value> {
+    std::iter::from_fn(|| read_frame(s)).collect()
+}
+
+#[test]
+fn strangers_in_their_handshake_keep_no_client_out_and_learn_nothing_of_the_session() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let right = token_file(&sb, "right", "s3cret\n", 0o600);
+    let mut agent = Served::start(&sb, &["--token-file", &right]);
+    // Strangers without the token: silent connections (more than one address
+    // may hold at once) and one that stops after its Hello.
+    let mut strangers: Vec<TcpStream> = (0..6)
+        .map(|_| TcpStream::connect(agent.addr).unwrap())
+        .collect();
+    let mut halfway = TcpStream::connect(agent.addr).unwrap();
+    write_frame(&mut halfway, &hello(PROTOCOL));
+    assert_eq!(read_frame(&mut halfway).unwrap()["type"], "Hello");
+    strangers.push(halfway);
+    // While they hold their connections, the client with the token is
+    // served (within its own 5 s deadline for each answer).
+    let ok = check(&sb, &agent.spec(), &["--token-file", &right]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    // A session, and more strangers while it runs.
+    let mut holder = open_session_with_token(agent.addr, b"s3cret");
+    let holder_addr = holder.local_addr().unwrap().to_string();
+    strangers.push(TcpStream::connect(agent.addr).unwrap());
+    let mut halfway = TcpStream::connect(agent.addr).unwrap();
+    write_frame(&mut halfway, &hello(PROTOCOL));
+    assert_eq!(read_frame(&mut halfway).unwrap()["type"], "Hello");
+    strangers.push(halfway);
+    let mut wrong = TcpStream::connect(agent.addr).unwrap();
+    write_frame(&mut wrong, &hello(PROTOCOL));
+    assert_eq!(read_frame(&mut wrong).unwrap()["type"], "Hello");
+    write_frame(&mut wrong, &json!({"type": "Auth", "mac": "00".repeat(32)}));
+    strangers.push(wrong);
+    // One that sends more than a handshake takes (the start of a forged
+    // 1 MiB frame; 20 KiB, which the agent reads whole, so that it closes
+    // with nothing unread and the refusal is not lost to a reset).
+    let mut talker = TcpStream::connect(agent.addr).unwrap();
+    let mut flood = (1u32 << 20).to_be_bytes().to_vec();
+    flood.extend(vec![b' '; 20 << 10]);
+    talker.write_all(&flood).unwrap();
+    let got = frames_until_closed(&mut talker);
+    assert!(
+        got.iter().any(|f| f["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("bytes sent before authentication"))),
+        "{got:?}"
+    );
+    // A client with the token is told who holds the agent.
+    let err = one_line_failure(&check(&sb, &agent.spec(), &["--token-file", &right]));
+    assert!(
+        err.contains(&format!("is busy with another client ({holder_addr}, for ")),
+        "{err}"
+    );
+    // A stranger is told only why its own connection ends.
+    for (i, s) in strangers.iter_mut().enumerate() {
+        let got = frames_until_closed(s);
+        assert!(!got.is_empty(), "stranger {i}: closed without a word");
+        for f in &got {
+            assert_eq!(f["type"], "Refused", "stranger {i}: {f}");
+            assert!(!f.to_string().contains(&holder_addr), "stranger {i}: {f}");
+        }
+    }
+    // The session was never disturbed.
+    assert_eq!(
+        ask(&mut holder, &json!({"type": "Clock", "t1": 7}))["t1"],
+        7
+    );
+    write_frame(&mut holder, &json!({"type": "Bye"}));
+    assert!(read_frame(&mut holder).is_none());
+    let ok = check(&sb, &agent.spec(), &["--token-file", &right]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    agent.assert_alive();
+}
+
+/// A data hello: the magic, then `key`.
+fn data_hello(key: &[u8]) -> Vec<u8> {
+    let mut h = b"IPCMHELO".to_vec();
+    h.extend_from_slice(key);
+    h
+}
+
+/// Starts a 64-byte echo figure over `proto`: its data address and key.
+fn start_echo(s: &mut TcpStream, agent: SocketAddr, proto: &str) -> (SocketAddr, Vec<u8>) {
+    let task = json!({"proto": proto, "size": 64, "role": {"role": "echo"}, "cpu": null, "limit_ms": 10000});
+    let ready = ask(s, &json!({"type": "Start", "task": task}));
+    assert_eq!(ready["type"], "Ready", "{ready}");
+    let port = ready["port"].as_u64().unwrap() as u16;
+    let key = unhex(ready["key"].as_str().unwrap());
+    assert_eq!(key.len(), 32);
+    (SocketAddr::new(agent.ip(), port), key)
+}
+
+/// Message 1 of an echo figure, and what must come back: its sequence
+/// number's bytes complemented, the rest intact.
+fn message_and_echo() -> ([u8; 64], [u8; 64]) {
+    let mut msg = [0xabu8; 64];
+    msg[..8].copy_from_slice(&1u64.to_le_bytes());
+    let mut echo = msg;
+    echo[..8].copy_from_slice(&(!1u64).to_le_bytes());
+    (msg, echo)
+}
+
+#[test]
+fn a_data_port_answers_only_its_client_and_only_with_the_figures_key() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let mut agent = Served::start(&sb, &[]);
+    let mut s = open_session(agent.addr);
+    let (msg, echo) = message_and_echo();
+
+    // UDP: a stranger on another loopback address sends the old empty hello,
+    // a wrong key and even the figure's own; the client a wrong key first.
+    let (at, key) = start_echo(&mut s, agent.addr, "udp");
+    let stranger = std::net::UdpSocket::bind("127.0.0.2:0").unwrap();
+    for d in [vec![], data_hello(&[0; 32]), data_hello(&key)] {
+        stranger.send_to(&d, at).unwrap();
+    }
+    let client = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    client.connect(at).unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    client.send(&data_hello(&[1; 32])).unwrap();
+    client.send(&data_hello(&key)).unwrap();
+    let mut back = [0u8; 65];
+    assert_eq!(client.recv(&mut back).unwrap(), 0, "the agent's answer");
+    client.send(&msg).unwrap();
+    assert_eq!(client.recv(&mut back).unwrap(), 64);
+    assert_eq!(back[..64], echo);
+    // The stranger again, once the figure runs.
+    stranger.send_to(&data_hello(&key), at).unwrap();
+    stranger.send_to(&msg, at).unwrap();
+    let done = ask(&mut s, &json!({"type": "Finish"}));
+    assert_eq!(done["type"], "Done", "{done}");
+    assert_eq!(done["report"]["error"], Value::Null, "{done}");
+    assert_eq!(done["report"]["messages"], 1, "{done}");
+    assert_eq!(done["report"]["rejected"], 4, "{done}");
+    stranger.set_nonblocking(true).unwrap();
+    let got = stranger.recv_from(&mut back);
+    assert!(
+        got.as_ref()
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),
+        "the agent sent to the spoofed address: {got:?}"
+    );
+    assert!(
+        eventually(Duration::from_secs(5), || agent
+            .log()
+            .contains("dropped 4 data connections or datagrams")),
+        "{}",
+        agent.log()
+    );
+
+    // TCP: a silent connection and one with a wrong key, then the client.
+    let (at, key) = start_echo(&mut s, agent.addr, "tcp");
+    let mut silent = TcpStream::connect(at).unwrap();
+    let mut wrong = TcpStream::connect(at).unwrap();
+    wrong.write_all(&data_hello(&[2; 32])).unwrap();
+    let mut client = TcpStream::connect(at).unwrap();
+    client.write_all(&data_hello(&key)).unwrap();
+    client.write_all(&msg).unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    client.read_exact(&mut back[..64]).unwrap();
+    assert_eq!(back[..64], echo);
+    drop(client);
+    let done = ask(&mut s, &json!({"type": "Finish"}));
+    assert_eq!(done["report"]["error"], Value::Null, "{done}");
+    assert_eq!(done["report"]["messages"], 1, "{done}");
+    assert_eq!(done["report"]["rejected"], 2, "{done}");
+    for c in [&mut silent, &mut wrong] {
+        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut got = Vec::new();
+        // End of file or a reset: either way, no byte.
+        let _ = c.read_to_end(&mut got);
+        assert!(got.is_empty(), "{got:?}");
+    }
+    agent.assert_alive();
 }

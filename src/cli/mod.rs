@@ -293,7 +293,9 @@ pub struct RunArgs {
     window: Option<u64>,
     /// Mode oneway: timed messages per figure (default: saturated 3 windows,
     /// --quick 2; sporadic 30, --quick 10). Saturated stops after 60 s
-    /// (--quick 10 s) even if fewer were sent. At most 10 000 000.
+    /// (--quick 10 s) even if fewer were sent. At most 10 000 000 (with
+    /// --remote 795 794: the agent's report of one stamp each must fit a
+    /// control frame).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     messages: Option<u64>,
     /// The history database to save the run in (default:

@@ -10,9 +10,11 @@ use crate::engine::run::session::Item;
 use crate::output::json::remote::RemoteRunRecord;
 use crate::remote::auth::read_token_file;
 use crate::remote::client::Agent;
+use crate::remote::data::DataKey;
 use crate::remote::figures::{Control, Direction, Kind, RemoteFigures, SharedControl};
+use crate::remote::frame;
 use crate::remote::protocol::DEFAULT_PORT;
-use crate::remote::task::{Proto, Report, Task};
+use crate::remote::task::{MAX_ONEWAY_MESSAGES, Proto, Report, STAMP_JSON_BYTES, Task};
 use crate::remote::testbed::{Options, Testbed};
 use crate::remote::{link, wire};
 use std::net::SocketAddr;
@@ -37,7 +39,7 @@ impl Control for Agent {
     fn agent(&self) -> SocketAddr {
         self.addr()
     }
-    fn start(&mut self, task: &Task) -> Result<u16, String> {
+    fn start(&mut self, task: &Task) -> Result<(u16, DataKey), String> {
         Agent::start(self, task)
     }
     fn finish(&mut self, wait: Duration) -> Result<Report, String> {
@@ -182,6 +184,18 @@ pub fn attach(args: &RunArgs, plan: &mut RunPlan) -> Result<Option<RemoteRun>, F
             }
             _ => continue,
         };
+        if let Kind::OneWay(p) = &kind
+            && p.messages > MAX_ONEWAY_MESSAGES
+        {
+            return Err(Failure::usage(format!(
+                "--remote: a one-way figure times at most {MAX_ONEWAY_MESSAGES} messages (the \
+                 agent's report, a stamp of up to {STAMP_JSON_BYTES} bytes per message, must fit \
+                 a {} MiB control frame), not {}: lower --messages (or --window, on which \
+                 its default depends)",
+                frame::MAX_FRAME >> 20,
+                p.messages
+            )));
+        }
         protos.push((proto, kind, sizes));
     }
     let testbed = match &args.remote {

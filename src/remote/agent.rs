@@ -3,21 +3,25 @@
 //!
 //! The agent is a single thread (its children are forked, and a fork after
 //! a thread is unsound) running one `poll` loop over the listener, the
-//! session's control socket and the running figure's report pipe. Nothing
-//! in it blocks on a client: control frames are gathered on a non-blocking
-//! socket ([`FrameBuffer`]), every write has a deadline, and every phase has
-//! one (handshake, idle session, figure). What a client sends is decoded
-//! by [`Session::on_payload`], a pure state machine the fuzz tests drive.
+//! connections whose handshake runs, the session's control socket and the
+//! running figure's report pipe. Nothing in it blocks on a client: control
+//! frames are gathered on non-blocking sockets ([`FrameBuffer`]), every
+//! write has a deadline, and every phase has one (handshake, idle session,
+//! figure). A handshake never holds the session: several run at once (at
+//! most [`MAX_HANDSHAKES`]), and the session goes to the first client that
+//! authenticates, so a stranger without the token keeps nobody out. What a
+//! client sends is decoded by [`Session::on_payload`], a pure state machine
+//! the fuzz tests drive.
 
 use crate::engine::os::environment::{self, CpuLatencyState, NotHeld};
 use crate::output::json::context::EnvironmentRecord;
 use crate::remote::auth::{self, Side};
-use crate::remote::data;
+use crate::remote::data::{self, DataKey};
 use crate::remote::frame::{self, FrameBuffer, FrameError};
 use crate::remote::protocol::{
     AgentMsg, ClientMsg, PROTOCOL_VERSION, announced_protocol, ipcmark_version, printable,
 };
-use crate::remote::task::{PortRange, Report, Task};
+use crate::remote::task::{MAX_ERROR, MAX_ONEWAY_MESSAGES, PortRange, Report, Role, Task};
 use crate::sys::process::{self, ExitStatus, Fork};
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
@@ -30,6 +34,10 @@ pub const HANDSHAKE: Duration = Duration::from_secs(5);
 pub const IDLE: Duration = Duration::from_secs(60);
 /// The longest one frame may take to write to the client.
 pub const WRITE: Duration = Duration::from_secs(5);
+/// The longest a frame to a client in its handshake may take to write: the
+/// few it is sent fit in any socket buffer, and a stranger that reads
+/// nothing must not hold the loop.
+const HANDSHAKE_WRITE: Duration = Duration::from_millis(100);
 /// How long past its `limit_ms` a figure's child may run before it is killed.
 pub const FIGURE_GRACE: Duration = Duration::from_secs(2);
 /// How long the child has to report once told to stop (`Finish`).
@@ -38,6 +46,16 @@ pub const FINISH_WAIT: Duration = Duration::from_secs(5);
 pub const MAX_LIMIT_MS: u64 = 3_600_000;
 /// The largest message a client may ask for, bytes.
 pub const MAX_SIZE: usize = 64 << 20;
+/// The most connections whose handshake may run at once: past it the
+/// oldest is dropped, so that a newcomer is always heard.
+pub const MAX_HANDSHAKES: usize = 16;
+/// The most of them from one address: past it that address's oldest is
+/// dropped, so one host's silent connections cannot crowd out the others.
+pub const MAX_HANDSHAKES_PER_HOST: usize = 4;
+/// The most a connection may send before it has authenticated, bytes: its
+/// `Hello` and `Auth` take a few hundred, and strangers must not make the
+/// agent hold a frame's 16 MiB for each of [`MAX_HANDSHAKES`].
+const MAX_HANDSHAKE_BYTES: usize = 16 << 10;
 /// How long the agent pauses after a failed `accept` (too many open
 /// files), so that a cause that lasts does not spin its loop.
 const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
@@ -286,6 +304,14 @@ fn check_task(task: &Task) -> Result<(), String> {
             task.size
         ));
     }
+    if let Role::Receiver { messages } = task.role
+        && messages > MAX_ONEWAY_MESSAGES
+    {
+        return Err(format!(
+            "a one-way figure times at most {MAX_ONEWAY_MESSAGES} messages (its report of one \
+             stamp each must fit a control frame), not {messages}"
+        ));
+    }
     if let Some(cpu) = task.cpu {
         let allowed = crate::sys::sched::allowed_cpus().unwrap_or_default();
         if !allowed.contains(&cpu) {
@@ -329,7 +355,7 @@ struct Figure {
     result: Option<Report>,
 }
 
-/// The session that runs, with its connection.
+/// A client's connection: one whose handshake runs, or the session.
 struct Live {
     stream: TcpStream,
     frames: FrameBuffer,
@@ -367,6 +393,7 @@ pub fn serve(config: &Config, bound: impl FnOnce(SocketAddr)) -> Result<(), Stri
         ip: local.ip(),
         live: None,
         sessions: 0,
+        pending: Vec::new(),
     };
     let outcome = agent.run();
     if let Some(live) = agent.live.take() {
@@ -379,7 +406,11 @@ struct Agent {
     listener: TcpListener,
     config: Config,
     ip: IpAddr,
+    /// The session (authenticated), if one is open.
     live: Option<Live>,
+    /// Connections whose handshake runs (phase Hello or Auth), oldest
+    /// first; none of them holds the agent.
+    pending: Vec<Live>,
     /// Sessions ended so far.
     sessions: u64,
 }
@@ -406,23 +437,30 @@ impl Agent {
                 .next_deadline()
                 .map_or(TICK, |d| d.saturating_duration_since(now).min(TICK));
             let mut fds = vec![pollfd(self.listener.as_raw_fd())];
+            let (mut control, mut report) = (None, None);
             if let Some(live) = &self.live {
+                control = Some(fds.len());
                 fds.push(pollfd(live.stream.as_raw_fd()));
                 if let Some(r) = live.figure.as_ref().and_then(|f| f.report.as_ref()) {
+                    report = Some(fds.len());
                     fds.push(pollfd(r.as_raw_fd()));
                 }
             }
+            let handshakes = fds.len();
+            fds.extend(self.pending.iter().map(|p| pollfd(p.stream.as_raw_fd())));
             match crate::sys::fd::poll(&mut fds, timeout) {
                 Ok(_) => {}
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(e) => return Err(format!("poll: {e}")),
             }
-            if fds.len() > 2 && fds[2].revents != 0 {
+            if report.is_some_and(|i| fds[i].revents != 0) {
                 self.read_report();
             }
-            if fds.len() > 1 && fds[1].revents != 0 {
+            if control.is_some_and(|i| fds[i].revents != 0) {
                 self.read_control();
             }
+            let ready: Vec<bool> = fds[handshakes..].iter().map(|f| f.revents != 0).collect();
+            self.read_handshakes(&ready);
             if fds[0].revents != 0 {
                 self.accept();
             }
@@ -430,9 +468,12 @@ impl Agent {
         }
     }
 
-    /// The earliest deadline of the session, if one runs.
+    /// The earliest deadline of the session and the handshakes, if any.
     fn next_deadline(&self) -> Option<Instant> {
-        let live = self.live.as_ref()?;
+        let handshake = self.pending.first().map(|p| p.session.since + HANDSHAKE);
+        let Some(live) = self.live.as_ref() else {
+            return handshake;
+        };
         let mut d = match live.session.phase() {
             Phase::Hello | Phase::Auth => live.session.since + HANDSHAKE,
             Phase::Open => live.last_frame + IDLE,
@@ -450,12 +491,12 @@ impl Agent {
                 d = d.min(by);
             }
         }
-        Some(d)
+        Some(handshake.map_or(d, |h| h.min(d)))
     }
 
     fn accept(&mut self) {
         loop {
-            let (mut stream, peer) = match self.listener.accept() {
+            let (stream, peer) = match self.listener.accept() {
                 Ok(c) => c,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
@@ -469,27 +510,6 @@ impl Agent {
                     return;
                 }
             };
-            if let Some(live) = &self.live {
-                let busy = AgentMsg::Busy {
-                    since_s: live.session.since.elapsed().as_secs_f64(),
-                    client: live.session.peer.to_string(),
-                };
-                let _ = stream.set_nonblocking(true);
-                // Best effort, bounded: the frame fits in any socket buffer.
-                let _ = frame::write_frame(
-                    &mut stream,
-                    &busy,
-                    Instant::now() + Duration::from_millis(100),
-                );
-                // Whatever the client sent already is read, so that closing
-                // does not reset the connection before it reads `Busy`.
-                let _ = stream.read(&mut [0u8; 4096]);
-                log(&format!(
-                    "told {peer} that the agent is busy with {}",
-                    live.session.peer
-                ));
-                continue;
-            }
             let nonce = match auth::nonce() {
                 Ok(n) => n,
                 Err(e) => {
@@ -502,8 +522,29 @@ impl Agent {
                 continue;
             }
             let _ = stream.set_nodelay(true);
-            log(&format!("session of {peer} begins"));
-            self.live = Some(Live {
+            // Room for the newcomer: the oldest handshake of its address, or
+            // else the oldest of all, gives way (the newest is the one most
+            // likely still to be answered; a flood only displaces itself).
+            let same_host = |p: &&Live| p.session.peer.ip() == peer.ip();
+            let oldest = if self.pending.iter().filter(same_host).count() >= MAX_HANDSHAKES_PER_HOST
+            {
+                self.pending.iter().position(|p| same_host(&p))
+            } else if self.pending.len() >= MAX_HANDSHAKES {
+                Some(0)
+            } else {
+                None
+            };
+            if let Some(i) = oldest {
+                let mut old = self.pending.remove(i);
+                let reason = "too many connections in their handshake at once";
+                let _ = send_within(&mut old, &refused(reason), HANDSHAKE_WRITE);
+                log(&format!(
+                    "dropped the handshake of {}: {reason}",
+                    old.session.peer
+                ));
+            }
+            log(&format!("connection from {peer}: handshake"));
+            self.pending.push(Live {
                 stream,
                 frames: FrameBuffer::default(),
                 session: Session::new(peer, self.config.token.clone(), nonce),
@@ -513,30 +554,121 @@ impl Agent {
         }
     }
 
-    /// Reads what the client sent and acts on every whole frame.
+    /// Reads what each ready handshake sent and acts on it.
+    fn read_handshakes(&mut self, ready: &[bool]) {
+        let all = std::mem::take(&mut self.pending);
+        for (i, mut conn) in all.into_iter().enumerate() {
+            if !ready.get(i).copied().unwrap_or(false) {
+                self.pending.push(conn);
+                continue;
+            }
+            let closed = self.receive(&mut conn, MAX_HANDSHAKE_BYTES);
+            self.handshake(conn, closed);
+        }
+    }
+
+    /// Takes a connection through its handshake: answers `Hello`, checks
+    /// `Auth`, and on success opens the session — or, when another client
+    /// holds it, tells this authenticated one `Busy`. Nothing about the
+    /// session is sent before the client has authenticated.
+    fn handshake(&mut self, mut conn: Live, closed: Option<End>) {
+        loop {
+            let payload = match conn.frames.next_payload() {
+                Ok(Some(p)) => p,
+                Ok(None) => break,
+                Err(e) => {
+                    let reason = format!("bad frame: {e}");
+                    let _ = send_within(&mut conn, &refused(&reason), HANDSHAKE_WRITE);
+                    log(&format!(
+                        "closed the connection of {}: {reason}",
+                        conn.session.peer
+                    ));
+                    return;
+                }
+            };
+            conn.last_frame = Instant::now();
+            let now_ns = crate::sys::clock::monotonic_ns();
+            match conn.session.on_payload(&payload, now_ns) {
+                Step::Reply(msg) => {
+                    if let Err(End::Line(line)) = send_within(&mut conn, &msg, HANDSHAKE_WRITE) {
+                        log(&line);
+                        return;
+                    }
+                }
+                Step::Refuse(msg, line) => {
+                    let _ = send_within(&mut conn, &msg, HANDSHAKE_WRITE);
+                    log(&line);
+                    return;
+                }
+                Step::Welcome(mac) => return self.open(conn, mac, closed),
+                // The handshake's phases give no other step.
+                _ => {
+                    log(&format!(
+                        "closed the connection of {}: internal error (a session step during the handshake)",
+                        conn.session.peer
+                    ));
+                    return;
+                }
+            }
+        }
+        if conn.frames.buffered() > MAX_HANDSHAKE_BYTES {
+            let reason =
+                format!("more than {MAX_HANDSHAKE_BYTES} bytes sent before authentication");
+            let _ = send_within(&mut conn, &refused(&reason), HANDSHAKE_WRITE);
+            log(&format!(
+                "closed the connection of {}: {reason}",
+                conn.session.peer
+            ));
+            return;
+        }
+        match closed {
+            Some(End::Line(line)) => log(&line),
+            Some(End::Quiet) => {}
+            None => self.pending.push(conn),
+        }
+    }
+
+    /// An authenticated client: the session is its unless another holds it.
+    fn open(&mut self, mut conn: Live, mac: Option<String>, closed: Option<End>) {
+        if let Some(live) = &self.live {
+            let busy = AgentMsg::Busy {
+                since_s: live.session.since.elapsed().as_secs_f64(),
+                client: live.session.peer.to_string(),
+            };
+            let _ = send_within(&mut conn, &busy, HANDSHAKE_WRITE);
+            log(&format!(
+                "told {} that the agent is busy with {}",
+                conn.session.peer, live.session.peer
+            ));
+            return;
+        }
+        let msg = AgentMsg::Welcome {
+            mac,
+            environment: environment_record(),
+        };
+        if let Err(e) = send(&mut conn, &msg) {
+            if let End::Line(line) = e {
+                log(&line);
+            }
+            return;
+        }
+        log(&format!("session of {} is open", conn.session.peer));
+        conn.session.since = Instant::now();
+        conn.last_frame = Instant::now();
+        // Frames the client sent after `Auth` (and before it closed) are
+        // the session's.
+        match self.act(&mut conn).or(closed) {
+            Some(e) => self.close(conn, e),
+            None => self.live = Some(conn),
+        }
+    }
+
+    /// Reads what the session's client sent and acts on every whole frame.
     fn read_control(&mut self) {
         let Some(mut live) = self.live.take() else {
             return;
         };
-        let mut chunk = vec![0u8; 64 << 10];
-        let mut got = 0usize;
-        let end = loop {
-            match live.stream.read(&mut chunk) {
-                Ok(0) => break Some(End::Line(self.gone(&live, "closed the connection"))),
-                Ok(n) => {
-                    live.frames.push(&chunk[..n]);
-                    got += n;
-                    // One frame's worth at most per turn: the loop stays
-                    // responsive to the other descriptors.
-                    if got > frame::MAX_FRAME {
-                        break None;
-                    }
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break None,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => break Some(End::Line(self.gone(&live, &format!("failed: {e}")))),
-            }
-        };
+        let end = self.receive(&mut live, frame::MAX_FRAME);
         // Frames that arrived before the connection closed are still acted on.
         let end = match self.act(&mut live) {
             Some(e) => Some(e),
@@ -545,6 +677,30 @@ impl Agent {
         match end {
             Some(e) => self.close(live, e),
             None => self.live = Some(live),
+        }
+    }
+
+    /// Reads what a client sent into its frame buffer, `most` bytes per
+    /// turn at most; why the connection ended, if it did.
+    fn receive(&self, live: &mut Live, most: usize) -> Option<End> {
+        let mut chunk = vec![0u8; 64 << 10];
+        let mut got = 0usize;
+        loop {
+            match live.stream.read(&mut chunk) {
+                Ok(0) => break Some(End::Line(self.gone(live, "closed the connection"))),
+                Ok(n) => {
+                    live.frames.push(&chunk[..n]);
+                    got += n;
+                    // One frame's worth at most per turn: the loop stays
+                    // responsive to the other descriptors.
+                    if got > most {
+                        break None;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break None,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => break Some(End::Line(self.gone(live, &format!("failed: {e}")))),
+            }
         }
     }
 
@@ -580,17 +736,11 @@ impl Agent {
                     let _ = send(live, &msg);
                     Some(End::Line(line))
                 }
-                Step::Welcome(mac) => {
-                    let msg = AgentMsg::Welcome {
-                        mac,
-                        environment: environment_record(),
-                    };
-                    let r = send(live, &msg).err();
-                    if r.is_none() {
-                        log(&format!("session of {} is open", live.session.peer));
-                    }
-                    r
-                }
+                // An open session is past its handshake.
+                Step::Welcome(_) => Some(End::Line(format!(
+                    "closed the session of {}: internal error (a second Welcome)",
+                    live.session.peer
+                ))),
                 Step::Clock(t1, t2) => {
                     let msg = AgentMsg::Clock {
                         t1,
@@ -609,13 +759,13 @@ impl Agent {
         }
     }
 
-    /// Starts a figure: binds its data socket, answers `Ready`, forks the
-    /// child that serves it.
+    /// Starts a figure: binds its data socket, draws its data key, forks
+    /// the child that serves it, answers `Ready` with the port and the key.
     fn start(&mut self, live: &mut Live, task: Task) -> Option<End> {
         match self.spawn(live, &task) {
-            Ok((port, figure)) => {
+            Ok((port, key, figure)) => {
                 live.figure = Some(figure);
-                send(live, &AgentMsg::Ready { port }).err()
+                send(live, &AgentMsg::Ready { port, key }).err()
             }
             Err(reason) => {
                 live.session.figure_ended();
@@ -628,7 +778,7 @@ impl Agent {
         }
     }
 
-    fn spawn(&self, live: &Live, task: &Task) -> Result<(u16, Figure), String> {
+    fn spawn(&self, live: &Live, task: &Task) -> Result<(u16, String, Figure), String> {
         let ip = self.ip;
         let ports = self.config.data_ports;
         // A bug of the data plane must not end the agent: a panic while
@@ -638,6 +788,8 @@ impl Agent {
                 "the agent failed to bind the data socket (internal error)".to_string()
             })??;
         let port = listener.port();
+        let key = DataKey::fresh()?;
+        let peer = live.session.peer.ip();
         let (stop_r, stop_w) = io::pipe().map_err(|e| format!("pipe: {e}"))?;
         let (report_r, report_w) = io::pipe().map_err(|e| format!("pipe: {e}"))?;
         crate::sys::fd::set_nonblocking(&report_r, true).map_err(|e| format!("pipe: {e}"))?;
@@ -652,7 +804,14 @@ impl Agent {
                 ] {
                     crate::sys::fd::close_inherited(fd);
                 }
-                let code = figure_child(listener, task, OwnedFd::from(stop_r), report_w, limit);
+                let code = figure_child(
+                    listener,
+                    task,
+                    (peer, &key),
+                    OwnedFd::from(stop_r),
+                    report_w,
+                    limit,
+                );
                 process::exit_now(code)
             }
             Fork::Parent(pid) => {
@@ -668,6 +827,7 @@ impl Agent {
                 ));
                 Ok((
                     port,
+                    key.hex(),
                     Figure {
                         pid,
                         stop: Some(stop_w),
@@ -720,6 +880,13 @@ impl Agent {
                         } else {
                             parse_report(&f.bytes, status)
                         });
+                        if let Some(r) = f.result.as_ref().filter(|r| r.rejected > 0) {
+                            log(&format!(
+                                "figure of {}: dropped {} data connections or datagrams \
+                                 from another address or without the figure's key",
+                                live.session.peer, r.rejected
+                            ));
+                        }
                         break;
                     }
                     Ok(n) => {
@@ -743,20 +910,26 @@ impl Agent {
     }
 
     fn check_deadlines(&mut self) {
+        let now = Instant::now();
+        // Handshakes are oldest first: the expired ones lead.
+        let expired = self
+            .pending
+            .iter()
+            .take_while(|p| now >= p.session.since + HANDSHAKE)
+            .count();
+        for mut conn in self.pending.drain(..expired) {
+            let reason = format!("no handshake within {} s", HANDSHAKE.as_secs());
+            let _ = send_within(&mut conn, &refused(&reason), HANDSHAKE_WRITE);
+            log(&format!(
+                "closed the connection of {}: {reason}",
+                conn.session.peer
+            ));
+        }
         let Some(mut live) = self.live.take() else {
             return;
         };
-        let now = Instant::now();
         let mut end = None;
         match live.session.phase() {
-            Phase::Hello | Phase::Auth if now >= live.session.since + HANDSHAKE => {
-                let reason = format!("no handshake within {} s", HANDSHAKE.as_secs());
-                let _ = send(&mut live, &refused(&reason));
-                end = Some(End::Line(format!(
-                    "closed the session of {}: {reason}",
-                    live.session.peer
-                )));
-            }
             Phase::Figure | Phase::Finishing
                 if live
                     .figure
@@ -841,9 +1014,13 @@ fn send_done_if_ready(live: &mut Live) -> Option<End> {
 }
 
 fn send(live: &mut Live, msg: &AgentMsg) -> Result<(), End> {
-    frame::write_frame(&mut live.stream, msg, Instant::now() + WRITE).map_err(|e| {
+    send_within(live, msg, WRITE)
+}
+
+fn send_within(live: &mut Live, msg: &AgentMsg, wait: Duration) -> Result<(), End> {
+    frame::write_frame(&mut live.stream, msg, Instant::now() + wait).map_err(|e| {
         let what = match e {
-            FrameError::Timeout => format!("did not read a reply for {} s", WRITE.as_secs()),
+            FrameError::Timeout => format!("did not read a reply for {} s", wait.as_secs_f64()),
             FrameError::Length(n) => {
                 return End::Line(format!(
                     "a reply of {n} bytes to {} is larger than a frame: session closed",
@@ -896,6 +1073,7 @@ fn parse_report(bytes: &[u8], status: Option<ExitStatus>) -> Report {
 fn figure_child(
     listener: data::DataListener,
     task: &Task,
+    (peer, key): (IpAddr, &DataKey),
     stop: OwnedFd,
     mut report_w: io::PipeWriter,
     limit: Duration,
@@ -914,11 +1092,17 @@ fn figure_child(
                 ..Report::default()
             };
         }
-        data::serve(listener, task, stop, Instant::now() + limit)
+        data::serve(listener, task, peer, key, stop, Instant::now() + limit)
     }));
-    let Ok(report) = result else {
+    let Ok(mut report) = result else {
         return 101;
     };
+    // The report must fit a frame whatever the error says.
+    if let Some(e) = &mut report.error
+        && e.chars().count() > MAX_ERROR
+    {
+        *e = e.chars().take(MAX_ERROR).collect();
+    }
     match serde_json::to_vec(&report) {
         Ok(bytes) if report_w.write_all(&bytes).is_ok() => 0,
         _ => 1,

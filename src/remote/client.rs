@@ -2,6 +2,7 @@
 //! ([`Agent`]). Every error is one line that names the agent's address.
 
 use crate::remote::auth::{self, Side};
+use crate::remote::data::DataKey;
 use crate::remote::frame::{self, FrameError};
 use crate::remote::protocol::{
     AgentMsg, ClientMsg, DEFAULT_PORT, PROTOCOL_VERSION, announced_protocol, ipcmark_version,
@@ -185,11 +186,19 @@ impl Agent {
         }
     }
 
-    /// Starts one figure on the agent: the data port its side listens on.
-    pub fn start(&mut self, task: &Task) -> Result<u16, String> {
+    /// Starts one figure on the agent: the data port its side listens on
+    /// and the key its data connection must carry.
+    pub fn start(&mut self, task: &Task) -> Result<(u16, DataKey), String> {
         self.send(&ClientMsg::Start { task: task.clone() })?;
         match self.receive(ANSWER, "the start of a figure")? {
-            AgentMsg::Ready { port } => Ok(port),
+            AgentMsg::Ready { port, key } => match DataKey::from_hex(&key) {
+                Some(key) => Ok((port, key)),
+                None => Err(format!(
+                    "the agent at {} sent a data key that is not {} hex digits",
+                    self.addr,
+                    2 * crate::remote::data::KEY_BYTES
+                )),
+            },
             other => Err(self.unexpected(other, "the start of a figure")),
         }
     }

@@ -18,7 +18,7 @@ use crate::remote::task::{PortRange, Proto, Report, Role, Task};
 use crate::sys::fd::wait_readable;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::os::fd::{OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
@@ -32,6 +32,81 @@ pub const QUIET: Duration = Duration::from_secs(2);
 
 /// How long the agent waits for the client's data connection.
 const CONNECT_WAIT: Duration = Duration::from_secs(5);
+
+/// Bytes of a figure's data key.
+pub const KEY_BYTES: usize = 32;
+
+/// What starts every data hello, before the key: as a little-endian
+/// sequence number (the first 8 bytes of every stream and one-way message)
+/// it is about 5.7 × 10¹⁸, which no figure reaches, so a repeated hello is
+/// never taken for a message of the same length.
+const HELLO_MAGIC: &[u8; 8] = b"IPCMHELO";
+
+/// Bytes of a data hello: [`HELLO_MAGIC`], then the figure's key.
+pub const HELLO_LEN: usize = HELLO_MAGIC.len() + KEY_BYTES;
+
+/// The most TCP data connections the agent holds while it waits for their
+/// hello: past it the oldest is dropped, so silent connections can delay
+/// the client's by nothing but their own number.
+const MAX_PENDING: usize = 8;
+
+/// A figure's data key: drawn by the agent for each figure and given to
+/// its client in `Ready` over the control connection (authenticated when
+/// the agent has a token). The client's data connection or first datagram
+/// must carry it, from the control connection's address, before the agent
+/// sends a byte on the data plane: a datagram with another source address
+/// cannot turn the agent on a third party, and a stranger that cannot read
+/// the control connection cannot take the figure's place.
+#[derive(Clone, PartialEq, Eq)]
+pub struct DataKey([u8; KEY_BYTES]);
+
+impl std::fmt::Debug for DataKey {
+    /// The key is a secret of the figure: never printed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DataKey(…)")
+    }
+}
+
+impl DataKey {
+    /// A fresh key from the OS's CSPRNG.
+    pub fn fresh() -> Result<DataKey, String> {
+        let mut k = [0u8; KEY_BYTES];
+        getrandom::fill(&mut k).map_err(|e| format!("no random numbers from the system: {e}"))?;
+        Ok(DataKey(k))
+    }
+
+    /// The key as hex, for `Ready`.
+    pub fn hex(&self) -> String {
+        crate::remote::auth::hex(&self.0)
+    }
+
+    /// The key `Ready` carried; `None` unless it is hex of [`KEY_BYTES`] bytes.
+    pub fn from_hex(s: &str) -> Option<DataKey> {
+        let bytes = crate::remote::auth::unhex(s)?;
+        Some(DataKey(bytes.try_into().ok()?))
+    }
+
+    /// The hello the client sends first on the data plane.
+    pub fn hello(&self) -> [u8; HELLO_LEN] {
+        let mut h = [0u8; HELLO_LEN];
+        h[..HELLO_MAGIC.len()].copy_from_slice(HELLO_MAGIC);
+        h[HELLO_MAGIC.len()..].copy_from_slice(&self.0);
+        h
+    }
+
+    /// Whether `got` is this key's hello, compared in constant time (a
+    /// stranger learns nothing from how fast a guess is dropped).
+    pub fn is_hello(&self, got: &[u8]) -> bool {
+        let want = self.hello();
+        got.len() == want.len() && got.iter().zip(&want).fold(0u8, |d, (a, b)| d | (a ^ b)) == 0
+    }
+}
+
+/// Whether `a` and `b` are one host's address (an IPv4 client seen through
+/// an IPv6 socket is the same client).
+fn same_host(a: IpAddr, b: IpAddr) -> bool {
+    a.to_canonical() == b.to_canonical()
+}
 
 /// The agent's data socket for one figure, bound before the client is told
 /// its port.
@@ -86,18 +161,33 @@ pub fn listen(task: &Task, ip: IpAddr, ports: PortRange) -> Result<DataListener,
 }
 
 /// Runs the agent's side of `task` on `listener` (in the agent's child
-/// process): accepts the client's connection, then echoes, sinks, sends or
-/// receives until the client closes, `stop` becomes readable (a byte, or
-/// the agent's end closed) or `deadline` passes; what it counted, with the
-/// error that ended it early if one did.
-pub fn serve(listener: DataListener, task: &Task, stop: OwnedFd, deadline: Instant) -> Report {
+/// process): accepts the client's connection — the first from `peer` (the
+/// control connection's address) whose hello carries `key` — then echoes,
+/// sinks, sends or receives until the client closes, `stop` becomes
+/// readable (a byte, or the agent's end closed) or `deadline` passes; what
+/// it counted (with the connections and datagrams it dropped unanswered),
+/// and the error that ended it early if one did.
+pub fn serve(
+    listener: DataListener,
+    task: &Task,
+    peer: IpAddr,
+    key: &DataKey,
+    stop: OwnedFd,
+    deadline: Instant,
+) -> Report {
     let mut report = Report::default();
     let end = match accept(
         listener,
-        task.size,
+        peer,
+        key,
         deadline.min(Instant::now() + CONNECT_WAIT),
+        &mut report.rejected,
     ) {
-        Ok(sock) => DataEnd::new(sock, Some(stop), deadline),
+        Ok(sock) => {
+            let mut end = DataEnd::new(sock, Some(stop), deadline);
+            end.hello = Some(key.hello());
+            end
+        }
         Err(e) => {
             report.error = Some(e);
             return report;
@@ -135,20 +225,26 @@ pub fn serve(listener: DataListener, task: &Task, stop: OwnedFd, deadline: Insta
 }
 
 /// Connects the client's end of `task`'s data connection to the agent's
-/// port; the end fails a wait once the agent has been silent for
+/// port and sends the hello that carries `key` (the figure's, from
+/// `Ready`); the end fails a wait once the agent has been silent for
 /// [`QUIET`], past `deadline`, or once `watch` (the agent's control
 /// connection) turns readable: the agent went away, and a UDP message
 /// lost with it would otherwise be waited for until the silence ends.
 pub fn connect(
     task: &Task,
     agent: SocketAddr,
+    key: &DataKey,
     deadline: Instant,
     watch: Option<RawFd>,
 ) -> Result<DataEnd, String> {
     let sock = match task.proto {
         Proto::Tcp => {
-            let s = TcpStream::connect_timeout(&agent, CONNECT_WAIT)
+            let mut s = TcpStream::connect_timeout(&agent, CONNECT_WAIT)
                 .map_err(|e| format!("data connection to {agent}: {e}"))?;
+            s.set_write_timeout(Some(CONNECT_WAIT))
+                .map_err(|e| format!("data socket options: {e}"))?;
+            s.write_all(&key.hello())
+                .map_err(|e| format!("data hello to {agent}: {e}"))?;
             Sock::Tcp(s)
         }
         Proto::Udp => {
@@ -159,7 +255,7 @@ pub fn connect(
             let s = UdpSocket::bind(any).map_err(|e| format!("data socket: {e}"))?;
             s.connect(agent)
                 .map_err(|e| format!("data socket to {agent}: {e}"))?;
-            udp_hello(&s, agent)?;
+            udp_hello(&s, agent, key)?;
             Sock::Udp(s)
         }
     };
@@ -170,17 +266,17 @@ pub fn connect(
     Ok(end)
 }
 
-/// The UDP client's hello: an empty datagram, sent every [`TICK`] until the
-/// agent answers with one, so the agent learns where to send (and a lost
-/// hello costs a tick, not the figure).
-fn udp_hello(s: &UdpSocket, agent: SocketAddr) -> Result<(), String> {
+/// The UDP client's hello: the key's hello datagram, sent every [`TICK`]
+/// until the agent answers with an empty one, so the agent learns where to
+/// send (and a lost hello costs a tick, not the figure).
+fn udp_hello(s: &UdpSocket, agent: SocketAddr, key: &DataKey) -> Result<(), String> {
     s.set_read_timeout(Some(TICK))
         .map_err(|e| format!("data socket options: {e}"))?;
     let until = Instant::now() + CONNECT_WAIT;
     let mut buf = [0u8; 1];
     while Instant::now() < until {
         interrupt::check().map_err(|e| e.to_string())?;
-        match s.send(&[]) {
+        match s.send(&key.hello()) {
             Ok(_) => {}
             Err(e) if e.raw_os_error() == Some(libc::ECONNREFUSED) => {}
             Err(e) => return Err(format!("data hello to {agent}: {e}")),
@@ -205,40 +301,181 @@ fn udp_hello(s: &UdpSocket, agent: SocketAddr) -> Result<(), String> {
     ))
 }
 
-/// Waits for the client's connection (TCP) or hello (UDP) until `until`.
-fn accept(listener: DataListener, _size: usize, until: Instant) -> Result<Sock, String> {
-    let left = || until.saturating_duration_since(Instant::now());
+/// Waits until `until` for the client's connection (TCP) or hello (UDP):
+/// the first from `peer` that carries `key`'s hello. Whatever else comes
+/// is dropped unanswered and counted in `rejected`.
+fn accept(
+    listener: DataListener,
+    peer: IpAddr,
+    key: &DataKey,
+    until: Instant,
+    rejected: &mut u64,
+) -> Result<Sock, String> {
     let sock = match listener.bound {
-        Bound::Tcp(l) => {
-            if !wait_readable(&l, left()).map_err(|e| format!("poll: {e}"))? {
-                return Err("the client never opened the data connection".into());
-            }
-            let (s, _) = l.accept().map_err(|e| format!("accept: {e}"))?;
-            Sock::Tcp(s)
-        }
+        Bound::Tcp(l) => Sock::Tcp(accept_tcp(l, peer, key, until, rejected)?),
         Bound::Udp(s) => {
-            let mut buf = [0u8; 1];
-            loop {
-                if !wait_readable(&s, left()).map_err(|e| format!("poll: {e}"))? {
-                    return Err("the client never sent its data hello".into());
-                }
-                match s.recv_from(&mut buf) {
-                    Ok((0, from)) => {
-                        s.connect(from).map_err(|e| format!("connect: {e}"))?;
-                        s.send(&[]).map_err(|e| format!("data hello: {e}"))?;
-                        break;
-                    }
-                    Ok(_) => continue,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(format!("recv: {e}")),
-                }
-            }
+            accept_udp(&s, peer, key, until, rejected)?;
             Sock::Udp(s)
         }
     };
     sock.tune()
         .map_err(|e| format!("data socket options: {e}"))?;
     Ok(sock)
+}
+
+/// The UDP hello: datagrams from another address or without the key are
+/// dropped; the first good one connects the socket to its sender (the
+/// kernel then drops every datagram from anywhere else) and is answered
+/// with an empty datagram — the agent's first byte on the data plane.
+fn accept_udp(
+    s: &UdpSocket,
+    peer: IpAddr,
+    key: &DataKey,
+    until: Instant,
+    rejected: &mut u64,
+) -> Result<(), String> {
+    // One byte more than a hello, so that a longer datagram is not taken
+    // for one truncated to the buffer.
+    let mut buf = [0u8; HELLO_LEN + 1];
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if !wait_readable(s, left).map_err(|e| format!("poll: {e}"))? {
+            return Err(never("sent its data hello", *rejected));
+        }
+        match s.recv_from(&mut buf) {
+            Ok((n, from)) if same_host(from.ip(), peer) && key.is_hello(&buf[..n]) => {
+                s.connect(from).map_err(|e| format!("connect: {e}"))?;
+                s.send(&[]).map_err(|e| format!("data hello: {e}"))?;
+                return Ok(());
+            }
+            Ok(_) => *rejected += 1,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("recv: {e}")),
+        }
+    }
+}
+
+/// A TCP connection waiting for its hello.
+struct Pending {
+    stream: TcpStream,
+    got: [u8; HELLO_LEN],
+    len: usize,
+}
+
+/// The TCP hello: connections from another address are closed at once;
+/// the others are held (at most [`MAX_PENDING`], non-blocking, all watched
+/// at once, so a silent one holds up nobody) until their first
+/// [`HELLO_LEN`] bytes show whether they carry the key. The agent writes
+/// nothing to any of them; the first with the key is the figure's.
+fn accept_tcp(
+    l: TcpListener,
+    peer: IpAddr,
+    key: &DataKey,
+    until: Instant,
+    rejected: &mut u64,
+) -> Result<TcpStream, String> {
+    l.set_nonblocking(true)
+        .map_err(|e| format!("data socket options: {e}"))?;
+    let mut pending: Vec<Pending> = Vec::new();
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            *rejected += pending.len() as u64;
+            return Err(never("opened the data connection", *rejected));
+        }
+        let mut fds: Vec<libc::pollfd> = std::iter::once(l.as_raw_fd())
+            .chain(pending.iter().map(|p| p.stream.as_raw_fd()))
+            .map(|fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        match crate::sys::fd::poll(&mut fds, left) {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("poll: {e}")),
+        }
+        // The held connections first (in reverse, so that removing one
+        // leaves the indices still to visit in place).
+        for i in (0..pending.len()).rev() {
+            if fds[i + 1].revents == 0 {
+                continue;
+            }
+            let p = &mut pending[i];
+            match p.stream.read(&mut p.got[p.len..]) {
+                Ok(0) => {}
+                Ok(n) => {
+                    p.len += n;
+                    if p.len < HELLO_LEN {
+                        continue;
+                    }
+                    if key.is_hello(&p.got) {
+                        let p = pending.swap_remove(i);
+                        *rejected += pending.len() as u64;
+                        p.stream
+                            .set_nonblocking(false)
+                            .map_err(|e| format!("data socket options: {e}"))?;
+                        return Ok(p.stream);
+                    }
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                    ) =>
+                {
+                    continue;
+                }
+                Err(_) => {}
+            }
+            // Closed, failed or a wrong hello: dropped.
+            pending.swap_remove(i);
+            *rejected += 1;
+        }
+        if fds[0].revents == 0 {
+            continue;
+        }
+        loop {
+            match l.accept() {
+                Ok((stream, from)) => {
+                    if !same_host(from.ip(), peer) || stream.set_nonblocking(true).is_err() {
+                        *rejected += 1;
+                        continue;
+                    }
+                    if pending.len() >= MAX_PENDING {
+                        pending.remove(0);
+                        *rejected += 1;
+                    }
+                    pending.push(Pending {
+                        stream,
+                        got: [0; HELLO_LEN],
+                        len: 0,
+                    });
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // A connection reset before it was accepted, or no
+                // descriptor left: the others go on (after a pause, as the
+                // listener stays readable while the cause lasts).
+                Err(_) => {
+                    std::thread::sleep(Duration::from_millis(10));
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// The error of a figure whose client never came, with what was dropped.
+fn never(what: &str, rejected: u64) -> String {
+    let mut e = format!("the client never {what}");
+    if rejected > 0 {
+        e.push_str(&format!(
+            " ({rejected} connections or datagrams from another address or without the figure's key were dropped)"
+        ));
+    }
+    e
 }
 
 /// A data socket.
@@ -305,6 +542,10 @@ pub struct DataEnd {
     /// The client's: the agent's control connection, readable once the
     /// agent has gone.
     watch: Option<RawFd>,
+    /// The agent's UDP end: the client's hello, which may come again (the
+    /// client sends it until answered) and is answered again, not taken
+    /// for a message.
+    hello: Option<[u8; HELLO_LEN]>,
 }
 
 impl DataEnd {
@@ -317,6 +558,7 @@ impl DataEnd {
             heard: Instant::now(),
             sent: 0,
             watch: None,
+            hello: None,
         }
     }
 
@@ -368,14 +610,20 @@ impl DataEnd {
     }
 
     /// Receives exactly `buf.len()` bytes (TCP) or one datagram of that
-    /// length (UDP; an empty datagram, a repeated hello, is answered on the
-    /// agent and skipped). `Ok(false)`: the peer closed the connection
-    /// before any byte of it.
+    /// length (UDP; on the agent, the client's hello again is answered and
+    /// skipped; on the client, an empty datagram, the agent's answer to a
+    /// repeated hello, is skipped). `Ok(false)`: the peer closed the
+    /// connection before any byte of it.
     pub fn recv_exact(&mut self, buf: &mut [u8]) -> Result<bool, ChannelError> {
         let mut done = 0;
+        // A message shorter than a hello is received into this, so that a
+        // hello is seen whole rather than cut to the message's length.
+        let mut short = [0u8; HELLO_LEN];
         loop {
+            let small = self.hello.is_some() && buf.len() < HELLO_LEN;
             let got = match &mut self.sock {
                 Sock::Tcp(s) => s.read(&mut buf[done..]),
+                Sock::Udp(s) if small => s.recv(&mut short),
                 Sock::Udp(s) => s.recv(buf),
             };
             match got {
@@ -389,11 +637,15 @@ impl DataEnd {
                 Ok(n) => {
                     self.heard = Instant::now();
                     if let Sock::Udp(s) = &self.sock {
+                        let got = if small { &short[..n] } else { &buf[..n] };
+                        if let Some(hello) = &self.hello
+                            && got == hello
+                        {
+                            // The client's hello again: our answer was lost.
+                            let _ = s.send(&[]);
+                            continue;
+                        }
                         if n == 0 && !buf.is_empty() {
-                            if self.stop.is_some() {
-                                // The client's hello again: our answer was lost.
-                                let _ = s.send(&[]);
-                            }
                             continue;
                         }
                         // recv truncates a longer datagram to the buffer:
@@ -404,6 +656,9 @@ impl DataEnd {
                                 expected: buf.len(),
                                 got: n,
                             });
+                        }
+                        if small {
+                            buf.copy_from_slice(&short[..n]);
                         }
                         return Ok(true);
                     }
@@ -486,5 +741,146 @@ impl Endpoint for DataEnd {
         } else {
             Err(ChannelError::Closed)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hello_carries_its_key_and_no_other_is_taken_for_it() {
+        let key = DataKey::fresh().unwrap();
+        let other = DataKey::fresh().unwrap();
+        assert_ne!(key, other);
+        assert_eq!(DataKey::from_hex(&key.hex()), Some(key.clone()));
+        assert_eq!(DataKey::from_hex("abc"), None);
+        assert_eq!(DataKey::from_hex(&"ab".repeat(KEY_BYTES + 1)), None);
+        let hello = key.hello();
+        assert!(key.is_hello(&hello));
+        assert!(!other.is_hello(&hello));
+        assert!(!key.is_hello(&hello[..HELLO_LEN - 1]));
+        assert!(!key.is_hello(&[]));
+        let mut longer = hello.to_vec();
+        longer.push(0);
+        assert!(!key.is_hello(&longer));
+        // Never printed.
+        assert!(!format!("{key:?}").contains(&key.hex()[..8]));
+        // The magic, read as a message's sequence number, is none a figure reaches.
+        assert!(u64::from_le_bytes(*HELLO_MAGIC) > 1 << 60);
+    }
+
+    #[test]
+    fn an_ipv4_client_seen_through_an_ipv6_socket_is_the_same_host() {
+        let v4: IpAddr = "127.0.0.1".parse().unwrap();
+        let mapped: IpAddr = "::ffff:127.0.0.1".parse().unwrap();
+        assert!(same_host(v4, mapped));
+        assert!(!same_host(v4, "127.0.0.2".parse().unwrap()));
+    }
+
+    fn serve_in_thread(
+        task: &Task,
+        peer: IpAddr,
+        wait: Duration,
+    ) -> (
+        u16,
+        DataKey,
+        io::PipeWriter,
+        std::thread::JoinHandle<Report>,
+    ) {
+        let l = listen(task, "127.0.0.1".parse().unwrap(), PortRange::ANY).unwrap();
+        let port = l.port();
+        let key = DataKey::fresh().unwrap();
+        let (r, w) = io::pipe().unwrap();
+        let (task, theirs) = (task.clone(), key.clone());
+        let h = std::thread::spawn(move || {
+            serve(
+                l,
+                &task,
+                peer,
+                &theirs,
+                OwnedFd::from(r),
+                Instant::now() + wait,
+            )
+        });
+        (port, key, w, h)
+    }
+
+    fn echo_task(proto: Proto) -> Task {
+        Task {
+            proto,
+            size: 16,
+            role: Role::Echo,
+            cpu: None,
+            limit_ms: 20_000,
+        }
+    }
+
+    #[test]
+    fn silent_and_wrong_tcp_connections_get_no_byte_and_do_not_hold_up_the_client() {
+        let (port, key, mut stop, h) = serve_in_thread(
+            &echo_task(Proto::Tcp),
+            "127.0.0.1".parse().unwrap(),
+            Duration::from_secs(20),
+        );
+        let at: SocketAddr = ([127, 0, 0, 1], port).into();
+        // Silent ones, more than the agent holds, then one with a wrong key.
+        let silent: Vec<TcpStream> = (0..MAX_PENDING + 2)
+            .map(|_| TcpStream::connect(at).unwrap())
+            .collect();
+        let mut wrong = TcpStream::connect(at).unwrap();
+        wrong.write_all(&DataKey::fresh().unwrap().hello()).unwrap();
+        let mut end = connect(
+            &echo_task(Proto::Tcp),
+            at,
+            &key,
+            Instant::now() + Duration::from_secs(20),
+            None,
+        )
+        .unwrap();
+        let mut msg = [7u8; 16];
+        end.send_all(&msg).unwrap();
+        assert!(end.recv_exact(&mut msg).unwrap(), "no echo");
+        drop(end);
+        // The echo ends as the client closes: the pipe may be gone already.
+        let _ = stop.write_all(&[1]);
+        let report = h.join().unwrap();
+        assert_eq!(report.error, None);
+        assert_eq!(report.messages, 1);
+        assert!(report.rejected >= 1, "{report:?}");
+        // Not one byte came back on a stranger's connection.
+        wrong
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut got = Vec::new();
+        let _ = wrong.read_to_end(&mut got);
+        assert!(got.is_empty(), "{got:?}");
+        for mut s in silent {
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut got = Vec::new();
+            let _ = s.read_to_end(&mut got);
+            assert!(got.is_empty(), "{got:?}");
+        }
+    }
+
+    #[test]
+    fn a_connection_from_another_address_gets_nothing_even_with_the_key() {
+        // The control connection came from 127.0.0.2; this test connects
+        // from 127.0.0.1.
+        let (port, key, _stop, h) = serve_in_thread(
+            &echo_task(Proto::Tcp),
+            "127.0.0.2".parse().unwrap(),
+            Duration::from_millis(500),
+        );
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.write_all(&key.hello()).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut got = Vec::new();
+        let _ = s.read_to_end(&mut got);
+        assert!(got.is_empty(), "{got:?}");
+        let report = h.join().unwrap();
+        assert_eq!(report.rejected, 1, "{report:?}");
+        let e = report.error.unwrap();
+        assert!(e.contains("never opened the data connection (1 "), "{e}");
     }
 }

@@ -17,7 +17,7 @@ use crate::engine::run::remote::{ClockFacts, LinkFacts, RemoteFacts, WireLimit};
 use crate::engine::run::runner::RunSettings;
 use crate::engine::run::session::External;
 use crate::remote::clock::{self, Estimate};
-use crate::remote::data::{self, DataEnd};
+use crate::remote::data::{self, DataEnd, DataKey};
 use crate::remote::roles;
 use crate::remote::task::{Proto, Report, Role, Task};
 use crate::stats::{LatencyHistogram, Summary};
@@ -31,8 +31,9 @@ use std::time::{Duration, Instant};
 pub trait Control: Send {
     /// The agent's control address; its data ports are on the same host.
     fn agent(&self) -> SocketAddr;
-    /// Asks the agent to serve `task`; the data port it listens on.
-    fn start(&mut self, task: &Task) -> Result<u16, String>;
+    /// Asks the agent to serve `task`; the data port it listens on and the
+    /// key the data connection must carry.
+    fn start(&mut self, task: &Task) -> Result<(u16, DataKey), String>;
     /// Tells the agent the figure is over; what its side counted.
     fn finish(&mut self, wait: Duration) -> Result<Report, String>;
     /// One clock exchange: t1 and t4 on this host, t2 and t3 on the agent's.
@@ -163,11 +164,11 @@ impl RemoteFigures {
         body: impl FnOnce(&mut DataEnd) -> Result<T, ChannelError>,
     ) -> Result<(T, Report), String> {
         let limit = Duration::from_millis(task.limit_ms);
-        let port = ctl.start(task)?;
+        let (port, key) = ctl.start(task)?;
         let at = SocketAddr::new(ctl.agent().ip(), port);
         let watch = ctl.watch();
         let measured = (|| {
-            let mut end = data::connect(task, at, Instant::now() + limit, watch)?;
+            let mut end = data::connect(task, at, &key, Instant::now() + limit, watch)?;
             let _placed = PlacementGuard::apply(&s.client)
                 .map_err(|e| format!("set-up: placing the client: {e}"))?;
             // Where this side measures from, once placed.
@@ -542,15 +543,20 @@ mod tests {
         fn agent(&self) -> SocketAddr {
             SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 1)
         }
-        fn start(&mut self, task: &Task) -> Result<u16, String> {
-            let l = data::listen(task, IpAddr::V4(Ipv4Addr::LOCALHOST), PortRange::ANY)?;
+        fn start(&mut self, task: &Task) -> Result<(u16, DataKey), String> {
+            let here = IpAddr::V4(Ipv4Addr::LOCALHOST);
+            let l = data::listen(task, here, PortRange::ANY)?;
             let port = l.port();
             let (r, w) = std::io::pipe().map_err(|e| e.to_string())?;
             let task = task.clone();
             let deadline = Instant::now() + Duration::from_millis(task.limit_ms);
-            let h = std::thread::spawn(move || data::serve(l, &task, OwnedFd::from(r), deadline));
+            let key = DataKey::fresh()?;
+            let theirs = key.clone();
+            let h = std::thread::spawn(move || {
+                data::serve(l, &task, here, &theirs, OwnedFd::from(r), deadline)
+            });
             self.running = Some((w, h));
-            Ok(port)
+            Ok((port, key))
         }
         fn finish(&mut self, _wait: Duration) -> Result<Report, String> {
             let (mut w, h) = self.running.take().ok_or("no figure")?;

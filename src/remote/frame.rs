@@ -226,6 +226,11 @@ impl FrameBuffer {
         self.buf.extend_from_slice(bytes);
     }
 
+    /// Bytes received and not yet taken as a whole frame.
+    pub fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+
     /// Takes the next whole payload out, if one has arrived; an error for a
     /// bad length prefix (after which the connection cannot be resynchronised).
     pub fn next_payload(&mut self) -> Result<Option<Vec<u8>>, FrameError> {

@@ -3,15 +3,18 @@
 //! ([`AgentMsg`]). docs/remote.md describes the exchange and its states.
 //!
 //! Every message is a JSON object whose `type` names it; an unknown type or
-//! field is a decode error. Two fields stay readable by every version, so
-//! that a mismatch is named rather than misread: the `protocol` number of
-//! the first message each side sends, and the agent's `Busy`.
+//! field is a decode error. The `protocol` number of the first message each
+//! side sends stays readable by every version, so that a mismatch is named
+//! rather than misread.
 
 use crate::remote::task::{Report, Task};
 use serde::{Deserialize, Serialize};
 
-/// The protocol's version: both sides must speak the same one.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// The protocol's version: both sides must speak the same one. 2: `Ready`
+/// carries the figure's data key, the data plane's first bytes are the
+/// client's hello with it, `Busy` comes only after authentication, and the
+/// report counts what the data port dropped (`rejected`).
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The TCP port the agent listens on unless told otherwise.
 pub const DEFAULT_PORT: u16 = 7878;
@@ -70,6 +73,8 @@ pub enum AgentMsg {
         auth_required: bool,
     },
     /// Another client's session runs: this connection is closed at once.
+    /// Sent only to a client that has authenticated (a stranger learns
+    /// nothing of who holds the agent).
     Busy {
         /// How long that session has run, s.
         since_s: f64,
@@ -110,6 +115,9 @@ pub enum AgentMsg {
     Ready {
         /// The port (TCP or UDP, as the task's transport).
         port: u16,
+        /// The figure's data key, hex: the client's data connection or
+        /// first datagram must carry it ([`DataKey`](super::data::DataKey)).
+        key: String,
     },
     /// The figure ended: what the agent's side counted.
     Done {
@@ -210,7 +218,10 @@ mod tests {
                 t2: 2,
                 t3: 3,
             },
-            AgentMsg::Ready { port: 9 },
+            AgentMsg::Ready {
+                port: 9,
+                key: "ab".repeat(32),
+            },
             AgentMsg::Done {
                 report: Report::default(),
             },

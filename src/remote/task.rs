@@ -113,4 +113,57 @@ pub struct Report {
     pub cpu: Option<usize>,
     /// Why the agent's side stopped early, if it did.
     pub error: Option<String>,
+    /// The agent: data connections and datagrams dropped unanswered before
+    /// the client's (from another address, or without the figure's key).
+    pub rejected: u64,
+}
+
+/// Bytes of one stamp in a report's JSON at most: `u64::MAX`'s 20 digits
+/// and a comma.
+pub const STAMP_JSON_BYTES: usize = 21;
+
+/// What a report may take besides its stamps (its other fields and the
+/// error, which the agent cuts to [`MAX_ERROR`]), bytes.
+const REPORT_RESERVE: usize = 64 << 10;
+
+/// The longest error a report carries, characters.
+pub const MAX_ERROR: usize = 1000;
+
+/// The most messages a one-way figure may time on the agent: its report
+/// carries one stamp per message and must fit in one control frame
+/// ([`MAX_FRAME`](crate::remote::frame::MAX_FRAME)).
+pub const MAX_ONEWAY_MESSAGES: u64 =
+    ((crate::remote::frame::MAX_FRAME - REPORT_RESERVE) / STAMP_JSON_BYTES) as u64;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_largest_oneway_report_fits_in_a_frame_and_one_stamp_more_would_not_be_allowed() {
+        let worst = Report {
+            messages: u64::MAX,
+            bytes: u64::MAX,
+            lost: u64::MAX,
+            verified: u64::MAX,
+            window_ns: u64::MAX,
+            // A receiver's report has no windows (a sink's has no stamps).
+            windows: Vec::new(),
+            stamps: vec![u64::MAX; MAX_ONEWAY_MESSAGES as usize],
+            cpu_ns: u64::MAX,
+            span_ns: u64::MAX,
+            cpu: Some(usize::MAX),
+            error: Some("\u{1b}".repeat(MAX_ERROR)),
+            rejected: u64::MAX,
+        };
+        let msg = crate::remote::protocol::AgentMsg::Done { report: worst };
+        let framed = crate::remote::frame::encode(&msg).expect("the largest report fits a frame");
+        assert!(framed.len() <= crate::remote::frame::MAX_FRAME + 4);
+        // The bound is not loose by more than the reserve: a stamp more per
+        // 21 bytes of the frame would not fit.
+        assert!(
+            (MAX_ONEWAY_MESSAGES as usize + 1) * STAMP_JSON_BYTES
+                > crate::remote::frame::MAX_FRAME - REPORT_RESERVE
+        );
+    }
 }

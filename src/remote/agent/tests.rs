@@ -81,17 +81,18 @@ fn a_wrong_or_missing_token_and_another_version_are_refused() {
         }
     }
     let mut s = Session::new(peer(), None, sn);
-    let v2 = br#"{"type":"Hello","protocol":2,"ipcmark":"9.9.9","extra":1}"#;
-    match s.on_payload(v2, 0) {
+    let other = br#"{"type":"Hello","protocol":999,"ipcmark":"9.9.9","extra":1}"#;
+    match s.on_payload(other, 0) {
         Step::Refuse(
             AgentMsg::Refused {
-                protocol: Some(1),
+                protocol: Some(PROTOCOL_VERSION),
                 ipcmark: Some(_),
                 ..
             },
             line,
         ) => assert!(
-            line.contains("protocol 2 (ipcmark 9.9.9)") && line.contains("speaks 1"),
+            line.contains("protocol 999 (ipcmark 9.9.9)")
+                && line.contains(&format!("speaks {PROTOCOL_VERSION}")),
             "{line}"
         ),
         other => panic!("{other:?}"),
@@ -116,6 +117,13 @@ fn a_task_the_agent_cannot_carry_out_is_refused_and_the_session_stays_open() {
             cpu: Some(1 << 20),
             ..task()
         },
+        // Its report of one stamp per message would not fit a frame.
+        Task {
+            role: Role::Receiver {
+                messages: MAX_ONEWAY_MESSAGES + 1,
+            },
+            ..task()
+        },
     ] {
         assert!(matches!(
             s.on_payload(&payload(&ClientMsg::Start { task: bad }), 0),
@@ -123,6 +131,16 @@ fn a_task_the_agent_cannot_carry_out_is_refused_and_the_session_stays_open() {
         ));
         assert_eq!(s.phase(), Phase::Open);
     }
+    let most = Task {
+        role: Role::Receiver {
+            messages: MAX_ONEWAY_MESSAGES,
+        },
+        ..task()
+    };
+    assert!(matches!(
+        s.on_payload(&payload(&ClientMsg::Start { task: most }), 0),
+        Step::Start(_)
+    ));
 }
 
 /// The inputs of the fuzz test: valid frames of every message, and the ways
