@@ -32,8 +32,11 @@ impl Handoff for SemHandoff {
 /// it (the fork inherits the mapping), so nothing is left in /dev/shm even if
 /// the run is killed.
 fn anonymous_named_semaphore(ctx: &OpenContext) -> Result<Arc<NamedSemaphore>, ChannelError> {
-    let name = format!("/{}", ctx.names.name("sem"));
-    let sem = NamedSemaphore::create(&name).map_err(ChannelError::io("sem_open"))?;
+    let (name, sem) = ctx
+        .names
+        .create_named("sem", |name| NamedSemaphore::create(&format!("/{name}")))
+        .map_err(ChannelError::io("sem_open"))?;
+    let name = format!("/{name}");
     sem_unlink(&name).map_err(ChannelError::io("sem_unlink"))?;
     Ok(Arc::new(sem))
 }

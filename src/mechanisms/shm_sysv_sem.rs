@@ -37,13 +37,10 @@ impl Handoff for SysvHandoff {
 /// A fresh set of two semaphores (a taken key is skipped), its removal, and
 /// the client's and the server's halves.
 fn semaphore_set(ctx: &OpenContext) -> Result<(SysvHandoff, SysvHandoff, Cleanup), ChannelError> {
-    let id = ctx
+    let (id, cleanup) = ctx
         .names
-        .create_sysv(|key| sysv::sem_create(key, 2))
+        .create_sysv("sem", |key| sysv::sem_create(key, 2))
         .map_err(ChannelError::io("semget"))?;
-    let cleanup = Cleanup::new(move || {
-        let _ = sysv::remove("sem", id);
-    });
     let client = SysvHandoff {
         id,
         post: TO_SERVER,
