@@ -189,6 +189,44 @@ fn a_thread_peer_streams_too() {
     }
 }
 
+/// A semaphore's count is bounded (System V's SEMVMX is 32767): a stream of
+/// more messages than that through each semaphore ring, with as many chances
+/// for a ring nobody takes, must still pass (it failed with `semop +1:
+/// Numerical result out of range` when every ring added 1).
+#[test]
+fn a_semaphore_stream_longer_than_semvmx_passes() {
+    let _g = serial();
+    let (code, report, table) = run_clean(
+        &[
+            "run",
+            "--mode",
+            "stream",
+            "shm-sysv-sem",
+            "shm-posix-sem",
+            "--sizes",
+            "1",
+            "--samples",
+            "5",
+            "--sample-time",
+            "100ms",
+        ],
+        Duration::from_secs(120),
+    );
+    assert_eq!(code, Some(0), "{table}\n{report}");
+    let rs = results(&report);
+    assert_eq!(rs.len(), 2, "{report}");
+    for r in rs {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(u(r, "sent"), u(r, "received"), "{r}");
+        assert_eq!(u(r, "verified_messages"), 32, "{r}");
+        // The premise: more hand-offs than the semaphore could count.
+        assert!(
+            u(r, "sent") > 40_000,
+            "too short a stream to prove anything: {r}"
+        );
+    }
+}
+
 #[test]
 fn a_corrupting_dying_or_hanging_receiver_fails_the_figure_and_the_run_goes_on() {
     let _g = serial();

@@ -11,6 +11,7 @@ mod pingpong;
 // The page: compact by default, within 60 lines; `--long`.
 mod page;
 // Faults, dead and silent peers, signals, `clean`: nothing is left behind.
+mod objects;
 mod robustness;
 // Bad input, `list`, the README's tables.
 mod usage;

@@ -14,10 +14,14 @@ pub fn clean() -> Result<ExitCode, Failure> {
     for l in &report.live {
         out.push_str(&format!("kept {l} (its run is still going)\n"));
     }
+    for k in &report.kept {
+        out.push_str(&format!("kept {k}\n"));
+    }
     out.push_str(&format!(
-        "{} object(s) removed, {} kept for live runs\n",
+        "{} object(s) removed, {} kept for live runs, {} kept whose run cannot be proven gone\n",
         report.removed.len(),
-        report.live.len()
+        report.live.len(),
+        report.kept.len()
     ));
     print_stdout(&out)?;
     if report.failed.is_empty() {

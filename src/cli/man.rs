@@ -296,11 +296,14 @@ fn files(r: &mut Roff) {
     );
     item(
         r,
-        [bold("ipcmark-<pid>-<what>-<n>")],
-        "Every named object a run creates carries the pid of the process that made it, and \
-         every System V key (message queues, semaphore sets, shared memory) encodes it. \
-         Each object is released by its creator on success, failure, Ctrl-C and SIGTERM; \
-         after kill -9, ipcmark clean removes those whose process is gone.",
+        [bold("ipcmark-<pid>-<pidns>-<start>-<random>-<what>-<n>")],
+        "Every named object a run creates carries the pid, PID namespace and start time of \
+         the process that made it and a random part (a name found taken is replaced); every \
+         System V key (message queues, semaphore sets, shared memory) encodes the pid, and an \
+         owner record in /dev/shm the rest. Each object is released by its creator on \
+         success, failure, Ctrl-C and SIGTERM; after kill -9, ipcmark clean removes those \
+         whose process is provably gone, and keeps, saying why, those of another PID \
+         namespace or of an older ipcmark.",
     );
     item(
         r,

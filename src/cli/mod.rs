@@ -408,6 +408,13 @@ pub fn main() -> ExitCode {
         #[cfg(feature = "mpi")]
         Command::Mpi(args) => mpi::mpi(args),
     };
+    // Whatever a release could not remove is named, whatever the outcome.
+    for what in crate::engine::os::objects::take_left_behind() {
+        eprintln!(
+            "ipcmark: warning: could not remove {what}; remove it by hand \
+             (or with `ipcmark clean` once this run has ended)"
+        );
+    }
     match outcome {
         Ok(code) => code,
         Err(f) => {

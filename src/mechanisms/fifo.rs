@@ -77,7 +77,7 @@ impl Mechanism for Fifo {
         // Armed at once so that any failure below still removes the directory.
         // The FIFOs stay in it until the figure ends: they are measured as
         // named FIFOs on that file system.
-        let cleanup = Cleanup::remove_dir(dir.clone());
+        let cleanup = Cleanup::remove_tree(dir.clone(), &["to-server", "to-client"]);
         let (to_server_rx, to_server_tx) = fifo_pair(&dir.join("to-server"))?;
         let (to_client_rx, to_client_tx) = fifo_pair(&dir.join("to-client"))?;
         let note = match fs_type(&base) {
@@ -120,6 +120,7 @@ fn fifo_pair(path: &Path) -> Result<(File, File), ChannelError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::os::objects::{NameOwner, Owner, owner_of_name};
     use crate::mechanisms::test_util::{echo_once, open};
 
     #[test]
@@ -130,12 +131,15 @@ mod tests {
             echo_once(&mut ch, 4096);
             let note = ch.note.take().unwrap();
             assert!(note.starts_with("FIFOs in "), "{note}");
-            let pid = format!("ipcmark-{}-fifo-", std::process::id());
+            let me = NameOwner::Recorded(Owner::current());
             let ours = || {
                 std::fs::read_dir(&base)
                     .unwrap()
                     .flatten()
-                    .filter(|e| e.file_name().to_string_lossy().starts_with(&pid))
+                    .filter(|e| {
+                        owner_of_name(&e.file_name().to_string_lossy())
+                            .is_some_and(|(o, what)| o == me && what.starts_with("fifo-"))
+                    })
                     .count()
             };
             assert!(ours() >= 1);

@@ -86,8 +86,10 @@ fn open_unlinked(
     depth: usize,
     size: usize,
 ) -> Result<MessageQueue, ChannelError> {
-    let name = format!("/{}", ctx.names.name("mq"));
-    let q = MessageQueue::create(&name, depth, size).map_err(|e| match e.raw_os_error() {
+    let made = ctx.names.create_named("mq", |name| {
+        MessageQueue::create(&format!("/{name}"), depth, size)
+    });
+    let (name, q) = made.map_err(|e| match e.raw_os_error() {
         Some(libc::EMFILE) | Some(libc::ENOMEM) => ChannelError::Setup(format!(
             "mq_open: {e}: two queues of {size} B exceed RLIMIT_MSGQUEUE (ulimit -q) \
                  or the descriptor limit (ulimit -n)"
@@ -100,7 +102,7 @@ fn open_unlinked(
             source: e,
         },
     })?;
-    mq_unlink(&name).map_err(ChannelError::io("mq_unlink"))?;
+    mq_unlink(&format!("/{name}")).map_err(ChannelError::io("mq_unlink"))?;
     Ok(q)
 }
 

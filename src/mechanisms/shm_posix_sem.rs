@@ -2,7 +2,7 @@
 //! POSIX semaphores.
 
 use super::shm_common::{self, Handoff};
-use super::shm_ring::{self, Doorbell};
+use super::shm_ring;
 use crate::engine::channel::*;
 use crate::sys::posix_ipc::{NamedSemaphore, sem_unlink};
 use std::sync::Arc;
@@ -32,23 +32,13 @@ impl Handoff for SemHandoff {
 /// it (the fork inherits the mapping), so nothing is left in /dev/shm even if
 /// the run is killed.
 fn anonymous_named_semaphore(ctx: &OpenContext) -> Result<Arc<NamedSemaphore>, ChannelError> {
-    let name = format!("/{}", ctx.names.name("sem"));
-    let sem = NamedSemaphore::create(&name).map_err(ChannelError::io("sem_open"))?;
+    let (name, sem) = ctx
+        .names
+        .create_named("sem", |name| NamedSemaphore::create(&format!("/{name}")))
+        .map_err(ChannelError::io("sem_open"))?;
+    let name = format!("/{name}");
     sem_unlink(&name).map_err(ChannelError::io("sem_unlink"))?;
     Ok(Arc::new(sem))
-}
-
-/// In a stream ring: one semaphore wakes the receiver, the other the sender.
-impl Doorbell for SemHandoff {
-    #[inline]
-    fn ring(&mut self) -> Result<(), ChannelError> {
-        self.notify()
-    }
-
-    #[inline]
-    fn sleep(&mut self, _armed: u32) -> Result<(), ChannelError> {
-        self.wait()
-    }
 }
 
 /// The sender's and the receiver's halves over two fresh semaphores.
@@ -91,6 +81,63 @@ impl Mechanism for ShmPosixSem {
     fn open_stream(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
         let map = shm_ring::mapping(ctx.size)?;
         let (sender, receiver) = semaphore_pair(ctx)?;
+        let (sender, receiver) = shm_ring::latched(&map, sender, receiver);
         Ok(shm_ring::channel(ctx, map, sender, receiver, Vec::new()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::os::objects::ObjectNamer;
+    use crate::mechanisms::shm_ring::Doorbell;
+
+    fn values(a: &SemHandoff, b: &SemHandoff) -> [i32; 2] {
+        [a.wait.value().unwrap(), b.wait.value().unwrap()]
+    }
+
+    /// The stream's bell rung far more often than the 32767 that broke the
+    /// System V twin, with nobody sleeping: the latch keeps each semaphore at
+    /// 0 or 1 (unlatched, the count would only stop at SEM_VALUE_MAX).
+    #[test]
+    fn a_stream_bell_rung_many_times_stays_binary() {
+        let names = ObjectNamer::new();
+        let ctx = OpenContext {
+            size: 8,
+            names: &names,
+        };
+        let map = shm_ring::mapping(8).unwrap();
+        let (sender, receiver) = semaphore_pair(&ctx).unwrap();
+        let (to_sender, to_receiver) = (Arc::clone(&sender.wait), Arc::clone(&receiver.wait));
+        let (mut sender, mut receiver) = shm_ring::latched(&map, sender, receiver);
+        for i in 0..40_000 {
+            sender.ring().unwrap_or_else(|e| panic!("ring {i}: {e}"));
+            receiver.ring().unwrap_or_else(|e| panic!("ring {i}: {e}"));
+        }
+        let value = |s: &NamedSemaphore| s.value().unwrap();
+        assert_eq!([value(&to_sender), value(&to_receiver)], [1, 1]);
+        receiver.sleep(0).unwrap();
+        sender.sleep(0).unwrap();
+        assert_eq!([value(&to_sender), value(&to_receiver)], [0, 0]);
+        sender.ring().unwrap();
+        assert_eq!(value(&to_receiver), 1);
+    }
+
+    /// Ping-pong alternates: one post, one wait, so nothing accumulates.
+    #[test]
+    fn pingpong_hand_offs_leave_the_semaphores_at_zero() {
+        let names = ObjectNamer::new();
+        let ctx = OpenContext {
+            size: 8,
+            names: &names,
+        };
+        let (mut client, mut server) = semaphore_pair(&ctx).unwrap();
+        for _ in 0..40_000 {
+            client.notify().unwrap();
+            server.wait().unwrap();
+            server.notify().unwrap();
+            client.wait().unwrap();
+        }
+        assert_eq!(values(&client, &server), [0, 0]);
     }
 }

@@ -22,11 +22,12 @@
 //! SLOT     tail: messages taken by the receiver (u64)
 //! 2*SLOT   receiver-sleeps flag (u32)
 //! 3*SLOT   sender-sleeps flag (u32)
-//! 4*SLOT   data bell word, 5*SLOT space bell word (for futex doorbells)
+//! 4*SLOT   data bell word, 5*SLOT space bell word (a futex doorbell's
+//!          futex words; a semaphore doorbell's "posted" latches)
 //! 6*SLOT   n slots of `size` bytes, each rounded up to SLOT
 //! ```
 
-use super::shm_common::SLOT;
+use super::shm_common::{Handoff, SLOT};
 use crate::engine::channel::{Channel, ChannelError, Endpoint, OpenContext};
 use crate::engine::os::interrupt;
 use crate::engine::os::objects::Cleanup;
@@ -81,6 +82,75 @@ pub trait Doorbell: Send {
     /// Sleeps until rung (or woken for nothing). Blocking calls go through
     /// `retry`, so a stop, the watchdog or a dead peer ends the wait.
     fn sleep(&mut self, armed: u32) -> Result<(), ChannelError>;
+}
+
+/// A counting semaphore made a doorbell that cannot overflow: a ring posts
+/// only when the bell is not already posted, and the sleeper lowers the latch
+/// after it wakes, so the semaphore's value is 0 or 1 whatever the pattern of
+/// rings and sleeps.
+///
+/// Without the latch the count climbs: a side that raised its flag and then
+/// found the ring ready on its re-check returns without sleeping, so the ring
+/// that flag calls for is never taken back, and over a long stream the value
+/// reaches the semaphore's maximum (System V's SEMVMX, 32767: `semop` fails
+/// with ERANGE; POSIX's SEM_VALUE_MAX, `sem_post` fails with EOVERFLOW).
+/// A ring skipped because the latch is up loses nothing: the sleeper has not
+/// yet taken the post that raised it, or has taken it and re-checks the ring
+/// after lowering the latch (both sides' accesses are sequentially consistent).
+pub struct Latched<H: Handoff> {
+    sem: H,
+    map: Arc<SharedMapping>,
+    /// The latch of the other side's semaphore, raised before posting it.
+    ring_latch: usize,
+    /// The latch of this side's semaphore, lowered after waking on it.
+    sleep_latch: usize,
+}
+
+/// The sender's and the receiver's doorbells over two semaphores (each a
+/// [`Handoff`] that posts the other side's semaphore and waits on its own),
+/// latched by the bell words of `map` (from [`mapping`]).
+pub fn latched<H: Handoff>(
+    map: &Arc<SharedMapping>,
+    sender: H,
+    receiver: H,
+) -> (Latched<H>, Latched<H>) {
+    (
+        Latched {
+            sem: sender,
+            map: Arc::clone(map),
+            ring_latch: DATA_BELL,
+            sleep_latch: SPACE_BELL,
+        },
+        Latched {
+            sem: receiver,
+            map: Arc::clone(map),
+            ring_latch: SPACE_BELL,
+            sleep_latch: DATA_BELL,
+        },
+    )
+}
+
+impl<H: Handoff> Doorbell for Latched<H> {
+    #[inline]
+    fn ring(&mut self) -> Result<(), ChannelError> {
+        let latch = self.map.atomic_u32(self.ring_latch);
+        if latch
+            .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            self.sem.notify()?;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn sleep(&mut self, _armed: u32) -> Result<(), ChannelError> {
+        self.sem.wait()?;
+        self.map
+            .atomic_u32(self.sleep_latch)
+            .store(0, Ordering::SeqCst);
+        Ok(())
+    }
 }
 
 /// The shared part of both ends.

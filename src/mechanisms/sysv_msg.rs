@@ -50,13 +50,10 @@ impl Mechanism for SysvMsg {
     }
 
     fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
-        let id = ctx
+        let (id, cleanup) = ctx
             .names
-            .create_sysv(sysv::msg_create)
+            .create_sysv("msg", sysv::msg_create)
             .map_err(ChannelError::io("msgget"))?;
-        let cleanup = Cleanup::new(move || {
-            let _ = sysv::remove("msg", id);
-        });
         Ok(Channel {
             client: Box::new(MsgEnd {
                 id,

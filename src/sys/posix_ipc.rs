@@ -130,6 +130,15 @@ impl NamedSemaphore {
         cvt(unsafe { libc::sem_post(self.0) }).map(|_| ())
     }
 
+    /// The current value (tests check that a count stays bounded).
+    #[cfg(test)]
+    pub fn value(&self) -> io::Result<i32> {
+        let mut v: libc::c_int = 0;
+        // SAFETY: the semaphore is open; `v` is a valid out-pointer.
+        cvt(unsafe { libc::sem_getvalue(self.0, &mut v) })?;
+        Ok(v)
+    }
+
     /// Decrements, blocking while zero (EINTR on a handled signal).
     #[inline]
     pub fn wait(&self) -> io::Result<()> {

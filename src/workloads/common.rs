@@ -36,12 +36,9 @@ impl LockKind {
 /// Creates a System V semaphore set with these initial values, keyed with the
 /// pid (so `ipcmark clean` finds it after `kill -9`); the guard removes it.
 pub fn sysv_set(names: &ObjectNamer, initial: &[u16]) -> Result<(i32, Cleanup), RunError> {
-    let id = names
-        .create_sysv(|key| sysv::sem_create(key, initial.len() as i32))
+    let (id, cleanup) = names
+        .create_sysv("sem", |key| sysv::sem_create(key, initial.len() as i32))
         .map_err(|e| RunError::Failed(format!("semget: {e}")))?;
-    let cleanup = Cleanup::new(move || {
-        let _ = sysv::remove("sem", id);
-    });
     sysv::sem_set_all(id, initial).map_err(|e| RunError::Failed(format!("semctl SETALL: {e}")))?;
     Ok((id, cleanup))
 }
@@ -50,9 +47,10 @@ pub fn sysv_set(names: &ObjectNamer, initial: &[u16]) -> Result<(i32, Cleanup), 
 /// once: the forked processes inherit it, so nothing is left in /dev/shm even
 /// if the run is killed.
 pub fn unlinked_semaphore(names: &ObjectNamer, value: u32) -> Result<NamedSemaphore, RunError> {
-    let name = format!("/{}", names.name("sem"));
-    let sem =
-        NamedSemaphore::create(&name).map_err(|e| RunError::Failed(format!("sem_open: {e}")))?;
+    let (name, sem) = names
+        .create_named("sem", |name| NamedSemaphore::create(&format!("/{name}")))
+        .map_err(|e| RunError::Failed(format!("sem_open: {e}")))?;
+    let name = format!("/{name}");
     sem_unlink(&name).map_err(|e| RunError::Failed(format!("sem_unlink: {e}")))?;
     for _ in 0..value {
         sem.post()

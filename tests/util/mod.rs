@@ -118,6 +118,13 @@ impl Sandbox {
     /// Runs ipcmark as [`run`](Self::run) does, with at most `files` open
     /// descriptors (`ulimit -n`, set by bash before it becomes ipcmark).
     pub fn run_with_open_files(&self, files: u32, args: &[&str], limit: Duration) -> Output {
+        let child = self.cmd_with_open_files(files, args).spawn();
+        wait_with_deadline(child.expect("spawn bash"), limit)
+    }
+
+    /// The command [`run_with_open_files`](Self::run_with_open_files) runs:
+    /// bash execs ipcmark, so the child's pid is ipcmark's.
+    pub fn cmd_with_open_files(&self, files: u32, args: &[&str]) -> Command {
         let mut c = Command::new("bash");
         c.arg("-c")
             .arg(format!("ulimit -n {files} && exec \"$0\" \"$@\""))
@@ -129,7 +136,7 @@ impl Sandbox {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        wait_with_deadline(c.spawn().expect("spawn bash"), limit)
+        c
     }
 
     /// Entries named ipcmark-* left in the sandbox's TMPDIR.

@@ -37,9 +37,13 @@ pub struct MessageLatency;
 
 /// A queue, unlinked at once (the descriptor keeps it alive).
 fn anonymous_queue(ctx: &OpContext) -> Result<MessageQueue, ChannelError> {
-    let name = format!("/{}", ctx.names.name("rh-mq"));
-    let q = MessageQueue::create(&name, 4, MSG).map_err(ChannelError::io("mq_open"))?;
-    mq_unlink(&name).map_err(ChannelError::io("mq_unlink"))?;
+    let (name, q) = ctx
+        .names
+        .create_named("rh-mq", |name| {
+            MessageQueue::create(&format!("/{name}"), 4, MSG)
+        })
+        .map_err(ChannelError::io("mq_open"))?;
+    mq_unlink(&format!("/{name}")).map_err(ChannelError::io("mq_unlink"))?;
     Ok(q)
 }
 

@@ -102,7 +102,7 @@ pub fn data_file(ctx: &OpContext, place: Place, len: usize) -> Result<DataFile, 
         .temp_dir(&base, "syscall")
         .map_err(ChannelError::io("create the benchmark's directory"))?;
     // Armed at once, so that any failure below still removes the directory.
-    let cleanup = Cleanup::remove_dir(dir.clone());
+    let cleanup = Cleanup::remove_tree(dir.clone(), &["data"]);
     let file_path = dir.join("data");
     let content: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
     let mut f = std::fs::File::create(&file_path).map_err(ChannelError::io("create data file"))?;

@@ -40,9 +40,13 @@ impl Scored for Message {
     }
 
     fn prepare(&self, ctx: &ScoreContext) -> Result<ScoreTest, String> {
-        let name = format!("/{}", ctx.names.name("tm-mq"));
-        let q = MessageQueue::create(&name, 1, SIZE).map_err(|e| format!("mq_open: {e}"))?;
-        mq_unlink(&name).map_err(|e| format!("mq_unlink: {e}"))?;
+        let (name, q) = ctx
+            .names
+            .create_named("tm-mq", |name| {
+                MessageQueue::create(&format!("/{name}"), 1, SIZE)
+            })
+            .map_err(|e| format!("mq_open: {e}"))?;
+        mq_unlink(&format!("/{name}")).map_err(|e| format!("mq_unlink: {e}"))?;
         q.set_nonblocking()
             .map_err(|e| format!("mq_setattr: {e}"))?;
         Ok(ScoreTest {
