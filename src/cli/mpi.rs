@@ -93,9 +93,11 @@ impl From<EchoFault> for Fault {
 struct WindowArgs {
     /// Messages in flight per window: non-blocking sends posted before
     /// waiting for them all and the receiver's acknowledgement (OSU's 64).
-    #[arg(long, value_name = "N", default_value_t = 64,
+    // Once `--window`, which on `run` is the count of one-way messages
+    // summarised together: the old spelling still parses, unlisted.
+    #[arg(long = "in-flight", alias = "window", value_name = "N", default_value_t = 64,
           value_parser = clap::value_parser!(u32).range(1..=4096))]
-    window: u32,
+    in_flight: u32,
     #[command(flatten)]
     run: RunFlags,
 }
@@ -165,7 +167,7 @@ fn pingpong(args: PingpongArgs) -> Result<ExitCode, Failure> {
 fn windows(args: WindowArgs, rate: bool) -> Result<ExitCode, Failure> {
     let timeout = args.run.budget.timeout.limit;
     let run = args.run.run_args()?;
-    let window = args.window as usize;
+    let window = args.in_flight as usize;
     let world = World::init().map_err(Failure::run)?;
     let (n, me) = (world.size(), world.rank());
     let refused = if rate && (n < 2 || n % 2 != 0) {
@@ -261,6 +263,34 @@ mod tests {
         let matches =
             cmd.try_get_matches_from(std::iter::once("mpi").chain(args.iter().copied()))?;
         MpiArgs::from_arg_matches(&matches)
+    }
+
+    fn in_flight(args: &[&str]) -> u32 {
+        match parse(args).expect("parses").command {
+            MpiCommand::Bandwidth(w) | MpiCommand::Rate(w) => w.in_flight,
+            MpiCommand::Pingpong(_) => unreachable!("a window command"),
+        }
+    }
+
+    #[test]
+    fn in_flight_is_also_read_under_its_old_name_window() {
+        assert_eq!(in_flight(&["bandwidth"]), 64);
+        assert_eq!(in_flight(&["bandwidth", "--in-flight", "8"]), 8);
+        assert_eq!(in_flight(&["rate", "--window", "16"]), 16);
+        assert!(parse(&["bandwidth", "--in-flight", "0"]).is_err());
+        assert!(parse(&["pingpong", "--in-flight", "8"]).is_err());
+    }
+
+    #[test]
+    fn the_old_name_window_is_not_listed() {
+        let cmd = MpiArgs::augment_args(clap::Command::new("mpi"));
+        let bandwidth = cmd.find_subcommand("bandwidth").expect("bandwidth");
+        let arg = bandwidth
+            .get_arguments()
+            .find(|a| a.get_long() == Some("in-flight"))
+            .expect("--in-flight");
+        assert!(arg.get_visible_aliases().unwrap_or_default().is_empty());
+        assert_eq!(arg.get_all_aliases(), Some(vec!["window"]));
     }
 
     /// The run an `mpi` command stands for is `ipcmark run tcp` with the
