@@ -6,9 +6,10 @@
 //! A group is a `#[derive(Args)]` struct that commands `#[command(flatten)]`.
 //! Its help text is written to hold for every command that takes it; where
 //! one command means something narrower (`compare --json`) or waits longer
-//! (`mpi --timeout 30s`), that command rewords the help or sets the default
-//! with `#[command(mut_arg(ID, …))]` rather than declaring the flag again, so
-//! the name, the type and the parser stay one.
+//! (`mpi --timeout 30s`), that command rewords the help (with the wording
+//! kept here, beside the flag's own) or sets the default with
+//! `#[command(mut_arg(ID, …))]` rather than declaring the flag again, so the
+//! name, the type and the parser stay one.
 //!
 //! clap keeps the heading a flatten sets for the fields after it, so a
 //! command gives each of its own fields an explicit `help_heading`.
@@ -78,6 +79,11 @@ pub struct Json {
     pub path: Option<PathBuf>,
 }
 
+impl Json {
+    /// `compare --json`: the comparison, written once.
+    pub const COMPARE_HELP: &str = "Also write the comparison as JSON to this file";
+}
+
 /// `--timeout`: how long a command waits for progress before it fails.
 #[derive(Debug, Clone, Args)]
 pub struct Timeout {
@@ -85,6 +91,16 @@ pub struct Timeout {
     #[arg(id = "timeout", long = "timeout", value_name = "DURATION",
           value_parser = parse::duration, default_value = "5s")]
     pub limit: Duration,
+}
+
+impl Timeout {
+    /// `workload --timeout`: processes, not a peer, and their start and end too.
+    pub const WORKLOAD_HELP: &str = "How long the processes may go without any progress \
+        (and may take to start, and to finish after a timed run) before the run fails";
+    /// `mpi --timeout` (default 30s): rank 0's deadline on the whole job.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub const MPI_HELP: &str = "How long a figure may go without progress (a round trip, \
+        a window) before rank 0 ends the job: MPI's blocking calls have no deadline of their own";
 }
 
 /// `--cpu-latency`: the PM QoS CPU wake-up latency limit held while measuring.

@@ -97,7 +97,7 @@ enum Command {
 
 /// Arguments of `ipcmark compare`.
 #[derive(Debug, Args)]
-#[command(mut_arg("json", |a| a.help("Also write the comparison as JSON to this file")))]
+#[command(mut_arg("json", |a| a.help(flags::Json::COMPARE_HELP)))]
 pub struct CompareArgs {
     /// The baseline: a run of the history (an id, `last`, `last~N`) or a
     /// JSON report.

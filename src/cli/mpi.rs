@@ -45,10 +45,7 @@ enum MpiCommand {
 /// after 30 s rather than `run`'s 5 s: a window of large messages over a
 /// slow link takes that long.
 #[derive(Debug, Args)]
-#[command(mut_arg("timeout", |a| a.default_value("30s").help(
-    "How long a figure may go without progress (a round trip, a window) before rank 0 \
-     ends the job: MPI's blocking calls have no deadline of their own"
-)))]
+#[command(mut_arg("timeout", |a| a.default_value("30s").help(flags::Timeout::MPI_HELP)))]
 struct RunFlags {
     #[command(flatten)]
     sizes: flags::Sizes,

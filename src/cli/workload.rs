@@ -26,10 +26,7 @@ const DEFAULT_RUNS: u32 = 5;
 /// Arguments of `ipcmark workload`, under the headings `run` uses where
 /// they share flags ([`flags::heading`]).
 #[derive(Debug, Args)]
-#[command(mut_arg("timeout", |a| a.help(
-    "How long the processes may go without any progress (and may take to start, \
-     and to finish after a timed run) before the run fails"
-)))]
+#[command(mut_arg("timeout", |a| a.help(flags::Timeout::WORKLOAD_HELP)))]
 pub struct WorkloadArgs {
     /// The workload to run (listed below).
     #[arg(value_name = "NAME")]
@@ -52,8 +49,7 @@ pub struct WorkloadArgs {
     /// Where the processes run: `local` (forked on this machine) or `mpi`
     /// (the ranks of the MPI job this command runs in: `mpirun -n N ipcmark
     /// workload NAME --engine mpi`; cargo feature `mpi`, docs/cluster.md).
-    #[arg(long, value_enum, value_name = "ENGINE", default_value = "local",
-          help_heading = heading::PLACEMENT)]
+    #[arg(long, value_enum, default_value = "local", help_heading = heading::PLACEMENT)]
     engine: EngineArg,
     /// With --engine mpi: hand a role (its state) to a spare rank every K
     /// operations (the calculator's every K vectors, each counter's every
