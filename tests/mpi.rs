@@ -112,7 +112,7 @@ mod with_mpi {
             "bandwidth",
             "--sizes",
             "8,4K",
-            "--window",
+            "--in-flight",
             "4",
             "--no-save",
             "--json",
@@ -131,6 +131,7 @@ mod with_mpi {
         for r in rs {
             assert_eq!(r["benchmark"], "mpi", "{r}");
             assert_checked_stream(r, 1);
+            assert_eq!(r["messages_per_window"], 4, "{r}");
             assert!(r["note"].as_str().unwrap().contains("rank 0→1"), "{r}");
         }
     }
@@ -146,6 +147,7 @@ mod with_mpi {
                 "rate",
                 "--sizes",
                 "8",
+                // The old name of --in-flight, still read.
                 "--window",
                 "4",
                 "--no-save",
@@ -160,6 +162,7 @@ mod with_mpi {
             assert_eq!(rs.len(), 1);
             assert_eq!(rs[0]["benchmark"], "mpi-rate", "{}", rs[0]);
             assert_checked_stream(&rs[0], pairs);
+            assert_eq!(rs[0]["messages_per_window"], 4, "{}", rs[0]);
             let note = rs[0]["note"].as_str().unwrap();
             let first = format!("0→{}", ranks / 2);
             assert!(

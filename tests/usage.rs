@@ -112,3 +112,112 @@ fn readme_documents_every_mechanism() {
         );
     }
 }
+
+/// `ipcmark COMMAND --help`, split into its sections: each heading (a line
+/// at the margin ending in ':') with the long flags defined under it, in
+/// order. A definition is a line indented as clap indents an option
+/// (`  -h, --help`, `      --sizes <LIST>`); the help text under it is
+/// indented further, so a flag it mentions is not counted.
+fn help_sections(command: &str) -> Vec<(String, Vec<String>)> {
+    let sb = Sandbox::new();
+    let out = sb.run(&[command, "--help"], Duration::from_secs(20));
+    assert!(out.status.success(), "{command} --help: {}", stderr(&out));
+    let mut sections: Vec<(String, Vec<String>)> = Vec::new();
+    for line in stdout(&out).lines() {
+        if let Some(heading) = line.strip_suffix(':').filter(|h| !h.starts_with(' ')) {
+            sections.push((heading.to_string(), Vec::new()));
+            continue;
+        }
+        let def = line.strip_prefix("      --").or_else(|| {
+            line.strip_prefix("  -")
+                .and_then(|l| l.split_once(", --"))
+                .map(|(_, l)| l)
+        });
+        if let (Some(def), Some((_, flags))) = (def, sections.last_mut()) {
+            let name: String = def
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            flags.push(format!("--{name}"));
+        }
+    }
+    sections
+}
+
+/// The heading `flag` is listed under, asserting it is listed exactly once.
+fn heading_of<'a>(sections: &'a [(String, Vec<String>)], flag: &str) -> &'a str {
+    let under: Vec<&str> = sections
+        .iter()
+        .flat_map(|(h, flags)| flags.iter().filter(|f| *f == flag).map(move |_| h.as_str()))
+        .collect();
+    assert_eq!(
+        under.len(),
+        1,
+        "{flag} listed under {under:?}: {sections:?}"
+    );
+    under[0]
+}
+
+#[test]
+fn run_help_groups_its_flags_under_headings_and_lists_each_once() {
+    let sections = help_sections("run");
+    let headings: Vec<&str> = sections.iter().map(|(h, _)| h.as_str()).collect();
+    let groups: Vec<&str> = headings
+        .iter()
+        .copied()
+        .filter(|h| !["Usage", "Arguments", "Options"].contains(h))
+        .collect();
+    assert!(groups.len() >= 6, "too few headings: {headings:?}");
+    let mut seen = std::collections::BTreeSet::new();
+    for (heading, flags) in &sections {
+        assert!(
+            !flags.is_empty() || ["Usage", "Arguments"].contains(&heading.as_str()),
+            "heading {heading} lists no flag"
+        );
+        for f in flags {
+            assert!(seen.insert(f.clone()), "{f} listed twice: {sections:?}");
+        }
+    }
+    assert!(seen.len() >= 38, "{} flags: {seen:?}", seen.len());
+    for (flag, heading) in [
+        ("--preset", "Selection"),
+        ("--mode", "Selection"),
+        ("--sizes", "Sizes"),
+        ("--cold", "Sizes"),
+        ("--cpus", "Placement"),
+        ("--cpu-latency", "Placement"),
+        ("--samples", "Budget"),
+        ("--timeout", "Budget"),
+        ("--json", "Output and history"),
+        ("--db", "Output and history"),
+        ("--no-save", "Output and history"),
+        ("--load", "Load"),
+        ("--load-cpus", "Load"),
+        ("--remote", "Remote"),
+        ("--period", "Timer group"),
+        ("--window", "One-way"),
+    ] {
+        assert_eq!(heading_of(&sections, flag), heading, "{flag}");
+    }
+}
+
+#[test]
+fn workload_lists_the_flags_it_shares_with_run_under_runs_headings() {
+    let sections = help_sections("workload");
+    for (flag, heading) in [
+        ("--cpu-latency", "Placement"),
+        ("--timeout", "Budget"),
+        ("--json", "Output and history"),
+        ("--db", "Output and history"),
+        ("--no-save", "Output and history"),
+        ("--load", "Load"),
+        ("--load-cpus", "Load"),
+    ] {
+        assert_eq!(heading_of(&sections, flag), heading, "{flag}");
+    }
+    // workload's own --timeout text and run's default survive the sharing.
+    let out = Sandbox::new().run(&["workload", "--help"], Duration::from_secs(20));
+    let help = stdout(&out);
+    assert!(help.contains("may take to start"), "{help}");
+    assert!(help.contains("[default: 5s]"), "{help}");
+}

@@ -50,13 +50,13 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
             args.alpha
         )));
     }
-    if let Some(out) = &args.json {
+    if let Some(out) = &args.json.path {
         super::check_output_path("--json", out)?;
     }
     let (la, fa) = load(args.db.as_deref(), &args.a)?;
     let (lb, fb) = load(args.db.as_deref(), &args.b)?;
     let report = compare::compare(&la, &fa, &lb, &fb, args.alpha);
-    if let Some(out) = &args.json {
+    if let Some(out) = &args.json.path {
         crate::output::json::write_atomic(out, &report)
             .map_err(|e| Failure::run(format!("cannot write {}: {e}", out.display())))?;
     }

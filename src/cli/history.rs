@@ -13,9 +13,8 @@ use std::process::ExitCode;
 /// Arguments of `ipcmark history`.
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    /// The history database (default: $XDG_DATA_HOME/ipcmark/history.sqlite).
-    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
-    db: Option<PathBuf>,
+    #[command(flatten)]
+    db: super::flags::Db,
     /// Delete runs instead of listing them: those the selectors pick
     /// (--keep, --before, --incomplete; any of them).
     #[arg(long)]
@@ -38,9 +37,8 @@ pub struct ShowArgs {
     /// The run: an id, `last`, `last~N`, or a JSON report.
     #[arg(value_name = "RUN")]
     run: String,
-    /// The history database (default: $XDG_DATA_HOME/ipcmark/history.sqlite).
-    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
-    db: Option<PathBuf>,
+    #[command(flatten)]
+    db: super::flags::Db,
 }
 
 /// Format of `ipcmark export`.
@@ -64,9 +62,8 @@ pub struct ExportArgs {
     /// Write to this file instead of standard output.
     #[arg(short, long, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     output: Option<PathBuf>,
-    /// The history database (default: $XDG_DATA_HOME/ipcmark/history.sqlite).
-    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
-    db: Option<PathBuf>,
+    #[command(flatten)]
+    db: super::flags::Db,
 }
 
 /// Arguments of `ipcmark import`.
@@ -75,9 +72,8 @@ pub struct ImportArgs {
     /// JSON reports written by `run --json` or `workload --json`.
     #[arg(value_name = "FILE.json", required = true, value_hint = clap::ValueHint::FilePath)]
     files: Vec<PathBuf>,
-    /// The history database (default: $XDG_DATA_HOME/ipcmark/history.sqlite).
-    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
-    db: Option<PathBuf>,
+    #[command(flatten)]
+    db: super::flags::Db,
 }
 
 fn parse_date(s: &str) -> Result<jiff::Timestamp, String> {

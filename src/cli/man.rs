@@ -168,8 +168,7 @@ fn command_section(sub: &Command) -> String {
     out.push_str(&body(|w| man.render_description_section(w)));
     let has_options = sub.get_arguments().any(|a| !a.is_hide_set());
     if has_options {
-        out.push_str(".SS Options\n");
-        out.push_str(&body(|w| man.render_options_section(w)));
+        out.push_str(&grouped_options(sub, &man));
     }
     if let Some(after) = sub.get_after_long_help().or_else(|| sub.get_after_help()) {
         // Its lines as they are, each on its own (a long one wraps, neither
@@ -190,6 +189,33 @@ fn command_section(sub: &Command) -> String {
         out.push_str(&r.render());
     }
     out
+}
+
+/// A command's options under the headings `--help` lists them under
+/// (`cli::flags::heading`): clap_mangen gives each heading a `.SH` of its
+/// own, upper-cased, which inside a command's section becomes a `.SS`
+/// spelled as in `--help`; the options without one come first, as Options.
+fn grouped_options(sub: &Command, man: &Man) -> String {
+    let headings: Vec<&str> = sub
+        .get_arguments()
+        .filter_map(|a| a.get_help_heading())
+        .collect();
+    let mut text = String::new();
+    section(&mut text, |w| man.render_options_section(w));
+    text.lines()
+        .map(|l| match l.strip_prefix(".SH ") {
+            Some(title) => {
+                let title = title.trim_matches('"');
+                let name = headings
+                    .iter()
+                    .find(|h| h.to_uppercase() == title)
+                    .copied()
+                    .unwrap_or("Options");
+                format!(".SS \"{name}\"\n")
+            }
+            None => format!("{l}\n"),
+        })
+        .collect()
 }
 
 /// An item of a tagged list: `.TP`, the tag, the text.
@@ -485,6 +511,47 @@ mod tests {
         assert!(
             !page.contains("\\-\\-fault"),
             "a hidden option is documented"
+        );
+    }
+
+    /// A command's options sit under the headings of its `--help`, in its
+    /// own section: `run`'s all nine, and `--db` under Output and history.
+    #[test]
+    fn a_commands_options_are_grouped_as_in_its_help() {
+        let page = page();
+        let run = page
+            .split("\n.SH \"IPCMARK RUN\"\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n.SH ").next())
+            .expect("the run section");
+        let mut at = 0;
+        for h in [
+            "Options",
+            "Selection",
+            "Sizes",
+            "Placement",
+            "Budget",
+            "Output and history",
+            "Load",
+            "Remote",
+            "Timer group",
+            "One-way",
+        ] {
+            let line = format!("\n.SS \"{h}\"\n");
+            let found = run[at..]
+                .find(&line)
+                .unwrap_or_else(|| panic!("no heading {h} after byte {at} of run's section"));
+            at += found + line.len();
+        }
+        let output = run
+            .split("\n.SS \"Output and history\"\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n.SS ").next())
+            .expect("Output and history");
+        assert!(output.contains("\\-\\-db"), "{output}");
+        assert!(
+            !page.contains("\n.SH SELECTION"),
+            "a heading left as a page section"
         );
     }
 }

@@ -4,6 +4,7 @@
 mod clean;
 mod compare;
 mod completions;
+mod flags;
 mod generated;
 mod history;
 mod list;
@@ -23,6 +24,7 @@ mod workload_mpi;
 
 use crate::engine::os::environment;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use flags::heading;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -95,6 +97,7 @@ enum Command {
 
 /// Arguments of `ipcmark compare`.
 #[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help(flags::Json::COMPARE_HELP)))]
 pub struct CompareArgs {
     /// The baseline: a run of the history (an id, `last`, `last~N`) or a
     /// JSON report.
@@ -103,16 +106,13 @@ pub struct CompareArgs {
     /// The run compared with it, named the same ways.
     #[arg(value_name = "B", value_hint = clap::ValueHint::FilePath)]
     b: String,
-    /// The history database the runs are read from (default:
-    /// $XDG_DATA_HOME/ipcmark/history.sqlite).
-    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
-    db: Option<PathBuf>,
+    #[command(flatten)]
+    db: flags::Db,
     /// Significance level of the Mann–Whitney U test (and 1 − confidence of the interval).
     #[arg(long, default_value_t = 0.05)]
     alpha: f64,
-    /// Also write the comparison as JSON to this file.
-    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
-    json: Option<PathBuf>,
+    #[command(flatten)]
+    json: flags::Json,
 }
 
 /// Arguments of `ipcmark list`.
@@ -184,7 +184,9 @@ pub enum FaultArg {
     Unfair,
 }
 
-/// Arguments of `ipcmark run`.
+/// Arguments of `ipcmark run`, under the headings of [`flags::heading`]:
+/// the groups other commands share are flattened from [`flags`], the flags
+/// only `run` has are declared here, each with its heading.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Mechanisms, benchmarks or groups to run (ipc, syscall, sched, timer,
@@ -192,164 +194,138 @@ pub struct RunArgs {
     /// See `ipcmark list`.
     #[arg(value_name = "NAME")]
     names: Vec<String>,
-    /// Message sizes, comma-separated, with optional K or M suffix; `sweep`
-    /// for a dense sweep from 1 B to 64K (for the cost model).
-    #[arg(long, value_name = "LIST", value_parser = parse::size_list_arg)]
-    sizes: Option<parse::SizeList>,
     /// Run a study's experiment as it was done (see `ipcmark list presets`).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", help_heading = heading::SELECTION)]
     preset: Option<String>,
+    /// How IPC mechanisms are timed: pingpong (default: one-way latency from
+    /// round trips), oneway (a CLOCK_MONOTONIC stamp in each message, latency
+    /// computed by the receiver) or stream (throughput one way).
+    #[arg(long, value_enum, value_name = "MODE", help_heading = heading::SELECTION)]
+    mode: Option<ModeArg>,
+    #[command(flatten)]
+    sizes: flags::Sizes,
     /// Give every message a buffer not in cache: each message uses the next
     /// slot of a region twice the size of the last-level cache.
-    #[arg(long)]
+    #[arg(long, help_heading = heading::SIZES)]
     cold: bool,
-    /// Every mechanism at 64 bytes, short samples: the whole matrix in seconds.
-    #[arg(long)]
-    quick: bool,
     /// CPUs for client and server ("0,1"); one CPU puts both sides on it.
-    #[arg(long, value_name = "A,B", value_parser = parse::cpu_list_arg)]
+    #[arg(long, value_name = "A,B", value_parser = parse::cpu_list_arg,
+          help_heading = heading::PLACEMENT)]
     cpus: Option<parse::CpuList>,
     /// Pin client and server to the same CPU (the first of --cpus).
-    #[arg(long)]
+    #[arg(long, help_heading = heading::PLACEMENT)]
     same_cpu: bool,
     /// Run both sides under SCHED_FIFO at this priority (1-99).
-    #[arg(long, value_name = "PRIO", value_parser = clap::value_parser!(i32).range(1..=99))]
+    #[arg(long, value_name = "PRIO", value_parser = clap::value_parser!(i32).range(1..=99),
+          help_heading = heading::PLACEMENT)]
     rt: Option<i32>,
     /// Run the echo server as a forked process or a thread.
-    #[arg(long, value_enum, default_value_t = PeerArg::Process)]
+    #[arg(long, value_enum, default_value_t = PeerArg::Process, help_heading = heading::PLACEMENT)]
     peer: PeerArg,
-    /// Write the results as JSON to this file (rewritten after every mechanism).
-    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
-    json: Option<PathBuf>,
-    /// Print every figure's own row, with its p99, MB/s, interval and notes,
-    /// and the cost models' table (default: one row per mechanism, one
-    /// column per size).
-    #[arg(long)]
-    long: bool,
-    /// Samples every figure takes at least, in each pass (default 11; --quick 7).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
-    samples: Option<u32>,
-    /// Measure every ping-pong and operation figure this many times, each
-    /// pass with fresh channels, peers and buffers, the passes spread over
-    /// the run (default 5): `ipcmark compare` tests between-pass medians, so
-    /// a run's own level does not read as a difference. The time budget is
-    /// shared: each pass samples for --max-time / N at --precision × √N.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=20))]
-    passes: Option<u32>,
-    /// Keep sampling until the 95% bootstrap interval of the median is within
-    /// ± this much of it (or --max-time runs out): a percentage or a fraction
-    /// (default 2%; 1% with --sizes sweep, whose cost model needs it).
-    #[arg(long, value_name = "PERCENT", value_parser = parse::precision)]
-    precision: Option<f64>,
-    /// The longest one figure's samples may take before it is reported as
-    /// missing its precision (default 1s; --quick 250ms; 0: only --samples).
-    #[arg(long, value_name = "DURATION", value_parser = parse::duration_or_zero)]
-    max_time: Option<Duration>,
-    /// Target duration of one sample.
-    #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
-    sample_time: Option<Duration>,
-    /// PM QoS CPU wake-up latency limit held during the run, µs, or `off`
-    /// (default 0 when /dev/cpu_dma_latency is writable: CPUs stay out of deep
-    /// idle states, as in cyclictest; `off` measures with them).
-    #[arg(long, value_name = "US|off", value_parser = parse::cpu_latency)]
-    cpu_latency: Option<parse::CpuLatency>,
-    /// How long a silent peer is waited for before the figure fails.
-    #[arg(long, value_name = "DURATION", value_parser = parse::duration, default_value = "5s")]
-    timeout: Duration,
+    #[command(flatten, next_help_heading = heading::PLACEMENT)]
+    cpu_latency: flags::CpuLatency,
+    #[command(flatten)]
+    budget: flags::Budget,
+    #[command(flatten)]
+    output: flags::Output,
+    /// Also write the results as CSV to this file, one row per figure.
+    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath,
+          help_heading = heading::OUTPUT)]
+    csv: Option<PathBuf>,
+    #[command(flatten)]
+    load: flags::Load,
+    /// Measure the selected benchmarks once per level: under --load alone
+    /// (none without it), then with an interrupt source at each frequency
+    /// added (irq:60,250,1000,2000,4000); one table per benchmark with the
+    /// levels as columns.
+    #[arg(long, value_name = "irq:F1,F2,…", value_parser = parse::load_sweep_arg,
+          help_heading = heading::LOAD)]
+    load_sweep: Option<parse::LoadSweep>,
+    /// Measure tcp and udp against `ipcmark serve` on another host
+    /// (HOST[:PORT], port 7878 by default): ping-pong, --mode stream or
+    /// oneway, each figure with the fraction of the link's best it reached.
+    #[arg(long, value_name = "HOST[:PORT]", help_heading = heading::REMOTE)]
+    remote: Option<String>,
+    /// With --remote: the CPU the agent's side of each figure runs on.
+    #[arg(long, value_name = "CPU", requires = "remote", help_heading = heading::REMOTE)]
+    remote_cpu: Option<usize>,
+    /// With --remote --mode stream: send (to the agent, the default) or
+    /// receive (from it).
+    #[arg(long, value_enum, requires = "remote", help_heading = heading::REMOTE)]
+    direction: Option<DirectionArg>,
+    /// With --remote: the link's speed in bits per second (10M, 1G), when
+    /// the route's interface does not give it or gives the wrong one.
+    #[arg(long, value_name = "RATE", requires = "remote",
+          value_parser = crate::remote::link::parse_rate, help_heading = heading::REMOTE)]
+    link_speed: Option<u64>,
+    /// With --remote: the file holding the secret the agent was started
+    /// with (`serve --token-file`); it never goes on the wire.
+    #[arg(long, value_name = "FILE", requires = "remote",
+          value_hint = clap::ValueHint::FilePath, help_heading = heading::REMOTE)]
+    token_file: Option<PathBuf>,
     /// Two meanings, by group: timer: period of timer-latency's wake-ups
     /// (default 1ms); thread-metric: the counting period of each test, whose
     /// operations are its score (default 30s, 2s with --quick; at least 10ms).
-    #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration,
+          help_heading = heading::TIMER)]
     period: Option<Duration>,
     /// Timer group: length of one figure (timer-latency 5s, timer-irq-overhead
     /// 3s; timer-failures: per frequency, 2000 periods within 1s..10s).
-    #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration,
+          help_heading = heading::TIMER)]
     duration: Option<Duration>,
     /// timer-failures: a wake-up later than this fraction of the period is a
     /// failure (above 0, at most 1).
     #[arg(long, value_name = "FRACTION", value_parser = parse::tolerance,
-          default_value = "0.5", allow_negative_numbers = true)]
+          default_value = "0.5", allow_negative_numbers = true, help_heading = heading::TIMER)]
     tolerance: f64,
     /// timer-failures: event frequencies in Hz, comma-separated.
     #[arg(long, value_name = "LIST", value_parser = parse::frequency_list_arg,
-          default_value = "60,250,1000,2000,4000", allow_negative_numbers = true)]
+          default_value = "60,250,1000,2000,4000", allow_negative_numbers = true,
+          help_heading = heading::TIMER)]
     frequencies: parse::FrequencyList,
     /// timer-irq-overhead: frequency of the timer interrupt, Hz.
     #[arg(long, value_name = "HZ", value_parser = parse::frequency,
-          default_value = "1000", allow_negative_numbers = true)]
+          default_value = "1000", allow_negative_numbers = true, help_heading = heading::TIMER)]
     irq_frequency: f64,
-    /// How IPC mechanisms are timed: pingpong (default: one-way latency from
-    /// round trips), oneway (a CLOCK_MONOTONIC stamp in each message, latency
-    /// computed by the receiver) or stream (throughput one way).
-    #[arg(long, value_enum, value_name = "MODE")]
-    mode: Option<ModeArg>,
     /// Mode oneway: send one message per interval (sporadic, e.g. 1s, 10ms,
     /// 100us; at most 60s); without it, saturated.
-    #[arg(long, value_name = "DURATION", value_parser = parse::interval, allow_hyphen_values = true)]
+    #[arg(long, value_name = "DURATION", value_parser = parse::interval,
+          allow_hyphen_values = true, help_heading = heading::ONE_WAY)]
     interval: Option<Duration>,
     /// Mode oneway: messages per window of min / max / mean (default 100000;
     /// --quick 10000).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000_000),
+          help_heading = heading::ONE_WAY)]
     window: Option<u64>,
     /// Mode oneway: timed messages per figure (default: saturated 3 windows,
     /// --quick 2; sporadic 30, --quick 10). Saturated stops after 60 s
     /// (--quick 10 s) even if fewer were sent. At most 10 000 000 (with
     /// --remote 795 794: the agent's report of one stamp each must fit a
     /// control frame).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000),
+          help_heading = heading::ONE_WAY)]
     messages: Option<u64>,
-    /// The history database to save the run in (default:
-    /// $XDG_DATA_HOME/ipcmark/history.sqlite, see `ipcmark history`).
-    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
-    db: Option<PathBuf>,
-    /// Do not save the run in the history.
-    #[arg(long, conflicts_with = "db")]
-    no_save: bool,
-    /// Also write the results as CSV to this file, one row per figure.
-    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
-    csv: Option<PathBuf>,
-    /// Hold a load during every figure: irq:FREQ[:work=DUR] (a periodic
-    /// timer whose handler works DUR, default 2us, on each load CPU),
-    /// cpu:N[:bitcount|qsort|mixed] (N processes of checked kernels),
-    /// net:RATE (UDP datagrams per second over loopback), comma-separated;
-    /// `none` records the interrupt accounting without a load.
-    #[arg(long, value_name = "SPEC[,SPEC…]", value_parser = parse::load_arg)]
-    load: Option<parse::LoadArg>,
-    /// CPUs the load runs on (default: the measured CPUs; all allowed
-    /// CPUs when the run is not pinned), e.g. 0,1 or 0-3.
-    #[arg(long, value_name = "LIST", value_parser = parse::cpu_set_arg)]
-    load_cpus: Option<parse::CpuList>,
-    /// Measure the selected benchmarks once per level: under --load alone
-    /// (none without it), then with an interrupt source at each frequency
-    /// added (irq:60,250,1000,2000,4000); one table per benchmark with the
-    /// levels as columns.
-    #[arg(long, value_name = "irq:F1,F2,…", value_parser = parse::load_sweep_arg)]
-    load_sweep: Option<parse::LoadSweep>,
-    /// Measure tcp and udp against `ipcmark serve` on another host
-    /// (HOST[:PORT], port 7878 by default): ping-pong, --mode stream or
-    /// oneway, each figure with the fraction of the link's best it reached.
-    #[arg(long, value_name = "HOST[:PORT]")]
-    remote: Option<String>,
-    /// With --remote: the CPU the agent's side of each figure runs on.
-    #[arg(long, value_name = "CPU", requires = "remote")]
-    remote_cpu: Option<usize>,
-    /// With --remote --mode stream: send (to the agent, the default) or
-    /// receive (from it).
-    #[arg(long, value_enum, requires = "remote")]
-    direction: Option<DirectionArg>,
-    /// With --remote: the link's speed in bits per second (10M, 1G), when
-    /// the route's interface does not give it or gives the wrong one.
-    #[arg(long, value_name = "RATE", requires = "remote",
-          value_parser = crate::remote::link::parse_rate)]
-    link_speed: Option<u64>,
-    /// With --remote: the file holding the secret the agent was started
-    /// with (`serve --token-file`); it never goes on the wire.
-    #[arg(long, value_name = "FILE", requires = "remote",
-          value_hint = clap::ValueHint::FilePath)]
-    token_file: Option<PathBuf>,
     /// Inject a fault in the echo server (for testing ipcmark itself).
     #[arg(long, value_enum, hide = true)]
     fault: Option<FaultArg>,
+}
+
+impl RunArgs {
+    /// `ipcmark run` with no name and no flag: every flag at its default,
+    /// as clap gives it. For a command that runs its own items as a run's
+    /// and takes only some of `run`'s flag groups (`ipcmark mpi`), which it
+    /// sets over these; asking clap, rather than spelling the defaults
+    /// again, keeps each default in one place.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    fn defaults() -> Result<RunArgs, Failure> {
+        use clap::FromArgMatches;
+        let matches = RunArgs::augment_args(clap::Command::new("run"))
+            .try_get_matches_from(["run"])
+            .map_err(|e| Failure::run(format!("cannot make run's defaults: {e}")))?;
+        RunArgs::from_arg_matches(&matches)
+            .map_err(|e| Failure::run(format!("cannot make run's defaults: {e}")))
+    }
 }
 
 /// A failure with its exit code: 2 for bad usage, 1 for a failed run.

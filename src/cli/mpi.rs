@@ -4,7 +4,7 @@
 //! report and the history are those of local figures; the ranks taking part
 //! serve rank 0's figures; other ranks wait at a barrier.
 
-use super::parse;
+use super::flags;
 use super::plan::RunPlan;
 use super::{Failure, RunArgs};
 use crate::cluster::bandwidth::WindowFigures;
@@ -14,8 +14,7 @@ use crate::cluster::{deadline, window};
 use crate::engine::os::peer::Fault;
 use crate::engine::os::placement::SidePlacement;
 use crate::engine::run::session::{External, Item};
-use clap::{Args, Parser, Subcommand};
-use std::path::PathBuf;
+use clap::{Args, Subcommand};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -40,63 +39,32 @@ enum MpiCommand {
     Rate(WindowArgs),
 }
 
-/// The flags of `ipcmark run` that apply to every `ipcmark mpi` command:
-/// sizes, budget, output and history.
+/// The flags of `ipcmark run` that apply to every `ipcmark mpi` command,
+/// its groups as `run` declares them: sizes, budget, the CPU wake-up
+/// latency, output and history. A figure without progress ends the job
+/// after 30 s rather than `run`'s 5 s: a window of large messages over a
+/// slow link takes that long.
 #[derive(Debug, Args)]
+#[command(mut_arg("timeout", |a| a.default_value("30s").help(flags::Timeout::MPI_HELP)))]
 struct RunFlags {
-    /// Message sizes, comma-separated, with optional K or M suffix; `sweep`
-    /// for a dense sweep from 1 B to 64K.
-    #[arg(long, value_name = "LIST", value_parser = parse::size_list_arg)]
-    sizes: Option<parse::SizeList>,
-    /// Write the results as JSON to this file (rank 0).
-    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
-    json: Option<PathBuf>,
-    /// Short samples (64 B unless --sizes says otherwise).
-    #[arg(long)]
-    quick: bool,
-    /// Print every figure's own row, with its p99, interval and notes.
-    #[arg(long)]
-    long: bool,
-    /// Samples every figure takes at least, in each pass (default 11; --quick 7).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
-    samples: Option<u32>,
-    /// Measure every ping-pong figure this many times (default 5).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=20))]
-    passes: Option<u32>,
-    /// Sample until the 95% interval of the median is within ± this much
-    /// of it (default 2%).
-    #[arg(long, value_name = "PERCENT", value_parser = parse::precision)]
-    precision: Option<f64>,
-    /// The longest one figure's samples may take (default 1s; --quick 250ms).
-    #[arg(long, value_name = "DURATION", value_parser = parse::duration_or_zero)]
-    max_time: Option<Duration>,
-    /// Target duration of one sample.
-    #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
-    sample_time: Option<Duration>,
-    /// PM QoS CPU wake-up latency limit held on rank 0's host, µs, or `off`.
-    #[arg(long, value_name = "US|off", value_parser = parse::cpu_latency)]
-    cpu_latency: Option<parse::CpuLatency>,
-    /// How long a figure may go without progress (a round trip, a window)
-    /// before rank 0 ends the job: MPI's blocking calls have no deadline of
-    /// their own.
-    #[arg(long, value_name = "DURATION", value_parser = parse::duration, default_value = "30s")]
-    timeout: Duration,
-    /// The history database to save the run in.
-    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
-    db: Option<PathBuf>,
-    /// Do not save the run in the history.
-    #[arg(long, conflicts_with = "db")]
-    no_save: bool,
+    #[command(flatten)]
+    sizes: flags::Sizes,
+    #[command(flatten)]
+    budget: flags::Budget,
+    #[command(flatten, next_help_heading = flags::heading::PLACEMENT)]
+    cpu_latency: flags::CpuLatency,
+    #[command(flatten)]
+    output: flags::Output,
 }
 
 /// Arguments of `ipcmark mpi pingpong`.
 #[derive(Debug, Args)]
 struct PingpongArgs {
-    #[command(flatten)]
-    run: RunFlags,
     /// Inject a fault in rank 1's echo (for testing ipcmark itself).
     #[arg(long, value_enum, hide = true)]
     fault: Option<EchoFault>,
+    #[command(flatten)]
+    run: RunFlags,
 }
 
 /// Faults rank 1's echo can inject (`--fault`, hidden).
@@ -120,44 +88,31 @@ impl From<EchoFault> for Fault {
 /// Arguments of `ipcmark mpi bandwidth` and `ipcmark mpi rate`.
 #[derive(Debug, Args)]
 struct WindowArgs {
-    #[command(flatten)]
-    run: RunFlags,
     /// Messages in flight per window: non-blocking sends posted before
     /// waiting for them all and the receiver's acknowledgement (OSU's 64).
-    #[arg(long, value_name = "N", default_value_t = 64,
+    // Once `--window`, which on `run` is the count of one-way messages
+    // summarised together: the old spelling still parses, unlisted.
+    #[arg(long = "in-flight", alias = "window", value_name = "N", default_value_t = 64,
           value_parser = clap::value_parser!(u32).range(1..=4096))]
-    window: u32,
-}
-
-/// `ipcmark run`'s arguments, for their defaults.
-#[derive(Parser)]
-struct RunDefaults {
+    in_flight: u32,
     #[command(flatten)]
-    run: RunArgs,
+    run: RunFlags,
 }
 
 impl RunFlags {
-    /// The `ipcmark run` these arguments stand for (its items are replaced
-    /// by the MPI figures).
+    /// The `ipcmark run` these arguments stand for: its other flags at
+    /// their defaults, its items replaced by the MPI figures (`mpi_only`).
     fn run_args(self) -> Result<RunArgs, Failure> {
-        let mut run = RunDefaults::try_parse_from(["ipcmark", "tcp"])
-            .map_err(|e| Failure::usage(e.to_string()))?
-            .run;
-        run.sizes = self.sizes;
-        run.json = self.json;
-        run.quick = self.quick;
-        run.long = self.long;
-        run.samples = self.samples;
-        run.passes = self.passes;
-        run.precision = self.precision;
-        run.max_time = self.max_time;
-        run.sample_time = self.sample_time;
-        run.cpu_latency = self.cpu_latency;
-        // Recorded in the report's budget: the deadline the watch holds.
-        run.timeout = self.timeout;
-        run.db = self.db;
-        run.no_save = self.no_save;
-        Ok(run)
+        // tcp takes every size, so the plan refuses none of `--sizes`
+        // before its items are replaced.
+        Ok(RunArgs {
+            names: vec!["tcp".to_string()],
+            sizes: self.sizes,
+            budget: self.budget,
+            cpu_latency: self.cpu_latency,
+            output: self.output,
+            ..RunArgs::defaults()?
+        })
     }
 }
 
@@ -171,7 +126,7 @@ pub fn mpi(args: MpiArgs) -> Result<ExitCode, Failure> {
 }
 
 fn pingpong(args: PingpongArgs) -> Result<ExitCode, Failure> {
-    let timeout = args.run.timeout;
+    let timeout = args.run.budget.timeout.limit;
     let run = args.run.run_args()?;
     let world = World::init().map_err(Failure::run)?;
     if world.size() < 2 {
@@ -207,9 +162,9 @@ fn pingpong(args: PingpongArgs) -> Result<ExitCode, Failure> {
 /// ordinary run's, every other rank taking part serves them, the rest wait
 /// at the barrier.
 fn windows(args: WindowArgs, rate: bool) -> Result<ExitCode, Failure> {
-    let timeout = args.run.timeout;
+    let timeout = args.run.budget.timeout.limit;
     let run = args.run.run_args()?;
-    let window = args.window as usize;
+    let window = args.in_flight as usize;
     let world = World::init().map_err(Failure::run)?;
     let (n, me) = (world.size(), world.rank());
     let refused = if rate && (n < 2 || n % 2 != 0) {
@@ -291,4 +246,108 @@ fn mpi_only(plan: &mut RunPlan, figures: &'static dyn External, job: &ranks::Mpi
     plan.settings.server_cpu = None;
     plan.settings.placement_note = Some("placed by the MPI launcher (--bind-to, --map-by)".into());
     plan.mpi = Some(job.clone());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::{FromArgMatches, Parser};
+
+    /// `ipcmark mpi ARGS` as clap parses it (no MPI is started).
+    fn parse(args: &[&str]) -> Result<MpiArgs, clap::Error> {
+        let cmd = MpiArgs::augment_args(clap::Command::new("mpi"));
+        let matches =
+            cmd.try_get_matches_from(std::iter::once("mpi").chain(args.iter().copied()))?;
+        MpiArgs::from_arg_matches(&matches)
+    }
+
+    fn in_flight(args: &[&str]) -> u32 {
+        match parse(args).expect("parses").command {
+            MpiCommand::Bandwidth(w) | MpiCommand::Rate(w) => w.in_flight,
+            MpiCommand::Pingpong(_) => unreachable!("a window command"),
+        }
+    }
+
+    #[test]
+    fn in_flight_is_also_read_under_its_old_name_window() {
+        assert_eq!(in_flight(&["bandwidth"]), 64);
+        assert_eq!(in_flight(&["bandwidth", "--in-flight", "8"]), 8);
+        assert_eq!(in_flight(&["rate", "--window", "16"]), 16);
+        assert!(parse(&["bandwidth", "--in-flight", "0"]).is_err());
+        assert!(parse(&["pingpong", "--in-flight", "8"]).is_err());
+    }
+
+    #[test]
+    fn the_old_name_window_is_not_listed() {
+        let cmd = MpiArgs::augment_args(clap::Command::new("mpi"));
+        let bandwidth = cmd.find_subcommand("bandwidth").expect("bandwidth");
+        let arg = bandwidth
+            .get_arguments()
+            .find(|a| a.get_long() == Some("in-flight"))
+            .expect("--in-flight");
+        assert!(arg.get_visible_aliases().unwrap_or_default().is_empty());
+        assert_eq!(arg.get_all_aliases(), Some(vec!["window"]));
+    }
+
+    /// The run an `mpi` command stands for is `ipcmark run tcp` with the
+    /// same shared flags, whatever run's other defaults are; only the
+    /// deadline's default is the MPI one.
+    #[test]
+    fn an_mpi_command_runs_what_run_tcp_with_its_flags_would() {
+        let shared = [
+            "--sizes",
+            "8,1K",
+            "--quick",
+            "--long",
+            "--samples",
+            "9",
+            "--passes",
+            "3",
+            "--precision",
+            "5%",
+            "--max-time",
+            "2s",
+            "--sample-time",
+            "20ms",
+            "--cpu-latency",
+            "off",
+            "--json",
+            "out.json",
+            "--db",
+            "h.sqlite",
+        ];
+        let mpi_run = |flags: &[&str]| {
+            let args: Vec<&str> = ["pingpong"].iter().chain(flags).copied().collect();
+            match parse(&args).expect("parses").command {
+                MpiCommand::Pingpong(p) => p.run.run_args().map_err(|f| f.message).expect("run"),
+                _ => unreachable!(),
+            }
+        };
+        let run = |flags: &[&str]| {
+            let argv = ["ipcmark", "run", "tcp"].iter().chain(flags);
+            match Cli::try_parse_from(argv).expect("parses").command {
+                Command::Run(args) => *args,
+                _ => unreachable!(),
+            }
+        };
+        let with_timeout: Vec<&str> = shared.iter().copied().chain(["--timeout", "30s"]).collect();
+        assert_eq!(
+            format!("{:?}", mpi_run(&shared)),
+            format!("{:?}", run(&with_timeout))
+        );
+        let given: Vec<&str> = shared
+            .iter()
+            .copied()
+            .chain(["--timeout", "7s", "--no-save"])
+            .collect();
+        let given: Vec<&str> = given
+            .into_iter()
+            .filter(|a| !["--db", "h.sqlite"].contains(a))
+            .collect();
+        assert_eq!(
+            format!("{:?}", mpi_run(&given)),
+            format!("{:?}", run(&given))
+        );
+    }
 }

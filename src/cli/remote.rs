@@ -72,7 +72,7 @@ pub fn check(args: &RunArgs, network_preset: bool) -> Result<(), Failure> {
             "--cold: the agent's side of a remote figure always uses one warm buffer; drop --cold",
         ));
     }
-    if args.load.is_some() || args.load_sweep.is_some() {
+    if args.load.spec.is_some() || args.load_sweep.is_some() {
         return Err(Failure::usage(
             "--load holds a load on this host only; a remote run takes no --load",
         ));

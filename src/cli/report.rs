@@ -18,9 +18,8 @@ pub struct ReportArgs {
     /// none is named. With two or more, each later run is compared with the first.
     #[arg(value_name = "RUN", value_hint = clap::ValueHint::FilePath)]
     runs: Vec<String>,
-    /// The history database the ids are read from (default: the user's).
-    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
-    db: Option<PathBuf>,
+    #[command(flatten)]
+    db: super::flags::Db,
     /// Write the report as one self-contained HTML page to this file.
     #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, required = true)]
     html: PathBuf,

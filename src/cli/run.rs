@@ -39,8 +39,8 @@ fn apply_study(args: &mut RunArgs, st: &LoadStudy) -> Result<(), Failure> {
         .chain(st.once)
         .map(|s| s.to_string())
         .collect();
-    if args.load.is_none() {
-        args.load = Some(parse::load_arg(st.load).map_err(Failure::usage)?);
+    if args.load.spec.is_none() {
+        args.load.spec = Some(parse::load_arg(st.load).map_err(Failure::usage)?);
     }
     if args.load_sweep.is_none() {
         args.load_sweep = Some(parse::LoadSweep(st.frequencies.to_vec()));
@@ -48,7 +48,7 @@ fn apply_study(args: &mut RunArgs, st: &LoadStudy) -> Result<(), Failure> {
     args.period.get_or_insert(st.period);
     args.duration.get_or_insert(st.duration);
     args.frequencies = parse::FrequencyList(st.frequencies.to_vec());
-    args.quick = true;
+    args.budget.quick = true;
     Ok(())
 }
 
@@ -153,11 +153,11 @@ pub fn run_with(
         .and_then(crate::presets::find)
         .is_some_and(|p| p.network)
     {
-        args.quick = true;
+        args.budget.quick = true;
     }
-    if args.load_sweep.is_some() && args.load.is_none() {
+    if args.load_sweep.is_some() && args.load.spec.is_none() {
         // The sweep's first level is the reference: no load at all.
-        args.load = Some(parse::LoadArg(Vec::new()));
+        args.load.spec = Some(parse::LoadArg(Vec::new()));
     }
     let machine = Machine::probe()?;
     let mut plan = RunPlan::from_args(&args, &machine)?;
@@ -213,7 +213,11 @@ pub fn run_with(
     let value = serde_json::to_value(&report)
         .map_err(|e| Failure::run(format!("cannot represent the report: {e}")))?;
     let mut recorder = Recorder::new(report, plan.json.clone());
-    if let Some(w) = super::history::writer(args.db.as_deref(), args.no_save, &value)? {
+    if let Some(w) = super::history::writer(
+        args.output.save.db.path.as_deref(),
+        args.output.save.no_save,
+        &value,
+    )? {
         recorder = recorder.with_sink(Box::new(w));
     }
     let names = ObjectNamer::new();
@@ -257,7 +261,7 @@ pub fn run_with(
             &session.results,
             plan.session.scores.as_ref(),
             plan.preset,
-            page::Options::for_stdout(args.long),
+            page::Options::for_stdout(args.output.long),
         ))?;
     }
     if let Some(path) = &args.csv {
@@ -271,7 +275,7 @@ pub fn run_with(
         "{}",
         crate::output::warnings::render(
             &recorder.warnings,
-            args.long,
+            args.output.long,
             page::colour_on(page::is_users_terminal(&std::io::stderr()))
         )
     );

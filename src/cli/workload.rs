@@ -2,6 +2,7 @@
 //! in each placement, saving the JSON after every run so an interrupted
 //! command keeps what finished, and print the tables.
 
+use super::flags::{self, heading};
 use super::plan::latency_request;
 use super::{Failure, hold_cpu_latency, parse, print_stdout};
 use crate::engine::os::environment;
@@ -22,8 +23,10 @@ use std::time::Duration;
 /// Runs per configuration unless `--runs` says otherwise (the study's five).
 const DEFAULT_RUNS: u32 = 5;
 
-/// Arguments of `ipcmark workload`.
+/// Arguments of `ipcmark workload`, under the headings `run` uses where
+/// they share flags ([`flags::heading`]).
 #[derive(Debug, Args)]
+#[command(mut_arg("timeout", |a| a.help(flags::Timeout::WORKLOAD_HELP)))]
 pub struct WorkloadArgs {
     /// The workload to run (listed below).
     #[arg(value_name = "NAME")]
@@ -35,89 +38,84 @@ pub struct WorkloadArgs {
     /// several configurations, run in turn and compared. Default: packed.
     /// With --engine mpi, the ranks that play the roles in order, such as
     /// `0,1;0,2` (generator, calculator); default: rank order.
-    #[arg(long, value_name = "PLACEMENT")]
+    #[arg(long, value_name = "PLACEMENT", help_heading = heading::PLACEMENT)]
     place: Vec<String>,
     /// Moves process P while it runs: `P:every=K:cpus=A,B` (between CPUs A and
     /// B every K operations) or `P:at=K:cpu=C` (to C once, before operation K).
     /// P is a process number from 1 or a role (generator, calculator). Repeat
     /// for several processes; applies to every configuration.
-    #[arg(long, value_name = "SPEC")]
+    #[arg(long, value_name = "SPEC", help_heading = heading::PLACEMENT)]
     migrate: Vec<String>,
-    /// Runs per configuration (default 5).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
-    runs: Option<u32>,
-    /// Length of each run, for philosophers (default 30s).
-    #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
-    duration: Option<Duration>,
-    /// How long the processes may go without any progress (and may take to
-    /// start, and to finish after a timed run) before the run fails.
-    #[arg(long, value_name = "DURATION", value_parser = parse::duration, default_value = "5s")]
-    timeout: Duration,
-    /// PM QoS CPU wake-up latency limit held while the workload runs, µs, or
-    /// `off` (default 0 when /dev/cpu_dma_latency is writable: CPUs stay out
-    /// of deep idle states, as in `ipcmark run`; `off` runs with them).
-    #[arg(long, value_name = "US|off", value_parser = parse::cpu_latency)]
-    cpu_latency: Option<parse::CpuLatency>,
-    /// Write every per-process count and time as JSON to this file (rewritten after every run).
-    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
-    json: Option<PathBuf>,
-    /// The history database to save the workload in (default:
-    /// $XDG_DATA_HOME/ipcmark/history.sqlite, see `ipcmark history`).
-    #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
-    db: Option<PathBuf>,
-    /// Do not save the workload in the history.
-    #[arg(long, conflicts_with = "db")]
-    no_save: bool,
-    /// Philosophers at the table (default 5).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=workloads::MAX_PHILOSOPHERS as i64))]
-    philosophers: Option<u32>,
-    /// Thinking time between meals, a sleep (default 30ms; 0 for none).
-    #[arg(long, value_name = "DURATION", value_parser = parse::duration_or_zero)]
-    think: Option<Duration>,
-    /// Eating time, as that much CPU work calibrated at start (default 10ms).
-    #[arg(long, value_name = "DURATION", value_parser = parse::duration_or_zero)]
-    eat: Option<Duration>,
-    /// Synchronisation primitive of the forks or the lock (default sysv-sem).
-    #[arg(long, value_enum, value_name = "PRIMITIVE")]
-    mechanism: Option<MechanismArg>,
-    /// Elements per vector, for generator-calculator (default 1).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=workloads::MAX_VECTOR as u64))]
-    vector: Option<u64>,
-    /// Vectors sent, for generator-calculator (default 100000).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    ops: Option<u64>,
-    /// Size of the shared array, for shared-counter: 4B, 40KB, 4MB (KB and MB
-    /// are 10^3 and 10^6 bytes, as in the study; KiB and MiB binary). Default 4B.
-    #[arg(long, value_name = "SIZE", value_parser = parse::byte_size)]
-    array: Option<usize>,
-    /// Sum of the array at which the counters stop (default: the study's,
-    /// 1000 passes below 40KB and 100 from 40KB up).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    threshold: Option<u64>,
-    /// Sleep after each pass, outside the lock, for shared-counter (default 0).
-    #[arg(long, value_name = "DURATION", value_parser = parse::duration_or_zero)]
-    pause: Option<Duration>,
     /// Where the processes run: `local` (forked on this machine) or `mpi`
     /// (the ranks of the MPI job this command runs in: `mpirun -n N ipcmark
     /// workload NAME --engine mpi`; cargo feature `mpi`, docs/cluster.md).
-    #[arg(long, value_enum, value_name = "ENGINE", default_value = "local")]
+    #[arg(long, value_enum, default_value = "local", help_heading = heading::PLACEMENT)]
     engine: EngineArg,
     /// With --engine mpi: hand a role (its state) to a spare rank every K
     /// operations (the calculator's every K vectors, each counter's every
     /// K passes, each philosopher's every K meals), timed as an
     /// application-level hand-off (MPI cannot migrate a process).
-    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..),
+          help_heading = heading::PLACEMENT)]
     handoff: Option<u64>,
+    #[command(flatten, next_help_heading = heading::PLACEMENT)]
+    cpu_latency: flags::CpuLatency,
+    /// Runs per configuration (default 5).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000),
+          help_heading = heading::BUDGET)]
+    runs: Option<u32>,
+    /// Length of each run, for philosophers (default 30s).
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration,
+          help_heading = heading::BUDGET)]
+    duration: Option<Duration>,
+    #[command(flatten, next_help_heading = heading::BUDGET)]
+    timeout: flags::Timeout,
+    /// Philosophers at the table (default 5).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=workloads::MAX_PHILOSOPHERS as i64),
+          help_heading = heading::WORKLOAD)]
+    philosophers: Option<u32>,
+    /// Thinking time between meals, a sleep (default 30ms; 0 for none).
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration_or_zero,
+          help_heading = heading::WORKLOAD)]
+    think: Option<Duration>,
+    /// Eating time, as that much CPU work calibrated at start (default 10ms).
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration_or_zero,
+          help_heading = heading::WORKLOAD)]
+    eat: Option<Duration>,
+    /// Synchronisation primitive of the forks or the lock (default sysv-sem).
+    #[arg(long, value_enum, value_name = "PRIMITIVE", help_heading = heading::WORKLOAD)]
+    mechanism: Option<MechanismArg>,
+    /// Elements per vector, for generator-calculator (default 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=workloads::MAX_VECTOR as u64),
+          help_heading = heading::WORKLOAD)]
+    vector: Option<u64>,
+    /// Vectors sent, for generator-calculator (default 100000).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
+          help_heading = heading::WORKLOAD)]
+    ops: Option<u64>,
+    /// Size of the shared array, for shared-counter: 4B, 40KB, 4MB (KB and MB
+    /// are 10^3 and 10^6 bytes, as in the study; KiB and MiB binary). Default 4B.
+    #[arg(long, value_name = "SIZE", value_parser = parse::byte_size,
+          help_heading = heading::WORKLOAD)]
+    array: Option<usize>,
+    /// Sum of the array at which the counters stop (default: the study's,
+    /// 1000 passes below 40KB and 100 from 40KB up).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
+          help_heading = heading::WORKLOAD)]
+    threshold: Option<u64>,
+    /// Sleep after each pass, outside the lock, for shared-counter (default 0).
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration_or_zero,
+          help_heading = heading::WORKLOAD)]
+    pause: Option<Duration>,
+    #[command(flatten, next_help_heading = heading::OUTPUT)]
+    json: flags::Json,
+    #[command(flatten, next_help_heading = heading::OUTPUT)]
+    save: flags::Save,
+    #[command(flatten)]
+    load: flags::Load,
     /// Inject a fault (for testing ipcmark itself).
     #[arg(long, value_enum, hide = true)]
     fault: Option<FaultArg>,
-    /// Hold a load during every run, as `ipcmark run --load` does
-    /// (irq:FREQ[:work=DUR], cpu:N[:KIND], net:RATE, comma-separated).
-    #[arg(long, value_name = "SPEC[,SPEC…]", value_parser = parse::load_arg)]
-    load: Option<parse::LoadArg>,
-    /// CPUs the load runs on (default: every CPU this process may use).
-    #[arg(long, value_name = "LIST", value_parser = parse::cpu_set_arg)]
-    load_cpus: Option<parse::CpuList>,
 }
 
 /// `--mechanism` values.
@@ -512,8 +510,8 @@ impl Sink {
 fn mpi_engine(args: WorkloadArgs, info: WorkloadInfo, params: Params) -> Result<ExitCode, Failure> {
     for (given, flag) in [
         (!args.migrate.is_empty(), "--migrate"),
-        (args.load.is_some(), "--load"),
-        (args.load_cpus.is_some(), "--load-cpus"),
+        (args.load.spec.is_some(), "--load"),
+        (args.load.cpus.is_some(), "--load-cpus"),
     ] {
         if given {
             return Err(Failure::usage(format!(
@@ -537,11 +535,11 @@ fn mpi_engine(args: WorkloadArgs, info: WorkloadInfo, params: Params) -> Result<
         handoff: args.handoff,
         place: args.place,
         runs: args.runs.unwrap_or(DEFAULT_RUNS),
-        timeout: args.timeout,
-        cpu_latency: args.cpu_latency,
-        json: args.json,
-        db: args.db,
-        no_save: args.no_save,
+        timeout: args.timeout.limit,
+        cpu_latency: args.cpu_latency.limit,
+        json: args.json.path,
+        db: args.save.db.path,
+        no_save: args.save.no_save,
     })
 }
 
@@ -587,17 +585,17 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     }
     let configs = placements(&args.place, roles.len(), &allowed).map_err(Failure::usage)?;
     let plans = migrations(&args.migrate, &roles, &allowed).map_err(Failure::usage)?;
-    super::check_json_path(args.json.as_deref())?;
+    super::check_json_path(args.json.path.as_deref())?;
     let runs = args.runs.unwrap_or(DEFAULT_RUNS);
     let load_plan = super::plan::load_plan(
-        args.load.as_ref(),
-        args.load_cpus.as_ref(),
+        args.load.spec.as_ref(),
+        args.load.cpus.as_ref(),
         [None, None],
         &allowed,
     )?;
 
     // Held for the whole command, as in `ipcmark run`.
-    let latency = hold_cpu_latency(&latency_request(args.cpu_latency), &allowed)?;
+    let latency = hold_cpu_latency(&latency_request(args.cpu_latency.limit), &allowed)?;
     interrupt::install()
         .map_err(|e| Failure::run(format!("cannot install signal handlers: {e}")))?;
     let env = environment::collect(latency.state.clone(), None);
@@ -605,7 +603,7 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
         info: &info,
         runs,
         duration: prepared.duration(),
-        timeout: args.timeout,
+        timeout: args.timeout.limit,
         processes: roles.clone(),
         parameters: prepared.parameters(),
         migrations: plans
@@ -623,7 +621,12 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     }
     .report();
     // Kept in the history as it goes, as `ipcmark run` is.
-    let mut sink = Sink::open(args.json.clone(), args.db.as_deref(), args.no_save, &rep)?;
+    let mut sink = Sink::open(
+        args.json.path.clone(),
+        args.save.db.path.as_deref(),
+        args.save.no_save,
+        &rep,
+    )?;
     let mut save = |rep: &WorkloadReport| sink.save(rep);
 
     let mut results: Vec<ConfigResult> = configs
@@ -653,7 +656,7 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
                 cpus: &c.cpus,
                 migrations: &plans,
                 names: &names,
-                timeout: args.timeout,
+                timeout: args.timeout.limit,
             };
             if let Some(l) = load.as_mut() {
                 l.check().map_err(Failure::run)?;

@@ -218,7 +218,7 @@ impl RunPlan {
         } else {
             selected
         };
-        let sizes = match (&args.sizes, preset, args.quick) {
+        let sizes = match (&args.sizes.list, preset, args.budget.quick) {
             (Some(s), _, _) => s.sizes.clone(),
             (None, Some(p), _) => p.sizes.to_vec(),
             (None, None, true) => vec![64],
@@ -233,8 +233,8 @@ impl RunPlan {
         } else {
             None
         };
-        super::check_json_path(args.json.as_deref())?;
-        let cpu_latency = match (args.cpu_latency, preset) {
+        super::check_json_path(args.output.json.path.as_deref())?;
+        let cpu_latency = match (args.cpu_latency.limit, preset) {
             (None, Some(p)) if p.idle_states => LatencyRequest::None(format!(
                 "--preset {} measures with the CPUs' idle states, as its study did",
                 p.name
@@ -264,19 +264,19 @@ impl RunPlan {
             }),
         };
         let load = load_plan(
-            args.load.as_ref(),
-            args.load_cpus.as_ref(),
+            args.load.spec.as_ref(),
+            args.load.cpus.as_ref(),
             [client.cpu, server.cpu],
             &machine.allowed_cpus,
         )?;
-        let passes = args.passes.map_or(PASSES, |n| n as usize);
+        let passes = args.budget.passes.map_or(PASSES, |n| n as usize);
         let periodic = PeriodicSettings {
             period: args.period.unwrap_or(TIMER_PERIOD),
             duration: args.duration,
             tolerance: args.tolerance,
             frequencies: args.frequencies.0.clone(),
             irq_frequency: args.irq_frequency,
-            quick: args.quick,
+            quick: args.budget.quick,
         };
         // Each selected item with the figures it makes.
         let items = selected
@@ -293,7 +293,7 @@ impl RunPlan {
                 server_cpu: server.cpu,
                 rt_priority: client.rt_priority,
                 peer: settings.peer,
-                quick: args.quick,
+                quick: args.budget.quick,
                 passes,
                 budget: settings.budget,
                 placement_note,
@@ -310,7 +310,7 @@ impl RunPlan {
                 load,
             },
             preset,
-            json: args.json.clone(),
+            json: args.output.json.path.clone(),
             cpu_latency,
             mpi: None,
         })

@@ -14,7 +14,7 @@ pub(super) fn oneway_plan(
     interval: Option<Duration>,
     preset_messages: Option<u64>,
 ) -> OneWayPlan {
-    let quick = args.quick;
+    let quick = args.budget.quick;
     let window = args.window.unwrap_or(if quick { 10_000 } else { 100_000 });
     let default_messages = match interval {
         Some(_) => preset_messages
@@ -98,7 +98,7 @@ pub(super) fn check_stream_args(args: &RunArgs, selected: &[Item]) -> Result<(),
             mechanisms::ids().join(", ")
         )));
     }
-    if let Some(n) = args.samples
+    if let Some(n) = args.budget.samples
         && n as usize > crate::engine::models::stream::MAX_SAMPLES
     {
         return Err(Failure::usage(format!(

@@ -84,32 +84,33 @@ pub(super) fn placement(
 }
 
 pub(super) fn budget(args: &RunArgs) -> Budget {
-    let quick = args.quick;
+    let quick = args.budget.quick;
     Budget {
         warmup: Duration::from_millis(if quick { 30 } else { 100 }),
         sample_time: args
+            .budget
             .sample_time
             .unwrap_or(Duration::from_millis(if quick { 15 } else { 40 })),
         samples: args
+            .budget
             .samples
             .map_or(if quick { 7 } else { 11 }, |n| n as usize),
         precision: Precision {
-            target: args
-                .precision
-                .unwrap_or(if args.sizes.as_ref().is_some_and(|s| s.sweep) {
+            target: args.budget.precision.unwrap_or(
+                if args.sizes.list.as_ref().is_some_and(|s| s.sweep) {
                     SWEEP_PRECISION
                 } else {
                     PRECISION
-                }),
-            max_time: args.max_time.unwrap_or(Duration::from_millis(if quick {
-                250
-            } else {
-                1000
-            })),
+                },
+            ),
+            max_time: args
+                .budget
+                .max_time
+                .unwrap_or(Duration::from_millis(if quick { 250 } else { 1000 })),
         },
         histogram_time: Duration::from_millis(if quick { 50 } else { 200 }),
         verify_rounds: 16,
-        timeout: args.timeout,
+        timeout: args.budget.timeout.limit,
     }
 }
 
@@ -150,7 +151,7 @@ pub(super) fn score_settings(
     client: &SidePlacement,
     machine: &Machine,
 ) -> Result<(ScoreSettings, Option<String>), Failure> {
-    let period = args.period.unwrap_or(if args.quick {
+    let period = args.period.unwrap_or(if args.budget.quick {
         SCORE_PERIOD_QUICK
     } else {
         SCORE_PERIOD
@@ -167,7 +168,7 @@ pub(super) fn score_settings(
             intervals: score::INTERVALS,
             cpu: client.cpu,
             fifo: refused.is_none(),
-            timeout: args.timeout,
+            timeout: args.budget.timeout.limit,
             unfair: args.fault == Some(FaultArg::Unfair),
         },
         refused,

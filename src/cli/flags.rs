@@ -1,0 +1,267 @@
+//! The flags several commands share, each declared once, and the help
+//! headings every command's flags are listed under (after ripgrep's
+//! `doc_category()`): `--help`, the man page and the completions all come
+//! from these definitions, so a flag reads the same wherever it appears.
+//!
+//! A group is a `#[derive(Args)]` struct that commands `#[command(flatten)]`.
+//! Its help text is written to hold for every command that takes it; where
+//! one command means something narrower (`compare --json`) or waits longer
+//! (`mpi --timeout 30s`), that command rewords the help (with the wording
+//! kept here, beside the flag's own) or sets the default with
+//! `#[command(mut_arg(ID, …))]` rather than declaring the flag again, so the
+//! name, the type and the parser stay one.
+//!
+//! clap keeps the heading a flatten sets for the fields after it, so a
+//! command gives each of its own fields an explicit `help_heading`.
+
+use super::parse;
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The headings, in the order `ipcmark run --help` lists them.
+pub mod heading {
+    /// What is measured and how: a preset, the timing mode.
+    pub const SELECTION: &str = "Selection";
+    /// Message sizes and buffers.
+    pub const SIZES: &str = "Sizes";
+    /// CPUs, scheduling and the peer; the CPU wake-up latency held.
+    pub const PLACEMENT: &str = "Placement";
+    /// How long and how precisely each figure is sampled, and how long a
+    /// stalled peer is waited for.
+    pub const BUDGET: &str = "Budget";
+    /// Where the results go: files, the page, the history.
+    pub const OUTPUT: &str = "Output and history";
+    /// A load held while measuring.
+    pub const LOAD: &str = "Load";
+    /// Figures against an agent on another host.
+    pub const REMOTE: &str = "Remote";
+    /// Options of the timer group (and thread-metric's period).
+    pub const TIMER: &str = "Timer group";
+    /// Options of `--mode oneway`.
+    pub const ONE_WAY: &str = "One-way";
+    /// A workload's own parameters (`ipcmark workload`).
+    pub const WORKLOAD: &str = "Workload parameters";
+}
+
+/// `--db`: the history database a command reads or saves runs in.
+#[derive(Debug, Clone, Default, Args)]
+pub struct Db {
+    /// The history database (default: $XDG_DATA_HOME/ipcmark/history.sqlite,
+    /// see `ipcmark history`).
+    #[arg(id = "db", long = "db", value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
+    pub path: Option<PathBuf>,
+}
+
+impl Db {
+    /// The path given, if any.
+    pub fn as_deref(&self) -> Option<&std::path::Path> {
+        self.path.as_deref()
+    }
+}
+
+/// `--db` and `--no-save`: where a command that measures saves its run.
+#[derive(Debug, Clone, Default, Args)]
+pub struct Save {
+    #[command(flatten)]
+    pub db: Db,
+    /// Do not save this run in the history.
+    #[arg(long, conflicts_with = "db")]
+    pub no_save: bool,
+}
+
+/// `--json FILE`: the report written as JSON.
+#[derive(Debug, Clone, Default, Args)]
+pub struct Json {
+    /// Write the results as JSON to this file, rewritten after each figure
+    /// (or workload run), so an interrupted command keeps what it measured.
+    #[arg(id = "json", long = "json", value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
+    pub path: Option<PathBuf>,
+}
+
+impl Json {
+    /// `compare --json`: the comparison, written once.
+    pub const COMPARE_HELP: &str = "Also write the comparison as JSON to this file";
+}
+
+/// `--timeout`: how long a command waits for progress before it fails.
+#[derive(Debug, Clone, Args)]
+pub struct Timeout {
+    /// How long a silent peer is waited for before the figure fails.
+    #[arg(id = "timeout", long = "timeout", value_name = "DURATION",
+          value_parser = parse::duration, default_value = "5s")]
+    pub limit: Duration,
+}
+
+impl Timeout {
+    /// `workload --timeout`: processes, not a peer, and their start and end too.
+    pub const WORKLOAD_HELP: &str = "How long the processes may go without any progress \
+        (and may take to start, and to finish after a timed run) before the run fails";
+    /// `mpi --timeout` (default 30s): rank 0's deadline on the whole job.
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub const MPI_HELP: &str = "How long a figure may go without progress (a round trip, \
+        a window) before rank 0 ends the job: MPI's blocking calls have no deadline of their own";
+}
+
+/// `--cpu-latency`: the PM QoS CPU wake-up latency limit held while measuring.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CpuLatency {
+    /// PM QoS CPU wake-up latency limit held while measuring, µs, or `off`
+    /// (default 0 when /dev/cpu_dma_latency is writable: CPUs stay out of deep
+    /// idle states, as in cyclictest; `off` measures with them).
+    #[arg(id = "cpu_latency", long = "cpu-latency", value_name = "US|off",
+          value_parser = parse::cpu_latency)]
+    pub limit: Option<parse::CpuLatency>,
+}
+
+/// `--load` and `--load-cpus`: a load held while measuring (`run`, `workload`).
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = heading::LOAD)]
+pub struct Load {
+    /// Hold a load during every figure or run: irq:FREQ[:work=DUR] (a
+    /// periodic timer whose handler works DUR, default 2us, on each load CPU),
+    /// cpu:N[:bitcount|qsort|mixed] (N processes of checked kernels),
+    /// net:RATE (UDP datagrams per second over loopback), comma-separated;
+    /// `none` records the interrupt accounting without a load.
+    #[arg(id = "load", long = "load", value_name = "SPEC[,SPEC…]", value_parser = parse::load_arg)]
+    pub spec: Option<parse::LoadArg>,
+    /// CPUs the load runs on, e.g. 0,1 or 0-3 (default: the CPUs measured
+    /// on; every CPU this process may use when nothing is pinned, as in a
+    /// workload).
+    #[arg(id = "load_cpus", long = "load-cpus", value_name = "LIST", value_parser = parse::cpu_set_arg)]
+    pub cpus: Option<parse::CpuList>,
+}
+
+/// `--sizes`: the message sizes of the figures (`run`, `mpi`).
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = heading::SIZES)]
+pub struct Sizes {
+    /// Message sizes, comma-separated, with optional K or M suffix; `sweep`
+    /// for a dense sweep from 1 B to 64K (for the cost model).
+    #[arg(id = "sizes", long = "sizes", value_name = "LIST", value_parser = parse::size_list_arg)]
+    pub list: Option<parse::SizeList>,
+}
+
+/// How long and how precisely each figure is sampled (`run`, `mpi`).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = heading::BUDGET)]
+pub struct Budget {
+    /// Short samples at 64 bytes (unless --sizes says otherwise): the whole
+    /// matrix in seconds.
+    #[arg(long)]
+    pub quick: bool,
+    /// Samples every figure takes at least, in each pass (default 11; --quick 7).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub samples: Option<u32>,
+    /// Measure every ping-pong and operation figure this many times, each
+    /// pass with fresh channels, peers and buffers, the passes spread over
+    /// the run (default 5): `ipcmark compare` tests between-pass medians, so
+    /// a run's own level does not read as a difference. The time budget is
+    /// shared: each pass samples for --max-time / N at --precision × √N.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub passes: Option<u32>,
+    /// Keep sampling until the 95% bootstrap interval of the median is within
+    /// ± this much of it (or --max-time runs out): a percentage or a fraction
+    /// (default 2%; 1% with --sizes sweep, whose cost model needs it).
+    #[arg(long, value_name = "PERCENT", value_parser = parse::precision)]
+    pub precision: Option<f64>,
+    /// The longest one figure's samples may take before it is reported as
+    /// missing its precision (default 1s; --quick 250ms; 0: only --samples).
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration_or_zero)]
+    pub max_time: Option<Duration>,
+    /// Target duration of one sample.
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
+    pub sample_time: Option<Duration>,
+    #[command(flatten)]
+    pub timeout: Timeout,
+}
+
+/// Where a run's figures go (`run`, `mpi`): `--json`, `--long` and the history.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = heading::OUTPUT)]
+pub struct Output {
+    #[command(flatten)]
+    pub json: Json,
+    /// Print every figure's own row, with its p99, MB/s, interval and notes,
+    /// and the cost models' table (default: one row per mechanism, one
+    /// column per size).
+    #[arg(long)]
+    pub long: bool,
+    #[command(flatten)]
+    pub save: Save,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    fn sources(dir: &Path, files: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("src/cli") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                sources(&path, files);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+
+    /// Where `--NAME` is declared in `src/cli`: an `#[arg(...)]` naming it
+    /// (`long = "NAME"`), or a bare `long` on a field called NAME (with `-`
+    /// as `_`). Attributes may span lines; the field follows them.
+    fn declarations(name: &str) -> Vec<String> {
+        let mut files = Vec::new();
+        sources(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli"),
+            &mut files,
+        );
+        let field = format!("{}:", name.replace('-', "_"));
+        let mut found = Vec::new();
+        for file in files {
+            let text = std::fs::read_to_string(&file).expect("source");
+            let mut attr = String::new();
+            for (n, line) in text.lines().enumerate() {
+                let line = line.trim();
+                if line.starts_with("#[arg(") || !attr.is_empty() && !attr.ends_with(")]") {
+                    attr.push_str(line);
+                    continue;
+                }
+                if line.starts_with("//") || line.starts_with("#[") {
+                    continue;
+                }
+                let named = attr.contains(&format!("long = \"{name}\""));
+                let bare = !attr.contains("long = ")
+                    && attr.contains("long")
+                    && line.trim_start_matches("pub ").starts_with(&field);
+                if named || bare {
+                    found.push(format!("{}:{}", file.display(), n + 1));
+                }
+                attr.clear();
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn the_shared_flags_are_each_declared_once() {
+        for name in [
+            "db",
+            "timeout",
+            "load",
+            "load-cpus",
+            "cpu-latency",
+            "sizes",
+            "no-save",
+        ] {
+            let at = declarations(name);
+            assert_eq!(at.len(), 1, "--{name} declared at {at:?}");
+            assert!(at[0].contains("flags.rs"), "--{name} declared at {at:?}");
+        }
+        // `--json FILE` once; `list --json` is a switch (print the list as
+        // JSON on stdout), another flag under the same name.
+        let json = declarations("json");
+        assert_eq!(json.len(), 2, "--json declared at {json:?}");
+        assert!(json.iter().any(|d| d.contains("flags.rs")), "{json:?}");
+        assert!(json.iter().any(|d| d.contains("mod.rs")), "{json:?}");
+    }
+}
