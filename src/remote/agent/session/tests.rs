@@ -3,6 +3,7 @@
 //! frame that is not the genuine article opens a session.
 
 use super::*;
+use crate::remote::frame::FrameBuffer;
 use crate::remote::task::{Proto, Role};
 
 const TOKEN: &[u8] = b"a shared secret";
