@@ -101,9 +101,10 @@ pub fn failure(e: Error) -> Failure {
     }
 }
 
-fn store(db: Option<&Path>) -> Result<Store, Failure> {
+/// The history a command only reads, opened read-only.
+fn reader(db: Option<&Path>) -> Result<Store, Failure> {
     let path = history::path_or_default(db).map_err(failure)?;
-    Store::open_existing(&path).map_err(failure)
+    Store::open_reader(&path).map_err(failure)
 }
 
 /// The writer that keeps `report` in the history as it grows, for `run`
@@ -139,7 +140,8 @@ pub fn history(args: HistoryArgs) -> Result<ExitCode, Failure> {
                 "--prune needs a selector: --keep N, --before DATE or --incomplete",
             ));
         }
-        let mut s = store(args.db.as_deref())?;
+        let path = history::path_or_default(args.db.as_deref()).map_err(failure)?;
+        let mut s = Store::open_existing(&path).map_err(failure)?;
         let gone = s
             .prune(&Prune {
                 keep: args.keep,
@@ -154,7 +156,7 @@ pub fn history(args: HistoryArgs) -> Result<ExitCode, Failure> {
         })?;
         return Ok(ExitCode::SUCCESS);
     }
-    let s = store(args.db.as_deref())?;
+    let s = reader(args.db.as_deref())?;
     let runs = s.runs().map_err(failure)?;
     if runs.is_empty() {
         print_stdout(&format!("the history {} is empty\n", s.path().display()))?;
@@ -210,7 +212,7 @@ pub fn export(args: ExportArgs) -> Result<ExitCode, Failure> {
     if let Some(out) = &args.output {
         super::check_output_path("--output", out)?;
     }
-    let s = store(args.db.as_deref())?;
+    let s = reader(args.db.as_deref())?;
     let id = s.resolve(&args.run).map_err(failure)?;
     let report = s.load_report(id).map_err(failure)?;
     let text = match args.format {
