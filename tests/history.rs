@@ -458,6 +458,68 @@ fn application_id(db: &Path) -> i32 {
         .unwrap()
 }
 
+/// The lines of `text` that warn about a place the report is no longer saved to.
+fn unsaved_warnings(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| l.starts_with("warning:") && l.contains("no longer saved"))
+        .collect()
+}
+
+#[test]
+fn a_full_disk_warns_once_per_place_prints_the_whole_page_and_exits_1() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    // The default history (XDG_DATA_HOME is `data`) and --json, both on a
+    // 64 KiB tmpfs: the history is made, then every figure outgrows it.
+    let data = sb.path("data");
+    let _full = match Mount::tmpfs(&data, "64k") {
+        Ok(m) => m,
+        Err(why) => {
+            eprintln!("SKIPPED a_full_disk_warns_once_per_place: {why}");
+            return;
+        }
+    };
+    let json = data.join("r.json");
+    let mut argv = vec!["run", "pipe", "fifo", "--sizes", "sweep", "--json"];
+    argv.push(json.to_str().unwrap());
+    argv.extend_from_slice(SHORT);
+    let out = sb.run(&argv, LIMIT);
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    // The whole page: both mechanisms, the last size, the cost model that
+    // is fitted once the run is over.
+    for needle in ["pipe", "fifo", "64K", "setup µs"] {
+        assert!(text.contains(needle), "{needle} missing:\n{text}\n{err}");
+    }
+    let warned = unsaved_warnings(&err);
+    assert_eq!(warned.len(), 2, "one warning per place:\n{err}");
+    assert!(
+        warned
+            .iter()
+            .any(|l| l.contains(json.to_str().unwrap()) && l.contains("No space left")),
+        "{err}"
+    );
+    assert!(
+        warned
+            .iter()
+            .any(|l| l.contains("history.sqlite") && l.contains("full")),
+        "{err}"
+    );
+    assert!(
+        err.lines().last().unwrap().contains("could not be saved"),
+        "{err}"
+    );
+    // No temporary file left, and the history is whole, its run not complete.
+    let names: Vec<String> = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
+    assert_eq!(integrity(&sb.history()), "ok");
+    let (runs, _, complete) = counts(&sb.history());
+    assert_eq!((runs, complete), (1, 0));
+}
+
 /// A history made by root in a directory only root may write, the file
 /// 0644: `nobody` reads it with every reading command, and nothing changes.
 #[test]
