@@ -235,23 +235,19 @@ pub fn export(args: ExportArgs) -> Result<ExitCode, Failure> {
 
 /// `ipcmark import FILE.json…`: each report becomes a run of the history.
 pub fn import(args: ImportArgs) -> Result<ExitCode, Failure> {
-    // Every file is read and checked before any is stored.
-    let mut reports = Vec::new();
+    // Every file is read and checked before any is stored; each is then
+    // read again as it is stored, so no report is ever held whole.
+    let mut kinds = Vec::new();
     for f in &args.files {
-        let text = std::fs::read_to_string(f)
-            .map_err(|e| Failure::usage(format!("cannot read {}: {e}", f.display())))?;
-        let v: Value = serde_json::from_str(&text)
-            .map_err(|e| Failure::usage(format!("{} is not JSON: {e}", f.display())))?;
-        history::Kind::of(&v).map_err(|e| Failure::usage(format!("{}: {e}", f.display())))?;
-        reports.push((f, v));
+        kinds.push(history::check_file(f).map_err(failure)?);
     }
     let path = history::path_or_default(args.db.as_deref()).map_err(failure)?;
     let mut lines = String::new();
-    for (f, v) in reports {
+    for (f, kind) in args.files.iter().zip(kinds) {
         let source = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
-        let store = Store::open(&path).map_err(failure)?;
+        let mut store = Store::open(&path).map_err(failure)?;
         let id = store
-            .import(&v, &source.display().to_string())
+            .import_file(f, kind, &source.display().to_string())
             .map_err(failure)?;
         lines.push_str(&format!("{}: run {id}\n", f.display()));
     }

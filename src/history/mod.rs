@@ -5,9 +5,11 @@
 //! It stores the JSON reports output defines, as JSON: a stored run gives
 //! back the report `--json` writes, and output reads it as it reads a file.
 
+mod import;
 mod schema;
 mod writer;
 
+pub use import::check_file;
 pub use writer::RunWriter;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
@@ -629,13 +631,6 @@ impl Store {
             })
             .map_err(|e| self.err(e))?;
         rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
-    }
-
-    /// Stores a whole report read from `source` (`ipcmark import`); its id.
-    pub fn import(self, report: &Value, source: &str) -> Result<RunId, Error> {
-        let mut w = RunWriter::start_imported(self, report, Some(source))?;
-        w.save(report)?;
-        Ok(w.id())
     }
 
     /// Deletes the runs `prune` selects, in one transaction; their ids.
