@@ -658,3 +658,47 @@ fn a_history_made_before_the_mark_is_read_then_adopted() {
     assert_eq!(application_id(&db), APPLICATION_ID);
     assert_eq!(counts(&db).0, 2);
 }
+
+/// `ipcmark workload` saves as `run` does: its --json on a disk already
+/// full is warned about once, the workload runs and prints its table, and
+/// the command exits 1.
+#[test]
+fn a_workload_on_a_full_disk_warns_once_prints_its_table_and_exits_1() {
+    use std::io::Write;
+    let _g = serial();
+    let sb = Sandbox::new();
+    let full = sb.path("full");
+    let _m = match Mount::tmpfs(&full, "64k") {
+        Ok(m) => m,
+        Err(why) => {
+            eprintln!("SKIPPED a_workload_on_a_full_disk: {why}");
+            return;
+        }
+    };
+    let mut filler = std::fs::File::create(full.join("filler")).unwrap();
+    while filler.write_all(&[0; 4096]).is_ok() {}
+    let json = full.join("w.json");
+    let out = sb.run(
+        &[
+            "workload",
+            "shared-counter",
+            "--runs",
+            "2",
+            "--no-save",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        LIMIT,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(stdout(&out).contains("shared-counter"), "{}", stdout(&out));
+    let warned = unsaved_warnings(&err);
+    assert_eq!(warned.len(), 1, "{err}");
+    assert!(
+        warned[0].contains("w.json") && warned[0].contains("No space left"),
+        "{err}"
+    );
+    assert!(err.contains("could not be saved"), "{err}");
+    assert!(!json.exists());
+}

@@ -132,6 +132,17 @@ pub fn writer(
     }
 }
 
+/// The line that ends a command whose report could not be saved to
+/// `unsaved` of its places, if any.
+pub fn unsaved_line(unsaved: usize) -> Option<String> {
+    (unsaved > 0).then(|| {
+        format!(
+            "ipcmark: the report could not be saved to {unsaved} of its places (see the warning{} above): the results shown are not all kept",
+            if unsaved > 1 { "s" } else { "" }
+        )
+    })
+}
+
 /// `ipcmark history`: the runs, one a line; or `--prune`.
 pub fn history(args: HistoryArgs) -> Result<ExitCode, Failure> {
     if args.prune {

@@ -283,11 +283,8 @@ pub fn run_with(
     // Each place was named in a warning when it failed; the run measured
     // and showed everything, but what it saved is not the whole run.
     let unsaved = recorder.unsaved().len();
-    if unsaved > 0 {
-        eprintln!(
-            "ipcmark: the report could not be saved to {unsaved} of its places (see the warning{} above): the results shown are not all kept",
-            if unsaved > 1 { "s" } else { "" }
-        );
+    if let Some(line) = super::history::unsaved_line(unsaved) {
+        eprintln!("{line}");
     }
     if let Some(sig) = session.stopped {
         eprintln!(
