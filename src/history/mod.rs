@@ -870,6 +870,27 @@ mod tests {
     }
 
     #[test]
+    fn a_reader_refuses_a_schema_older_than_its_own_and_asks_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch(&format!(
+                "PRAGMA application_id = {APPLICATION_ID}; CREATE TABLE runs (id INTEGER);"
+            ))
+            .unwrap();
+        let before = std::fs::read(&path).unwrap();
+        let Err(Error::Store(m)) = Store::open_reader(&path) else {
+            panic!("read a schema it does not know")
+        };
+        assert!(
+            m.contains("older schema") && m.contains("ipcmark import"),
+            "{m}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+
+    #[test]
     fn the_immutable_uri_keeps_every_byte_of_the_name() {
         let uri = immutable_uri(Path::new("/tmp/a b?c#d%e/h.sqlite")).unwrap();
         assert_eq!(uri, "file:/tmp/a%20b%3Fc%23d%25e/h.sqlite?immutable=1");
