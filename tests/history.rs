@@ -2,7 +2,10 @@
 //! the same report, compared by `last` and `last~1`, a killed run kept with
 //! its figures so far, two writers at once, a newer database refused and
 //! left as it was, import, CSV export to full precision, prune, and bad
-//! specs exiting with one line. Every test writes to a sandbox's history.
+//! specs exiting with one line; a full disk that loses no table, a history
+//! read by a user who may not write it, another program's database refused
+//! unchanged, a history made before the mark adopted. Every test writes to
+//! a sandbox's history.
 
 use crate::util::*;
 use serde_json::Value;
@@ -206,8 +209,11 @@ fn a_history_from_a_newer_ipcmark_is_refused_and_left_unchanged() {
     let db = sb.path("h.sqlite");
     {
         let c = rusqlite::Connection::open(&db).unwrap();
-        c.execute_batch("CREATE TABLE runs (x); PRAGMA user_version = 99;")
-            .unwrap();
+        // A newer ipcmark marks its databases as this one does.
+        c.execute_batch(
+            "CREATE TABLE runs (x); PRAGMA user_version = 99; PRAGMA application_id = 1229996877;",
+        )
+        .unwrap();
     }
     let before = std::fs::read(&db).unwrap();
     for args in [
@@ -441,4 +447,258 @@ fn a_workload_is_kept_in_the_same_history() {
         LIMIT,
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+/// ipcmark's `PRAGMA application_id` ("IPCM").
+const APPLICATION_ID: i32 = 0x4950_434D;
+
+fn application_id(db: &Path) -> i32 {
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.query_row("PRAGMA application_id", [], |r| r.get(0))
+        .unwrap()
+}
+
+/// The lines of `text` that warn about a place the report is no longer saved to.
+fn unsaved_warnings(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| l.starts_with("warning:") && l.contains("no longer saved"))
+        .collect()
+}
+
+#[test]
+fn a_full_disk_warns_once_per_place_prints_the_whole_page_and_exits_1() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    // The default history (XDG_DATA_HOME is `data`) and --json, both on a
+    // 64 KiB tmpfs: the history is made, then every figure outgrows it.
+    let data = sb.path("data");
+    let _full = match Mount::tmpfs(&data, "64k") {
+        Ok(m) => m,
+        Err(why) => {
+            eprintln!("SKIPPED a_full_disk_warns_once_per_place: {why}");
+            return;
+        }
+    };
+    let json = data.join("r.json");
+    let mut argv = vec!["run", "pipe", "fifo", "--sizes", "sweep", "--json"];
+    argv.push(json.to_str().unwrap());
+    argv.extend_from_slice(SHORT);
+    let out = sb.run(&argv, LIMIT);
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    // The whole page: both mechanisms, the last size, the cost model that
+    // is fitted once the run is over.
+    for needle in ["pipe", "fifo", "64K", "setup µs"] {
+        assert!(text.contains(needle), "{needle} missing:\n{text}\n{err}");
+    }
+    let warned = unsaved_warnings(&err);
+    assert_eq!(warned.len(), 2, "one warning per place:\n{err}");
+    assert!(
+        warned
+            .iter()
+            .any(|l| l.contains(json.to_str().unwrap()) && l.contains("No space left")),
+        "{err}"
+    );
+    assert!(
+        warned
+            .iter()
+            .any(|l| l.contains("history.sqlite") && l.contains("full")),
+        "{err}"
+    );
+    assert!(
+        err.lines().last().unwrap().contains("could not be saved"),
+        "{err}"
+    );
+    // No temporary file left, and the history is whole, its run not complete.
+    let names: Vec<String> = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.ends_with(".tmp")), "{names:?}");
+    assert_eq!(integrity(&sb.history()), "ok");
+    let (runs, _, complete) = counts(&sb.history());
+    assert_eq!((runs, complete), (1, 0));
+}
+
+/// A history made by root in a directory only root may write, the file
+/// 0644: `nobody` reads it with every reading command, and nothing changes.
+#[test]
+fn a_history_the_user_may_only_read_is_read_and_left_unchanged() {
+    let _g = serial();
+    let Some(nobody) = Nobody::or_skip("a_history_the_user_may_only_read") else {
+        return;
+    };
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    let json = report_file(&sb, "r.json", &[]);
+    let dir = sb.path("root-only");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let db = dir.join("h.sqlite");
+    let j = json.to_str().unwrap();
+    ok(&sb, &db, &["import", j, j]);
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out_dir = sb.path("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    std::fs::set_permissions(&out_dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let html = out_dir.join("r.html");
+    let listing = |d: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let before = (std::fs::read(&db).unwrap(), listing(&dir));
+    let d = db.to_str().unwrap();
+    let as_nobody = |args: &[&str]| {
+        let mut argv = args.to_vec();
+        argv.extend(["--db", d]);
+        let out = wait_with_deadline(nobody.cmd(&sb, &argv).spawn().unwrap(), LIMIT);
+        assert!(out.status.success(), "{argv:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    let list = as_nobody(&["history"]);
+    assert_eq!(list.matches("imported").count(), 2, "{list}");
+    assert!(as_nobody(&["show", "last"]).contains("pipe"));
+    assert_eq!(
+        as_nobody(&["export", "1"]),
+        std::fs::read_to_string(&json).unwrap()
+    );
+    assert!(as_nobody(&["compare", "last~1", "last"]).contains("pipe"));
+    as_nobody(&["report", "last", "--html", html.to_str().unwrap()]);
+    assert!(std::fs::read_to_string(&html).unwrap().contains("run 2"));
+    assert_eq!((std::fs::read(&db).unwrap(), listing(&dir)), before);
+
+    // A writer holding the history open (a run going on): its write-ahead
+    // log is read too, through the shared memory root's writer made.
+    {
+        let w = rusqlite::Connection::open(&db).unwrap();
+        w.execute("UPDATE runs SET host = 'host-in-the-log' WHERE id = 2", [])
+            .unwrap();
+        assert!(dir.join("h.sqlite-wal").exists());
+        assert!(as_nobody(&["history"]).contains("host-in-the-log"));
+    }
+
+    // The same history on a read-only mount, read by root.
+    let view = sb.path("ro-view");
+    let _ro = Mount::read_only_view(&dir, &view).expect("read-only bind mount");
+    let on_ro = view.join("h.sqlite");
+    let list = ok(&sb, &on_ro, &["history"]);
+    assert!(list.contains("host-in-the-log"), "{list}");
+    assert!(ok(&sb, &on_ro, &["show", "last"]).contains("pipe"));
+}
+
+/// Another program's SQLite file, named with --db, is refused by readers
+/// and writers with one line, and its bytes are what they were.
+#[test]
+fn another_programs_database_is_refused_and_left_unchanged() {
+    let sb = Sandbox::new();
+    let db = sb.path("notes.sqlite");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');")
+            .unwrap();
+    }
+    let before = std::fs::read(&db).unwrap();
+    let report = sb.path("r.json");
+    std::fs::write(
+        &report,
+        r#"{"schema": "ipcmark.run/1", "started_at": "2026-11-24T00:00:00Z",
+            "environment": {"hostname": "h", "kernel": "k"}, "results": []}"#,
+    )
+    .unwrap();
+    let mut cases = vec![
+        vec!["history"],
+        vec!["show", "last"],
+        vec!["export", "last"],
+        vec!["compare", "last~1", "last"],
+        vec!["history", "--prune", "--keep", "1"],
+        vec!["import", report.to_str().unwrap()],
+    ];
+    let mut run = vec!["run", "pipe"];
+    run.extend_from_slice(SHORT);
+    cases.push(run);
+    for args in cases {
+        let mut argv = args.clone();
+        argv.extend(["--db", db.to_str().unwrap()]);
+        let out = sb.run(&argv, LIMIT);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{argv:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{argv:?}: {err}");
+        assert!(err.contains("not an ipcmark history"), "{argv:?}: {err}");
+        assert!(stdout(&out).is_empty(), "{argv:?}");
+        assert_eq!(std::fs::read(&db).unwrap(), before, "{argv:?} changed it");
+    }
+    for sidecar in ["notes.sqlite-wal", "notes.sqlite-shm"] {
+        assert!(!sb.path(sidecar).exists(), "{sidecar} made");
+    }
+}
+
+/// A history made before ipcmark marked its databases (its tables, no
+/// application_id) is read as it is, and marked by the next command that
+/// writes it.
+#[test]
+fn a_history_made_before_the_mark_is_read_then_adopted() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let db = sb.path("h.sqlite");
+    let json = report_file(&sb, "r.json", &[]);
+    let j = json.to_str().unwrap();
+    ok(&sb, &db, &["import", j]);
+    assert_eq!(application_id(&db), APPLICATION_ID);
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch("PRAGMA application_id = 0")
+        .unwrap();
+    assert!(ok(&sb, &db, &["history"]).contains("imported"));
+    assert_eq!(application_id(&db), 0, "a reader writes nothing");
+    ok(&sb, &db, &["import", j]);
+    assert_eq!(application_id(&db), APPLICATION_ID);
+    assert_eq!(counts(&db).0, 2);
+}
+
+/// `ipcmark workload` saves as `run` does: its --json on a disk already
+/// full is warned about once, the workload runs and prints its table, and
+/// the command exits 1.
+#[test]
+fn a_workload_on_a_full_disk_warns_once_prints_its_table_and_exits_1() {
+    use std::io::Write;
+    let _g = serial();
+    let sb = Sandbox::new();
+    let full = sb.path("full");
+    let _m = match Mount::tmpfs(&full, "64k") {
+        Ok(m) => m,
+        Err(why) => {
+            eprintln!("SKIPPED a_workload_on_a_full_disk: {why}");
+            return;
+        }
+    };
+    let mut filler = std::fs::File::create(full.join("filler")).unwrap();
+    while filler.write_all(&[0; 4096]).is_ok() {}
+    let json = full.join("w.json");
+    let out = sb.run(
+        &[
+            "workload",
+            "shared-counter",
+            "--runs",
+            "2",
+            "--no-save",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        LIMIT,
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(stdout(&out).contains("shared-counter"), "{}", stdout(&out));
+    let warned = unsaved_warnings(&err);
+    assert_eq!(warned.len(), 1, "{err}");
+    assert!(
+        warned[0].contains("w.json") && warned[0].contains("No space left"),
+        "{err}"
+    );
+    assert!(err.contains("could not be saved"), "{err}");
+    assert!(!json.exists());
 }

@@ -98,9 +98,10 @@ pub fn failure(e: Error) -> Failure {
     }
 }
 
-fn store(db: Option<&Path>) -> Result<Store, Failure> {
+/// The history a command only reads, opened read-only.
+fn reader(db: Option<&Path>) -> Result<Store, Failure> {
     let path = history::path_or_default(db).map_err(failure)?;
-    Store::open_existing(&path).map_err(failure)
+    Store::open_reader(&path).map_err(failure)
 }
 
 /// The writer that keeps `report` in the history as it grows, for `run`
@@ -128,6 +129,17 @@ pub fn writer(
     }
 }
 
+/// The line that ends a command whose report could not be saved to
+/// `unsaved` of its places, if any.
+pub fn unsaved_line(unsaved: usize) -> Option<String> {
+    (unsaved > 0).then(|| {
+        format!(
+            "ipcmark: the report could not be saved to {unsaved} of its places (see the warning{} above): the results shown are not all kept",
+            if unsaved > 1 { "s" } else { "" }
+        )
+    })
+}
+
 /// `ipcmark history`: the runs, one a line; or `--prune`.
 pub fn history(args: HistoryArgs) -> Result<ExitCode, Failure> {
     if args.prune {
@@ -136,7 +148,8 @@ pub fn history(args: HistoryArgs) -> Result<ExitCode, Failure> {
                 "--prune needs a selector: --keep N, --before DATE or --incomplete",
             ));
         }
-        let mut s = store(args.db.as_deref())?;
+        let path = history::path_or_default(args.db.as_deref()).map_err(failure)?;
+        let mut s = Store::open_existing(&path).map_err(failure)?;
         let gone = s
             .prune(&Prune {
                 keep: args.keep,
@@ -151,7 +164,7 @@ pub fn history(args: HistoryArgs) -> Result<ExitCode, Failure> {
         })?;
         return Ok(ExitCode::SUCCESS);
     }
-    let s = store(args.db.as_deref())?;
+    let s = reader(args.db.as_deref())?;
     let runs = s.runs().map_err(failure)?;
     if runs.is_empty() {
         print_stdout(&format!("the history {} is empty\n", s.path().display()))?;
@@ -207,7 +220,7 @@ pub fn export(args: ExportArgs) -> Result<ExitCode, Failure> {
     if let Some(out) = &args.output {
         super::check_output_path("--output", out)?;
     }
-    let s = store(args.db.as_deref())?;
+    let s = reader(args.db.as_deref())?;
     let id = s.resolve(&args.run).map_err(failure)?;
     let report = s.load_report(id).map_err(failure)?;
     let text = match args.format {
@@ -230,23 +243,19 @@ pub fn export(args: ExportArgs) -> Result<ExitCode, Failure> {
 
 /// `ipcmark import FILE.json…`: each report becomes a run of the history.
 pub fn import(args: ImportArgs) -> Result<ExitCode, Failure> {
-    // Every file is read and checked before any is stored.
-    let mut reports = Vec::new();
+    // Every file is read and checked before any is stored; each is then
+    // read again as it is stored, so no report is ever held whole.
+    let mut kinds = Vec::new();
     for f in &args.files {
-        let text = std::fs::read_to_string(f)
-            .map_err(|e| Failure::usage(format!("cannot read {}: {e}", f.display())))?;
-        let v: Value = serde_json::from_str(&text)
-            .map_err(|e| Failure::usage(format!("{} is not JSON: {e}", f.display())))?;
-        history::Kind::of(&v).map_err(|e| Failure::usage(format!("{}: {e}", f.display())))?;
-        reports.push((f, v));
+        kinds.push(history::check_file(f).map_err(failure)?);
     }
     let path = history::path_or_default(args.db.as_deref()).map_err(failure)?;
     let mut lines = String::new();
-    for (f, v) in reports {
+    for (f, kind) in args.files.iter().zip(kinds) {
         let source = std::fs::canonicalize(f).unwrap_or_else(|_| f.clone());
-        let store = Store::open(&path).map_err(failure)?;
+        let mut store = Store::open(&path).map_err(failure)?;
         let id = store
-            .import(&v, &source.display().to_string())
+            .import_file(f, kind, &source.display().to_string())
             .map_err(failure)?;
         lines.push_str(&format!("{}: run {id}\n", f.display()));
     }

@@ -284,6 +284,12 @@ pub fn run_with(
         .iter()
         .filter(|r| matches!(r.outcome, Outcome::Failed(_)))
         .count();
+    // Each place was named in a warning when it failed; the run measured
+    // and showed everything, but what it saved is not the whole run.
+    let unsaved = recorder.unsaved().len();
+    if let Some(line) = super::history::unsaved_line(unsaved) {
+        eprintln!("{line}");
+    }
     if let Some(sig) = session.stopped {
         eprintln!(
             "ipcmark: interrupted by {}; results so far were kept",
@@ -293,6 +299,8 @@ pub fn run_with(
     }
     if failed > 0 {
         eprintln!("ipcmark: {failed} figure(s) failed (see the table)");
+    }
+    if failed > 0 || unsaved > 0 {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)

@@ -271,9 +271,13 @@ impl ReportStart<'_> {
 }
 
 /// Where a workload's report goes after every run: `--json` and the history.
+/// A place that cannot be written is warned about once and given up, and
+/// the workload goes on (as `ipcmark run`'s recorder does); the command
+/// then fails at the end ([`Sink::unsaved`]).
 pub(super) struct Sink {
     json: Option<PathBuf>,
     history: Option<crate::history::RunWriter>,
+    unsaved: usize,
 }
 
 fn as_value(rep: &WorkloadReport) -> Result<serde_json::Value, Failure> {
@@ -289,19 +293,40 @@ impl Sink {
         rep: &WorkloadReport,
     ) -> Result<Sink, Failure> {
         let history = super::history::writer(db, no_save, &as_value(rep)?)?;
-        Ok(Sink { json, history })
+        Ok(Sink {
+            json,
+            history,
+            unsaved: 0,
+        })
     }
 
-    /// Writes the report as it stands.
-    pub(super) fn save(&mut self, rep: &WorkloadReport) -> Result<(), Failure> {
-        if let Some(path) = &self.json {
-            json::write_atomic(path, rep)
-                .map_err(|e| Failure::run(format!("cannot write {}: {e}", path.display())))?;
+    /// Writes the report as it stands to every place still kept.
+    pub(super) fn save(&mut self, rep: &WorkloadReport) {
+        if let Some(path) = &self.json
+            && let Err(e) = json::write_atomic(path, rep)
+        {
+            let why = format!("cannot write {}: {e}", path.display());
+            self.json = None;
+            self.give_up(&why);
         }
-        match &mut self.history {
-            Some(w) => w.save(&as_value(rep)?).map_err(super::history::failure),
-            None => Ok(()),
+        if let Some(w) = &mut self.history {
+            let saved = as_value(rep).and_then(|v| w.save(&v).map_err(super::history::failure));
+            if let Err(f) = saved {
+                self.history = None;
+                self.give_up(&f.message);
+            }
         }
+    }
+
+    fn give_up(&mut self, why: &str) {
+        eprintln!("warning: {why}; the report is no longer saved there, the workload goes on");
+        self.unsaved += 1;
+    }
+
+    /// How many places the report could not be saved to (each was warned
+    /// about); with any, the command fails.
+    pub(super) fn unsaved(&self) -> usize {
+        self.unsaved
     }
 }
 
@@ -427,7 +452,6 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
         args.save.no_save,
         &rep,
     )?;
-    let mut save = |rep: &WorkloadReport| sink.save(rep);
 
     let mut results: Vec<ConfigResult> = configs
         .iter()
@@ -473,7 +497,7 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
             }
             progress.done_one();
             rep.configurations = report::configurations(info.headline, &results);
-            save(&rep)?;
+            sink.save(&rep);
         }
     }
     progress.finish();
@@ -491,7 +515,7 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     rep.complete = stopped.is_none();
     rep.finished_at = Some(crate::output::recorder::now_rfc3339());
     rep.configurations = report::configurations(info.headline, &results);
-    save(&rep)?;
+    sink.save(&rep);
 
     print_stdout(&format!(
         "{}\n{}",
@@ -505,6 +529,10 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
         eprintln!("warning: {w}");
     }
 
+    let unsaved = super::history::unsaved_line(sink.unsaved());
+    if let Some(line) = &unsaved {
+        eprintln!("{line}");
+    }
     if let Some(sig) = stopped {
         eprintln!(
             "ipcmark: interrupted by {}; finished runs were kept",
@@ -519,6 +547,8 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
         .count();
     if failed > 0 {
         eprintln!("ipcmark: {failed} run(s) failed (see above)");
+    }
+    if failed > 0 || unsaved.is_some() {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)

@@ -119,22 +119,23 @@ pub(super) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
                 }
             }
             rep.configurations = report::configurations(a.info.headline, &results);
-            if let Err(f) = sink.save(&rep) {
-                eprintln!("ipcmark: {}", f.message);
-                world.abort(1);
-            }
+            sink.save(&rep);
         }
     }
     world.barrier();
     rep.complete = true;
     rep.finished_at = Some(crate::output::recorder::now_rfc3339());
-    sink.save(&rep)?;
+    sink.save(&rep);
     let none = vec![None; workers.len()];
     print_stdout(&format!(
         "{}\n{}",
         report::machine_line(&env),
         report::render(&a.info, &w.title(), &processes, &none, &results)
     ))?;
+    if let Some(line) = super::history::unsaved_line(sink.unsaved()) {
+        eprintln!("{line}");
+        return Ok(ExitCode::from(1));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

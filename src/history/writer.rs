@@ -6,7 +6,7 @@
 
 use super::{Error, Kind, RunId, Store, figure_key};
 use crate::output::recorder::ReportSink;
-use rusqlite::params;
+use rusqlite::{Connection, params};
 use serde_json::Value;
 
 /// One run being written.
@@ -43,45 +43,109 @@ fn number(f: &Value, pointer: &str) -> Option<f64> {
     f.pointer(pointer).and_then(Value::as_f64)
 }
 
+/// Adds a run's row for `report`, its report stored as `header`; its id.
+pub(super) fn insert_run(
+    conn: &Connection,
+    kind: Kind,
+    report: &Value,
+    header: &str,
+    imported_from: Option<&str>,
+) -> rusqlite::Result<RunId> {
+    conn.execute(
+        "INSERT INTO runs (kind, started_at, finished_at, complete, host, kernel,
+                           command_line, imported_from, report)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            kind.name(),
+            text(report, "/started_at"),
+            finished_at(report),
+            complete(report),
+            text(report, "/environment/hostname"),
+            text(report, "/environment/kernel"),
+            command_line(report),
+            imported_from,
+            header,
+        ],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// Writes every column of run `id` that `report` gives, its report stored
+/// as `header` (an import's row, written once the whole file is read).
+pub(super) fn rewrite_run(
+    conn: &Connection,
+    id: RunId,
+    report: &Value,
+    header: &str,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE runs SET started_at = ?2, finished_at = ?3, complete = ?4, host = ?5,
+                         kernel = ?6, command_line = ?7, report = ?8
+          WHERE id = ?1",
+        params![
+            id,
+            text(report, "/started_at"),
+            finished_at(report),
+            complete(report),
+            text(report, "/environment/hostname"),
+            text(report, "/environment/kernel"),
+            command_line(report),
+            header,
+        ],
+    )
+    .map(drop)
+}
+
+/// Writes figure `f` (as `json`) of run `id` at `ordinal`, replacing what was there.
+pub(super) fn write_figure(
+    conn: &Connection,
+    id: RunId,
+    kind: Kind,
+    ordinal: usize,
+    f: &Value,
+    json: &str,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO figures
+                (run_id, ordinal, key, status, median, interval_low, interval_high, figure)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(params![
+        id,
+        ordinal as i64,
+        figure_key(kind, f),
+        f.get("status").and_then(Value::as_str),
+        number(f, "/latency_ns/median"),
+        number(f, "/precision/interval_ns/low"),
+        number(f, "/precision/interval_ns/high"),
+        json,
+    ])
+    .map(drop)
+}
+
+fn finished_at(report: &Value) -> Option<&str> {
+    report.get("finished_at").and_then(Value::as_str)
+}
+
+fn complete(report: &Value) -> bool {
+    report
+        .get("complete")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+fn command_line(report: &Value) -> String {
+    report
+        .get("command_line")
+        .map_or("[]".to_string(), Value::to_string)
+}
+
 impl RunWriter {
     /// Adds a run for `report` (its figures so far are written by [`save`](Self::save)).
     pub fn start(store: Store, report: &Value) -> Result<RunWriter, Error> {
-        Self::start_imported(store, report, None)
-    }
-
-    pub(super) fn start_imported(
-        store: Store,
-        report: &Value,
-        imported_from: Option<&str>,
-    ) -> Result<RunWriter, Error> {
         let kind = Kind::of(report)?;
         let header = header_of(kind, report);
-        let id = {
-            let conn = &store.conn;
-            conn.execute(
-                "INSERT INTO runs (kind, started_at, finished_at, complete, host, kernel,
-                                   command_line, imported_from, report)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![
-                    kind.name(),
-                    text(report, "/started_at"),
-                    report.get("finished_at").and_then(Value::as_str),
-                    report
-                        .get("complete")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false),
-                    text(report, "/environment/hostname"),
-                    text(report, "/environment/kernel"),
-                    report
-                        .get("command_line")
-                        .map_or("[]".to_string(), Value::to_string),
-                    imported_from,
-                    header,
-                ],
-            )
-            .map_err(|e| store.err(e))?;
-            conn.last_insert_rowid()
-        };
+        let id = insert_run(&store.conn, kind, report, &header, None).map_err(|e| store.err(e))?;
         Ok(RunWriter {
             store,
             id,
@@ -92,6 +156,7 @@ impl RunWriter {
     }
 
     /// The run's id.
+    #[cfg(test)]
     pub fn id(&self) -> RunId {
         self.id
     }
@@ -110,28 +175,15 @@ impl RunWriter {
             if self.figures.get(ordinal) == Some(&json) {
                 continue;
             }
+            let path = &self.store.path;
             let tx = self
                 .store
                 .conn
                 .transaction()
-                .map_err(|e| super::sql_error(&self.store.path, e))?;
-            tx.execute(
-                "INSERT OR REPLACE INTO figures
-                        (run_id, ordinal, key, status, median, interval_low, interval_high, figure)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                    self.id,
-                    ordinal as i64,
-                    figure_key(self.kind, f),
-                    f.get("status").and_then(Value::as_str),
-                    number(f, "/latency_ns/median"),
-                    number(f, "/precision/interval_ns/low"),
-                    number(f, "/precision/interval_ns/high"),
-                    json,
-                ],
-            )
-            .and_then(|_| tx.commit())
-            .map_err(|e| super::sql_error(&self.store.path, e))?;
+                .map_err(|e| super::sql_error(path, e))?;
+            write_figure(&tx, self.id, self.kind, ordinal, f, &json)
+                .and_then(|_| tx.commit())
+                .map_err(|e| super::sql_error(path, e))?;
             match self.figures.get_mut(ordinal) {
                 Some(old) => *old = json,
                 None => self.figures.push(json),
@@ -153,15 +205,7 @@ impl RunWriter {
                 .conn
                 .execute(
                     "UPDATE runs SET report = ?2, finished_at = ?3, complete = ?4 WHERE id = ?1",
-                    params![
-                        self.id,
-                        header,
-                        report.get("finished_at").and_then(Value::as_str),
-                        report
-                            .get("complete")
-                            .and_then(Value::as_bool)
-                            .unwrap_or(false),
-                    ],
+                    params![self.id, header, finished_at(report), complete(report)],
                 )
                 .map_err(|e| self.store.err(e))?;
             self.header = header;

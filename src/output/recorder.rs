@@ -2,6 +2,11 @@
 //! so a run that is stopped or fails late keeps every figure measured
 //! before it; warnings read from the figures as measured; cost models and
 //! completion once the run is over.
+//!
+//! A place the report cannot be written to (a full disk, a history that
+//! fails) is said once on stderr and given up, and the run goes on: its
+//! figures are still measured and shown, and the run says at the end that
+//! not all was saved ([`Recorder::unsaved`]) instead of losing the table.
 
 use crate::engine::run::figure::FigureResult;
 use crate::engine::run::session::RunObserver;
@@ -17,6 +22,8 @@ pub struct Recorder {
     pub warnings: Vec<Warning>,
     path: Option<PathBuf>,
     sink: Option<Box<dyn ReportSink>>,
+    /// Why each place given up could not be written, in the order they failed.
+    unsaved: Vec<String>,
 }
 
 /// Something else that keeps the report as it grows (the run history):
@@ -35,6 +42,7 @@ impl Recorder {
             warnings: Vec::new(),
             path,
             sink: None,
+            unsaved: Vec::new(),
         }
     }
 
@@ -48,22 +56,41 @@ impl Recorder {
         self.report.results = results.iter().map(ResultRecord::from_figure).collect();
     }
 
-    fn save(&mut self) -> Result<(), String> {
-        if let Some(path) = &self.path {
-            json::write_atomic(path, &self.report)
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    /// Writes the report to every place still kept. A place that fails is
+    /// warned about once, on stderr, and not written again: the run goes on.
+    fn save(&mut self) {
+        if let Some(path) = &self.path
+            && let Err(e) = json::write_atomic(path, &self.report)
+        {
+            let why = format!("cannot write {}: {e}", path.display());
+            self.path = None;
+            self.give_up(why);
         }
-        match &mut self.sink {
-            Some(sink) => sink.saved(&self.report),
-            None => Ok(()),
+        if let Some(sink) = &mut self.sink
+            && let Err(why) = sink.saved(&self.report)
+        {
+            self.sink = None;
+            self.give_up(why);
         }
+    }
+
+    fn give_up(&mut self, why: String) {
+        eprintln!("warning: {why}; the report is no longer saved there, the run goes on");
+        self.unsaved.push(why);
+    }
+
+    /// Why the report could not be saved everywhere it was to go: empty
+    /// when every save succeeded. A run with any is a failed run.
+    pub fn unsaved(&self) -> &[String] {
+        &self.unsaved
     }
 }
 
 impl RunObserver for Recorder {
     fn recorded(&mut self, results: &[FigureResult]) -> Result<(), String> {
         self.records(results);
-        self.save()
+        self.save();
+        Ok(())
     }
 
     fn measured(&mut self, results: &[FigureResult]) {
@@ -76,11 +103,135 @@ impl RunObserver for Recorder {
         self.report.cost_models = crate::output::cost_model::fit(results);
         self.report.complete = stopped.is_none();
         self.report.finished_at = Some(now_rfc3339());
-        self.save()
+        self.save();
+        Ok(())
     }
 }
 
 /// The time now, as the reports write it.
 pub fn now_rfc3339() -> String {
     jiff::Timestamp::now().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::measure::Budget;
+    use crate::engine::os::environment::{self, CpuLatencyState};
+    use crate::engine::os::peer::PeerKind;
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    fn report() -> Report {
+        Report {
+            schema: json::SCHEMA,
+            ipcmark_version: "test",
+            build: json::build::BuildRecord::current(),
+            started_at: now_rfc3339(),
+            finished_at: None,
+            complete: false,
+            command_line: vec!["ipcmark".into(), "run".into()],
+            environment: environment::collect(
+                CpuLatencyState {
+                    requested_us: None,
+                    not_held: None,
+                    wakeup: Err("not measured".into()),
+                },
+                None,
+            ),
+            remote: None,
+            settings: json::Settings {
+                sizes: vec![64],
+                client_cpu: None,
+                server_cpu: None,
+                rt_priority: None,
+                peer: PeerKind::Process,
+                quick: true,
+                passes: 1,
+                budget: Budget::tiny(),
+                placement_note: None,
+                cpu_latency_us: None,
+                load: None,
+                load_sweep: None,
+            },
+            results: Vec::new(),
+            warnings: Vec::new(),
+            cost_models: Vec::new(),
+        }
+    }
+
+    /// A sink that counts its saves and fails from save number `fail_at` on.
+    struct Counting {
+        calls: Rc<Cell<usize>>,
+        fail_at: usize,
+    }
+
+    impl ReportSink for Counting {
+        fn saved(&mut self, _: &Report) -> Result<(), String> {
+            self.calls.set(self.calls.get() + 1);
+            if self.calls.get() >= self.fail_at {
+                Err("history h.sqlite: database or disk is full".into())
+            } else {
+                Ok(())
+            }
+        }
+    }
+
+    fn recorder_with(json: Option<PathBuf>, fail_at: usize) -> (Recorder, Rc<Cell<usize>>) {
+        let calls = Rc::new(Cell::new(0));
+        let sink = Counting {
+            calls: calls.clone(),
+            fail_at,
+        };
+        (
+            Recorder::new(report(), json).with_sink(Box::new(sink)),
+            calls,
+        )
+    }
+
+    #[test]
+    fn a_sink_that_fails_is_given_up_once_and_the_run_goes_on() {
+        let (mut r, calls) = recorder_with(None, 2);
+        for _ in 0..3 {
+            assert_eq!(r.recorded(&[]), Ok(()));
+        }
+        assert_eq!(r.finished(&[], None), Ok(()));
+        // Saved once, failed once, never asked again.
+        assert_eq!(calls.get(), 2);
+        assert_eq!(r.unsaved(), ["history h.sqlite: database or disk is full"]);
+        assert!(r.report.complete, "the report still finished");
+    }
+
+    #[test]
+    fn a_json_file_that_cannot_be_written_is_given_up_and_the_sink_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        // A directory that does not exist: every write fails.
+        let path = dir.path().join("gone").join("r.json");
+        let (mut r, calls) = recorder_with(Some(path.clone()), usize::MAX);
+        for _ in 0..3 {
+            assert_eq!(r.recorded(&[]), Ok(()));
+        }
+        assert_eq!(r.finished(&[], None), Ok(()));
+        assert_eq!(calls.get(), 4, "the history is saved at every step");
+        assert_eq!(r.unsaved().len(), 1, "{:?}", r.unsaved());
+        assert!(
+            r.unsaved()[0].starts_with(&format!("cannot write {}", path.display())),
+            "{:?}",
+            r.unsaved()
+        );
+    }
+
+    #[test]
+    fn a_run_saved_everywhere_has_nothing_unsaved() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.json");
+        let (mut r, calls) = recorder_with(Some(path.clone()), usize::MAX);
+        assert_eq!(r.recorded(&[]), Ok(()));
+        assert_eq!(r.finished(&[], None), Ok(()));
+        assert!(r.unsaved().is_empty());
+        assert_eq!(calls.get(), 2);
+        let back: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(back["complete"], true);
+    }
 }

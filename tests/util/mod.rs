@@ -10,8 +10,10 @@
 //! [`report`]: JSON reports ([`run_json`], [`results`], the schemas and the
 //! consistency checks several modes share); [`registry`]: `ipcmark list`;
 //! [`usage`]: the bad-usage checker; [`nobody`]: runs as an unprivileged user;
+//! [`mount`]: a small tmpfs or a read-only view, unmounted on every path;
 //! [`testbed`]: two hosts on this machine, in network namespaces.
 
+mod mount;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod nobody;
@@ -20,6 +22,7 @@ mod report;
 mod testbed;
 mod usage;
 
+pub use mount::*;
 #[cfg(feature = "mpi")]
 pub use mpi::*;
 pub use nobody::*;
