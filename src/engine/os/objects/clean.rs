@@ -1,0 +1,171 @@
+//! `ipcmark clean` ([`clean_stale`]): the directories where named objects
+//! live, the System V owner records in /dev/shm, and the order of the whole
+//! (System V objects first, judged by the records that the directories'
+//! clean-up then removes). Apart from the names it reads and the verdicts
+//! it applies; the top of this folder: nothing here uses it.
+
+use super::names::{NameOwner, Owner, disk_temp_base, owner_of_name, tmpfs_base};
+use super::sysvipc::{clean_sysv_objects, parse_sysvipc};
+use super::verdict::{CleanReport, Here, Processes, System, Verdict, judge};
+use crate::sys::process::geteuid;
+use std::collections::HashSet;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// Removes every ipcmark object whose creating process is provably gone.
+pub fn clean_stale() -> CleanReport {
+    let mut report = CleanReport::default();
+    let here = Here::now();
+    let mut dirs = vec![tmpfs_base(), disk_temp_base(), std::env::temp_dir()];
+    dirs.push(PathBuf::from("/dev/mqueue"));
+    dirs.sort();
+    dirs.dedup();
+    // System V objects first: they are judged by the owner records, which
+    // the directories' clean-up then removes with the rest.
+    let records = sysv_records(&tmpfs_base());
+    let mut sysv_left = HashSet::new();
+    for (kind, file) in [
+        ("msg", "/proc/sysvipc/msg"),
+        ("sem", "/proc/sysvipc/sem"),
+        ("shm", "/proc/sysvipc/shm"),
+    ] {
+        if let Ok(text) = fs::read_to_string(file) {
+            let objs = parse_sysvipc(&text);
+            sysv_left.extend(clean_sysv_objects(
+                kind,
+                objs,
+                &records,
+                &here,
+                &System,
+                &mut report,
+            ));
+        }
+    }
+    for dir in dirs {
+        clean_dir(&dir, &here, &System, &sysv_left, &mut report);
+    }
+    report
+}
+
+/// Whether a name's `<what>-<n>` part is an owner record's.
+fn is_sysv_record(what: &str) -> bool {
+    what.strip_prefix("sysv-")
+        .is_some_and(|n| n.parse::<u32>().is_ok())
+}
+
+/// The owners that the System V owner records in `dir` name: only regular
+/// files that the user cleaning owns (anybody may create a file in
+/// /dev/shm, and a forged record must not vouch for a death).
+fn sysv_records(dir: &Path) -> Vec<Owner> {
+    let euid = geteuid();
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let (NameOwner::Recorded(owner), what) = owner_of_name(&name)? else {
+                return None;
+            };
+            let meta = entry.metadata().ok()?;
+            (is_sysv_record(what) && meta.is_file() && meta.uid() == euid).then_some(owner)
+        })
+        .collect()
+}
+
+/// Removes the entries of `dir` named by a run that is gone; keeps owner
+/// records of the pids in `sysv_left` (their objects are still there).
+fn clean_dir(
+    dir: &Path,
+    here: &Here,
+    procs: &dyn Processes,
+    sysv_left: &HashSet<libc::pid_t>,
+    report: &mut CleanReport,
+) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some((owner, what)) = owner_of_name(&name) else {
+            continue;
+        };
+        let path = entry.path();
+        let label = path.display().to_string();
+        match judge(owner, here, procs) {
+            Verdict::Live => {
+                report.live.push(label);
+                continue;
+            }
+            Verdict::Unproven(why) => {
+                report.kept.push(format!("{label} ({why})"));
+                continue;
+            }
+            Verdict::Gone => {}
+        }
+        if let NameOwner::Recorded(o) = owner
+            && is_sysv_record(what)
+            && sysv_left.contains(&o.pid)
+        {
+            report.kept.push(format!(
+                "{label} (the owner record of System V objects that could not be removed)"
+            ));
+            continue;
+        }
+        let res = if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+            fs::remove_dir_all(&path)
+        } else {
+            fs::remove_file(&path)
+        };
+        match res {
+            Ok(()) => report.removed.push(label),
+            Err(e) => report.failed.push(format!("{label}: {e}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::verdict::{Fake, here};
+    use super::*;
+
+    /// `clean` on a directory: a dead run's entry of our namespace goes; one
+    /// of another namespace, one of the older name form and one of a live
+    /// run stay, each said; another program's entry is not looked at.
+    #[test]
+    fn clean_dir_removes_only_what_is_provably_abandoned() {
+        let dir = tempfile::tempdir().unwrap();
+        let here = here();
+        let procs = Fake {
+            alive: vec![(100, 5000)],
+        };
+        let ns = here.pid_ns;
+        let names = [
+            format!("ipcmark-200-{ns}-5000-0123456789ab-fifo-1"),
+            format!("ipcmark-201-{}-5000-0123456789ab-fifo-2", ns + 1),
+            "ipcmark-202-fifo-3".to_string(),
+            format!("ipcmark-100-{ns}-5000-0123456789ab-fifo-4"),
+            "other-200-fifo".to_string(),
+        ];
+        for n in &names {
+            fs::create_dir(dir.path().join(n)).unwrap();
+            fs::write(dir.path().join(n).join("to-server"), b"").unwrap();
+        }
+        let mut report = CleanReport::default();
+        clean_dir(dir.path(), &here, &procs, &HashSet::new(), &mut report);
+        let present: Vec<bool> = names.iter().map(|n| dir.path().join(n).exists()).collect();
+        assert_eq!(present, [false, true, true, true, true], "{report:?}");
+        assert_eq!(report.removed.len(), 1, "{report:?}");
+        assert_eq!(report.live.len(), 1, "{report:?}");
+        assert_eq!(report.kept.len(), 2, "{report:?}");
+        assert!(
+            report
+                .kept
+                .iter()
+                .any(|k| k.contains("another PID namespace"))
+        );
+        assert!(report.kept.iter().any(|k| k.contains("older ipcmark")));
+    }
+}
