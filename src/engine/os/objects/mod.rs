@@ -35,6 +35,3 @@ pub use verdict::CleanReport;
 // Used only by tests elsewhere in the crate.
 #[cfg(test)]
 pub use names::{NameOwner, Owner, owner_of_name, pid_of_sysv_key, sysv_test_lock};
-// Public, but nothing outside this folder uses them yet.
-#[allow(unused_imports)]
-pub use names::{PREFIX, SYSV_KEYS};
