@@ -43,7 +43,16 @@ fn code_of(file: &Path) -> String {
 /// Every engine module (`models::pingpong`, `measure`, …) with the engine
 /// modules its non-test code names.
 fn graph() -> BTreeMap<String, BTreeSet<String>> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/engine");
+    graph_of("engine")
+}
+
+/// Every module of the folder `layer` of `src/` with the modules of that
+/// layer its non-test code names (through `crate::LAYER::` or `super::`).
+fn graph_of(layer: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join(layer);
+    let crate_prefix = format!("crate::{layer}::");
     let mut files = Vec::new();
     walk(&root, &mut files);
     // `models/score/mod.rs` is `models::score`; `engine/mod.rs` is "".
@@ -62,7 +71,10 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
         let code = code_of(file);
         let room = me.rsplit_once("::").map_or("", |(r, _)| r);
         let mut deps = BTreeSet::new();
-        for (prefix, base) in [("crate::engine::", String::new()), ("super::", room.into())] {
+        for (prefix, base) in [
+            (crate_prefix.as_str(), String::new()),
+            ("super::", room.into()),
+        ] {
             for (i, _) in code.match_indices(prefix) {
                 let rest = &code[i + prefix.len()..];
                 let path: Vec<&str> = rest
@@ -95,35 +107,70 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
     graph
 }
 
-#[test]
-fn no_import_cycle_among_engine_modules() {
-    let g = graph();
-    assert!(g.contains_key("run::session") && g.contains_key("models::pingpong"));
-    assert!(g["run::runner"].contains("models::pingpong"), "{g:?}");
+/// Panics naming the cycle if the modules of `g` import each other round.
+fn assert_no_cycle(g: &BTreeMap<String, BTreeSet<String>>, layer: &str) {
     // Depth-first search; a grey node met again closes a cycle.
     fn visit<'a>(
         g: &'a BTreeMap<String, BTreeSet<String>>,
         m: &'a str,
         state: &mut BTreeMap<&'a str, bool>,
         stack: &mut Vec<&'a str>,
-    ) {
+    ) -> Option<String> {
         match state.get(m) {
-            Some(true) => return,
-            Some(false) => panic!("import cycle: {} -> {m}", stack.join(" -> ")),
+            Some(true) => return None,
+            Some(false) => return Some(format!("{} -> {m}", stack.join(" -> "))),
             None => {}
         }
         state.insert(m, false);
         stack.push(m);
         for d in g.get(m).into_iter().flatten() {
-            visit(g, d, state, stack);
+            if let Some(cycle) = visit(g, d, state, stack) {
+                return Some(cycle);
+            }
         }
         stack.pop();
         state.insert(m, true);
+        None
     }
     let mut state = BTreeMap::new();
     for m in g.keys() {
-        visit(&g, m, &mut state, &mut Vec::new());
+        if let Some(cycle) = visit(g, m, &mut state, &mut Vec::new()) {
+            panic!("import cycle in {layer}: {cycle}");
+        }
     }
+}
+
+#[test]
+fn no_import_cycle_among_engine_modules() {
+    let g = graph();
+    assert!(g.contains_key("run::session") && g.contains_key("models::pingpong"));
+    assert!(g["run::runner"].contains("models::pingpong"), "{g:?}");
+    assert_no_cycle(&g, "engine");
+}
+
+/// No module of any layer imports another that leads back to it (with the
+/// allowed lists, which make no circle between layers: no import circle
+/// anywhere in `src/`).
+#[test]
+fn no_import_cycle_inside_any_layer() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut cycles = Vec::new();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        if !path.is_dir() {
+            continue;
+        }
+        let layer = path.file_name().unwrap().to_string_lossy().to_string();
+        let g = graph_of(&layer);
+        if let Err(e) = std::panic::catch_unwind(|| assert_no_cycle(&g, &layer)) {
+            cycles.push(
+                e.downcast_ref::<String>()
+                    .cloned()
+                    .unwrap_or_else(|| layer.clone()),
+            );
+        }
+    }
+    assert!(cycles.is_empty(), "{cycles:#?}");
 }
 
 #[test]

@@ -276,7 +276,9 @@ pub fn run_with(
         crate::output::warnings::render(
             &recorder.warnings,
             args.output.long,
-            page::colour_on(page::is_users_terminal(&std::io::stderr()))
+            crate::output::terminal::colour_on(crate::output::terminal::is_users_terminal(
+                &std::io::stderr()
+            ))
         )
     );
     let failed = session

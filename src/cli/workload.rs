@@ -2,7 +2,8 @@
 //! in each placement, saving the JSON after every run so an interrupted
 //! command keeps what finished, and print the tables.
 
-mod placement;
+pub(super) mod placement;
+pub(super) mod saving;
 
 use super::flags::{self, heading};
 use super::plan::latency_request;
@@ -12,15 +13,12 @@ use crate::engine::os::interrupt;
 use crate::engine::os::load::Load;
 use crate::engine::os::objects::ObjectNamer;
 use crate::engine::run::load::FigureLoad;
-use crate::output::json;
 use crate::output::progress::Progress;
-use crate::output::workload::{self as report, ConfigResult, MigrationRecord, WorkloadReport};
+use crate::output::workload::{self as report, ConfigResult, MigrationRecord};
 use crate::workloads::{self, Fault, LockKind, Opt, Params, RunContext, RunError, WorkloadInfo};
 use clap::{Args, ValueEnum};
 use placement::{migrations, placements};
-#[cfg(feature = "mpi")]
-pub(super) use placement::{number_list, place_parts};
-use std::path::PathBuf;
+use saving::{ReportStart, Sink};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -227,107 +225,6 @@ fn params(args: &WorkloadArgs, info: &WorkloadInfo) -> Result<Params, Failure> {
         pause: args.pause,
         fault,
     })
-}
-
-/// What a workload's report starts as, before any run: the command, the
-/// machine and the settings (local and MPI runs alike).
-pub(super) struct ReportStart<'a> {
-    pub info: &'a WorkloadInfo,
-    pub runs: u32,
-    pub duration: Option<Duration>,
-    pub timeout: Duration,
-    pub processes: Vec<String>,
-    pub parameters: serde_json::Value,
-    pub migrations: Vec<MigrationRecord>,
-    pub environment: environment::Environment,
-}
-
-impl ReportStart<'_> {
-    /// The report, with no configuration yet.
-    pub(super) fn report(self) -> WorkloadReport {
-        WorkloadReport {
-            schema: report::SCHEMA,
-            ipcmark_version: env!("CARGO_PKG_VERSION"),
-            build: json::build::BuildRecord::current(),
-            started_at: crate::output::recorder::now_rfc3339(),
-            finished_at: None,
-            complete: false,
-            command_line: std::env::args().collect(),
-            environment: self.environment,
-            workload: self.info.id,
-            figure: report::figure_info(self.info),
-            settings: report::WorkloadSettings {
-                runs: self.runs,
-                duration_ms: self.duration.map(|d| d.as_secs_f64() * 1e3),
-                timeout_ms: self.timeout.as_secs_f64() * 1e3,
-                processes: self.processes,
-                parameters: self.parameters,
-                migrations: self.migrations,
-            },
-            load: None,
-            configurations: Vec::new(),
-        }
-    }
-}
-
-/// Where a workload's report goes after every run: `--json` and the history.
-/// A place that cannot be written is warned about once and given up, and
-/// the workload goes on (as `ipcmark run`'s recorder does); the command
-/// then fails at the end ([`Sink::unsaved`]).
-pub(super) struct Sink {
-    json: Option<PathBuf>,
-    history: Option<crate::history::RunWriter>,
-    unsaved: usize,
-}
-
-fn as_value(rep: &WorkloadReport) -> Result<serde_json::Value, Failure> {
-    serde_json::to_value(rep).map_err(|e| Failure::run(format!("cannot represent the report: {e}")))
-}
-
-impl Sink {
-    /// Opens the history (unless `--no-save`) with the report as it starts.
-    pub(super) fn open(
-        json: Option<PathBuf>,
-        db: Option<&std::path::Path>,
-        no_save: bool,
-        rep: &WorkloadReport,
-    ) -> Result<Sink, Failure> {
-        let history = super::history::writer(db, no_save, &as_value(rep)?)?;
-        Ok(Sink {
-            json,
-            history,
-            unsaved: 0,
-        })
-    }
-
-    /// Writes the report as it stands to every place still kept.
-    pub(super) fn save(&mut self, rep: &WorkloadReport) {
-        if let Some(path) = &self.json
-            && let Err(e) = json::write_atomic(path, rep)
-        {
-            let why = format!("cannot write {}: {e}", path.display());
-            self.json = None;
-            self.give_up(&why);
-        }
-        if let Some(w) = &mut self.history {
-            let saved = as_value(rep).and_then(|v| w.save(&v).map_err(super::history::failure));
-            if let Err(f) = saved {
-                self.history = None;
-                self.give_up(&f.message);
-            }
-        }
-    }
-
-    fn give_up(&mut self, why: &str) {
-        eprintln!("warning: {why}; the report is no longer saved there, the workload goes on");
-        self.unsaved += 1;
-    }
-
-    /// How many places the report could not be saved to (each was warned
-    /// about); with any, the command fails.
-    pub(super) fn unsaved(&self) -> usize {
-        self.unsaved
-    }
 }
 
 /// `--engine mpi`: the workload across the ranks of the MPI job.

@@ -8,7 +8,8 @@
 //! wait for it forever; the runs already saved are kept.
 
 use super::plan::latency_request;
-use super::workload::{ReportStart, Sink, number_list, place_parts};
+use super::workload::placement::{number_list, place_parts};
+use super::workload::saving::{ReportStart, Sink};
 use super::{Failure, hold_cpu_latency, parse, print_stdout};
 use crate::cluster::World;
 use crate::cluster::ranks::{self, RankPlace};

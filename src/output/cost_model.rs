@@ -118,7 +118,7 @@ pub fn fit(results: &[FigureResult]) -> Vec<CostModel> {
 /// The models as a table shaped like the study's Table 2.
 pub fn render(models: &[CostModel]) -> String {
     let mut t =
-        super::table::new_table(vec!["mechanism", "sizes", "setup µs", "per-byte ns", "R²"]);
+        super::table::cells::new_table(vec!["mechanism", "sizes", "setup µs", "per-byte ns", "R²"]);
     for m in models {
         for (i, s) in m.segments.iter().enumerate() {
             t.add_row(vec![
@@ -129,8 +129,8 @@ pub fn render(models: &[CostModel]) -> String {
                 },
                 format!(
                     "{}–{}",
-                    super::table::format_size(s.from_bytes),
-                    super::table::format_size(s.to_bytes)
+                    super::table::cells::format_size(s.from_bytes),
+                    super::table::cells::format_size(s.to_bytes)
                 ),
                 format!("{:.2}", s.setup_ns / 1e3),
                 format!("{:.4}", s.per_byte_ns),
@@ -138,7 +138,7 @@ pub fn render(models: &[CostModel]) -> String {
             ]);
         }
     }
-    super::table::align_right(&mut t, 2..5);
+    super::table::cells::align_right(&mut t, 2..5);
     format!(
         "cost model: one-way time = setup + bytes × per-byte, least squares weighted by 1/time² over each \
          size's median (drift common to interleaved sizes removed), a new range where the per-byte cost \

@@ -13,5 +13,6 @@ pub mod report;
 pub mod sanitise;
 pub mod stored;
 pub mod table;
+pub mod terminal;
 pub mod warnings;
 pub mod workload;

@@ -12,6 +12,7 @@ use crate::engine::run::figure::{FigureResult, Mode};
 use crate::output::json::{Report, Settings};
 use crate::output::table::cells::{PAGE_WIDTH, fit_fields, short_cpu_name};
 use crate::output::table::{self, Look};
+use crate::output::terminal;
 
 /// How the page is drawn.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -28,43 +29,9 @@ impl Options {
     pub fn for_stdout(long: bool) -> Self {
         Options {
             long,
-            colour: colour_on(is_users_terminal(&std::io::stdout())),
+            colour: terminal::colour_on(terminal::is_users_terminal(&std::io::stdout())),
         }
     }
-}
-
-/// Whether `stream` is the user's terminal. Under an MPI launcher (mpirun,
-/// srun) a rank's standard streams are a pseudo-terminal of the launcher's,
-/// forwarded to wherever its own output goes (a file, a pipe) and with no
-/// width of its own: never taken for the user's terminal, so that no colour
-/// codes, progress bar or 72-column wrap reach a file.
-pub fn is_users_terminal(stream: &impl std::io::IsTerminal) -> bool {
-    stream.is_terminal() && !under_mpi_launcher(|k| std::env::var_os(k).is_some())
-}
-
-/// Whether the environment (`has` tells whether a variable is set) is that
-/// of a process an MPI launcher started: Open MPI, MPICH's Hydra and PMIx
-/// launchers, Slurm's srun.
-fn under_mpi_launcher(has: impl Fn(&str) -> bool) -> bool {
-    [
-        "OMPI_COMM_WORLD_SIZE",
-        "PMI_SIZE",
-        "PMIX_RANK",
-        "SLURM_PROCID",
-    ]
-    .iter()
-    .any(|k| has(k))
-}
-
-/// Whether a stream that `is_terminal` (or not) gets colour: only a
-/// terminal, and only while `NO_COLOR` is unset or empty.
-pub fn colour_on(is_terminal: bool) -> bool {
-    is_terminal && colour_allowed(std::env::var_os("NO_COLOR"))
-}
-
-/// Whether `NO_COLOR`'s value (if set) allows colour: only when empty.
-fn colour_allowed(no_color: Option<std::ffi::OsString>) -> bool {
-    no_color.is_none_or(|v| v.is_empty())
 }
 
 /// The whole page for a run's `results` as `report` records them.
@@ -337,29 +304,9 @@ mod tests {
     }
 
     #[test]
-    fn a_rank_of_an_mpi_job_is_never_on_the_users_terminal() {
-        for var in [
-            "OMPI_COMM_WORLD_SIZE",
-            "PMI_SIZE",
-            "PMIX_RANK",
-            "SLURM_PROCID",
-        ] {
-            assert!(under_mpi_launcher(|k| k == var), "{var}");
-        }
-        assert!(!under_mpi_launcher(|k| k == "HOME"));
-    }
-
-    #[test]
     fn cpu_lists_read_as_the_kernel_writes_them() {
         assert_eq!(cpu_ranges(&[0, 1, 2, 3, 6, 8, 9]), "0-3,6,8-9");
         assert_eq!(cpu_ranges(&[1]), "1");
         assert_eq!(cpu_ranges(&[]), "?");
-    }
-
-    #[test]
-    fn no_color_set_to_anything_turns_colour_off() {
-        assert!(colour_allowed(None));
-        assert!(colour_allowed(Some("".into())));
-        assert!(!colour_allowed(Some("1".into())));
     }
 }

@@ -14,7 +14,7 @@ pub struct Progress(ProgressBar);
 impl Progress {
     /// A bar for `total` figures (every pass's).
     pub fn new(total: usize) -> Self {
-        let target = if super::page::is_users_terminal(&std::io::stderr()) {
+        let target = if super::terminal::is_users_terminal(&std::io::stderr()) {
             ProgressDrawTarget::stderr_with_hz(10)
         } else {
             ProgressDrawTarget::hidden()
@@ -138,7 +138,7 @@ mod tests {
         // Whatever runs the tests, the bar follows stderr.
         assert_eq!(
             Progress::new(3).visible(),
-            crate::output::page::is_users_terminal(&std::io::stderr())
+            crate::output::terminal::is_users_terminal(&std::io::stderr())
         );
     }
 }

@@ -28,23 +28,15 @@ use std::os::fd::{OwnedFd, RawFd};
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
-mod end;
+pub(super) mod end;
 mod key;
 mod listener;
 
-pub use end::DataEnd;
 use end::Sock;
+pub use end::{DataEnd, QUIET, TICK};
 pub use key::{DataKey, HELLO_LEN, KEY_BYTES};
 use listener::accept;
 pub use listener::{DataListener, listen};
-
-/// How long a blocked send or receive waits before its end looks at the
-/// stop pipe, the deadline and the silence of its peer.
-pub const TICK: Duration = Duration::from_millis(100);
-
-/// The longest a peer may stay silent while an end waits for it: past it
-/// the figure fails ("no data from … for 2 s").
-pub const QUIET: Duration = Duration::from_secs(2);
 
 /// How long the agent waits for the client's data connection.
 const CONNECT_WAIT: Duration = Duration::from_secs(5);

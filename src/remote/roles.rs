@@ -7,7 +7,7 @@
 
 use crate::engine::channel::ChannelError;
 use crate::engine::message::{check_whole, fill_pattern, poison};
-use crate::remote::data::DataEnd;
+use crate::remote::data::end::DataEnd;
 use crate::remote::task::Report;
 use crate::sys::clock::monotonic_ns;
 use std::time::Duration;

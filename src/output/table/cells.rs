@@ -120,7 +120,7 @@ pub fn percent(fraction: f64) -> String {
 /// Wraps a table to the terminal's width, or to 100 columns when stdout is not
 /// the user's terminal (comfy-table would otherwise never wrap).
 pub fn fit_width(t: &mut Table) {
-    let own = crate::output::page::is_users_terminal(&std::io::stdout());
+    let own = crate::output::terminal::is_users_terminal(&std::io::stdout());
     let w = t.width().filter(|_| own).unwrap_or(100);
     t.set_width(w.max(72));
 }

@@ -4,7 +4,7 @@
 //! peer's silence. Apart because it is what both sides time through (the
 //! engine's `Endpoint`), once the accept path or `connect` has made it.
 
-use super::{HELLO_LEN, QUIET, TICK};
+use super::key::HELLO_LEN;
 use crate::engine::channel::{ChannelError, Endpoint};
 use crate::engine::os::interrupt;
 use crate::sys::fd::wait_readable;
@@ -12,6 +12,14 @@ use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream, UdpSocket};
 use std::os::fd::{OwnedFd, RawFd};
 use std::time::{Duration, Instant};
+
+/// How long a blocked send or receive waits before its end looks at the
+/// stop pipe, the deadline and the silence of its peer.
+pub const TICK: Duration = Duration::from_millis(100);
+
+/// The longest a peer may stay silent while an end waits for it: past it
+/// the figure fails ("no data from … for 2 s").
+pub const QUIET: Duration = Duration::from_secs(2);
 
 /// A data socket.
 pub(super) enum Sock {

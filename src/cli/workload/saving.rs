@@ -1,0 +1,115 @@
+//! A workload's report as it goes: what it starts as ([`ReportStart`],
+//! the command, the machine and the settings) and where it is saved after
+//! every run ([`Sink`]: `--json` and the history, each given up with one
+//! warning if it cannot be written). Shared by the local engine and
+//! `--engine mpi`, so neither command module reaches into the other.
+
+use crate::cli::Failure;
+use crate::engine::os::environment;
+use crate::output::json;
+use crate::output::workload::{self as report, MigrationRecord, WorkloadReport};
+use crate::workloads::WorkloadInfo;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What a workload's report starts as, before any run: the command, the
+/// machine and the settings (local and MPI runs alike).
+pub(in crate::cli) struct ReportStart<'a> {
+    pub info: &'a WorkloadInfo,
+    pub runs: u32,
+    pub duration: Option<Duration>,
+    pub timeout: Duration,
+    pub processes: Vec<String>,
+    pub parameters: serde_json::Value,
+    pub migrations: Vec<MigrationRecord>,
+    pub environment: environment::Environment,
+}
+
+impl ReportStart<'_> {
+    /// The report, with no configuration yet.
+    pub(in crate::cli) fn report(self) -> WorkloadReport {
+        WorkloadReport {
+            schema: report::SCHEMA,
+            ipcmark_version: env!("CARGO_PKG_VERSION"),
+            build: json::build::BuildRecord::current(),
+            started_at: crate::output::recorder::now_rfc3339(),
+            finished_at: None,
+            complete: false,
+            command_line: std::env::args().collect(),
+            environment: self.environment,
+            workload: self.info.id,
+            figure: report::figure_info(self.info),
+            settings: report::WorkloadSettings {
+                runs: self.runs,
+                duration_ms: self.duration.map(|d| d.as_secs_f64() * 1e3),
+                timeout_ms: self.timeout.as_secs_f64() * 1e3,
+                processes: self.processes,
+                parameters: self.parameters,
+                migrations: self.migrations,
+            },
+            load: None,
+            configurations: Vec::new(),
+        }
+    }
+}
+
+/// Where a workload's report goes after every run: `--json` and the history.
+/// A place that cannot be written is warned about once and given up, and
+/// the workload goes on (as `ipcmark run`'s recorder does); the command
+/// then fails at the end ([`Sink::unsaved`]).
+pub(in crate::cli) struct Sink {
+    json: Option<PathBuf>,
+    history: Option<crate::history::RunWriter>,
+    unsaved: usize,
+}
+
+fn as_value(rep: &WorkloadReport) -> Result<serde_json::Value, Failure> {
+    serde_json::to_value(rep).map_err(|e| Failure::run(format!("cannot represent the report: {e}")))
+}
+
+impl Sink {
+    /// Opens the history (unless `--no-save`) with the report as it starts.
+    pub(in crate::cli) fn open(
+        json: Option<PathBuf>,
+        db: Option<&std::path::Path>,
+        no_save: bool,
+        rep: &WorkloadReport,
+    ) -> Result<Sink, Failure> {
+        let history = crate::cli::history::writer(db, no_save, &as_value(rep)?)?;
+        Ok(Sink {
+            json,
+            history,
+            unsaved: 0,
+        })
+    }
+
+    /// Writes the report as it stands to every place still kept.
+    pub(in crate::cli) fn save(&mut self, rep: &WorkloadReport) {
+        if let Some(path) = &self.json
+            && let Err(e) = json::write_atomic(path, rep)
+        {
+            let why = format!("cannot write {}: {e}", path.display());
+            self.json = None;
+            self.give_up(&why);
+        }
+        if let Some(w) = &mut self.history {
+            let saved =
+                as_value(rep).and_then(|v| w.save(&v).map_err(crate::cli::history::failure));
+            if let Err(f) = saved {
+                self.history = None;
+                self.give_up(&f.message);
+            }
+        }
+    }
+
+    fn give_up(&mut self, why: &str) {
+        eprintln!("warning: {why}; the report is no longer saved there, the workload goes on");
+        self.unsaved += 1;
+    }
+
+    /// How many places the report could not be saved to (each was warned
+    /// about); with any, the command fails.
+    pub(in crate::cli) fn unsaved(&self) -> usize {
+        self.unsaved
+    }
+}
