@@ -138,8 +138,8 @@ fn pingpong(args: PingpongArgs) -> Result<ExitCode, Failure> {
     let outcome = match world.rank() {
         0 => {
             watch(timeout)?;
-            let figures: &'static MpiPingPong = Box::leak(Box::new(MpiPingPong::new(1, &places)));
-            let outcome = lead(run, figures, places);
+            let figures = std::sync::Arc::new(MpiPingPong::new(1, &places));
+            let outcome = lead(run, figures.clone(), places);
             // Whatever happened, rank 1 waits for this.
             figures.done();
             outcome
@@ -197,8 +197,8 @@ fn windows(args: WindowArgs, rate: bool) -> Result<ExitCode, Failure> {
     };
     let outcome = if me == 0 {
         watch(timeout)?;
-        let figures: &'static WindowFigures = Box::leak(Box::new(figures));
-        let outcome = lead(run, figures, places);
+        let figures = std::sync::Arc::new(figures);
+        let outcome = lead(run, figures.clone(), places);
         // Whatever happened, the other ranks wait for this.
         figures.done();
         outcome
@@ -225,21 +225,21 @@ fn watch(timeout: Duration) -> Result<(), Failure> {
 /// every rank's place in its environment record.
 fn lead(
     run: RunArgs,
-    figures: &'static dyn External,
+    figures: std::sync::Arc<dyn External>,
     places: Vec<ranks::RankPlace>,
 ) -> Result<ExitCode, Failure> {
     let job = ranks::job(places);
     super::run::run_with(
         run,
-        Some(&|plan: &mut RunPlan| mpi_only(plan, figures, &job)),
+        Some(&|plan: &mut RunPlan| mpi_only(plan, &figures, &job)),
     )
 }
 
 /// Makes the plan measure the MPI figures only, at its sizes, where
 /// mpirun placed the ranks: ipcmark pins nothing (`--bind-to`, rankfiles).
-fn mpi_only(plan: &mut RunPlan, figures: &'static dyn External, job: &ranks::MpiJob) {
+fn mpi_only(plan: &mut RunPlan, figures: &std::sync::Arc<dyn External>, job: &ranks::MpiJob) {
     let sizes = plan.settings.sizes.clone();
-    plan.session.items = vec![(Item::External(figures), sizes)];
+    plan.session.items = vec![(Item::External(std::sync::Arc::clone(figures)), sizes)];
     plan.session.settings.client = SidePlacement::default();
     plan.session.settings.server = SidePlacement::default();
     plan.settings.client_cpu = None;

@@ -225,8 +225,8 @@ pub fn attach(args: &RunArgs, plan: &mut RunPlan) -> Result<Option<RemoteRun>, F
     let link = link_to(addr, args.link_speed);
     let control: SharedControl = Arc::new(Mutex::new(Box::new(agent)));
     for (proto, kind, sizes) in protos {
-        // One per item for the whole run, as the engine's items are static.
-        let figures: &'static RemoteFigures = Box::leak(Box::new(RemoteFigures {
+        // One per item, held by the plan for the whole run.
+        let figures = Arc::new(RemoteFigures {
             proto,
             kind,
             control: Arc::clone(&control),
@@ -234,7 +234,7 @@ pub fn attach(args: &RunArgs, plan: &mut RunPlan) -> Result<Option<RemoteRun>, F
             limit,
             agent_cpu: args.remote_cpu,
             client_cpu: AtomicUsize::new(crate::remote::figures::NO_CPU),
-        }));
+        });
         kept.push((Item::External(figures), sizes));
     }
     if kept.is_empty() {

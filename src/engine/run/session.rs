@@ -34,7 +34,7 @@ use crate::engine::run::sweep;
 use crate::engine::run::under_load;
 
 /// One thing a run measures, with how it is timed.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub enum Item {
     /// An IPC mechanism by ping-pong at every size it runs at; `true`: cold buffers.
     PingPong(&'static dyn Mechanism, bool),
@@ -49,14 +49,16 @@ pub enum Item {
     /// A benchmark of the score model: operations counted in a period.
     Scored(&'static dyn Scored),
     /// Figures whose peer the engine does not start (an agent on another
-    /// host): the source measures each one and hands back its record.
-    External(&'static dyn External),
+    /// host): the source measures each one and hands back its record. Held
+    /// by the plan (and shared by its clones) for the run's length, so its
+    /// state (a control connection) lives exactly as long as the run.
+    External(std::sync::Arc<dyn External>),
 }
 
 /// Figures measured by something other than the engine's runner, whose
 /// peer is out of the engine's reach (`remote`'s agent): the session still
 /// orders, repeats, merges and reports them like its own.
-pub trait External: Sync {
+pub trait External: Send + Sync {
     /// The id its figures are reported under.
     fn id(&self) -> &'static str;
     /// The timing model of its figures (ping-pong figures repeat in every pass).
@@ -410,7 +412,7 @@ fn run_step(
                 let (ss, refused) = plan.scores.as_ref().expect("settings made for score tests");
                 runner::run_score_figure(b, ss, refused.as_deref(), names)
             }
-            Item::External(x) => x.measure(size, s),
+            Item::External(ref x) => x.measure(size, s),
         };
         if let (Some(h), Some(mark)) = (load.as_deref_mut(), &mark) {
             r.load = Some(h.after(mark, &r.cpus)?);
