@@ -255,12 +255,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("history", &["record", "output"]),
     ("remote", &["output", "engine", "stats", "sys"]),
     ("cluster", &["workloads", "engine", "stats", "sys"]),
+    ("testbed", &["engine", "sys"]),
     (
         "cli",
         &[
             "history",
             "remote",
             "cluster",
+            "testbed",
             "output",
             "record",
             "mechanisms",

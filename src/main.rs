@@ -19,6 +19,7 @@ mod remote;
 mod stats;
 #[allow(unsafe_code)]
 mod sys;
+mod testbed;
 mod workloads;
 
 fn main() -> std::process::ExitCode {

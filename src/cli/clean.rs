@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 pub fn clean() -> Result<ExitCode, Failure> {
     let mut report = clean_stale();
-    crate::remote::testbed::clean_stale(&mut report);
+    crate::testbed::clean_stale(&mut report);
     let mut out = String::new();
     for r in &report.removed {
         out.push_str(&format!("removed {r}\n"));

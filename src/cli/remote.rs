@@ -15,8 +15,8 @@ use crate::remote::figures::{Control, Direction, Kind, RemoteFigures, SharedCont
 use crate::remote::frame;
 use crate::remote::protocol::DEFAULT_PORT;
 use crate::remote::task::{MAX_ONEWAY_MESSAGES, Proto, Report, STAMP_JSON_BYTES, Task};
-use crate::remote::testbed::{Options, Testbed};
 use crate::remote::{link, wire};
+use crate::testbed::{Options, Testbed};
 use std::net::SocketAddr;
 use std::process::{Child, Stdio};
 use std::sync::atomic::AtomicUsize;

@@ -4,8 +4,8 @@
 
 use super::{Failure, print_stdout};
 use crate::remote::link::parse_rate;
-use crate::remote::mpirun::{self, JobEnd, NodeError};
-use crate::remote::testbed::{self, DEFAULT_NAME, Options, Testbed};
+use crate::testbed::mpirun::{self, JobEnd, NodeError};
+use crate::testbed::{self, DEFAULT_NAME, Options, Testbed};
 use clap::{Args, Subcommand};
 use std::process::ExitCode;
 

@@ -15,7 +15,7 @@
 //! since it would find the two nodes to be one machine and use shared
 //! memory), and between ranks on one node over shared memory (vader).
 
-use super::testbed::{self, NETNS_DIR};
+use super::{self as testbed, NETNS_DIR};
 use crate::engine::os::objects::{Cleanup, ObjectNamer};
 use crate::sys::{netns, process, signal};
 use std::convert::Infallible;

@@ -1,7 +1,9 @@
 //! Two hosts on one machine: two network namespaces joined by a veth pair,
 //! shaped to a link speed (10 Mbit/s by default), so that remote figures
 //! can be measured, tested and reproduced without a second machine
-//! (docs/remote.md, "Testbed").
+//! (docs/remote.md, "Testbed"), and `mpirun` across them (`mpirun.rs`,
+//! docs/cluster.md): remote figures and MPI jobs both use it, so it is a
+//! layer of its own rather than a part of either.
 //!
 //! The namespaces are `BASE-a` (the client's side) and `BASE-b` (the
 //! agent's), where BASE is `ipcmark` or `ipcmark-NAME`: every namespace
@@ -15,6 +17,8 @@
 //! Each veth end's egress goes through tbf with a size table that counts
 //! every frame as the wire does (preamble, SFD, FCS, gap, padding), so the
 //! shaped link carries what a real Ethernet of that speed carries.
+
+pub mod mpirun;
 
 use crate::engine::os::objects::CleanReport;
 use crate::sys::netns;
