@@ -137,16 +137,15 @@ pub fn announced_protocol(payload: &[u8]) -> Option<u64> {
     v.get("protocol")?.as_u64()
 }
 
-/// `s` made safe to print on one line of a log or an error: control
-/// characters become `?` and at most `max` characters are kept (a peer's
-/// strings, and decode errors that quote them, are not trusted).
+/// `s` made safe to print on one line of a log or an error, by the rule
+/// every reader of another's text uses (`output::sanitise::text`: control
+/// characters and bidi overrides become `?`), and at most `max` characters
+/// kept (a peer's strings, and decode errors that quote them, are not
+/// trusted).
 pub fn printable(s: &str, max: usize) -> String {
-    let mut out: String = s
-        .chars()
-        .take(max)
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect();
-    if s.chars().nth(max).is_some() {
+    let clean = crate::output::sanitise::text(s);
+    let mut out: String = clean.chars().take(max).collect();
+    if clean.chars().nth(max).is_some() {
         out.push('…');
     }
     out
