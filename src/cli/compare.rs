@@ -5,7 +5,7 @@
 
 use super::{CompareArgs, Failure, print_stdout};
 use crate::output::compare::{self, ReadError, RunFile};
-use crate::output::json::SCHEMA;
+use crate::record::SCHEMA;
 use std::path::Path;
 use std::process::ExitCode;
 

@@ -7,7 +7,7 @@ use super::plan::RunPlan;
 use super::{DirectionArg, Failure, ModeArg, RunArgs};
 use crate::engine::run::remote::{LinkFacts, WireLimit};
 use crate::engine::run::session::Item;
-use crate::output::json::remote::RemoteRunRecord;
+use crate::record::remote::RemoteRunRecord;
 use crate::remote::auth::read_token_file;
 use crate::remote::client::Agent;
 use crate::remote::data::DataKey;

@@ -3,8 +3,8 @@
 
 use super::{Failure, print_stdout};
 use crate::output::compare::{ReadError, RunFile};
-use crate::output::json::SCHEMA;
 use crate::output::report::{self, RunInput};
+use crate::record::SCHEMA;
 use clap::Args;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

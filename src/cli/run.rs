@@ -13,12 +13,12 @@ use crate::engine::os::objects::ObjectNamer;
 use crate::engine::run::figure::FigureResult;
 use crate::engine::run::figure::Outcome;
 use crate::engine::run::session::{self, RunObserver};
-use crate::output::json::build::BuildRecord;
-use crate::output::json::{self, Report};
+use crate::output::json;
 use crate::output::page;
 use crate::output::progress::Progress;
 use crate::output::recorder::{Recorder, now_rfc3339};
 use crate::presets::LoadStudy;
+use crate::record::RunRecord;
 use std::process::ExitCode;
 
 /// Applies a load study's settings (`--preset rtos-load`) to `args`: its
@@ -184,15 +184,16 @@ pub fn run_with(
     interrupt::install()
         .map_err(|e| Failure::run(format!("cannot install signal handlers: {e}")))?;
 
-    let report = Report {
-        schema: json::SCHEMA,
-        ipcmark_version: env!("CARGO_PKG_VERSION"),
-        build: BuildRecord::current(),
+    let machine_env = environment::collect(latency.state.clone(), plan.mpi.as_ref());
+    let report = RunRecord {
+        schema: crate::record::SCHEMA.into(),
+        ipcmark_version: env!("CARGO_PKG_VERSION").into(),
+        build: json::build::current(),
         started_at: now_rfc3339(),
         finished_at: None,
         complete: false,
         command_line: std::env::args().collect(),
-        environment: environment::collect(latency.state.clone(), plan.mpi.as_ref()),
+        environment: (&machine_env).into(),
         remote: remote.as_ref().map(|r| r.record.clone()),
         settings: plan.settings.clone(),
         results: Vec::new(),
@@ -212,7 +213,7 @@ pub fn run_with(
     // The run goes into the history as it is measured (before anything is).
     let value = serde_json::to_value(&report)
         .map_err(|e| Failure::run(format!("cannot represent the report: {e}")))?;
-    let mut recorder = Recorder::new(report, plan.json.clone());
+    let mut recorder = Recorder::new(report, machine_env, plan.json.clone());
     if let Some(w) = super::history::writer(
         args.output.save.db.path.as_deref(),
         args.output.save.no_save,

@@ -222,7 +222,7 @@ mod tests {
             "finished_at": "2026-11-24T04:01:00Z",
             "environment": {"hostname": "h", "kernel": "6.18"},
             "command_line": ["ipcmark", "run"],
-            "schema": crate::output::json::SCHEMA,
+            "schema": crate::record::SCHEMA,
         });
         let path = write(
             dir.path(),
@@ -249,7 +249,7 @@ mod tests {
     #[test]
     fn a_bad_file_is_refused_and_stores_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let schema = crate::output::json::SCHEMA;
+        let schema = crate::record::SCHEMA;
         for (text, needle) in [
             ("[1, 2]".to_string(), "is not JSON"),
             ("{\"schema\": \"other/1\"}".to_string(), "is not one"),

@@ -48,7 +48,7 @@ impl Kind {
     /// The kind of `report`, from its `schema` field.
     pub fn of(report: &Value) -> Result<Kind, Error> {
         let schema = report.get("schema").and_then(Value::as_str).unwrap_or("");
-        if schema == crate::output::json::SCHEMA {
+        if schema == crate::record::SCHEMA {
             Ok(Kind::Run)
         } else if schema == crate::output::workload::records::SCHEMA {
             Ok(Kind::Workload)
@@ -57,7 +57,7 @@ impl Kind {
         } else {
             Err(Error::Usage(format!(
                 "schema '{schema}' is not one this ipcmark stores ({}, {})",
-                crate::output::json::SCHEMA,
+                crate::record::SCHEMA,
                 crate::output::workload::records::SCHEMA
             )))
         }
@@ -392,7 +392,7 @@ mod tests {
 
     fn report(results: Vec<Value>) -> Value {
         json!({
-            "schema": crate::output::json::SCHEMA,
+            "schema": crate::record::SCHEMA,
             "started_at": "2026-11-24T04:00:00Z",
             "finished_at": null,
             "complete": false,

@@ -217,7 +217,7 @@ impl RunWriter {
 /// The history as one more keeper of `ipcmark run`'s report: the
 /// recorder hands it the report at every save.
 impl ReportSink for RunWriter {
-    fn saved(&mut self, report: &crate::output::json::Report) -> Result<(), String> {
+    fn saved(&mut self, report: &crate::record::RunRecord) -> Result<(), String> {
         let v = serde_json::to_value(report).map_err(|e| format!("history: {e}"))?;
         self.save(&v).map_err(|e| e.to_string())
     }

@@ -10,6 +10,7 @@
 //! and lowering R² with noise the line cannot explain.
 
 use crate::engine::run::figure::{FigureResult, Outcome};
+use crate::record::summary::{CostModel, Segment};
 use crate::stats::regression::{LineFit, relative_weight, segmented_fit};
 
 /// Fewest distinct sizes a range must hold to be fitted on its own.
@@ -18,39 +19,6 @@ const MIN_SIZES_PER_RANGE: usize = 3;
 const MAX_BREAKS: usize = 2;
 /// Confidence level of the intervals.
 const LEVEL: f64 = 0.95;
-
-/// One range of sizes and its line.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Segment {
-    /// Smallest size in the range, bytes.
-    pub from_bytes: usize,
-    /// Largest size in the range, bytes.
-    pub to_bytes: usize,
-    /// Fixed cost of a transfer, ns (the intercept).
-    pub setup_ns: f64,
-    /// Cost per byte, ns (the slope).
-    pub per_byte_ns: f64,
-    /// Coefficient of determination over the range's points (one per size).
-    pub r2: f64,
-    /// 95% confidence interval of `setup_ns`.
-    pub setup_ci_ns: [f64; 2],
-    /// 95% confidence interval of `per_byte_ns`.
-    pub per_byte_ci_ns: [f64; 2],
-    /// Sizes fitted: one point each, its median one-way time.
-    pub sizes: usize,
-}
-
-/// The model of one mechanism.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct CostModel {
-    /// Mechanism id.
-    pub benchmark: &'static str,
-    /// Whether its messages used cold buffers (`--cold`): a separate model.
-    pub cold: bool,
-    /// Ranges of sizes in increasing order; more than one where the per-byte
-    /// cost changes (a breakpoint: cache sizes, buffer limits).
-    pub segments: Vec<Segment>,
-}
 
 fn segment(f: &LineFit) -> Segment {
     Segment {
@@ -107,7 +75,7 @@ pub fn fit(results: &[FigureResult]) -> Vec<CostModel> {
                 LEVEL,
             );
             (!segs.is_empty()).then(|| CostModel {
-                benchmark: id,
+                benchmark: id.to_string(),
                 cold,
                 segments: segs.iter().map(segment).collect(),
             })

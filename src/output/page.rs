@@ -6,13 +6,12 @@
 //! its interval and notes, and the cost models' own table.
 
 use crate::engine::models::score::{self, ScoreSettings};
-use crate::engine::os::environment::Environment;
-use crate::engine::os::peer::PeerKind;
 use crate::engine::run::figure::{FigureResult, Mode};
-use crate::output::json::{Report, Settings};
 use crate::output::table::cells::{PAGE_WIDTH, fit_fields, short_cpu_name};
 use crate::output::table::{self, Look};
 use crate::output::terminal;
+use crate::record::environment::{EnvironmentRecord, MpiRecord};
+use crate::record::{Peer, RunRecord};
 
 /// How the page is drawn.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -38,7 +37,7 @@ impl Options {
 /// `scores`: the score model's settings and why SCHED_FIFO was refused, when
 /// the run had score figures.
 pub fn render(
-    report: &Report,
+    report: &RunRecord,
     results: &[FigureResult],
     scores: Option<&(ScoreSettings, Option<String>)>,
     preset: Option<&crate::presets::Preset>,
@@ -46,11 +45,9 @@ pub fn render(
 ) -> String {
     let has = |m: Mode| results.iter().any(|r| r.mode() == m);
     let mut out = header(
-        &report.environment,
-        &report.settings,
+        report,
         has(Mode::PingPong) || has(Mode::OneWay) || has(Mode::Stream),
         has(Mode::Op) || has(Mode::Event) || has(Mode::Periodic),
-        report.remote.as_ref(),
     );
     if let Some((ss, refused)) = scores {
         out.push_str(&format!(
@@ -108,11 +105,11 @@ pub fn render(
 /// the levels, one table per figure with the levels as columns, and a load
 /// study's own tables.
 pub fn render_levels(
-    report: &Report,
+    report: &RunRecord,
     levels: &[(String, Vec<FigureResult>)],
     study: Option<&crate::presets::LoadStudy>,
 ) -> String {
-    let mut out = header(&report.environment, &report.settings, false, true, None);
+    let mut out = header(report, false, true);
     let labels: Vec<&str> = levels.iter().map(|(l, _)| l.as_str()).collect();
     out.push_str(&format!(
         "\nload levels: {} (each level adds its interrupt source to the load above)\n",
@@ -127,21 +124,16 @@ pub fn render_levels(
 }
 
 /// The machine on one line, then where each kind of figure ran.
-fn header(
-    env: &Environment,
-    s: &Settings,
-    pingpong: bool,
-    ops: bool,
-    remote: Option<&crate::output::json::remote::RemoteRunRecord>,
-) -> String {
+fn header(report: &RunRecord, pingpong: bool, ops: bool) -> String {
+    let (env, s) = (&report.environment, &report.settings);
     let cpu = |c: Option<usize>| c.map_or("any".to_string(), |c| c.to_string());
     let rt = s
         .rt_priority
         .map_or(String::new(), |p| format!(", SCHED_FIFO {p}"));
-    let mut h = machine_line(env);
-    if let Some(r) = remote {
-        let host = r.agent_environment["hostname"]
-            .as_str()
+    let mut h = machine_line(&report.ipcmark_version, env);
+    if let Some(r) = &report.remote {
+        let host = r
+            .agent_hostname()
             .map_or(String::new(), |h| format!(" on {h}"));
         h.push_str(&format!(
             "\nclient CPU {}; agent at {}{host} (ipcmark {}{}), its CPU {}",
@@ -157,8 +149,8 @@ fn header(
             cpu(s.client_cpu),
             cpu(s.server_cpu),
             match s.peer {
-                PeerKind::Process => "process",
-                PeerKind::Thread => "thread",
+                Peer::Process => "process",
+                Peer::Thread => "thread",
             },
         ));
     }
@@ -191,9 +183,9 @@ fn header(
 
 /// The machine as the page's first line: wrapped within [`PAGE_WIDTH`]
 /// columns and the CPU's name shortened, whatever the host calls itself.
-fn machine_line(env: &Environment) -> String {
+fn machine_line(version: &str, env: &EnvironmentRecord) -> String {
     let fields = [
-        format!("ipcmark {}", env!("CARGO_PKG_VERSION")),
+        format!("ipcmark {version}"),
         format!("Linux {} ({})", env.kernel, env.preemption),
         short_cpu_name(&env.cpu_model),
         format!("{} CPUs", env.logical_cpus),
@@ -210,22 +202,21 @@ fn machine_line(env: &Environment) -> String {
 /// The MPI job's library and a line per rank, as `mpirun
 /// --report-bindings` shows them: host (node number), pid, the CPUs it is
 /// bound to and the one it was on.
-pub fn mpi_ranks(job: &crate::engine::os::environment::MpiJob) -> String {
-    let nodes = crate::engine::os::environment::nodes(&job.ranks);
+pub fn mpi_ranks(job: &MpiRecord) -> String {
+    let nodes = &job.nodes;
     let library = job.library.split(',').next().unwrap_or(&job.library);
     let mut out = format!(
-        "\nMPI: {library} (standard {}.{}), {} ranks on {} node{}",
-        job.standard.0,
-        job.standard.1,
+        "\nMPI: {library} (standard {}), {} ranks on {} node{}",
+        job.standard,
         job.ranks.len(),
         nodes.len(),
         if nodes.len() == 1 { "" } else { "s" }
     );
     for p in &job.ranks {
-        let node = nodes.iter().position(|&n| n == p.host).unwrap_or(0);
         out.push_str(&format!(
-            "\n  rank {:<3} node {node} {}  pid {}  bound to CPUs {}  on CPU {}",
+            "\n  rank {:<3} node {} {}  pid {}  bound to CPUs {}  on CPU {}",
             p.rank,
+            p.node,
             p.host,
             p.pid,
             cpu_ranges(&p.allowed_cpus),
@@ -267,14 +258,15 @@ mod tests {
     #[test]
     fn the_machine_line_fits_the_page_whatever_the_cpu_is_called() {
         use crate::engine::os::environment::{self, CpuLatencyState};
-        let mut env = environment::collect(
+        let mut env: EnvironmentRecord = (&environment::collect(
             CpuLatencyState {
                 requested_us: None,
                 not_held: None,
                 wakeup: Err("not measured".into()),
             },
             None,
-        );
+        ))
+            .into();
         env.kernel = "6.18.44-fc-v657".into();
         env.preemption = "PREEMPT_DYNAMIC".into();
         env.virtualization = "kvm".into();
@@ -282,7 +274,7 @@ mod tests {
         env.frequency_governor = None;
         env.logical_cpus = 2;
         env.cpu_model = "Intel(R) Xeon(R) Processor".into();
-        let line = machine_line(&env);
+        let line = machine_line("0.1.0", &env);
         assert!(!line.contains('\n'), "fits one line once shortened: {line}");
         assert!(line.contains("| Intel Xeon |"), "{line}");
         assert!(line.chars().count() <= PAGE_WIDTH, "{line}");
@@ -291,7 +283,7 @@ mod tests {
                          Sample with a very long model string indeed @ 2.00GHz"
             .into();
         env.kernel = "6.12.0-0.rc7.20241115git1234567.60.fc42.x86_64+debug".into();
-        let lines = machine_line(&env);
+        let lines = machine_line("0.1.0", &env);
         assert!(lines.lines().count() > 1, "{lines}");
         assert!(
             lines.lines().all(|l| l.chars().count() <= PAGE_WIDTH),

@@ -8,16 +8,20 @@
 //! figures are still measured and shown, and the run says at the end that
 //! not all was saved ([`Recorder::unsaved`]) instead of losing the table.
 
+use crate::engine::os::environment::Environment;
 use crate::engine::run::figure::FigureResult;
 use crate::engine::run::session::RunObserver;
-use crate::output::json::{self, Report, ResultRecord};
+use crate::output::json;
 use crate::output::warnings::{self, Warning};
+use crate::record::RunRecord;
 use std::path::PathBuf;
 
 /// Keeps the report of a run and writes it to `path` (if any) as it grows.
 pub struct Recorder {
     /// The report so far.
-    pub report: Report,
+    pub report: RunRecord,
+    /// The machine the report's `environment` records, as the warnings read it.
+    environment: Environment,
     /// The warnings the figures gave, once measured.
     pub warnings: Vec<Warning>,
     path: Option<PathBuf>,
@@ -31,14 +35,16 @@ pub struct Recorder {
 pub trait ReportSink {
     /// The report after a step (results so far), or once the run is over
     /// (`complete`, `finished_at`, warnings and cost models filled in).
-    fn saved(&mut self, report: &Report) -> Result<(), String>;
+    fn saved(&mut self, report: &RunRecord) -> Result<(), String>;
 }
 
 impl Recorder {
-    /// A recorder of `report` (no results yet) saving to `path`.
-    pub fn new(report: Report, path: Option<PathBuf>) -> Recorder {
+    /// A recorder of `report` (no results yet), whose machine is
+    /// `environment`, saving to `path`.
+    pub fn new(report: RunRecord, environment: Environment, path: Option<PathBuf>) -> Recorder {
         Recorder {
             report,
+            environment,
             warnings: Vec::new(),
             path,
             sink: None,
@@ -53,7 +59,7 @@ impl Recorder {
     }
 
     fn records(&mut self, results: &[FigureResult]) {
-        self.report.results = results.iter().map(ResultRecord::from_figure).collect();
+        self.report.results = results.iter().map(json::run::figure).collect();
     }
 
     /// Writes the report to every place still kept. A place that fails is
@@ -94,7 +100,7 @@ impl RunObserver for Recorder {
     }
 
     fn measured(&mut self, results: &[FigureResult]) {
-        self.warnings = warnings::collect(&self.report.environment, results);
+        self.warnings = warnings::collect(&self.environment, results);
         self.report.warnings = self.warnings.iter().map(Into::into).collect();
     }
 
@@ -118,37 +124,40 @@ mod tests {
     use super::*;
     use crate::engine::measure::Budget;
     use crate::engine::os::environment::{self, CpuLatencyState};
-    use crate::engine::os::peer::PeerKind;
     use std::cell::Cell;
     use std::rc::Rc;
 
-    fn report() -> Report {
-        Report {
-            schema: json::SCHEMA,
-            ipcmark_version: "test",
-            build: json::build::BuildRecord::current(),
+    fn machine() -> Environment {
+        environment::collect(
+            CpuLatencyState {
+                requested_us: None,
+                not_held: None,
+                wakeup: Err("not measured".into()),
+            },
+            None,
+        )
+    }
+
+    fn report() -> RunRecord {
+        RunRecord {
+            schema: crate::record::SCHEMA.into(),
+            ipcmark_version: "test".into(),
+            build: json::build::current(),
             started_at: now_rfc3339(),
             finished_at: None,
             complete: false,
             command_line: vec!["ipcmark".into(), "run".into()],
-            environment: environment::collect(
-                CpuLatencyState {
-                    requested_us: None,
-                    not_held: None,
-                    wakeup: Err("not measured".into()),
-                },
-                None,
-            ),
+            environment: (&machine()).into(),
             remote: None,
-            settings: json::Settings {
+            settings: crate::record::Settings {
                 sizes: vec![64],
                 client_cpu: None,
                 server_cpu: None,
                 rt_priority: None,
-                peer: PeerKind::Process,
+                peer: crate::record::Peer::Process,
                 quick: true,
                 passes: 1,
-                budget: Budget::tiny(),
+                budget: (&Budget::tiny()).into(),
                 placement_note: None,
                 cpu_latency_us: None,
                 load: None,
@@ -167,7 +176,7 @@ mod tests {
     }
 
     impl ReportSink for Counting {
-        fn saved(&mut self, _: &Report) -> Result<(), String> {
+        fn saved(&mut self, _: &RunRecord) -> Result<(), String> {
             self.calls.set(self.calls.get() + 1);
             if self.calls.get() >= self.fail_at {
                 Err("history h.sqlite: database or disk is full".into())
@@ -184,7 +193,7 @@ mod tests {
             fail_at,
         };
         (
-            Recorder::new(report(), json).with_sink(Box::new(sink)),
+            Recorder::new(report(), machine(), json).with_sink(Box::new(sink)),
             calls,
         )
     }

@@ -4,9 +4,8 @@
 //! from the report's JSON (`ipcmark.run/1`, `ipcmark.workload/1`), so it
 //! shows what the report holds: each figure's median, interval and tail.
 
-use crate::engine::os::environment::MpiJob;
-use crate::output::json::context::MpiRecord;
 use crate::output::table::cells::{duration, fit_width, new_table, size_cell};
+use crate::record::environment::MpiRecord;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -43,9 +42,9 @@ fn header(label: &str, report: &Value) -> String {
 
 /// The MPI job of a report's `environment.mpi`, read back so that its
 /// lines are the live page's; `None` without one (or if it is malformed).
-fn mpi_job(report: &Value) -> Option<MpiJob> {
+fn mpi_job(report: &Value) -> Option<MpiRecord> {
     let m = report.pointer("/environment/mpi")?;
-    MpiRecord::deserialize(m).ok()?.job()
+    MpiRecord::deserialize(m).ok()
 }
 
 /// One row per figure: what, status, median, its 95% interval, p99.

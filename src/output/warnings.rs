@@ -415,19 +415,10 @@ pub fn render(warnings: &[Warning], long: bool, colour: bool) -> String {
     out
 }
 
-/// A warning as saved in the JSON report.
-#[derive(Debug, serde::Serialize)]
-pub struct WarningRecord {
-    /// Stable kind.
-    pub kind: &'static str,
-    /// The message shown to the user.
-    pub message: String,
-}
-
-impl From<&Warning> for WarningRecord {
+impl From<&Warning> for crate::record::summary::WarningRecord {
     fn from(w: &Warning) -> Self {
-        WarningRecord {
-            kind: w.kind(),
+        crate::record::summary::WarningRecord {
+            kind: w.kind().into(),
             message: w.to_string(),
         }
     }

@@ -1,7 +1,34 @@
-//! The records ipcmark writes and reads back (issue 30's target layer):
-//! what a report's parts are, defined once for every reader. It begins with
-//! a figure's identity ([`key::FigureKey`]), which the history, `compare`
-//! and the HTML report each defined their own way; the report's records
-//! themselves move here next.
+//! The records ipcmark writes and reads back: what a report's parts are,
+//! defined once for every reader. Each is an owned type that serialises to
+//! the report's JSON and deserialises from it (`Serialize + Deserialize`),
+//! so reading a report is parsing it into [`RunRecord`] and checking its
+//! schema ([`RunRecord::parse`]); nothing outside this layer looks a field
+//! up by its JSON path. A figure's identity is [`key::FigureKey`].
+//!
+//! Records are built from the engine's results by conversions in
+//! `output::json` (this layer knows no engine type), and every renderer —
+//! the page of `run` and `show`, CSV, the HTML report, `compare`, the
+//! history — reads them.
 
+pub mod build;
+pub mod environment;
+pub mod facts;
 pub mod key;
+pub mod load;
+pub mod remote;
+pub mod run;
+pub mod summary;
+
+pub use run::{FigureRecord, Mode, Peer, RunRecord, SCHEMA, Settings, Status};
+
+/// Reads a field that may be absent, null or a value as `Option<Option<T>>`:
+/// absent is `None` (by `#[serde(default)]`), a present null `Some(None)`,
+/// so a null the writer wrote is read back as written (serde alone reads a
+/// present null as absent).
+fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}

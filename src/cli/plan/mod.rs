@@ -19,8 +19,8 @@ use crate::engine::os::placement;
 use crate::engine::run::runner::RunSettings;
 use crate::engine::run::session::{self, Item};
 use crate::mechanisms;
-use crate::output::json::Settings;
 use crate::presets::Preset;
+use crate::record::Settings;
 use modes::{check_mode_flags, check_stream_args, oneway_plan};
 pub(super) use names::resolve;
 use settings::{PASSES, TIMER_PERIOD, budget, placement, score_settings};
@@ -292,10 +292,10 @@ impl RunPlan {
                 client_cpu: client.cpu,
                 server_cpu: server.cpu,
                 rt_priority: client.rt_priority,
-                peer: settings.peer,
+                peer: crate::output::json::run::peer(settings.peer),
                 quick: args.budget.quick,
                 passes,
-                budget: settings.budget,
+                budget: (&settings.budget).into(),
                 placement_note,
                 cpu_latency_us: None,
                 load: load.as_ref().map(Into::into),

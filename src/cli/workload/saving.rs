@@ -31,12 +31,12 @@ impl ReportStart<'_> {
         WorkloadReport {
             schema: report::SCHEMA,
             ipcmark_version: env!("CARGO_PKG_VERSION"),
-            build: json::build::BuildRecord::current(),
+            build: json::build::current(),
             started_at: crate::output::recorder::now_rfc3339(),
             finished_at: None,
             complete: false,
             command_line: std::env::args().collect(),
-            environment: self.environment,
+            environment: (&self.environment).into(),
             workload: self.info.id,
             figure: report::figure_info(self.info),
             settings: report::WorkloadSettings {

@@ -3,7 +3,7 @@
 //! read beside where they are written, so a renamed field of the run report
 //! is renamed here in the same layer.
 
-use crate::output::json::SCHEMA;
+use crate::record::SCHEMA;
 use crate::record::key::FigureKey;
 use serde::Deserialize;
 

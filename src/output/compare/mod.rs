@@ -209,7 +209,7 @@ pub fn compare(path_a: &str, a: &RunFile, path_b: &str, b: &RunFile, alpha: f64)
         .collect();
     CompareReport {
         schema: COMPARE_SCHEMA,
-        build: crate::output::json::build::BuildRecord::current(),
+        build: crate::output::json::build::current(),
         alpha,
         a: side(path_a, a),
         b: side(path_b, b),

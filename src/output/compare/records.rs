@@ -2,7 +2,7 @@
 //! the order the report writes them, and the records of the statistics it
 //! embeds, built from `stats::compare`'s types field for field.
 
-use crate::output::json::build::BuildRecord;
+use crate::record::build::BuildRecord;
 use crate::stats::compare::{Interval, MannWhitney, Welch};
 use serde::Serialize;
 

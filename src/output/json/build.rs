@@ -4,7 +4,7 @@
 //! come from the build script (`build.rs`): the git commit, whether the tree
 //! had changes, the enabled cargo features.
 
-use serde::Serialize;
+use crate::record::build::BuildRecord;
 
 /// The package version (`Cargo.toml`).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -25,33 +25,22 @@ const FEATURES: &str = env!("IPCMARK_FEATURES");
 /// build script from the same values (a test checks that they agree).
 pub const VERSION_LINE: &str = env!("IPCMARK_VERSION_LINE");
 
-/// The `build` object of a report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct BuildRecord {
-    /// The package version, as `ipcmark_version`.
-    pub version: &'static str,
-    /// 40 (or 64) hex digits, or "unknown".
-    pub commit: &'static str,
-    /// Whether `git status --porcelain` listed changes (tracked or untracked
-    /// files) when the binary was built; null when the commit is unknown.
-    pub dirty: Option<bool>,
-    /// The enabled cargo features: `[]` by default, `["mpi"]` in a build
-    /// with MPI (`ipcmark mpi`).
-    pub features: Vec<&'static str>,
-}
-
-impl BuildRecord {
-    /// This binary's build.
-    pub fn current() -> Self {
+/// This binary's build.
+pub fn current() -> BuildRecord {
+    {
         BuildRecord {
-            version: VERSION,
-            commit: COMMIT,
+            version: VERSION.into(),
+            commit: COMMIT.into(),
             dirty: match DIRTY {
                 "true" => Some(true),
                 "false" => Some(false),
                 _ => None,
             },
-            features: FEATURES.split(',').filter(|f| !f.is_empty()).collect(),
+            features: FEATURES
+                .split(',')
+                .filter(|f| !f.is_empty())
+                .map(Into::into)
+                .collect(),
         }
     }
 }
@@ -62,7 +51,7 @@ mod tests {
 
     #[test]
     fn the_record_and_the_version_line_agree() {
-        let b = BuildRecord::current();
+        let b = current();
         assert_eq!(b.version, env!("CARGO_PKG_VERSION"));
         assert!(
             b.commit == "unknown"
@@ -72,8 +61,11 @@ mod tests {
             b.commit
         );
         assert_eq!(b.dirty.is_none(), b.commit == "unknown");
-        assert!(VERSION_LINE.starts_with(b.version), "{VERSION_LINE}");
-        assert!(VERSION_LINE.contains(b.commit), "{VERSION_LINE}");
+        assert!(
+            VERSION_LINE.starts_with(b.version.as_str()),
+            "{VERSION_LINE}"
+        );
+        assert!(VERSION_LINE.contains(b.commit.as_str()), "{VERSION_LINE}");
         let features = if b.features.is_empty() {
             "none".to_string()
         } else {

@@ -34,8 +34,6 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-pub use run::{Report, ResultRecord, SCHEMA, Settings};
-
 /// A duration as the reports write it: milliseconds, fractional.
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3

@@ -44,7 +44,7 @@ fn run(scale: f64) -> Value {
         "status": "failed", "error": "peer died"}),
     );
     json!({
-        "schema": crate::output::json::SCHEMA,
+        "schema": crate::record::SCHEMA,
         "started_at": "2026-11-24T04:00:00Z",
         "complete": true,
         "command_line": ["ipcmark", "run", HOSTILE],

@@ -20,7 +20,7 @@ mod scores;
 mod stream;
 
 use crate::engine::run::figure::{FigureResult, Mode};
-use crate::output::cost_model::CostModel;
+use crate::record::summary::CostModel;
 
 pub use cells::{align_right, fit_width, format_size, new_table, percent, us, whole_column};
 pub use preset::render_preset;

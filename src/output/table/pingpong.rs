@@ -9,7 +9,7 @@ use super::legend::{Legend, precision_line};
 use super::matrix::{Better, Matrix, Row, Value, is_list};
 use super::{Look, ResultTable};
 use crate::engine::run::figure::{FigureResult, Mode, Outcome};
-use crate::output::cost_model::{CostModel, Segment};
+use crate::record::summary::{CostModel, Segment};
 
 /// The ping-pong table.
 pub struct PingPongTable;

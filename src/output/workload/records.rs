@@ -3,9 +3,7 @@
 //! built from the runs as they ended.
 
 use super::{ConfigResult, factors, ok_runs};
-use crate::engine::os::environment::Environment;
 use crate::engine::os::group::Migration;
-use crate::output::json::context;
 use crate::stats::Summary;
 use crate::workloads::{Headline, RunRecord, WorkloadInfo};
 use serde::Serialize;
@@ -22,7 +20,7 @@ pub struct WorkloadReport {
     /// Version of ipcmark that wrote it.
     pub ipcmark_version: &'static str,
     /// The build that wrote it: version, git commit, dirty tree, features.
-    pub build: crate::output::json::build::BuildRecord,
+    pub build: crate::record::build::BuildRecord,
     /// RFC 3339 start time.
     pub started_at: String,
     /// RFC 3339 end time; null while running.
@@ -32,8 +30,7 @@ pub struct WorkloadReport {
     /// The arguments, program name first.
     pub command_line: Vec<String>,
     /// The machine.
-    #[serde(serialize_with = "context::environment")]
-    pub environment: Environment,
+    pub environment: crate::record::environment::EnvironmentRecord,
     /// Workload id.
     pub workload: &'static str,
     /// What the headline figure is.
@@ -42,7 +39,7 @@ pub struct WorkloadReport {
     pub settings: WorkloadSettings,
     /// `--load`: what the load did over the whole command; absent without it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub load: Option<crate::output::json::load::LoadRecord>,
+    pub load: Option<crate::record::load::LoadRecord>,
     /// One entry per placement, in command-line order.
     pub configurations: Vec<ConfigurationRecord>,
 }

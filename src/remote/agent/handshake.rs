@@ -10,7 +10,7 @@ use super::{
     MAX_HANDSHAKES_PER_HOST, Session, Step, log, refused, send, send_within,
 };
 use crate::engine::os::environment::{self, CpuLatencyState, NotHeld};
-use crate::output::json::context::EnvironmentRecord;
+use crate::record::environment::EnvironmentRecord;
 use crate::remote::auth;
 use crate::remote::frame::FrameBuffer;
 use crate::remote::protocol::AgentMsg;

@@ -1,0 +1,405 @@
+//! The report of `ipcmark run` (schema `ipcmark.run/1`, documented in
+//! docs/json-schema.md and docs/schema/run.schema.json): the run, its
+//! settings and one [`FigureRecord`] per figure.
+
+use super::build::BuildRecord;
+use super::environment::{BudgetRecord, EnvironmentRecord};
+use super::facts::{
+    CounterCheckRecord, EventsRecord, KernelCallRecord, OneWayRecord, PassesRecord, PeriodicRecord,
+    PrecisionRecord, SchedulingRecord, ScoreRecord, StreamRecord, SweepRecord,
+};
+use super::load::{CorrectionRecord, LoadRecord, LoadSettingsRecord};
+use super::remote::{RemoteRecord, RemoteRunRecord};
+use super::summary::{CostModel, WarningRecord};
+use serde::{Deserialize, Serialize};
+
+/// Identifies the layout of the report; bumped on any incompatible change.
+pub const SCHEMA: &str = "ipcmark.run/1";
+
+/// A whole run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// [`SCHEMA`].
+    pub schema: String,
+    /// Version of ipcmark that wrote it.
+    pub ipcmark_version: String,
+    /// The build that wrote it: version, git commit, dirty tree, features.
+    pub build: BuildRecord,
+    /// RFC 3339 time the run started.
+    pub started_at: String,
+    /// RFC 3339 time the run ended; null while it is still going.
+    pub finished_at: Option<String>,
+    /// Whether every planned figure was attempted (false for a partial file).
+    pub complete: bool,
+    /// The arguments, program name first.
+    pub command_line: Vec<String>,
+    /// The machine.
+    pub environment: EnvironmentRecord,
+    /// With `--remote`: the agent and its host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<RemoteRunRecord>,
+    /// The settings that applied to every result.
+    pub settings: Settings,
+    /// One object per mechanism × size.
+    pub results: Vec<FigureRecord>,
+    /// Conditions that make the figures less trustworthy, with what to do.
+    pub warnings: Vec<WarningRecord>,
+    /// Cost model of each mechanism measured at 3 or more sizes.
+    pub cost_models: Vec<CostModel>,
+}
+
+/// Run-wide settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// Requested payload sizes, bytes.
+    pub sizes: Vec<usize>,
+    /// Client CPU (null: not pinned).
+    pub client_cpu: Option<usize>,
+    /// Server CPU (null: not pinned).
+    pub server_cpu: Option<usize>,
+    /// SCHED_FIFO priority of both sides, null for SCHED_OTHER.
+    pub rt_priority: Option<i32>,
+    /// "process" or "thread".
+    pub peer: Peer,
+    /// Whether --quick was given.
+    pub quick: bool,
+    /// Passes over each ping-pong and operation figure (`--passes`).
+    pub passes: usize,
+    /// Phase durations (ms) and counts of the whole figure; each of its
+    /// passes has a 1/passes share of the times and of the samples, at
+    /// precision target × √passes.
+    pub budget: BudgetRecord,
+    /// A remark on the placement, e.g. a one-CPU machine.
+    pub placement_note: Option<String>,
+    /// PM QoS CPU latency limit ipcmark held during the run (µs), if any.
+    pub cpu_latency_us: Option<i32>,
+    /// The load held during every figure (`--load`), if one was stated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadSettingsRecord>,
+    /// With `--load-sweep`: the load of each level, in the order they ran
+    /// (each result's `load.specs` says which it was measured at).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_sweep: Option<Vec<LoadSettingsRecord>>,
+}
+
+/// One mechanism at one size, or one operation benchmark.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FigureRecord {
+    /// Mechanism or benchmark id.
+    pub benchmark: String,
+    /// Measurement mode: "pingpong", "op", "event", "periodic", "oneway", "score" or "stream".
+    pub mode: Mode,
+    /// Payload bytes per message; for an operation, bytes it moves (0 if none).
+    pub size_bytes: usize,
+    /// "ok", "skipped", "failed" or "below_resolution" (measured, but the
+    /// overheads subtracted left nothing: no cost is reported).
+    pub status: Status,
+    /// Why it was skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Why it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// CPUs the client and the server reported running on.
+    pub cpus: Vec<usize>,
+    /// A fact about the channel (e.g. the file system of a FIFO).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Round trips per sample.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<u64>,
+    /// One-way time of each sample, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples_ns: Option<Vec<f64>>,
+    /// One-way latency statistics, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_ns: Option<Latency>,
+    /// Modes pingpong and op: the 95% interval of the median (ns) and whether
+    /// it met the precision target.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precision: Option<PrecisionRecord>,
+    /// Loop overhead subtracted from every one-way figure, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loop_overhead_ns: Option<f64>,
+    /// Clock-read cost subtracted from each individually timed round trip, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_overhead_ns: Option<f64>,
+    /// Round trips individually timed for the percentiles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timed_round_trips: Option<u64>,
+    /// Round trips whose whole content was compared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verified_round_trips: Option<u64>,
+    /// size_bytes / median one-way time (per operation in mode op).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throughput_bytes_per_s: Option<f64>,
+    /// With `--cold`: bytes of the region each side's messages walked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cold_region_bytes: Option<usize>,
+    /// Mode op: operations individually timed for the percentiles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timed_ops: Option<u64>,
+    /// Mode op: for each system call the benchmark names, whether an
+    /// operation made it (seccomp probe).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_calls: Option<Vec<KernelCallRecord>>,
+    /// Mode op: the kernel's own count of the operations' work, checked
+    /// against the number of operations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_counter: Option<CounterCheckRecord>,
+    /// Mode op: what one operation is made of, when the figures are per
+    /// event (per context switch) rather than per operation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events: Option<EventsRecord>,
+    /// Mode op: the baseline's time per operation, subtracted before the
+    /// division by events (e.g. passing a token without a switch), ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline_ns: Option<f64>,
+    /// Modes op and event, for a benchmark that needs SCHED_FIFO: the policy
+    /// its threads ran under, the base priority, why SCHED_FIFO was refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheduling: Option<SchedulingRecord>,
+    /// Modes op and event: named counts of what the benchmark observed
+    /// besides its times (e.g. rounds with a priority inversion).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observations: Option<std::collections::BTreeMap<String, u64>>,
+    /// Mode periodic: period, frequency, wake-ups, failures, timer slack,
+    /// policy and the interrupt comparison, as fields of the result.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub periodic: Option<PeriodicRecord>,
+    /// Mode oneway: pacing, interval, messages sent and received, gaps and
+    /// the windows, as fields of the result.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub oneway: Option<OneWayRecord>,
+    /// Mode score: the score, its intervals, R, threads, counters and checks
+    /// (also on a failed figure, up to the failure).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<ScoreRecord>,
+    /// Mode stream: messages per second, CPU per message of each side,
+    /// messages sent and received, loss, per-sample throughput.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamRecord>,
+    /// Mode pingpong, a figure sampled in rounds with the others of its sweep:
+    /// how many, how many rounds, how long a sample, the drift-corrected median.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepRecord>,
+    /// Modes pingpong and op with `--passes` 2 or more: how many passes were
+    /// pooled into this figure and each one's median (what `compare` tests).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passes: Option<PassesRecord>,
+    /// With `--load`: what the load did while the figure was measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadRecord>,
+    /// With `--load`, a measured operation or score figure: the figure
+    /// corrected for the interrupt time accounted, with its inputs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub correction: Option<CorrectionRecord>,
+    /// With `--remote`: the agent, the link, the link's best for the
+    /// figure and the fraction reached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<RemoteRecord>,
+}
+
+/// A figure's timing model: how it was measured, and so which fields it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Round trips between two processes, halved.
+    PingPong,
+    /// An operation timed in one process.
+    Op,
+    /// Latencies the operation's threads time themselves.
+    Event,
+    /// Wake-ups at deadlines, or a loop under a periodic interrupt.
+    Periodic,
+    /// One-way latency from a stamp in the message.
+    OneWay,
+    /// Operations counted in a period.
+    Score,
+    /// Messages per second, one way.
+    Stream,
+}
+
+impl Mode {
+    /// The name the report writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::PingPong => "pingpong",
+            Mode::Op => "op",
+            Mode::Event => "event",
+            Mode::Periodic => "periodic",
+            Mode::OneWay => "oneway",
+            Mode::Score => "score",
+            Mode::Stream => "stream",
+        }
+    }
+}
+
+/// How a figure ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Measured.
+    Ok,
+    /// Not attempted (`reason` says why).
+    Skipped,
+    /// Attempted and failed (`error` says why).
+    Failed,
+    /// Measured, but the overheads subtracted left nothing (`reason`).
+    BelowResolution,
+}
+
+/// How the echo server ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Peer {
+    /// A forked process.
+    Process,
+    /// A thread of the measuring process.
+    Thread,
+}
+
+/// One-way latency: median/mean/stddev over samples, the rest over
+/// individually timed round trips. Two populations, each named: what a
+/// sample is (`median_of`) and what the percentiles are of
+/// (`percentiles_of`, whose own mean is `single_mean`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    /// Median of the samples.
+    pub median: f64,
+    /// Mean of the samples.
+    pub mean: f64,
+    /// Standard deviation of the samples.
+    pub stddev: f64,
+    /// What `median`, `mean` and `stddev` are over: what one sample is
+    /// (`batch_means`: each sample is the mean time of a calibrated batch).
+    pub median_of: String,
+    /// What `min` … `max` and `single_mean` are over (`single_operations`:
+    /// operations each timed on its own, not those of the batches).
+    pub percentiles_of: String,
+    /// Mean of the population of the percentiles, every value as measured
+    /// (signed, those at or below zero included).
+    pub single_mean: f64,
+    /// Smallest individual one-way time. Each percentile is null where it
+    /// fell among the single times that were at or below zero once the
+    /// clock read was subtracted (below the clock's resolution).
+    pub min: Option<f64>,
+    /// Largest individual one-way time.
+    pub max: Option<f64>,
+    /// Percentiles of individual one-way times.
+    pub p50: Option<f64>,
+    /// 90th percentile.
+    pub p90: Option<f64>,
+    /// 99th percentile.
+    pub p99: Option<f64>,
+    /// 99.9th percentile.
+    pub p999: Option<f64>,
+    /// Single times at or below zero once the clock read was subtracted
+    /// (absent when none were).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at_or_below_zero: Option<u64>,
+}
+
+/// Why a text is not a run report this ipcmark reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    /// Not JSON of a run report's shape (serde's message, which may quote
+    /// the text: sanitise it before printing).
+    #[error("not an ipcmark run report: {0}")]
+    NotARunReport(String),
+    /// A report of another schema (or version).
+    #[error("schema '{0}' is not {SCHEMA}")]
+    Schema(String),
+}
+
+impl RunRecord {
+    /// Reads a run report's text: its schema checked first (so another
+    /// report is named as such, not as a shape error), then every field.
+    pub fn parse(text: &str) -> Result<RunRecord, ReadError> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| ReadError::NotARunReport(e.to_string()))?;
+        Self::from_value(value)
+    }
+
+    /// Reads a run report already parsed as JSON (from a file or the
+    /// history), its schema checked first.
+    pub fn from_value(value: serde_json::Value) -> Result<RunRecord, ReadError> {
+        match value.get("schema").and_then(serde_json::Value::as_str) {
+            Some(SCHEMA) => {}
+            Some(other) => return Err(ReadError::Schema(other.to_string())),
+            None => return Err(ReadError::NotARunReport("no schema".into())),
+        }
+        serde_json::from_value(value).map_err(|e| ReadError::NotARunReport(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reports of every mode, as `run --json` wrote them (tests/reports/).
+    pub(crate) const FIXTURES: &[(&str, &str)] = &[
+        (
+            "ipc-quick",
+            include_str!("../../tests/reports/ipc-quick.json"),
+        ),
+        ("op", include_str!("../../tests/reports/op.json")),
+        ("oneway", include_str!("../../tests/reports/oneway.json")),
+        ("event", include_str!("../../tests/reports/event.json")),
+        (
+            "periodic",
+            include_str!("../../tests/reports/periodic.json"),
+        ),
+        ("passes", include_str!("../../tests/reports/passes.json")),
+        (
+            "cost-model",
+            include_str!("../../tests/reports/cost-model.json"),
+        ),
+        ("load", include_str!("../../tests/reports/load.json")),
+        (
+            "load-sweep",
+            include_str!("../../tests/reports/load-sweep.json"),
+        ),
+        ("score", include_str!("../../tests/reports/score.json")),
+        ("stream", include_str!("../../tests/reports/stream.json")),
+    ];
+
+    /// Reading a report and writing it again gives the same bytes: every
+    /// field is read (none dropped, none defaulted) and written as it was.
+    #[test]
+    fn every_modes_report_reads_back_byte_for_byte() {
+        for (name, text) in FIXTURES {
+            let record = RunRecord::parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let again = serde_json::to_string_pretty(&record).unwrap() + "\n";
+            if again != *text {
+                let line = again
+                    .lines()
+                    .zip(text.lines())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(0);
+                panic!(
+                    "{name}: differs at line {}: wrote {:?}, read {:?}",
+                    line + 1,
+                    again.lines().nth(line),
+                    text.lines().nth(line)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn another_schema_is_named_and_a_shape_error_says_so() {
+        assert_eq!(
+            RunRecord::parse(r#"{"schema": "ipcmark.workload/1"}"#),
+            Err(ReadError::Schema("ipcmark.workload/1".into()))
+        );
+        assert!(matches!(
+            RunRecord::parse(r#"{"schema": "ipcmark.run/1", "results": 3}"#),
+            Err(ReadError::NotARunReport(_))
+        ));
+        assert!(matches!(
+            RunRecord::parse("[1, 2]"),
+            Err(ReadError::NotARunReport(_))
+        ));
+    }
+}
