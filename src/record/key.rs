@@ -29,6 +29,23 @@ pub struct FigureKey {
     pub size_bytes: usize,
 }
 
+impl super::FigureRecord {
+    /// This figure's identity: the one definition the history, `compare`
+    /// and the HTML report pair and group figures by.
+    pub fn key(&self) -> FigureKey {
+        FigureKey {
+            benchmark: self.benchmark.clone(),
+            mode: self.mode.name().to_string(),
+            cold: self.cold_region_bytes.is_some(),
+            pacing: self.oneway.as_ref().map(|o| o.pacing.clone()),
+            interval_ns: self.oneway.as_ref().and_then(|o| o.interval_ns),
+            // Rust's shortest text of the number: 1000, 12.5.
+            frequency_hz: self.periodic.as_ref().map(|p| p.frequency_hz.to_string()),
+            size_bytes: self.size_bytes,
+        }
+    }
+}
+
 impl FigureKey {
     /// The key of one element of a run report's `results` (`ipcmark.run/1`).
     pub fn of_result(r: &Value) -> FigureKey {
@@ -110,6 +127,22 @@ impl fmt::Display for FigureKey {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The record's key is the one its JSON gives, for every mode's figures.
+    #[test]
+    fn a_records_key_is_its_reports_key() {
+        for (name, text) in crate::record::run::tests::FIXTURES {
+            let record = crate::record::RunRecord::parse(text).unwrap();
+            let value: Value = serde_json::from_str(text).unwrap();
+            for (r, v) in record
+                .results
+                .iter()
+                .zip(value["results"].as_array().unwrap())
+            {
+                assert_eq!(r.key(), FigureKey::of_result(v), "{name}");
+            }
+        }
+    }
 
     #[test]
     fn warm_and_cold_figures_of_one_size_are_two_figures() {

@@ -334,7 +334,7 @@ impl RunRecord {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Reports of every mode, as `run --json` wrote them (tests/reports/).
