@@ -253,7 +253,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("history", &["record", "output"]),
-    ("remote", &["output", "engine", "stats", "sys"]),
+    ("remote", &["output", "record", "engine", "stats", "sys"]),
     ("cluster", &["workloads", "engine", "stats", "sys"]),
     ("testbed", &["engine", "sys"]),
     (

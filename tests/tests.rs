@@ -23,6 +23,8 @@ mod report;
 mod history;
 // Reports from elsewhere: no terminal escape or spreadsheet formula gets through.
 mod hostile_reports;
+// `ipcmark show`: the page the run printed.
+mod show;
 // `--preset`: a study's experiment as it was done.
 mod presets;
 // The other modes and groups.

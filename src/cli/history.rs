@@ -37,6 +37,10 @@ pub struct ShowArgs {
     /// The run: an id, `last`, `last~N`, or a JSON report.
     #[arg(value_name = "RUN")]
     run: String,
+    /// The run's `--long` page: every figure's own row, with its p99, MB/s,
+    /// interval and notes, and the cost models' table.
+    #[arg(long)]
+    long: bool,
     #[command(flatten)]
     db: super::flags::Db,
 }
@@ -210,8 +214,27 @@ pub fn history(args: HistoryArgs) -> Result<ExitCode, Failure> {
 /// `ipcmark show RUN`: the stored run's page.
 pub fn show(args: ShowArgs) -> Result<ExitCode, Failure> {
     let (label, report) = history::load_spec(args.db.as_deref(), &args.run).map_err(failure)?;
-    history::Kind::of(&report).map_err(|e| failure(Error::Usage(format!("{label}: {e}"))))?;
-    print_stdout(&crate::output::stored::render(&label, &report))?;
+    let kind =
+        history::Kind::of(&report).map_err(|e| failure(Error::Usage(format!("{label}: {e}"))))?;
+    let shown = match kind {
+        history::Kind::Run => {
+            let record = crate::record::RunRecord::from_value(report)
+                .map_err(|e| failure(Error::Usage(format!("{label}: {e}"))))?;
+            crate::output::stored::run_page(
+                &label,
+                &record,
+                crate::output::page::Options::for_stdout(args.long),
+            )
+        }
+        history::Kind::Workload => crate::output::stored::Shown {
+            page: crate::output::stored::render(&label, &report),
+            about: String::new(),
+        },
+    };
+    // The run's page alone on stdout, as the run printed it; which run it
+    // is and what it warned of on stderr, where the run said them.
+    eprint!("{}", shown.about);
+    print_stdout(&shown.page)?;
     Ok(ExitCode::SUCCESS)
 }
 

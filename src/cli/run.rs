@@ -161,6 +161,11 @@ pub fn run_with(
     }
     let machine = Machine::probe()?;
     let mut plan = RunPlan::from_args(&args, &machine)?;
+    if let Some(st) = study {
+        // `apply_study` cleared `--preset`; the page of the run (and of
+        // `show`) finds the study's tables by its name.
+        plan.settings.preset = Some(st.name.to_string());
+    }
     super::remote::check(&args, plan.preset.is_some_and(|p| p.network))?;
     // Held to the end of the run: a testbed it built is removed when dropped.
     let remote = super::remote::attach(&args, &mut plan)?;
@@ -206,7 +211,11 @@ pub fn run_with(
         report.settings.load_sweep = Some(
             levels
                 .iter()
-                .filter_map(|(_, l)| l.as_ref().map(Into::into))
+                .filter_map(|(label, l)| {
+                    let mut level: crate::record::load::LoadSettingsRecord = l.as_ref()?.into();
+                    level.label = Some(label.clone());
+                    Some(level)
+                })
                 .collect(),
         );
     }
@@ -223,7 +232,6 @@ pub fn run_with(
     }
     let names = ObjectNamer::new();
     let mut results: Vec<FigureResult> = Vec::new();
-    let mut by_level: Vec<(String, Vec<FigureResult>)> = Vec::new();
     let mut stopped = None;
     let all_items = plan.session.items.clone();
     for (k, (label, load)) in levels.iter().enumerate() {
@@ -245,7 +253,6 @@ pub fn run_with(
         };
         let observers: &mut [&mut dyn RunObserver] = &mut [&mut progress, &mut level];
         let session = session::run(&plan.session, &names, observers).map_err(Failure::run)?;
-        by_level.push((label.clone(), session.results.clone()));
         results.extend(session.results);
         stopped = session.stopped;
         if stopped.is_some() {
@@ -254,17 +261,10 @@ pub fn run_with(
     }
     let session = session::Session { results, stopped };
 
-    if args.load_sweep.is_some() {
-        print_stdout(&page::render_levels(&recorder.report, &by_level, study))?;
-    } else {
-        print_stdout(&page::render(
-            &recorder.report,
-            &session.results,
-            plan.session.scores.as_ref(),
-            plan.preset,
-            page::Options::for_stdout(args.output.long),
-        ))?;
-    }
+    print_stdout(&page::render(
+        &recorder.report,
+        page::Options::for_stdout(args.output.long),
+    ))?;
     if let Some(path) = &args.csv {
         let value = serde_json::to_value(&recorder.report)
             .map_err(|e| Failure::run(format!("cannot represent the report: {e}")))?;

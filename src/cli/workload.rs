@@ -401,8 +401,10 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     let load_line = match (&load, &load_start) {
         (Some(l), Some(start)) => {
             let held = FigureLoad::between(l.plan(), start, &l.snapshot());
-            rep.load = Some((&held).into());
-            Some(crate::output::table::load::summary_line(&held))
+            let record = crate::record::load::LoadRecord::from(&held);
+            let line = crate::output::table::load::summary_line(&record);
+            rep.load = Some(record);
+            Some(line)
         }
         _ => None,
     };

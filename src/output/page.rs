@@ -5,13 +5,12 @@
 //! footnotes, the precision on one line); `--long`: every figure's row with
 //! its interval and notes, and the cost models' own table.
 
-use crate::engine::models::score::{self, ScoreSettings};
-use crate::engine::run::figure::{FigureResult, Mode};
+use crate::engine::models::score;
 use crate::output::table::cells::{PAGE_WIDTH, fit_fields, short_cpu_name};
 use crate::output::table::{self, Look};
 use crate::output::terminal;
 use crate::record::environment::{EnvironmentRecord, MpiRecord};
-use crate::record::{Peer, RunRecord};
+use crate::record::{FigureRecord, Mode, Peer, RunRecord};
 
 /// How the page is drawn.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -33,27 +32,25 @@ impl Options {
     }
 }
 
-/// The whole page for a run's `results` as `report` records them.
-/// `scores`: the score model's settings and why SCHED_FIFO was refused, when
-/// the run had score figures.
-pub fn render(
-    report: &RunRecord,
-    results: &[FigureResult],
-    scores: Option<&(ScoreSettings, Option<String>)>,
-    preset: Option<&crate::presets::Preset>,
-    options: Options,
-) -> String {
-    let has = |m: Mode| results.iter().any(|r| r.mode() == m);
+/// The whole page of a run, from its report alone: what `ipcmark run`
+/// prints once the run is over and `ipcmark show` prints of the run kept.
+/// A run with `--load-sweep` has the page of its levels ([`render_levels`]).
+pub fn render(report: &RunRecord, options: Options) -> String {
+    if report.settings.load_sweep.is_some() {
+        return render_levels(report);
+    }
+    let results = &report.results;
+    let has = |m: Mode| results.iter().any(|r| r.mode == m);
     let mut out = header(
         report,
         has(Mode::PingPong) || has(Mode::OneWay) || has(Mode::Stream),
         has(Mode::Op) || has(Mode::Event) || has(Mode::Periodic),
     );
-    if let Some((ss, refused)) = scores {
+    if let Some(ss) = &report.settings.scores {
         out.push_str(&format!(
             "\nthread-metric: each test's threads and its reporter on CPU {}, {}; period {:?} in {} reports",
             ss.cpu.map_or("any".into(), |c| c.to_string()),
-            match refused {
+            match &ss.fifo_refused {
                 None => format!(
                     "{}, reporter {}",
                     crate::benchmarks::thread_metric::PRIORITY_RULE,
@@ -61,15 +58,15 @@ pub fn render(
                 ),
                 Some(e) => format!("SCHED_OTHER (SCHED_FIFO refused: {e})"),
             },
-            ss.period,
+            std::time::Duration::from_nanos(ss.period_ns),
             ss.intervals
         ));
     }
     out.push('\n');
     for t in table::RESULT_TABLES {
-        let figures: Vec<FigureResult> = results
+        let figures: Vec<FigureRecord> = results
             .iter()
-            .filter(|r| t.modes().contains(&r.mode()))
+            .filter(|r| t.modes().contains(&r.mode))
             .cloned()
             .collect();
         if figures.is_empty() {
@@ -91,7 +88,12 @@ pub fn render(
     }
     out.push_str(&table::load::render(results));
     out.push_str(&table::remote::render(results));
-    if let Some(p) = preset {
+    if let Some(p) = report
+        .settings
+        .preset
+        .as_deref()
+        .and_then(crate::presets::find)
+    {
         out.push_str(&table::render_preset(p, results));
     }
     // The compact page shows each model beside its figures.
@@ -103,12 +105,29 @@ pub fn render(
 
 /// The page of a run with `--load-sweep` (or a load study): the header,
 /// the levels, one table per figure with the levels as columns, and a load
-/// study's own tables.
-pub fn render_levels(
-    report: &RunRecord,
-    levels: &[(String, Vec<FigureResult>)],
-    study: Option<&crate::presets::LoadStudy>,
-) -> String {
+/// study's own tables. Each level's figures are those measured at its load
+/// (`load.specs`), in the order the levels ran.
+fn render_levels(report: &RunRecord) -> String {
+    let levels: Vec<(String, Vec<FigureRecord>)> = report
+        .settings
+        .load_sweep
+        .iter()
+        .flatten()
+        .map(|level| {
+            let figures = report
+                .results
+                .iter()
+                .filter(|r| r.load.as_ref().is_some_and(|l| l.specs == level.specs))
+                .cloned()
+                .collect();
+            (level.label.clone().unwrap_or_default(), figures)
+        })
+        .collect();
+    let study = report
+        .settings
+        .preset
+        .as_deref()
+        .and_then(crate::presets::find_load_study);
     let mut out = header(report, false, true);
     let labels: Vec<&str> = levels.iter().map(|(l, _)| l.as_str()).collect();
     out.push_str(&format!(
@@ -116,9 +135,9 @@ pub fn render_levels(
         labels.join(", ")
     ));
     let width = comfy_table::Table::new().width().map_or(100, usize::from);
-    out.push_str(&table::load::render_sweep(levels, width));
+    out.push_str(&table::load::render_sweep(&levels, width));
     if let Some(st) = study {
-        out.push_str(&table::load::render_study(st, levels));
+        out.push_str(&table::load::render_study(st, &levels));
     }
     out
 }
@@ -300,5 +319,102 @@ mod tests {
         assert_eq!(cpu_ranges(&[0, 1, 2, 3, 6, 8, 9]), "0-3,6,8-9");
         assert_eq!(cpu_ranges(&[1]), "1");
         assert_eq!(cpu_ranges(&[]), "?");
+    }
+}
+
+#[cfg(test)]
+mod golden {
+    use super::*;
+
+    /// Each report of tests/reports/ with the page `ipcmark run` printed for
+    /// it (stdout, not a terminal) before the page was drawn from records.
+    const PAGES: &[(&str, &str, &str)] = &[
+        (
+            "ipc-quick",
+            include_str!("../../tests/reports/ipc-quick.json"),
+            include_str!("../../tests/reports/ipc-quick.page"),
+        ),
+        (
+            "op",
+            include_str!("../../tests/reports/op.json"),
+            include_str!("../../tests/reports/op.page"),
+        ),
+        (
+            "oneway",
+            include_str!("../../tests/reports/oneway.json"),
+            include_str!("../../tests/reports/oneway.page"),
+        ),
+        (
+            "event",
+            include_str!("../../tests/reports/event.json"),
+            include_str!("../../tests/reports/event.page"),
+        ),
+        (
+            "periodic",
+            include_str!("../../tests/reports/periodic.json"),
+            include_str!("../../tests/reports/periodic.page"),
+        ),
+        (
+            "passes",
+            include_str!("../../tests/reports/passes.json"),
+            include_str!("../../tests/reports/passes.page"),
+        ),
+        (
+            "cost-model",
+            include_str!("../../tests/reports/cost-model.json"),
+            include_str!("../../tests/reports/cost-model.page"),
+        ),
+        (
+            "load",
+            include_str!("../../tests/reports/load.json"),
+            include_str!("../../tests/reports/load.page"),
+        ),
+        (
+            "load-sweep",
+            include_str!("../../tests/reports/load-sweep.json"),
+            include_str!("../../tests/reports/load-sweep.page"),
+        ),
+        (
+            "score",
+            include_str!("../../tests/reports/score.json"),
+            include_str!("../../tests/reports/score.page"),
+        ),
+        (
+            "stream",
+            include_str!("../../tests/reports/stream.json"),
+            include_str!("../../tests/reports/stream.page"),
+        ),
+    ];
+
+    /// The page drawn from a report's records is the page the run printed,
+    /// byte for byte, for every mode: `ipcmark show` of a run prints what
+    /// the run did.
+    #[test]
+    fn every_modes_page_is_drawn_from_its_report_alone() {
+        let mut wrong = Vec::new();
+        for (name, json, page) in PAGES {
+            let record = RunRecord::parse(json).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let drawn = render(
+                &record,
+                Options {
+                    long: false,
+                    colour: false,
+                },
+            );
+            if drawn != *page {
+                let line = drawn
+                    .lines()
+                    .zip(page.lines())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(drawn.lines().count().min(page.lines().count()));
+                wrong.push(format!(
+                    "{name}: line {}:\n  drawn {:?}\n  ran   {:?}",
+                    line + 1,
+                    drawn.lines().nth(line),
+                    page.lines().nth(line)
+                ));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 }

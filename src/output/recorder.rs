@@ -162,6 +162,8 @@ mod tests {
                 cpu_latency_us: None,
                 load: None,
                 load_sweep: None,
+                preset: None,
+                scores: None,
             },
             results: Vec::new(),
             warnings: Vec::new(),

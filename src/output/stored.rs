@@ -1,16 +1,54 @@
-//! The page of a report read back (`ipcmark show`): a run kept in the
-//! history, or a report file. The live page (`page.rs`) is drawn from the
-//! engine's figures, which a stored run no longer has; this one is drawn
-//! from the report's JSON (`ipcmark.run/1`, `ipcmark.workload/1`), so it
-//! shows what the report holds: each figure's median, interval and tail.
+//! A report read back (`ipcmark show`): a run kept in the history, or a
+//! report file. A run's page is the page the run printed ([`run_page`]:
+//! `page.rs` draws both from the report's records), so `show` prints what
+//! the run did; a workload's report is summarised per configuration.
 
+use crate::output::page::{self, Options};
 use crate::output::table::cells::{duration, fit_width, new_table, size_cell};
+use crate::record::RunRecord;
 use crate::record::environment::MpiRecord;
 use serde::Deserialize;
 use serde_json::Value;
 
 fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
     v.pointer(pointer).and_then(Value::as_str).unwrap_or("?")
+}
+
+/// What `show` prints: the page on stdout, and on stderr what the page
+/// leaves out (which run it is, what it warned of).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown {
+    /// The page, as the run printed it.
+    pub page: String,
+    /// Which run, and its warnings, one line each.
+    pub about: String,
+}
+
+/// A run's own page, and which run it is with its warnings, as the run
+/// printed them (`warning: …` on stderr).
+pub fn run_page(label: &str, report: &RunRecord, options: Options) -> Shown {
+    let mut argv = report.command_line.clone();
+    // The program's own path says nothing: `ipcmark run …`.
+    if let Some(first) = argv.first_mut() {
+        *first = "ipcmark".into();
+    }
+    let state = if report.complete {
+        "complete"
+    } else {
+        "incomplete"
+    };
+    let mut about = format!(
+        "{label}: started {}, {state}: {}\n",
+        report.started_at,
+        argv.join(" ")
+    );
+    for w in &report.warnings {
+        about.push_str(&format!("warning: {}\n", w.message));
+    }
+    Shown {
+        page: page::render(report, options),
+        about,
+    }
 }
 
 /// The run on one line: when, where, how it ended, the command.
@@ -143,7 +181,7 @@ mod tests {
     #[test]
     fn a_stored_mpi_run_names_every_rank_as_the_live_page_did() {
         let rank = |rank: u32, host: &str, cpu: u32| {
-            json!({"rank": rank, "host": host, "node": 0, "pid": 40 + rank,
+            json!({"rank": rank, "host": host, "node": rank, "pid": 40 + rank,
                    "allowed_cpus": [0, 1], "cpu": cpu})
         };
         let report = json!({

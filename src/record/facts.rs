@@ -244,6 +244,10 @@ pub struct StreamRecord {
     pub received: u64,
     /// 1 − received / sent.
     pub loss_ratio: f64,
+    /// Whether the channel may lose messages (a datagram socket): its loss
+    /// is a figure; a channel that may not has none to show.
+    #[serde(default)]
+    pub lossy: bool,
     /// Bytes received per second in each sample (null: its time per
     /// message was at or below zero).
     pub samples_bytes_per_s: Vec<Option<f64>>,

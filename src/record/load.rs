@@ -90,6 +90,10 @@ pub struct LoadSettingsRecord {
     pub specs: Vec<String>,
     /// The CPUs it ran on.
     pub cpus: Vec<usize>,
+    /// With `--load-sweep`: the level's name on the page ("no load",
+    /// "irq 4000 Hz").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// `correction` of a result: the figure corrected for the interrupt time

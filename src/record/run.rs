@@ -80,6 +80,28 @@ pub struct Settings {
     /// (each result's `load.specs` says which it was measured at).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub load_sweep: Option<Vec<LoadSettingsRecord>>,
+    /// With `--preset`: the study preset measured (its table follows the
+    /// figures on the page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    /// With Thread-Metric figures: where their threads ran and under what
+    /// policy, and the counting period.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scores: Option<ScoreSettingsRecord>,
+}
+
+/// `settings.scores`: how the Thread-Metric tests of a run were counted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoreSettingsRecord {
+    /// The CPU each test's threads and its reporter ran on (null: any).
+    pub cpu: Option<usize>,
+    /// The counting period, ns.
+    pub period_ns: u64,
+    /// Reports in the period.
+    pub intervals: usize,
+    /// Why SCHED_FIFO was refused (the tests then ran under SCHED_OTHER);
+    /// null when it was used.
+    pub fifo_refused: Option<String>,
 }
 
 /// One mechanism at one size, or one operation benchmark.

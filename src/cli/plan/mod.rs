@@ -300,6 +300,15 @@ impl RunPlan {
                 cpu_latency_us: None,
                 load: load.as_ref().map(Into::into),
                 load_sweep: None,
+                preset: args.preset.clone(),
+                scores: scores.as_ref().map(|(ss, refused)| {
+                    crate::record::run::ScoreSettingsRecord {
+                        cpu: ss.cpu,
+                        period_ns: ss.period.as_nanos() as u64,
+                        intervals: ss.intervals,
+                        fifo_refused: refused.clone(),
+                    }
+                }),
             },
             session: session::Plan {
                 items,

@@ -237,21 +237,6 @@ pub enum Mode {
     Stream,
 }
 
-impl Mode {
-    /// The name used in JSON (`mode`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::PingPong => "pingpong",
-            Mode::Op => "op",
-            Mode::Event => "event",
-            Mode::Periodic => "periodic",
-            Mode::OneWay => "oneway",
-            Mode::Score => "score",
-            Mode::Stream => "stream",
-        }
-    }
-}
-
 /// The evidence that an operation was performed (mode `op`).
 #[derive(Debug, Clone)]
 pub struct OpProof {

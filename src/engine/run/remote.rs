@@ -71,13 +71,6 @@ impl RemoteFacts {
             _ => None,
         }
     }
-
-    /// Whether the figure is timed against a floor that a rate shaper does
-    /// not impose (so it has no efficiency).
-    pub fn floor_on_shaper(&self) -> bool {
-        self.link.as_ref().is_some_and(|l| l.shaper)
-            && self.limit.as_ref().is_some_and(|l| l.floor_ns.is_some())
-    }
 }
 
 /// The estimate of the agent's clock against the client's, from the

@@ -196,6 +196,7 @@ impl From<&StreamFacts> for StreamRecord {
             sent: f.sent,
             received: f.received,
             loss_ratio: f.loss_ratio,
+            lossy: f.lossy,
             samples_bytes_per_s: f.samples_bytes_per_s.clone(),
             verified_messages: f.verified_messages,
             sender_loop_overhead_ns: f.sender_loop_overhead_ns,

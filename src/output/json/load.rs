@@ -61,6 +61,7 @@ impl From<&LoadPlan> for LoadSettingsRecord {
         LoadSettingsRecord {
             specs: p.specs.iter().map(|s| s.label()).collect(),
             cpus: p.cpus.clone(),
+            label: None,
         }
     }
 }

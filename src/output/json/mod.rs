@@ -1,25 +1,26 @@
-//! The JSON reports: of a run ([`run`]), the records of the engine values
-//! they write ([`context`], [`facts`]), the build that wrote them
-//! ([`build`]), and atomic writing.
+//! The JSON reports: the conversions from engine values to the report's
+//! records (`src/record/`: [`run`] for a run's figures and settings,
+//! [`context`] for the machine and budget, [`facts`], [`load`],
+//! [`remote`]), the build that wrote them ([`build`]), and atomic writing.
 //!
-//! **The JSON schemas belong to output.** Every record a report writes is a
-//! type in `src/output/` (here; `workload/records.rs` for `ipcmark
-//! workload`; `compare/records.rs` for `ipcmark compare`; `list.rs` for
-//! `ipcmark list --json`; `warnings.rs`; `cost_model.rs`), built from
-//! engine, workload and statistics results by a conversion in output;
-//! nothing outside `src/output/` derives or names `Serialize`. A field's
-//! name, unit, order and when it is left out are decided here, beside
-//! `docs/schema/`, and the engine (or `stats`) can rename or reshape its own
-//! types without changing a report. A report may keep an engine value and
-//! name the function here that writes it
-//! (`#[serde(serialize_with = "context::environment")]`). The one object a
-//! workload fills itself is its `parameters` (its resolved settings, free in
-//! shape per workload and checked by the schema).
+//! **The JSON schemas are the record layer's.** Every record a report
+//! writes is an owned type in `src/record/` that serialises and
+//! deserialises (the run report, the machine, loads, remote facts,
+//! summaries; `workload/records.rs` and `compare/records.rs` keep the
+//! workload's and comparison's until they move there too; `list.rs` the
+//! records of `ipcmark list --json`), built from engine, workload and
+//! statistics results by a conversion here; nothing outside `src/record/`
+//! and `src/output/` derives or names `Serialize`. A field's name, unit,
+//! order and when it is left out are decided in the record, beside
+//! `docs/schema/`, and the engine can rename or reshape its own types
+//! without changing a report. The one object a workload fills itself is
+//! its `parameters` (its resolved settings, free in shape per workload and
+//! checked by the schema).
 //!
-//! Reading is the mirror rule: ipcmark's own reports are read in output,
-//! beside their writer (`compare/input.rs` reads `ipcmark.run/1`). A
-//! `Deserialize` type elsewhere, for input that is no report of ipcmark's,
-//! may carry `#[serde(...)]` attributes; a file outside output without
+//! Reading is the mirror rule: a report is read by deserialising its
+//! records (`RunRecord::parse`), never field by field. A `Deserialize`
+//! type elsewhere, for input that is no report of ipcmark's, may carry
+//! `#[serde(...)]` attributes; a file outside output and record without
 //! `Deserialize` may not (there they could only shape a report).
 
 pub mod build;
@@ -134,7 +135,7 @@ mod tests {
         assert_eq!(offending("serde_json::json!({\"a\": 1})"), 0);
     }
 
-    /// The policy above: outside `src/output/` (the engine, workloads,
+    /// The policy above: outside `src/record/` and `src/output/` (the engine, workloads,
     /// statistics, the command line, mechanisms, benchmarks, sys, presets)
     /// no type serialises itself (a workload's `parameters` are built with
     /// `serde_json::json!`, which is no derive). `src/remote/` is the other
@@ -148,7 +149,10 @@ mod tests {
                 if path.is_dir() {
                     // src/remote's messages are a wire protocol between
                     // two ipcmark processes, not report records.
-                    if !path.ends_with("src/output") && !path.ends_with("src/remote") {
+                    if !path.ends_with("src/output")
+                        && !path.ends_with("src/record")
+                        && !path.ends_with("src/remote")
+                    {
                         walk(&path, offenders);
                     }
                 } else if path.extension().is_some_and(|e| e == "rs") {

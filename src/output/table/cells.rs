@@ -2,9 +2,9 @@
 //! table in ipcmark's style fitted to the terminal, right-aligned columns,
 //! the row of a figure that has none, and mechanism names once per group.
 
-use crate::engine::measure::{Basis, Measurement};
-use crate::engine::run::figure::{FigureResult, Outcome};
-use crate::stats::Percentiles;
+use super::figure::{Measured, Outcome};
+use crate::record::FigureRecord;
+use crate::record::run::Latency;
 use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table, presets};
 use std::ops::Range;
 
@@ -154,7 +154,7 @@ pub fn whole_column(t: &mut Table, col: usize) {
 
 /// The cells of a row without a figure: a dash in each of `n` columns, then
 /// why (skipped, failed, or measured but without its mode's `kind` record).
-pub fn no_figure(n: usize, outcome: &Outcome, kind: &str) -> Vec<String> {
+pub fn no_figure(n: usize, outcome: Outcome, kind: &str) -> Vec<String> {
     let why = match outcome {
         Outcome::Ok(_) => format!("FAILED: no {kind} record"),
         other => unmeasured(other),
@@ -166,50 +166,56 @@ pub fn no_figure(n: usize, outcome: &Outcome, kind: &str) -> Vec<String> {
 
 /// The p99 of `l` written by `fmt`, or "< res" where it fell among single
 /// times at or below zero once the clock read was subtracted.
-pub fn p99_cell(l: &Percentiles, fmt: impl Fn(f64) -> String) -> String {
-    l.resolved(l.p99)
-        .map_or_else(|| "< res".to_string(), |v| fmt(v as f64))
+pub fn p99_cell(l: Option<&Latency>, fmt: impl Fn(f64) -> String) -> String {
+    l.and_then(|l| l.p99)
+        .map_or_else(|| "< res".to_string(), fmt)
 }
 
 /// Why a row's centre (`centre`: the mean it shows, of its samples or of
-/// its messages) is above the p99 of its single times `l`, which are
+/// its messages) is above the p99 of its `count` single times `l`, which are
 /// `single` ("operations", "round trips"); `None`
 /// when it is not. A row never shows a centre above its own p99 without
 /// saying why, and the why is read from the figures: the single times'
 /// own mean above their p99 too is a heavy tail (the slowest 1% hold
 /// enough time to lift a mean past p99); their mean at or below it means
 /// the samples held slow stretches that the single times missed.
-pub fn centre_above_p99(centre: f64, l: &Percentiles, single: &str) -> Option<String> {
-    let Some(p99) = l.resolved(l.p99) else {
+pub fn centre_above_p99(
+    centre: f64,
+    l: Option<&Latency>,
+    count: u64,
+    single: &str,
+) -> Option<String> {
+    let l = l?;
+    let Some(p99) = l.p99 else {
         // 99% of the single times at or below zero, yet a positive centre.
         return (centre > 0.0).then(|| {
             format!(
-                "mean above p99: {} of {} single {single} were at or below zero once the clock read was subtracted",
-                l.at_or_below_zero, l.count
+                "mean above p99: {} of {count} single {single} were at or below zero once the clock read was subtracted",
+                l.at_or_below_zero.unwrap_or(0)
             )
         });
     };
-    let p99 = p99 as f64;
     if centre <= p99 {
         return None;
     }
-    Some(if l.mean > p99 {
+    Some(if l.single_mean > p99 {
         format!(
             "mean above p99: a heavy tail, the mean of the single {single} ({}) is above their p99 too (max {})",
-            duration(l.mean),
-            duration(l.max as f64)
+            duration(l.single_mean),
+            // Resolved wherever p99 is.
+            duration(l.max.unwrap_or(p99))
         )
     } else {
         format!(
             "mean above p99: the samples held slow stretches that the single {single} missed (their mean {})",
-            duration(l.mean)
+            duration(l.single_mean)
         )
     })
 }
 
 /// Why a figure has no number, as its notes cell says it: skipped, failed,
 /// or below the clock's resolution (empty for a measured figure).
-pub fn unmeasured(outcome: &Outcome) -> String {
+pub fn unmeasured(outcome: Outcome) -> String {
     match outcome {
         Outcome::Ok(_) => String::new(),
         Outcome::Skipped(why) => format!("skipped: {why}"),
@@ -220,30 +226,33 @@ pub fn unmeasured(outcome: &Outcome) -> String {
 
 /// Each result's mechanism id, or "" where it repeats the row above: the
 /// name once per group of sizes, so the eye finds each mechanism's block.
-pub fn group_names(results: &[FigureResult]) -> impl Iterator<Item = &'static str> + '_ {
+pub fn group_names(results: &[FigureRecord]) -> impl Iterator<Item = &str> + '_ {
     let mut previous: Option<&str> = None;
     results.iter().map(move |r| {
-        let name = if previous == Some(r.id) { "" } else { r.id };
-        previous = Some(r.id);
+        let id = r.benchmark.as_str();
+        let name = if previous == Some(id) { "" } else { id };
+        previous = Some(id);
         name
     })
 }
 
 /// What makes a figure less certain: samples spread widely, or a median not
 /// known to the precision asked for.
-pub fn quality_notes(m: &Measurement) -> Vec<String> {
+pub fn quality_notes(m: &Measured) -> Vec<String> {
     let mut notes = Vec::new();
     if m.summary.relative_range() > 0.25 {
         notes.push(format!("spread {:.0}%", m.summary.relative_range() * 100.0));
     }
-    if let Some(p) = m.precision.filter(|p| !p.met && p.achieved.is_finite()) {
-        let over = match p.basis {
-            Basis::Passes(n) => format!("over {n} passes"),
-            Basis::Batches(n) => format!("over {n} samples"),
+    if let Some(p) = m.precision.filter(|p| !p.met)
+        && let Some(achieved) = p.achieved
+    {
+        let over = match p.basis.as_str() {
+            "passes" => format!("over {} passes", p.units),
+            _ => format!("over {} samples", p.units),
         };
         notes.push(format!(
             "±{}% {over} (target {}%)",
-            percent(p.achieved),
+            percent(achieved),
             percent(p.target)
         ));
     }
@@ -339,13 +348,31 @@ mod tests {
         let mut h = crate::stats::LatencyHistogram::new();
         (0..100).for_each(|_| h.record_ns(-1.0));
         h.record_ns(50.0);
-        let l = h.percentiles().unwrap();
-        let why = centre_above_p99(5.0, &l, "operations").unwrap();
+        let p = h.percentiles().unwrap();
+        let l = Latency {
+            median: 5.0,
+            mean: 5.0,
+            stddev: 0.0,
+            median_of: "batch_means".into(),
+            percentiles_of: "single_operations".into(),
+            single_mean: p.mean,
+            min: p.resolved(p.min).map(|v| v as f64),
+            max: p.resolved(p.max).map(|v| v as f64),
+            p50: p.resolved(p.p50).map(|v| v as f64),
+            p90: p.resolved(p.p90).map(|v| v as f64),
+            p99: p.resolved(p.p99).map(|v| v as f64),
+            p999: p.resolved(p.p999).map(|v| v as f64),
+            at_or_below_zero: Some(p.at_or_below_zero),
+        };
+        let why = centre_above_p99(5.0, Some(&l), p.count, "operations").unwrap();
         assert!(
             why.contains("100 of 101 single operations were at or below zero"),
             "{why}"
         );
-        assert_eq!(centre_above_p99(-1.0, &l, "operations"), None);
+        assert_eq!(
+            centre_above_p99(-1.0, Some(&l), p.count, "operations"),
+            None
+        );
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //! footnote marks, one legend line per distinct note, the marks of cells
 //! without a number, and the precision of the figures on one line.
 
-use crate::engine::measure::Basis;
-use crate::engine::run::figure::{FigureResult, Outcome};
+use super::figure::{Outcome, outcome};
 use crate::output::table::cells::percent;
+use crate::record::FigureRecord;
 
 /// Columns the legend's line of marks keeps within.
 const WIDTH: usize = 120;
@@ -42,7 +42,7 @@ impl NoNumber {
     /// The mark of `outcome`, and the note its footnote says (none for a
     /// figure below resolution: its reason names its own overheads, so the
     /// legend's meaning stands for all of them; `--long` has each).
-    pub fn of(outcome: &Outcome, size: usize) -> Option<(NoNumber, Option<String>)> {
+    pub fn of(outcome: Outcome, size: usize) -> Option<(NoNumber, Option<String>)> {
         match outcome {
             Outcome::Ok(_) => None,
             // "16384 B exceeds …": the size is the column's, so the reason
@@ -161,11 +161,14 @@ pub fn superscript(n: usize) -> String {
 /// How precisely the measured `figures` are known, on one line: the range
 /// of their intervals' half-widths, what those rest on, the target, and how
 /// many are wider than it; `None` when no figure has an interval.
-pub fn precision_line(figures: &[FigureResult]) -> Option<String> {
+pub fn precision_line(figures: &[FigureRecord]) -> Option<String> {
+    // (achieved, basis, units, target, met) of each figure with an interval.
     let achieved: Vec<_> = figures
         .iter()
-        .filter_map(|r| match &r.outcome {
-            Outcome::Ok(m) => m.precision.filter(|p| p.achieved.is_finite()),
+        .filter_map(|r| match outcome(r) {
+            Outcome::Ok(m) => m
+                .precision
+                .and_then(|p| Some((p.achieved?, p.basis.as_str(), p.units, p.target, p.met))),
             _ => None,
         })
         .collect();
@@ -173,17 +176,13 @@ pub fn precision_line(figures: &[FigureResult]) -> Option<String> {
     let (lo, hi) = achieved
         .iter()
         .fold((f64::INFINITY, 0.0_f64), |(lo, hi), p| {
-            (lo.min(p.achieved), hi.max(p.achieved))
+            (lo.min(p.0), hi.max(p.0))
         });
-    let over = match first.basis {
-        Basis::Passes(n) if achieved.iter().all(|p| p.basis == first.basis) => {
-            format!("over {n} passes")
+    let over = match first.1 {
+        "passes" if achieved.iter().all(|p| (p.1, p.2) == (first.1, first.2)) => {
+            format!("over {} passes", first.2)
         }
-        Basis::Batches(_)
-            if achieved
-                .iter()
-                .all(|p| matches!(p.basis, Basis::Batches(_))) =>
-        {
+        "batches" if achieved.iter().all(|p| p.1 == "batches") => {
             "over each figure's samples".to_string()
         }
         _ => "over passes or samples".to_string(),
@@ -193,13 +192,13 @@ pub fn precision_line(figures: &[FigureResult]) -> Option<String> {
     } else {
         format!("±{}–{}%", percent(lo), percent(hi))
     };
-    let targets: Vec<f64> = achieved.iter().map(|p| p.target).collect();
+    let targets: Vec<f64> = achieved.iter().map(|p| p.3).collect();
     let target = if targets.iter().all(|&t| t == targets[0]) {
         format!("target {}%", percent(targets[0]))
     } else {
         "targets vary".to_string()
     };
-    let missed = achieved.iter().filter(|p| !p.met).count();
+    let missed = achieved.iter().filter(|p| !p.4).count();
     let verdict = match missed {
         0 => "every figure within it".to_string(),
         1 => "1 figure wider than the target: see --long or the JSON".to_string(),
@@ -238,10 +237,9 @@ mod tests {
         let cells: Vec<String> = [16384, 65536]
             .iter()
             .map(|&size| {
-                let outcome = Outcome::Skipped(format!(
-                    "{size} B exceeds the largest message, 8192 B (kernel.msgmax = 8192)"
-                ));
-                let (kind, note) = NoNumber::of(&outcome, size).unwrap();
+                let why =
+                    format!("{size} B exceeds the largest message, 8192 B (kernel.msgmax = 8192)");
+                let (kind, note) = NoNumber::of(Outcome::Skipped(&why), size).unwrap();
                 l.no_number(kind, note.as_deref())
             })
             .collect();
@@ -253,11 +251,11 @@ mod tests {
             "{text}"
         );
         // Below resolution: the mark alone, the legend says what it means.
-        let (kind, note) = NoNumber::of(&Outcome::BelowResolution("x".into()), 1).unwrap();
+        let (kind, note) = NoNumber::of(Outcome::BelowResolution("x"), 1).unwrap();
         assert_eq!(l.no_number(kind, note.as_deref()), "<res");
         assert!(l.render().contains("<res below the clock's resolution"));
         // Every mark on as few lines as fit in 120 columns.
-        let (kind, note) = NoNumber::of(&Outcome::Failed("broke".into()), 1).unwrap();
+        let (kind, note) = NoNumber::of(Outcome::Failed("broke"), 1).unwrap();
         l.no_number(kind, note.as_deref());
         l.mark("*", "lowest in its column");
         let text = l.render();

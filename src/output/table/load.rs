@@ -2,17 +2,39 @@
 //! load achieved in its window (requested and achieved rate, handler time).
 
 use super::cells::{align_right, duration, new_table, num, percent, size_cell, us, whole_column};
-use crate::engine::run::correct::{Corrected, Correction, Status};
-use crate::engine::run::figure::{FigureResult, Mode, Outcome};
-use crate::engine::run::load::FigureLoad;
+use super::figure::{Outcome, outcome};
 use crate::presets::LoadStudy;
+use crate::record::load::{CorrectionRecord, LoadRecord};
+use crate::record::{FigureRecord, Mode};
+
+/// A correction's figures: a time per operation, or a score.
+enum Corrected {
+    /// T and T' (none where it passes zero), ns.
+    Time(f64, Option<f64>),
+    /// S, S' and R' (none where they pass zero or without a baseline).
+    Score(u64, Option<f64>, Option<f64>),
+}
+
+/// What `c` corrected, by its method; `None` for a record without the
+/// method's figures.
+fn corrected(c: &CorrectionRecord) -> Option<Corrected> {
+    match c.method.as_str() {
+        "time" => Some(Corrected::Time(c.measured_ns?, c.corrected_ns.flatten())),
+        "score" => Some(Corrected::Score(
+            c.operations?,
+            c.corrected_operations.flatten(),
+            c.corrected_relative_to_baseline.flatten(),
+        )),
+        _ => None,
+    }
+}
 
 /// The raw figure and the corrected one, as cells: a time per operation,
 /// or a score S with R.
-fn figure_cells(r: &FigureResult, c: Option<&Correction>) -> [String; 3] {
+fn figure_cells(r: &FigureRecord, c: Option<&CorrectionRecord>) -> [String; 3] {
     let dash = || "-".to_string();
-    let Some(c) = c else {
-        let raw = match &r.outcome {
+    let Some((c, kind)) = c.and_then(|c| Some((c, corrected(c)?))) else {
+        let raw = match outcome(r) {
             Outcome::Ok(_) => "not corrected".into(),
             Outcome::Skipped(_) => "skipped".into(),
             Outcome::Failed(_) => "FAILED".into(),
@@ -20,28 +42,19 @@ fn figure_cells(r: &FigureResult, c: Option<&Correction>) -> [String; 3] {
         };
         return [raw, dash(), dash()];
     };
-    let share = percent(c.fraction);
-    let zero = c.status == Status::PassesZero;
-    match &c.kind {
-        Corrected::Time {
-            measured_ns,
-            corrected_ns,
-            ..
-        } => [
-            duration(*measured_ns),
+    let share = percent(c.interrupt_fraction);
+    let zero = c.status == "passes_zero";
+    match kind {
+        Corrected::Time(measured_ns, corrected_ns) => [
+            duration(measured_ns),
             share,
             match corrected_ns {
-                Some(t) if !zero => duration(*t),
+                Some(t) if !zero => duration(t),
                 _ => "passes zero".into(),
             },
         ],
-        Corrected::Score {
-            operations,
-            corrected_operations,
-            corrected_relative_to_baseline,
-            ..
-        } => {
-            let raw_r = r.score().and_then(|f| f.relative_to_baseline);
+        Corrected::Score(operations, corrected_operations, corrected_relative_to_baseline) => {
+            let raw_r = r.score.as_ref().and_then(|f| f.relative_to_baseline);
             let with_r = |s: String, r: Option<f64>| match r {
                 Some(r) => format!("{s} · R {}", num(r)),
                 None => s,
@@ -51,7 +64,7 @@ fn figure_cells(r: &FigureResult, c: Option<&Correction>) -> [String; 3] {
                 share,
                 match corrected_operations {
                     Some(s) if !zero => {
-                        with_r(format!("S' {s:.0}"), *corrected_relative_to_baseline)
+                        with_r(format!("S' {s:.0}"), corrected_relative_to_baseline)
                             .replace("· R ", "· R' ")
                     }
                     _ => "passes zero".into(),
@@ -63,23 +76,27 @@ fn figure_cells(r: &FigureResult, c: Option<&Correction>) -> [String; 3] {
 
 /// Each source of a figure's load on one line: where, what, achieved of
 /// requested, handler mean (the specs are in the page's header).
-fn sources_cell(l: &FigureLoad) -> String {
+fn sources_cell(l: &LoadRecord) -> String {
+    // The window as the engine counted it, whole ns (written in ms).
+    let window_ns = (l.window_ms * 1e6).round().max(1.0);
     let mut lines = Vec::new();
-    for (i, s) in l.sources.iter().enumerate() {
+    for s in &l.sources {
         let at = s.cpu.map_or("CPUs".into(), |c| format!("CPU{c}"));
-        let rate = l
-            .achieved_per_s(i)
-            .map_or("-".into(), |r| format!("{r:.0}/s"));
-        let line = match s.spec.kind() {
+        let rate = s.achieved_per_s.map_or("-".into(), |r| format!("{r:.0}/s"));
+        let line = match s.kind.as_str() {
             "irq" => format!(
                 "{at} irq {rate} of {:.0}, handler {} µs{}{}",
-                s.requested_per_s().unwrap_or(0.0),
+                s.requested_per_s.unwrap_or(0.0),
                 if s.count > 0 {
-                    us(s.handler_ns as f64 / s.count as f64)
+                    us(s.handler_ns.unwrap_or(0) as f64 / s.count as f64)
                 } else {
                     "-".into()
                 },
-                if s.fifo { "" } else { ", SCHED_OTHER" },
+                if s.policy == "SCHED_FIFO" {
+                    ""
+                } else {
+                    ", SCHED_OTHER"
+                },
                 if s.other > 0 {
                     format!(", {} missed", s.other)
                 } else {
@@ -88,8 +105,8 @@ fn sources_cell(l: &FigureLoad) -> String {
             ),
             "net" => format!(
                 "{at} net {rate} of {:.0} sent, {:.0}/s received",
-                s.requested_per_s().unwrap_or(0.0),
-                s.other as f64 * 1e9 / l.window_ns.max(1) as f64
+                s.requested_per_s.unwrap_or(0.0),
+                s.other as f64 * 1e9 / window_ns
             ),
             _ => format!("{at} cpu {rate} rounds"),
         };
@@ -99,8 +116,8 @@ fn sources_cell(l: &FigureLoad) -> String {
 }
 
 /// The table, or nothing when no figure ran under a load.
-pub fn render(results: &[FigureResult]) -> String {
-    let loaded: Vec<&FigureResult> = results.iter().filter(|r| r.load.is_some()).collect();
+pub fn render(results: &[FigureRecord]) -> String {
+    let loaded: Vec<&FigureRecord> = results.iter().filter(|r| r.load.is_some()).collect();
     if loaded.is_empty() {
         return String::new();
     }
@@ -114,17 +131,23 @@ pub fn render(results: &[FigureResult]) -> String {
     let mut a = new_table(vec!["benchmark", "size", "window ms", "load achieved"]);
     for r in &loaded {
         let l = r.load.as_ref().expect("filtered");
-        let size = match r.mode() {
-            Mode::PingPong | Mode::OneWay | Mode::Stream => size_cell(r.size),
+        let size = match r.mode {
+            Mode::PingPong | Mode::OneWay | Mode::Stream => size_cell(r.size_bytes),
             _ => "-".into(),
         };
         let [raw, share, corrected] = figure_cells(r, r.correction.as_ref());
-        t.add_row(vec![r.id.to_string(), size.clone(), raw, share, corrected]);
+        t.add_row(vec![
+            r.benchmark.to_string(),
+            size.clone(),
+            raw,
+            share,
+            corrected,
+        ]);
         if !l.sources.is_empty() {
             a.add_row(vec![
-                r.id.to_string(),
+                r.benchmark.to_string(),
                 size,
-                format!("{:.0}", l.window_ns as f64 / 1e6),
+                format!("{:.0}", l.window_ms),
                 sources_cell(l),
             ]);
         }
@@ -151,12 +174,12 @@ pub fn render(results: &[FigureResult]) -> String {
 
 /// What a load did over a whole command, on one line per source (`ipcmark
 /// workload --load`).
-pub fn summary_line(l: &FigureLoad) -> String {
-    let mut specs: Vec<String> = l.sources.iter().map(|s| s.spec.label()).collect();
+pub fn summary_line(l: &LoadRecord) -> String {
+    let mut specs: Vec<String> = l.sources.iter().map(|s| s.spec.clone()).collect();
     specs.dedup();
     format!(
         "load held over {:.1} s ({}):\n  {}\n",
-        l.window_ns as f64 / 1e9,
+        l.window_ms / 1e3,
         specs.join(", "),
         sources_cell(l).replace('\n', "\n  ")
     )
@@ -164,16 +187,18 @@ pub fn summary_line(l: &FigureLoad) -> String {
 
 /// What identifies one figure across the levels of a sweep: its id, its
 /// size, and a periodic figure's frequency.
-fn key(r: &FigureResult) -> (&'static str, usize, Option<u64>) {
+fn key(r: &FigureRecord) -> (&str, usize, Option<u64>) {
     (
-        r.id,
-        r.size,
-        r.periodic().map(|p| (p.frequency_hz * 1000.0) as u64),
+        r.benchmark.as_str(),
+        r.size_bytes,
+        r.periodic
+            .as_ref()
+            .map(|p| (p.frequency_hz * 1000.0) as u64),
     )
 }
 
 /// One level's cells of a figure: rows by the figure's kind.
-fn level_rows(r: Option<&FigureResult>) -> Vec<(&'static str, String)> {
+fn level_rows(r: Option<&FigureRecord>) -> Vec<(&'static str, String)> {
     let dash = || "-".to_string();
     let Some(r) = r else {
         return vec![("measured", dash())];
@@ -183,9 +208,8 @@ fn level_rows(r: Option<&FigureResult>) -> Vec<(&'static str, String)> {
         let rates: Vec<f64> = l
             .sources
             .iter()
-            .enumerate()
-            .filter(|(_, s)| s.spec.kind() == "irq" && s.cpu == cpu)
-            .filter_map(|(i, _)| l.achieved_per_s(i))
+            .filter(|s| s.kind == "irq" && s.cpu == cpu)
+            .filter_map(|s| s.achieved_per_s)
             .collect();
         if rates.is_empty() {
             dash()
@@ -193,7 +217,7 @@ fn level_rows(r: Option<&FigureResult>) -> Vec<(&'static str, String)> {
             format!("{:.0}", rates.iter().sum::<f64>())
         }
     });
-    if let (Some(p), Outcome::Ok(_)) = (r.periodic(), &r.outcome) {
+    if let (Some(p), Outcome::Ok(_)) = (r.periodic.as_ref(), outcome(r)) {
         return vec![
             (
                 "Fail_sys %",
@@ -215,23 +239,17 @@ fn level_rows(r: Option<&FigureResult>) -> Vec<(&'static str, String)> {
 
 /// The raw and corrected value of a figure, for the chart: a time per
 /// operation (ns) or a score S.
-fn chart_values(r: &FigureResult) -> Option<(f64, Option<f64>, bool)> {
-    match &r.correction.as_ref()?.kind {
-        Corrected::Time {
-            measured_ns,
-            corrected_ns,
-            ..
-        } => Some((*measured_ns, *corrected_ns, true)),
-        Corrected::Score {
-            operations,
-            corrected_operations,
-            ..
-        } => Some((*operations as f64, *corrected_operations, false)),
+fn chart_values(r: &FigureRecord) -> Option<(f64, Option<f64>, bool)> {
+    match corrected(r.correction.as_ref()?)? {
+        Corrected::Time(measured_ns, corrected_ns) => Some((measured_ns, corrected_ns, true)),
+        Corrected::Score(operations, corrected_operations, _) => {
+            Some((operations as f64, corrected_operations, false))
+        }
     }
 }
 
 /// A small text chart of raw (█) and corrected (▒) across the levels.
-fn chart(levels: &[(String, Option<&FigureResult>)], width: usize) -> String {
+fn chart(levels: &[(String, Option<&FigureRecord>)], width: usize) -> String {
     let values: Vec<(&str, f64, Option<f64>, bool)> = levels
         .iter()
         .filter_map(|(l, r)| {
@@ -286,7 +304,7 @@ fn chart(levels: &[(String, Option<&FigureResult>)], width: usize) -> String {
 /// (measured, corrected, interrupt time and achieved interrupt rate on the
 /// figure's CPU; Fail_sys for a periodic figure), each followed by a small
 /// text chart of raw and corrected when the terminal is wide enough.
-pub fn render_sweep(levels: &[(String, Vec<FigureResult>)], width: usize) -> String {
+pub fn render_sweep(levels: &[(String, Vec<FigureRecord>)], width: usize) -> String {
     let mut keys = Vec::new();
     for (_, rs) in levels {
         for r in rs {
@@ -297,7 +315,7 @@ pub fn render_sweep(levels: &[(String, Vec<FigureResult>)], width: usize) -> Str
     }
     let mut out = String::new();
     for k in keys {
-        let at: Vec<(String, Option<&FigureResult>)> = levels
+        let at: Vec<(String, Option<&FigureRecord>)> = levels
             .iter()
             .map(|(l, rs)| (l.clone(), rs.iter().find(|r| key(r) == k)))
             .collect();
@@ -353,15 +371,20 @@ pub fn render_sweep(levels: &[(String, Vec<FigureResult>)], width: usize) -> Str
 /// A load study's three tables (`--preset rtos-load`): Fail_sys per
 /// frequency; raw and corrected task switch and preemption per level; raw
 /// and corrected scores per level.
-pub fn render_study(st: &LoadStudy, levels: &[(String, Vec<FigureResult>)]) -> String {
-    let find = |rs: &[FigureResult], id: &str| rs.iter().find(|r| r.id == id).cloned();
+pub fn render_study(st: &LoadStudy, levels: &[(String, Vec<FigureRecord>)]) -> String {
+    let find = |rs: &[FigureRecord], id: &str| rs.iter().find(|r| r.benchmark == id).cloned();
     let mut out = format!("\n{}\n", st.study);
     // 1. Fail_sys per frequency, under the application load alone.
     if let Some((label, rs)) = levels.first() {
         let mut t = new_table(vec!["Hz", "wake-ups", "failures", "Fail_sys %"]);
-        for r in rs.iter().filter(|r| st.once.contains(&r.id)) {
-            let Some(p) = r.periodic() else { continue };
-            let ok = matches!(r.outcome, Outcome::Ok(_));
+        for r in rs
+            .iter()
+            .filter(|r| st.once.contains(&r.benchmark.as_str()))
+        {
+            let Some(p) = r.periodic.as_ref() else {
+                continue;
+            };
+            let ok = matches!(outcome(r), Outcome::Ok(_));
             t.add_row(vec![
                 format!("{}", p.frequency_hz),
                 p.wakeups
@@ -381,7 +404,7 @@ pub fn render_study(st: &LoadStudy, levels: &[(String, Vec<FigureResult>)]) -> S
         ));
     }
     // 2. Task switch (and preemption), raw and corrected, per level.
-    let times = |r: Option<FigureResult>| -> [String; 3] {
+    let times = |r: Option<FigureRecord>| -> [String; 3] {
         match r {
             Some(r) => figure_cells(&r, r.correction.as_ref()),
             None => ["-".into(), "-".into(), "-".into()],
@@ -405,7 +428,7 @@ pub fn render_study(st: &LoadStudy, levels: &[(String, Vec<FigureResult>)]) -> S
         "\n2. Rhealstone task switch and preemption per level, raw and corrected (T' = T − f·T)\n{t}\n"
     ));
     // 3. Thread-Metric scores, raw and corrected, per level.
-    let scores = |r: Option<FigureResult>| -> [String; 2] {
+    let scores = |r: Option<FigureRecord>| -> [String; 2] {
         match r {
             Some(r) => {
                 let [raw, _, corrected] = figure_cells(&r, r.correction.as_ref());

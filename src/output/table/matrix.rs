@@ -6,8 +6,9 @@
 //! its size, its figure (the best at each size marked) and its own columns.
 
 use super::cells::{fit_width, size_cell};
+use super::figure::outcome;
 use super::legend::{Legend, NoNumber};
-use crate::engine::run::figure::FigureResult;
+use crate::record::FigureRecord;
 use comfy_table::{
     Attribute, Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, Table, presets,
 };
@@ -34,8 +35,8 @@ impl Value {
     /// The cell of figure `r`: `number` of it when it was measured (`None`
     /// when its mode's record lacks the number: below resolution), else the
     /// mark of its outcome.
-    pub fn of(r: &FigureResult, number: impl Fn(&FigureResult) -> Option<(f64, String)>) -> Value {
-        match NoNumber::of(&r.outcome, r.size) {
+    pub fn of(r: &FigureRecord, number: impl Fn(&FigureRecord) -> Option<(f64, String)>) -> Value {
+        match NoNumber::of(outcome(r), r.size_bytes) {
             Some((kind, note)) => Value::None(kind, note),
             None => match number(r) {
                 Some((v, text)) => Value::Number(v, text),

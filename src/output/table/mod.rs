@@ -7,6 +7,7 @@
 //! of mechanisms × sizes, notes as footnotes ([`legend`]).
 
 pub mod cells;
+pub mod figure;
 pub mod legend;
 pub mod load;
 pub mod matrix;
@@ -19,8 +20,8 @@ pub mod remote;
 mod scores;
 mod stream;
 
-use crate::engine::run::figure::{FigureResult, Mode};
 use crate::record::summary::CostModel;
+use crate::record::{FigureRecord, Mode};
 
 pub use cells::{align_right, fit_width, format_size, new_table, percent, us, whole_column};
 pub use preset::render_preset;
@@ -31,18 +32,18 @@ pub trait ResultTable: Sync {
     /// The modes whose figures it shows, in run order.
     fn modes(&self) -> &[Mode];
     /// The table of `figures` (all of one of [`Self::modes`]).
-    fn render(&self, figures: &[FigureResult]) -> String;
+    fn render(&self, figures: &[FigureRecord]) -> String;
     /// What the columns mean, printed under the table.
     fn footnote(&self) -> &'static str;
     /// What follows the footnote (the one-way windows); nothing by default.
-    fn after(&self, _figures: &[FigureResult]) -> String {
+    fn after(&self, _figures: &[FigureRecord]) -> String {
         String::new()
     }
     /// The compact form for the default page, everything under the table
     /// included (what the columns mean, the legend of its marks and notes,
     /// the precision of its figures on one line); `None`: the long form is
     /// already compact.
-    fn short(&self, _figures: &[FigureResult], _look: &Look) -> Option<String> {
+    fn short(&self, _figures: &[FigureRecord], _look: &Look) -> Option<String> {
         None
     }
 }

@@ -2,12 +2,13 @@
 //! figure's windows in the 2011 study's shape.
 
 use super::cells::{align_right, centre_above_p99, format_size, new_table, unmeasured, us};
+use super::figure::{Outcome, outcome, single_count};
 use super::legend::{Legend, precision_line};
 use super::matrix::{Better, Matrix, Row};
 use super::pingpong::rows_by;
 use super::{Look, ResultTable};
-use crate::engine::models::oneway::OneWayFacts;
-use crate::engine::run::figure::{FigureResult, Mode, Outcome};
+use crate::record::facts::OneWayRecord;
+use crate::record::{FigureRecord, Mode};
 
 /// The one-way table, followed by the windows of its figures.
 pub struct OneWayTable;
@@ -21,7 +22,7 @@ impl ResultTable for OneWayTable {
         "client = sender, server = receiver; one-way = receiver's clock after recv − sender's CLOCK_MONOTONIC stamp in the message, one clock read subtracted; one message in flight (the receiver acknowledges each); saturated = next message on the acknowledgement, otherwise one per interval; mean over every message, percentiles of every message"
     }
 
-    fn render(&self, results: &[FigureResult]) -> String {
+    fn render(&self, results: &[FigureRecord]) -> String {
         let mut t = new_table(vec![
             "mechanism",
             "size",
@@ -35,22 +36,31 @@ impl ResultTable for OneWayTable {
             "notes",
         ]);
         for r in results {
-            let size = format_size(r.size);
-            let mut row = vec![r.id.to_string(), size];
-            match (&r.outcome, &r.oneway()) {
+            let size = format_size(r.size_bytes);
+            let mut row = vec![r.benchmark.to_string(), size];
+            match (outcome(r), r.oneway.as_ref()) {
                 (Outcome::Ok(m), Some(f)) => {
                     let l = m.latency;
                     row.push(pacing(f));
                     row.push(f.messages_sent.to_string());
-                    let pct = |v: u64| l.resolved(v).map_or(0.0, |v| v as f64);
-                    for v in [pct(l.min), pct(l.p50), f.mean_ns, pct(l.p99), pct(l.max)] {
+                    // Unresolved (at or below zero): "< res", as at zero.
+                    let pct = |v: fn(&crate::record::run::Latency) -> Option<f64>| {
+                        l.and_then(v).unwrap_or(0.0)
+                    };
+                    for v in [
+                        pct(|l| l.min),
+                        pct(|l| l.p50),
+                        f.mean_ns,
+                        pct(|l| l.p99),
+                        pct(|l| l.max),
+                    ] {
                         row.push(latency(v));
                     }
                     let mut notes = Vec::new();
                     if f.time_bounded {
                         notes.push("stopped at its time bound".to_string());
                     }
-                    notes.extend(centre_above_p99(f.mean_ns, &l, "messages"));
+                    notes.extend(centre_above_p99(f.mean_ns, l, single_count(r), "messages"));
                     notes.extend(r.note.clone());
                     row.push(notes.join("; "));
                 }
@@ -67,10 +77,10 @@ impl ResultTable for OneWayTable {
 
     /// One row per mechanism (and pacing, when the run had several), one
     /// column per size, the mean one-way latency of every message.
-    fn short(&self, results: &[FigureResult], look: &Look) -> Option<String> {
+    fn short(&self, results: &[FigureRecord], look: &Look) -> Option<String> {
         let mut pacings: Vec<String> = results
             .iter()
-            .filter_map(|r| r.oneway())
+            .filter_map(|r| r.oneway.as_ref())
             .map(pacing)
             .collect();
         pacings.dedup();
@@ -78,26 +88,26 @@ impl ResultTable for OneWayTable {
         let several = pacings.iter().any(|p| *p != pacings[0]);
         let rows = rows_by(
             results,
-            |r| r.oneway().filter(|_| several).map(pacing),
+            |r| r.oneway.as_ref().filter(|_| several).map(pacing),
             |r| {
-                r.oneway()
+                r.oneway
+                    .as_ref()
                     .filter(|f| f.mean_ns > 0.0)
                     .map(|f| (f.mean_ns, us(f.mean_ns)))
             },
         );
-        let rows: Vec<Row> = rows
-            .into_iter()
-            .map(|((id, _), mut row)| {
-                if results
-                    .iter()
-                    .any(|r| r.id == id && r.oneway().is_some_and(|f| f.time_bounded))
-                {
-                    row.notes
-                        .push("stopped at its time bound (which sizes: --long)".into());
-                }
-                row
-            })
-            .collect();
+        let rows: Vec<Row> =
+            rows.into_iter()
+                .map(|((id, _), mut row)| {
+                    if results.iter().any(|r| {
+                        r.benchmark == id && r.oneway.as_ref().is_some_and(|f| f.time_bounded)
+                    }) {
+                        row.notes
+                            .push("stopped at its time bound (which sizes: --long)".into());
+                    }
+                    row
+                })
+                .collect();
         let matrix = Matrix {
             label: "one-way µs",
             better: Better::Lower,
@@ -124,16 +134,16 @@ impl ResultTable for OneWayTable {
 
     /// The windows of each measured figure, one line each, in the 2011
     /// study's shape (`min = 1   max = 78 moy = 7.8`, µs).
-    fn after(&self, results: &[FigureResult]) -> String {
+    fn after(&self, results: &[FigureRecord]) -> String {
         let mut out = String::new();
         for r in results {
-            let (Outcome::Ok(_), Some(f)) = (&r.outcome, &r.oneway()) else {
+            let (Outcome::Ok(_), Some(f)) = (outcome(r), r.oneway.as_ref()) else {
                 continue;
             };
             out.push_str(&format!(
                 "{} {} {}, windows of {} messages (µs):\n",
-                r.id,
-                format_size(r.size),
+                r.benchmark,
+                format_size(r.size_bytes),
                 pacing(f),
                 f.window
             ));
@@ -162,7 +172,7 @@ fn latency(ns: f64) -> String {
 }
 
 /// "saturated", or "every 100ms" for sporadic sending.
-fn pacing(f: &OneWayFacts) -> String {
+fn pacing(f: &OneWayRecord) -> String {
     match f.interval_ns {
         Some(ns) => format!(
             "every {}",

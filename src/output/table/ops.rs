@@ -5,9 +5,10 @@ use super::cells::{
     align_right, centre_above_p99, new_table, num, p99_cell, quality_notes, unmeasured,
     whole_column,
 };
+use super::figure::{Outcome, outcome, single_count};
 use super::legend::{Legend, NoNumber, precision_line};
 use super::{Look, ResultTable};
-use crate::engine::run::figure::{FigureResult, Mode, Outcome};
+use crate::record::{FigureRecord, Mode};
 
 /// The table of operation benchmarks, timed by the engine or by themselves.
 pub struct OpsTable;
@@ -22,29 +23,29 @@ impl ResultTable for OpsTable {
     }
 
     /// A table that fits 100 columns.
-    fn render(&self, results: &[FigureResult]) -> String {
+    fn render(&self, results: &[FigureRecord]) -> String {
         let mut t = new_table(COLUMNS.to_vec());
         for r in results {
-            let (median, p99, mbps, notes) = match &r.outcome {
+            let (median, p99, mbps, notes) = match outcome(r) {
                 Outcome::Ok(m) => {
                     let med = m.summary.median;
-                    let mbps = mbps(r.size, med);
-                    let mut notes = quality_notes(m);
+                    let mbps = mbps(r.size_bytes, med);
+                    let mut notes = quality_notes(&m);
                     // Per what: an operation, or each of several events in it.
                     notes.push(events_note(r).unwrap_or_else(|| "per op".into()));
                     notes.extend(baseline_note(r));
-                    let single = match r.mode() {
+                    let single = match r.mode {
                         Mode::Event => "events",
                         _ => "operations",
                     };
-                    notes.extend(centre_above_p99(med, &m.latency, single));
+                    notes.extend(centre_above_p99(med, m.latency, single_count(r), single));
                     notes.extend(r.note.clone());
-                    (num(med), p99_cell(&m.latency, num), mbps, notes.join("; "))
+                    (num(med), p99_cell(m.latency, num), mbps, notes.join("; "))
                 }
                 other => ("-".into(), "-".into(), "-".into(), unmeasured(other)),
             };
             t.add_row(vec![
-                r.id.to_string(),
+                r.benchmark.to_string(),
                 median,
                 p99,
                 mbps,
@@ -62,25 +63,25 @@ impl ResultTable for OpsTable {
     /// page says once: the spread and interval of each figure (one line
     /// under the table), "per op" (the columns' legend), why a mean is above
     /// its p99 (`--long`).
-    fn short(&self, results: &[FigureResult], _look: &Look) -> Option<String> {
+    fn short(&self, results: &[FigureRecord], _look: &Look) -> Option<String> {
         let mut t = new_table(COLUMNS.to_vec());
         let mut legend = Legend::default();
         for r in results {
             let mut notes = Vec::new();
-            let (median, p99, mbps) = match &r.outcome {
+            let (median, p99, mbps) = match outcome(r) {
                 Outcome::Ok(m) => {
                     let med = m.summary.median;
-                    let mbps = mbps(r.size, med);
+                    let mbps = mbps(r.size_bytes, med);
                     notes.extend(events_note(r));
                     notes.extend(baseline_note(r));
-                    if centre_above_p99(med, &m.latency, "operations").is_some() {
+                    if centre_above_p99(med, m.latency, single_count(r), "operations").is_some() {
                         notes.push("mean above p99 (why: --long)".to_string());
                     }
-                    (num(med), p99_cell(&m.latency, num), mbps)
+                    (num(med), p99_cell(m.latency, num), mbps)
                 }
                 other => {
                     let (kind, note) =
-                        NoNumber::of(other, r.size).unwrap_or((NoNumber::Failed, None));
+                        NoNumber::of(other, r.size_bytes).unwrap_or((NoNumber::Failed, None));
                     // The reason in the notes, as in the long table.
                     notes.extend(note.map(|n| n.trim_start_matches("n/a: ").to_string()));
                     (legend.no_number(kind, None), "-".into(), "-".into())
@@ -88,7 +89,7 @@ impl ResultTable for OpsTable {
             };
             notes.extend(r.note.clone());
             t.add_row(vec![
-                r.id.to_string(),
+                r.benchmark.to_string(),
                 median,
                 p99,
                 mbps,
@@ -132,24 +133,23 @@ fn mbps(size: usize, median_ns: f64) -> String {
 }
 
 /// "per EVENT (N per op)" for a benchmark that times several events an operation.
-fn events_note(r: &FigureResult) -> Option<String> {
-    let e = r.proof().as_ref().and_then(|p| p.events)?;
+fn events_note(r: &FigureRecord) -> Option<String> {
+    let e = r.events.as_ref()?;
     Some(format!("per {} ({} per op)", e.name, e.per_op))
 }
 
 /// The baseline subtracted from every operation, where there is one.
-fn baseline_note(r: &FigureResult) -> Option<String> {
-    let b = r.proof().as_ref().and_then(|p| p.baseline_ns)?;
+fn baseline_note(r: &FigureRecord) -> Option<String> {
+    let b = r.baseline_ns?;
     Some(format!("{} subtracted per op", num(b)))
 }
 
 /// The system calls a result proved, for the table: "open + close", "none".
-fn proven_calls(r: &FigureResult) -> String {
-    let Some(proof) = &r.proof() else {
+fn proven_calls(r: &FigureRecord) -> String {
+    let Some(kernel_calls) = &r.kernel_calls else {
         return "-".into();
     };
-    let must: Vec<String> = proof
-        .kernel_calls
+    let must: Vec<String> = kernel_calls
         .iter()
         .filter(|k| k.must_enter)
         .map(|k| match k.entered {
@@ -159,7 +159,7 @@ fn proven_calls(r: &FigureResult) -> String {
         })
         .collect();
     if must.is_empty() {
-        let any_entered = proof.kernel_calls.iter().any(|k| k.entered == Some(true));
+        let any_entered = kernel_calls.iter().any(|k| k.entered == Some(true));
         if any_entered { "-" } else { "none" }.to_string()
     } else {
         must.join(" + ")
@@ -170,7 +170,8 @@ fn proven_calls(r: &FigureResult) -> String {
 mod tests {
     use super::*;
     use crate::engine::measure::Measurement;
-    use crate::engine::run::figure::Facts;
+    use crate::engine::run::figure::{Facts, FigureResult, Outcome};
+    use crate::output::json::run::figure;
     use crate::output::table::cells::notes_of;
     use crate::stats::{LatencyHistogram, Summary};
 
@@ -207,7 +208,7 @@ mod tests {
             op("syscall-flat", &[290.0, 300.0, 310.0], &flat),
             op("syscall-fine", &[90.0, 95.0, 99.0], &flat),
         ];
-        let table = OpsTable.render(&results);
+        let table = OpsTable.render(&results.map(|f| figure(&f)));
         assert!(
             table.contains("mean ns") && table.contains("p99 single ns"),
             "{table}"
@@ -231,7 +232,7 @@ mod tests {
     fn an_event_figure_names_its_events() {
         let mut f = op("rhealstone-x", &[300.0], &[100.0; 200]);
         f.facts = Facts::Event(None);
-        let table = OpsTable.render(&[f]);
+        let table = OpsTable.render(&[figure(&f)]);
         assert!(
             notes_of(&table, "rhealstone-x").contains("that the single events missed"),
             "{table}"

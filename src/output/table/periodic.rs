@@ -3,7 +3,8 @@
 
 use super::ResultTable;
 use super::cells::{align_right, group_names, new_table, no_figure, us, whole_column};
-use crate::engine::run::figure::{FigureResult, Mode, Outcome};
+use super::figure::{Outcome, outcome};
+use crate::record::{FigureRecord, Mode};
 
 /// The periodic table.
 pub struct PeriodicTable;
@@ -17,7 +18,7 @@ impl ResultTable for PeriodicTable {
         "latency = wake time − absolute deadline (clock_nanosleep TIMER_ABSTIME), nothing subtracted; failures = wake-ups later than tolerance × period; Fail_sys = failures / wake-ups; irq: cost per interrupt = (loop time with timer − without) / interrupts, median of alternating rounds"
     }
 
-    fn render(&self, results: &[FigureResult]) -> String {
+    fn render(&self, results: &[FigureRecord]) -> String {
         let mut t = new_table(vec![
             "benchmark",
             "Hz",
@@ -31,11 +32,11 @@ impl ResultTable for PeriodicTable {
         ]);
         for (r, name) in results.iter().zip(group_names(results)) {
             let freq = r
-                .periodic()
+                .periodic
                 .as_ref()
                 .map_or("-".into(), |p| hz(p.frequency_hz));
             let dash = || "-".to_string();
-            let row = match (&r.outcome, &r.periodic()) {
+            let row = match (outcome(r), r.periodic.as_ref()) {
                 (Outcome::Ok(m), Some(p)) => {
                     // Slack and policy only when they are not the usual (1 ns
                     // slack, SCHED_OTHER): the JSON records them always.
@@ -71,9 +72,10 @@ impl ResultTable for PeriodicTable {
                             p.failures.map_or_else(dash, |f| f.to_string()),
                             p.fail_ratio
                                 .map_or_else(dash, |f| format!("{:.2}", f * 100.0)),
-                            us(m.latency.p50 as f64),
-                            us(m.latency.p99 as f64),
-                            us(m.latency.max as f64),
+                            // At or below zero reads 0, as it was counted.
+                            us(m.latency.and_then(|l| l.p50).unwrap_or(0.0)),
+                            us(m.latency.and_then(|l| l.p99).unwrap_or(0.0)),
+                            us(m.latency.and_then(|l| l.max).unwrap_or(0.0)),
                         ],
                     }
                     .into_iter()

@@ -5,11 +5,12 @@ use super::cells::{
     align_right, centre_above_p99, format_size, group_names, new_table, p99_cell, quality_notes,
     size_cell, unmeasured, us,
 };
+use super::figure::{Outcome, outcome, single_count};
 use super::legend::{Legend, precision_line};
 use super::matrix::{Better, Matrix, Row, Value, is_list};
 use super::{Look, ResultTable};
-use crate::engine::run::figure::{FigureResult, Mode, Outcome};
 use crate::record::summary::{CostModel, Segment};
+use crate::record::{FigureRecord, Mode};
 
 /// The ping-pong table.
 pub struct PingPongTable;
@@ -24,7 +25,7 @@ impl ResultTable for PingPongTable {
     }
 
     /// A table that fits an 80-column terminal.
-    fn render(&self, results: &[FigureResult]) -> String {
+    fn render(&self, results: &[FigureRecord]) -> String {
         let mut t = new_table(vec![
             "mechanism",
             "size",
@@ -34,23 +35,28 @@ impl ResultTable for PingPongTable {
             "notes",
         ]);
         for (r, name) in results.iter().zip(group_names(results)) {
-            let (median, p99, mbps, notes) = match &r.outcome {
+            let (median, p99, mbps, notes) = match outcome(r) {
                 Outcome::Ok(m) => {
                     let med = m.summary.median;
-                    let mbps = mb_per_s(r.size, med);
-                    let mut notes = quality_notes(m);
-                    if let Some(bytes) = r.cold_region {
+                    let mbps = mb_per_s(r.size_bytes, med);
+                    let mut notes = quality_notes(&m);
+                    if let Some(bytes) = r.cold_region_bytes {
                         notes.push(format!("cold ({} region)", format_size(bytes)));
                     }
-                    notes.extend(centre_above_p99(med, &m.latency, "round trips"));
+                    notes.extend(centre_above_p99(
+                        med,
+                        m.latency,
+                        single_count(r),
+                        "round trips",
+                    ));
                     notes.extend(r.note.clone());
-                    (us(med), p99_cell(&m.latency, us), mbps, notes.join("; "))
+                    (us(med), p99_cell(m.latency, us), mbps, notes.join("; "))
                 }
                 other => ("-".into(), "-".into(), "-".into(), unmeasured(other)),
             };
             t.add_row(vec![
                 name.to_string(),
-                size_cell(r.size),
+                size_cell(r.size_bytes),
                 median,
                 p99,
                 mbps,
@@ -63,8 +69,8 @@ impl ResultTable for PingPongTable {
 
     /// One row per mechanism (warm and cold apart), one column per size,
     /// the one-way time; the cost model fitted on the row beside it.
-    fn short(&self, results: &[FigureResult], look: &Look) -> Option<String> {
-        let mut rows = rows_by(results, cold, |r| match &r.outcome {
+    fn short(&self, results: &[FigureRecord], look: &Look) -> Option<String> {
+        let mut rows = rows_by(results, cold, |r| match outcome(r) {
             Outcome::Ok(m) => Some((m.summary.median, us(m.summary.median))),
             _ => None,
         });
@@ -75,11 +81,14 @@ impl ResultTable for PingPongTable {
             for ((id, kind), row) in rows.iter_mut() {
                 let r = results
                     .iter()
-                    .find(|r| r.id == *id && cold(r) == *kind)
+                    .find(|r| r.benchmark == *id && cold(r) == *kind)
                     .expect("a row holds a figure");
-                row.extra = match &r.outcome {
+                row.extra = match outcome(r) {
                     Outcome::Ok(m) => {
-                        vec![p99_cell(&m.latency, us), mb_per_s(r.size, m.summary.median)]
+                        vec![
+                            p99_cell(m.latency, us),
+                            mb_per_s(r.size_bytes, m.summary.median),
+                        ]
                     }
                     _ => vec![String::new(), String::new()],
                 };
@@ -137,25 +146,25 @@ fn mb_per_s(size: usize, ns: f64) -> String {
 
 /// The key of a matrix row: the id, and what tells its rows apart
 /// (cold buffers, a pacing), which the label shows after the id.
-pub(super) type RowKey = (&'static str, Option<String>);
+pub(super) type RowKey = (String, Option<String>);
 
 /// The figures as matrix rows, one per key `kind` gives with the id (the
 /// id alone when `None`), in run order, each cell `number` of its figure; a
 /// note of the mechanism's (where its FIFOs live) once per row.
 pub(super) fn rows_by(
-    results: &[FigureResult],
-    kind: impl Fn(&FigureResult) -> Option<String>,
-    number: impl Fn(&FigureResult) -> Option<(f64, String)>,
+    results: &[FigureRecord],
+    kind: impl Fn(&FigureRecord) -> Option<String>,
+    number: impl Fn(&FigureRecord) -> Option<(f64, String)>,
 ) -> Vec<(RowKey, Row)> {
     let mut rows: Vec<(RowKey, Row)> = Vec::new();
     for r in results {
-        let key = (r.id, kind(r));
+        let key = (r.benchmark.clone(), kind(r));
         let i = match rows.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
             None => {
                 let label = match &key.1 {
-                    Some(k) => format!("{} ({k})", r.id),
-                    None => r.id.to_string(),
+                    Some(k) => format!("{} ({k})", r.benchmark),
+                    None => r.benchmark.to_string(),
                 };
                 rows.push((
                     key,
@@ -173,14 +182,14 @@ pub(super) fn rows_by(
         {
             row.notes.push(n.clone());
         }
-        row.cells.push((r.size, Value::of(r, &number)));
+        row.cells.push((r.size_bytes, Value::of(r, &number)));
     }
     rows
 }
 
 /// Cold figures are a row of their own.
-pub(super) fn cold(r: &FigureResult) -> Option<String> {
-    r.cold_region.is_some().then(|| "cold".to_string())
+pub(super) fn cold(r: &FigureRecord) -> Option<String> {
+    r.cold_region_bytes.is_some().then(|| "cold".to_string())
 }
 
 /// Puts each mechanism's cost model beside its row: its first range's
@@ -225,7 +234,8 @@ fn significant(v: f64) -> String {
 mod tests {
     use super::*;
     use crate::engine::measure::Measurement;
-    use crate::engine::run::figure::Facts;
+    use crate::engine::run::figure::{Facts, FigureResult, Outcome};
+    use crate::output::json::run::figure;
     use crate::output::table::cells::notes_of;
     use crate::stats::{LatencyHistogram, Summary};
 
@@ -246,7 +256,7 @@ mod tests {
             verified_round_trips: 16,
             histogram: Some(hist),
         }));
-        let table = PingPongTable.render(&[f]);
+        let table = PingPongTable.render(&[figure(&f)]);
         assert!(
             table.contains("mean one-way µs") && table.contains("p99 single µs"),
             "{table}"
@@ -303,6 +313,7 @@ mod tests {
         failed.outcome = Outcome::Failed("message 812 came back corrupted".into());
         figures.push(failed);
         let model = crate::output::cost_model::fit(&figures);
+        let figures: Vec<_> = figures.iter().map(figure).collect();
         assert_eq!(model.len(), 1, "pipe alone has three sizes");
         let look = Look {
             cost_models: &model,
@@ -346,7 +357,9 @@ mod tests {
             measured("pipe", 64, 5_000.0, 0.01),
             measured("eventfd", 8, 4_000.0, 0.01),
         ];
-        let list = PingPongTable.short(&quick, &look).unwrap();
+        let list = PingPongTable
+            .short(&quick.map(|f| figure(&f)), &look)
+            .unwrap();
         assert!(
             list.contains("p99 single µs") && list.contains("MB/s") && !list.contains("setup µs"),
             "{list}"

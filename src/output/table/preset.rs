@@ -2,12 +2,13 @@
 //! one column per mechanism, one-way median in µs.
 
 use super::cells::{align_right, new_table, us};
-use crate::engine::run::figure::{FigureResult, Mode, Outcome};
+use super::figure::{Outcome, outcome};
 use crate::presets::{Column, ColumnMode, Preset};
+use crate::record::{FigureRecord, Mode};
 
 /// The study's table for `preset` from the run's `results`, with the unit,
 /// the columns' commands and how the run differs from the study.
-pub fn render_preset(preset: &Preset, results: &[FigureResult]) -> String {
+pub fn render_preset(preset: &Preset, results: &[FigureRecord]) -> String {
     let mut header = vec!["bytes".to_string()];
     header.extend(preset.columns.iter().map(|c| c.label.to_string()));
     let mut t = new_table(header);
@@ -20,33 +21,34 @@ pub fn render_preset(preset: &Preset, results: &[FigureResult]) -> String {
         {
             return format!("> {most} B");
         }
-        let of_column: Vec<&FigureResult> = results
+        let of_column: Vec<&FigureRecord> = results
             .iter()
             .filter(|r| {
-                r.id == col.mechanism
-                    && r.cold_region.is_some() == col.cold
+                r.benchmark == col.mechanism
+                    && r.cold_region_bytes.is_some() == col.cold
                     && column_mode_matches(col.mode, r)
             })
             .collect();
         // A fixed-payload mechanism ran once: its figure stands for every row.
         let r = match of_column.as_slice() {
-            [only] if only.size != size => Some(*only),
-            all => all.iter().find(|r| r.size == size).copied(),
+            [only] if only.size_bytes != size => Some(*only),
+            all => all.iter().find(|r| r.size_bytes == size).copied(),
         };
         // A network study's cells say what share of the link's best they reached.
         let share = r
             .filter(|_| preset.network)
-            .and_then(crate::output::json::remote::efficiency)
+            .and_then(|r| r.remote.as_ref()?.efficiency)
             .map_or(String::new(), |e| {
                 format!(" ({}%)", super::cells::percent(e))
             });
-        match r.map(|r| (&r.outcome, r.oneway())) {
-            // One-way columns in the study's terms: min / mean / max.
+        match r.map(|r| (outcome(r), r.oneway.as_ref())) {
+            // One-way columns in the study's terms: min / mean / max (at
+            // or below zero: 0, as the single times were).
             Some((Outcome::Ok(m), Some(f))) => format!(
                 "{} / {} / {}",
-                us(m.latency.min as f64),
+                us(m.latency.and_then(|l| l.min).unwrap_or(0.0)),
                 us(f.mean_ns),
-                us(m.latency.max as f64)
+                us(m.latency.and_then(|l| l.max).unwrap_or(0.0))
             ),
             Some((Outcome::Ok(m), None)) if col.mode == ColumnMode::Stream => {
                 format!(
@@ -112,15 +114,15 @@ pub fn render_preset(preset: &Preset, results: &[FigureResult]) -> String {
 }
 
 /// Whether result `r` belongs to a preset column timed as `mode`.
-fn column_mode_matches(mode: ColumnMode, r: &FigureResult) -> bool {
-    match (mode, &r.oneway()) {
-        (ColumnMode::PingPong, _) => r.mode() == Mode::PingPong,
-        (ColumnMode::Stream, _) => r.mode() == Mode::Stream,
+fn column_mode_matches(mode: ColumnMode, r: &FigureRecord) -> bool {
+    match (mode, &r.oneway.as_ref()) {
+        (ColumnMode::PingPong, _) => r.mode == Mode::PingPong,
+        (ColumnMode::Stream, _) => r.mode == Mode::Stream,
         (ColumnMode::OneWay { interval, .. }, Some(f)) => {
             f.interval_ns == interval.map(|d| d.as_nanos() as u64)
         }
         // A skipped or failed one-way figure has no facts: its mode and
         // size still place it, whichever pacing (both rows say n/a alike).
-        (ColumnMode::OneWay { .. }, None) => r.mode() == Mode::OneWay,
+        (ColumnMode::OneWay { .. }, None) => r.mode == Mode::OneWay,
     }
 }

@@ -3,22 +3,30 @@
 //! reached (docs/remote.md says how the best is computed).
 
 use super::cells::{align_right, new_table, num, percent, size_cell, us};
-use crate::engine::run::figure::{FigureResult, Mode, Outcome};
-use crate::output::json::remote::efficiency;
+use super::figure::{Outcome, outcome};
+use crate::record::remote::RemoteRecord;
+use crate::record::{FigureRecord, Mode};
+
+/// Whether `r`'s link is a rate shaper's and its figure has a floor: a
+/// floor a shaper does not impose, so no efficiency is given.
+fn floor_on_shaper(r: &RemoteRecord) -> bool {
+    r.link.as_ref().is_some_and(|l| l.shaper)
+        && r.limit.as_ref().is_some_and(|l| l.floor_ns.is_some())
+}
 
 /// What a row's figure and best are, by mode: a stream's MB/s against the
 /// link's most; a time per message (one way) against the floor of its
 /// serialisation.
-fn figure_and_best(f: &FigureResult) -> (String, String) {
+fn figure_and_best(f: &FigureRecord) -> (String, String) {
     let limit = f.remote.as_ref().and_then(|r| r.limit.as_ref());
-    let median = match &f.outcome {
+    let median = match outcome(f) {
         Outcome::Ok(m) if m.summary.median > 0.0 => Some(m.summary.median),
         _ => None,
     };
-    match f.mode() {
+    match f.mode {
         Mode::Stream => (
             median.map_or("-".into(), |ns| {
-                format!("{} MB/s", num(f.size as f64 * 1e3 / ns))
+                format!("{} MB/s", num(f.size_bytes as f64 * 1e3 / ns))
             }),
             limit
                 .and_then(|l| l.max_bytes_per_s)
@@ -34,8 +42,8 @@ fn figure_and_best(f: &FigureResult) -> (String, String) {
 }
 
 /// The table, or nothing when no figure ran against an agent.
-pub fn render(results: &[FigureResult]) -> String {
-    let remote: Vec<&FigureResult> = results.iter().filter(|r| r.remote.is_some()).collect();
+pub fn render(results: &[FigureRecord]) -> String {
+    let remote: Vec<&FigureRecord> = results.iter().filter(|r| r.remote.is_some()).collect();
     let Some(first) = remote.first().and_then(|r| r.remote.as_ref()) else {
         return String::new();
     };
@@ -67,12 +75,12 @@ pub fn render(results: &[FigureResult]) -> String {
     ]);
     for f in &remote {
         let r = f.remote.as_ref().expect("filtered");
-        let mode = match r.direction {
-            Some(d) => format!("{} {d}", f.mode().name()),
-            None => f.mode().name().to_string(),
+        let mode = match &r.direction {
+            Some(d) => format!("{} {d}", f.mode.name()),
+            None => f.mode.name().to_string(),
         };
         let (figure, best) = figure_and_best(f);
-        let figure = match &f.outcome {
+        let figure = match outcome(f) {
             Outcome::Ok(_) => figure,
             Outcome::Skipped(_) => "skipped".into(),
             Outcome::Failed(_) => "failed".into(),
@@ -80,16 +88,16 @@ pub fn render(results: &[FigureResult]) -> String {
         };
         let limit = r.limit.as_ref();
         t.add_row(vec![
-            f.id.to_string(),
+            f.benchmark.to_string(),
             mode,
-            size_cell(f.size),
+            size_cell(f.size_bytes),
             figure,
             limit.map_or("-".into(), |l| num(l.frames_per_message)),
             limit.map_or("-".into(), |l| format!("{:.0}", l.wire_bytes_per_message)),
             best,
-            match efficiency(f) {
+            match r.efficiency {
                 Some(e) => format!("{}%", percent(e)),
-                None if r.floor_on_shaper() => "shaper".into(),
+                None if floor_on_shaper(r) => "shaper".into(),
                 None => "-".into(),
             },
         ]);
@@ -98,8 +106,8 @@ pub fn render(results: &[FigureResult]) -> String {
     let clocks: Vec<String> = remote
         .iter()
         .filter_map(|f| {
-            let c = f.remote.as_ref()?.clock?;
-            (!c.trusted).then(|| format!("{} {}", f.id, size_cell(f.size)))
+            let c = f.remote.as_ref()?.clock.as_ref()?;
+            (!c.trusted).then(|| format!("{} {}", f.benchmark, size_cell(f.size_bytes)))
         })
         .collect();
     let mut out = format!(
@@ -113,7 +121,7 @@ pub fn render(results: &[FigureResult]) -> String {
     );
     if remote
         .iter()
-        .any(|f| f.remote.as_ref().is_some_and(|r| r.floor_on_shaper()))
+        .any(|f| f.remote.as_ref().is_some_and(floor_on_shaper))
     {
         out.push_str(
             "shaper: the link's speed is a rate shaper's (tc), which holds a frame back only when \

@@ -2,7 +2,8 @@
 
 use super::ResultTable;
 use super::cells::{align_right, new_table, no_figure, whole_column};
-use crate::engine::run::figure::{FigureResult, Mode, Outcome};
+use super::figure::{Outcome, outcome};
+use crate::record::{FigureRecord, Mode};
 
 /// The score table.
 pub struct ScoreTable;
@@ -16,7 +17,7 @@ impl ResultTable for ScoreTable {
         "score = operations completed in the period (Thread-Metric's Time Period Total; see the JSON's score.operation for what one is); R = rate / the basic test's rate in this run (S / H); spread = (max − min) / median of the reports' rates"
     }
 
-    fn render(&self, results: &[FigureResult]) -> String {
+    fn render(&self, results: &[FigureRecord]) -> String {
         let mut t = new_table(vec![
             "benchmark",
             "score",
@@ -27,8 +28,8 @@ impl ResultTable for ScoreTable {
         ]);
         let dash = || "-".to_string();
         for r in results {
-            let mut cells = vec![r.id.to_string()];
-            match (&r.outcome, &r.score()) {
+            let mut cells = vec![r.benchmark.to_string()];
+            match (outcome(r), r.score.as_ref()) {
                 (Outcome::Ok(_), Some(f)) => {
                     let mut notes = Vec::new();
                     if f.is_baseline {

@@ -4,11 +4,12 @@
 use super::cells::{
     align_right, format_size, group_names, new_table, no_figure, num, size_cell, us, whole_column,
 };
+use super::figure::{Outcome, outcome};
 use super::legend::Legend;
 use super::matrix::{Better, Matrix, Row};
 use super::pingpong::{cold, rows_by};
 use super::{Look, ResultTable};
-use crate::engine::run::figure::{FigureResult, Mode, Outcome};
+use crate::record::{FigureRecord, Mode};
 
 /// The stream table.
 pub struct StreamTable;
@@ -23,7 +24,7 @@ impl ResultTable for StreamTable {
     }
 
     /// Windowed streams (MPI's) are timed otherwise: said under the table.
-    fn after(&self, figures: &[FigureResult]) -> String {
+    fn after(&self, figures: &[FigureRecord]) -> String {
         if windowed(figures) {
             format!("{WINDOWED}\n")
         } else {
@@ -31,7 +32,7 @@ impl ResultTable for StreamTable {
         }
     }
 
-    fn render(&self, results: &[FigureResult]) -> String {
+    fn render(&self, results: &[FigureRecord]) -> String {
         let mut t = new_table(vec![
             "mechanism",
             "size",
@@ -44,13 +45,13 @@ impl ResultTable for StreamTable {
         ]);
         for (r, name) in results.iter().zip(group_names(results)) {
             let dash = || "-".to_string();
-            let mut cells = match (&r.outcome, &r.stream()) {
+            let mut cells = match (outcome(r), r.stream.as_ref()) {
                 (Outcome::Ok(m), Some(f)) => {
                     let mut notes = Vec::new();
                     if m.summary.relative_range() > 0.25 {
                         notes.push(format!("spread {:.0}%", m.summary.relative_range() * 100.0));
                     }
-                    if let Some(bytes) = r.cold_region {
+                    if let Some(bytes) = r.cold_region_bytes {
                         notes.push(format!("cold ({} region)", format_size(bytes)));
                     }
                     notes.extend(r.note.clone());
@@ -61,7 +62,7 @@ impl ResultTable for StreamTable {
                     };
                     let res = || "< res".to_string();
                     vec![
-                        f.bytes_per_s.map_or_else(res, |b| num(b / 1e6)),
+                        r.throughput_bytes_per_s.map_or_else(res, |b| num(b / 1e6)),
                         f.messages_per_s.map_or_else(res, |m| format!("{m:.0}")),
                         f.cpu_ns_per_message.sender.map_or_else(res, us),
                         f.cpu_ns_per_message.receiver.map_or_else(res, us),
@@ -71,7 +72,7 @@ impl ResultTable for StreamTable {
                 }
                 (outcome, _) => no_figure(5, outcome, "stream"),
             };
-            cells.splice(0..0, [name.to_string(), size_cell(r.size)]);
+            cells.splice(0..0, [name.to_string(), size_cell(r.size_bytes)]);
             t.add_row(cells);
         }
         align_right(&mut t, 1..7);
@@ -80,17 +81,19 @@ impl ResultTable for StreamTable {
     }
 
     /// One row per mechanism, one column per size, the throughput.
-    fn short(&self, results: &[FigureResult], look: &Look) -> Option<String> {
+    fn short(&self, results: &[FigureRecord], look: &Look) -> Option<String> {
         let rows: Vec<Row> = rows_by(results, cold, |r| {
-            let b = r.stream()?.bytes_per_s?;
+            let b = r.throughput_bytes_per_s.filter(|_| r.stream.is_some())?;
             Some((b, num(b / 1e6)))
         })
         .into_iter()
         .map(|((id, _), mut row)| {
-            if results
-                .iter()
-                .any(|r| r.id == id && r.stream().is_some_and(|f| f.lossy && f.loss_ratio > 0.0))
-            {
+            if results.iter().any(|r| {
+                r.benchmark == id
+                    && r.stream
+                        .as_ref()
+                        .is_some_and(|f| f.lossy && f.loss_ratio > 0.0)
+            }) {
                 row.notes
                     .push("lost messages (its loss per size: --long)".into());
             }
@@ -126,8 +129,10 @@ const WINDOWED: &str = "windowed streams (MPI): a window of non-blocking sends, 
     ÷ the messages of every pair; nothing subtracted but one clock read";
 
 /// Whether any of the figures is a stream sent in acknowledged windows.
-fn windowed(figures: &[FigureResult]) -> bool {
-    figures
-        .iter()
-        .any(|r| r.stream().is_some_and(|f| f.window.is_some()))
+fn windowed(figures: &[FigureRecord]) -> bool {
+    figures.iter().any(|r| {
+        r.stream
+            .as_ref()
+            .is_some_and(|f| f.messages_per_window.is_some())
+    })
 }
