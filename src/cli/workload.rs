@@ -9,16 +9,19 @@ use super::flags::{self, heading};
 use super::plan::latency_request;
 use super::{Failure, hold_cpu_latency, parse, print_stdout};
 use crate::engine::os::environment;
+use crate::engine::os::group::Migration;
 use crate::engine::os::interrupt;
-use crate::engine::os::load::Load;
 use crate::engine::os::objects::ObjectNamer;
-use crate::engine::run::load::FigureLoad;
-use crate::output::progress::Progress;
+use crate::engine::run::repeated::{self, RunEnd};
+use crate::output::progress::RunsProgress;
 use crate::output::workload::{self as report, ConfigResult, MigrationRecord};
-use crate::workloads::{self, Fault, LockKind, Opt, Params, RunContext, RunError, WorkloadInfo};
+use crate::workloads::{
+    self, Fault, LockKind, Opt, Params, Prepared, RunContext, RunError, RunRecord as WorkloadRun,
+    WorkloadInfo,
+};
 use clap::{Args, ValueEnum};
-use placement::{migrations, placements};
-use saving::{ReportStart, Sink};
+use placement::{Placement, migrations, placements};
+use saving::{ReportStart, Saver, Sink};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -273,6 +276,33 @@ fn mpi_engine(_: WorkloadArgs, _: WorkloadInfo, _: Params) -> Result<ExitCode, F
     ))
 }
 
+/// One run of a local configuration: the workload's processes forked and
+/// placed as the configuration says (the engine's `os::group`).
+struct LocalRuns<'a> {
+    prepared: &'a dyn Prepared,
+    configs: &'a [Placement],
+    migrations: &'a [Option<Migration>],
+    names: &'a ObjectNamer,
+    timeout: Duration,
+}
+
+impl repeated::Repeated for LocalRuns<'_> {
+    type Record = WorkloadRun;
+
+    fn run(&mut self, config: usize) -> Result<WorkloadRun, RunEnd> {
+        let ctx = RunContext {
+            cpus: &self.configs[config].cpus,
+            migrations: self.migrations,
+            names: self.names,
+            timeout: self.timeout,
+        };
+        self.prepared.run(&ctx).map_err(|e| match e {
+            RunError::Failed(why) => RunEnd::Failed(why),
+            RunError::Interrupted(_) => RunEnd::Interrupted,
+        })
+    }
+}
+
 /// Runs `ipcmark workload`: every configuration `--runs` times, then the tables.
 pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     // Everything is validated before anything runs or is written.
@@ -321,7 +351,7 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     interrupt::install()
         .map_err(|e| Failure::run(format!("cannot install signal handlers: {e}")))?;
     let env = environment::collect(latency.state.clone(), None);
-    let mut rep = ReportStart {
+    let rep = ReportStart {
         info: &info,
         runs,
         duration: prepared.duration(),
@@ -343,78 +373,48 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     }
     .report();
     // Kept in the history as it goes, as `ipcmark run` is.
-    let mut sink = Sink::open(
+    let sink = Sink::open(
         args.json.path.clone(),
         args.save.db.path.as_deref(),
         args.save.no_save,
         &rep,
     )?;
-
-    let mut results: Vec<ConfigResult> = configs
-        .iter()
-        .map(|c| ConfigResult {
-            name: c.name.clone(),
-            cpus: c.cpus.clone(),
-            runs: Vec::new(),
-            roles: Vec::new(),
-        })
-        .collect();
-    let progress = Progress::new(configs.len() * runs as usize);
+    let mut saver = Saver {
+        rep,
+        sink,
+        headline: info.headline,
+        results: configs
+            .iter()
+            .map(|c| ConfigResult {
+                name: c.name.clone(),
+                cpus: c.cpus.clone(),
+                runs: Vec::new(),
+                roles: Vec::new(),
+            })
+            .collect(),
+    };
+    let plan = repeated::Plan {
+        configurations: configs.iter().map(|c| c.name.clone()).collect(),
+        runs,
+        load: load_plan,
+    };
     let names = ObjectNamer::new();
-    // Forked before any run; killed and reaped when dropped, on every path.
-    let mut load = match &load_plan {
-        Some(p) => Some(Load::start(p).map_err(Failure::run)?),
-        None => None,
+    let mut source = LocalRuns {
+        prepared: prepared.as_ref(),
+        configs: &configs,
+        migrations: &plans,
+        names: &names,
+        timeout: args.timeout.limit,
     };
-    let load_start = load.as_ref().map(Load::snapshot);
-    'configs: for (ci, c) in configs.iter().enumerate() {
-        for run in 1..=runs {
-            if interrupt::stop_requested().is_some() {
-                break 'configs;
-            }
-            progress.start(&format!("{} {} run {run}/{runs}", info.id, c.name));
-            let ctx = RunContext {
-                cpus: &c.cpus,
-                migrations: &plans,
-                names: &names,
-                timeout: args.timeout.limit,
-            };
-            if let Some(l) = load.as_mut() {
-                l.check().map_err(Failure::run)?;
-            }
-            let outcome = prepared.run(&ctx);
-            if let Some(l) = load.as_mut() {
-                l.check().map_err(Failure::run)?;
-            }
-            match outcome {
-                Ok(r) => results[ci].runs.push(Ok(r)),
-                Err(RunError::Failed(e)) => results[ci].runs.push(Err(e)),
-                // The interrupted run is dropped; what finished is kept.
-                Err(RunError::Interrupted(_)) => break 'configs,
-            }
-            progress.done_one();
-            rep.configurations = report::configurations(info.headline, &results);
-            sink.save(&rep);
-        }
-    }
-    progress.finish();
-    let load_line = match (&load, &load_start) {
-        (Some(l), Some(start)) => {
-            let held = FigureLoad::between(l.plan(), start, &l.snapshot());
-            let record = crate::record::load::LoadRecord::from(&held);
-            let line = crate::output::table::load::summary_line(&record);
-            rep.load = Some(record);
-            Some(line)
-        }
-        _ => None,
-    };
-    drop(load);
-
-    let stopped = interrupt::stop_requested();
-    rep.complete = stopped.is_none();
-    rep.finished_at = Some(crate::output::recorder::now_rfc3339());
-    rep.configurations = report::configurations(info.headline, &results);
-    sink.save(&rep);
+    let mut progress = RunsProgress::new(info.id, configs.len() * runs as usize);
+    let observers: &mut [&mut dyn repeated::Observer<_>] = &mut [&mut progress, &mut saver];
+    let stopped = repeated::run(&plan, &mut source, observers).map_err(Failure::run)?;
+    let load_line = saver
+        .rep
+        .load
+        .as_ref()
+        .map(crate::output::table::load::summary_line);
+    let (sink, results) = (saver.sink, saver.results);
 
     print_stdout(&format!(
         "{}\n{}",

@@ -9,14 +9,15 @@
 
 use super::plan::latency_request;
 use super::workload::placement::{number_list, place_parts};
-use super::workload::saving::{ReportStart, Sink};
+use super::workload::saving::{ReportStart, Saver, Sink};
 use super::{Failure, hold_cpu_latency, parse, print_stdout};
 use crate::cluster::World;
 use crate::cluster::ranks::{self, RankPlace};
 use crate::cluster::workloads::{self, Job, MpiWorkload, show_ranks};
 use crate::engine::os::environment;
+use crate::engine::run::repeated::{self, RunEnd};
 use crate::output::workload::{self as report, ConfigResult};
-use crate::workloads::{CastRole, Params, WorkloadInfo};
+use crate::workloads::{CastRole, Params, RunRecord as WorkloadRun, WorkloadInfo};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -38,6 +39,38 @@ pub(super) struct MpiRun {
 }
 
 /// Runs the workload on this rank.
+/// Rank 0's runs of the configurations: each run of the workload's ranks,
+/// the casts switched between configurations.
+struct MpiRuns<'a> {
+    w: &'a dyn MpiWorkload,
+    job: &'a mut Job,
+    casts: &'a [Vec<usize>],
+    names: Vec<String>,
+    /// The configuration the job is cast for, and its runs so far.
+    cast: Option<usize>,
+    run: u32,
+}
+
+impl repeated::Repeated for MpiRuns<'_> {
+    type Record = WorkloadRun;
+
+    fn run(&mut self, config: usize) -> Result<WorkloadRun, RunEnd> {
+        if self.cast != Some(config) {
+            self.job.cast(&self.casts[config]);
+            self.cast = Some(config);
+            self.run = 0;
+        }
+        self.run += 1;
+        let failed =
+            |e: String| RunEnd::Fatal(format!("{} run {}: {e}", self.names[config], self.run));
+        match self.w.run(self.job, &self.casts[config]) {
+            Ok(Some(r)) => Ok(r),
+            Ok(None) => Err(failed("rank 0 got no record of the run".into())),
+            Err(e) => Err(failed(e)),
+        }
+    }
+}
+
 pub(super) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
     let world = World::init().map_err(Failure::run)?;
     let mut job = Job::new(a.timeout);
@@ -86,7 +119,7 @@ pub(super) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
     let workers = w.workers(&casts[0]);
     let roles = w.roles(&casts[0], job.size);
     let processes: Vec<String> = workers.iter().map(|&r| roles[r].clone()).collect();
-    let mut rep = ReportStart {
+    let rep = ReportStart {
         info: &a.info,
         runs: a.runs,
         duration: w.duration(),
@@ -97,36 +130,44 @@ pub(super) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
         environment: env.clone(),
     }
     .report();
-    let mut sink = match Sink::open(a.json.clone(), a.db.as_deref(), a.no_save, &rep) {
+    let sink = match Sink::open(a.json.clone(), a.db.as_deref(), a.no_save, &rep) {
         Ok(s) => s,
         Err(f) => {
             eprintln!("ipcmark: {}", f.message);
             world.abort(f.code.into());
         }
     };
-    let mut results: Vec<ConfigResult> = casts
-        .iter()
-        .map(|cast| configuration(w.as_ref(), cast, &raw, a.place.is_empty()))
-        .collect();
-    for (ci, cast) in casts.iter().enumerate() {
-        job.cast(cast);
-        for run in 1..=a.runs {
-            match w.run(&job, cast) {
-                Ok(Some(r)) => results[ci].runs.push(Ok(r)),
-                Ok(None) => unreachable!("rank 0 always gets the run's record"),
-                Err(e) => {
-                    eprintln!("ipcmark: {} run {run}: {e}", results[ci].name);
-                    world.abort(1);
-                }
-            }
-            rep.configurations = report::configurations(a.info.headline, &results);
-            sink.save(&rep);
-        }
+    let mut saver = Saver {
+        rep,
+        sink,
+        headline: a.info.headline,
+        results: casts
+            .iter()
+            .map(|cast| configuration(w.as_ref(), cast, &raw, a.place.is_empty()))
+            .collect(),
+    };
+    let plan = repeated::Plan {
+        configurations: saver.results.iter().map(|c| c.name.clone()).collect(),
+        runs: a.runs,
+        // Across ranks the processes are MPI's: no load is stated there.
+        load: None,
+    };
+    let mut source = MpiRuns {
+        w: w.as_ref(),
+        job: &mut job,
+        casts: &casts,
+        names: plan.configurations.clone(),
+        cast: None,
+        run: 0,
+    };
+    // A run that fails on rank 0 leaves the other ranks waiting in it:
+    // the whole job ends, as mpirun would on any rank's error.
+    if let Err(e) = repeated::run(&plan, &mut source, &mut [&mut saver]) {
+        eprintln!("ipcmark: {e}");
+        world.abort(1);
     }
     world.barrier();
-    rep.complete = true;
-    rep.finished_at = Some(crate::output::recorder::now_rfc3339());
-    sink.save(&rep);
+    let (sink, results) = (saver.sink, saver.results);
     let none = vec![None; workers.len()];
     print_stdout(&format!(
         "{}\n{}",

@@ -4,6 +4,7 @@
 //! ticker thread (which would make the next fork unsafe). Nothing is drawn
 //! when stderr is not a terminal.
 
+use crate::engine::run::repeated;
 use crate::engine::run::session::{RunObserver, Started};
 use crate::output::table::cells::size_cell;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -49,6 +50,44 @@ impl Progress {
     #[cfg(test)]
     pub fn visible(&self) -> bool {
         !self.0.is_hidden()
+    }
+}
+
+/// The bar over a repeated command's runs (`ipcmark workload`): what runs
+/// next, named `WHAT CONFIGURATION run K/N`.
+pub struct RunsProgress {
+    bar: Progress,
+    what: &'static str,
+}
+
+impl RunsProgress {
+    /// A bar over `total` runs of `what` (a workload's id).
+    pub fn new(what: &'static str, total: usize) -> Self {
+        RunsProgress {
+            bar: Progress::new(total),
+            what,
+        }
+    }
+}
+
+impl<R> repeated::Observer<R> for RunsProgress {
+    fn started(&mut self, _: usize, name: &str, run: u32, runs: u32) {
+        self.bar
+            .start(&format!("{} {name} run {run}/{runs}", self.what));
+    }
+
+    fn done(&mut self, _: usize, _: u32, _: &Result<R, String>) -> Result<(), String> {
+        self.bar.done_one();
+        Ok(())
+    }
+
+    fn finished(
+        &mut self,
+        _: Option<i32>,
+        _: Option<&crate::engine::run::load::FigureLoad>,
+    ) -> Result<(), String> {
+        self.bar.finish();
+        Ok(())
     }
 }
 

@@ -6,9 +6,10 @@
 
 use crate::cli::Failure;
 use crate::engine::os::environment;
+use crate::engine::run::repeated::Observer;
 use crate::output::json;
-use crate::output::workload::{self as report, MigrationRecord, WorkloadReport};
-use crate::workloads::WorkloadInfo;
+use crate::output::workload::{self as report, ConfigResult, MigrationRecord, WorkloadReport};
+use crate::workloads::{RunRecord as WorkloadRun, WorkloadInfo};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -111,5 +112,49 @@ impl Sink {
     /// about); with any, the command fails.
     pub(in crate::cli) fn unsaved(&self) -> usize {
         self.unsaved
+    }
+}
+
+/// The report saved after every run and once the command is over: the
+/// configurations' runs so far in the report, the report in the sink.
+/// A `repeated::Observer` of the workload's runs, local or across ranks.
+pub(in crate::cli) struct Saver {
+    pub rep: WorkloadReport,
+    pub sink: Sink,
+    pub headline: crate::workloads::Headline,
+    /// Each configuration, its runs filled in as they end.
+    pub results: Vec<ConfigResult>,
+}
+
+impl Saver {
+    fn record(&mut self) {
+        self.rep.configurations = report::configurations(self.headline, &self.results);
+        self.sink.save(&self.rep);
+    }
+}
+
+impl Observer<WorkloadRun> for Saver {
+    fn done(
+        &mut self,
+        config: usize,
+        _: u32,
+        result: &Result<WorkloadRun, String>,
+    ) -> Result<(), String> {
+        self.results[config].runs.push(result.clone());
+        self.record();
+        Ok(())
+    }
+
+    fn finished(
+        &mut self,
+        stopped: Option<i32>,
+        load: Option<&crate::engine::run::load::FigureLoad>,
+    ) -> Result<(), String> {
+        // What the load did over the whole command, in the report's last save.
+        self.rep.load = load.map(Into::into);
+        self.rep.complete = stopped.is_none();
+        self.rep.finished_at = Some(crate::output::recorder::now_rfc3339());
+        self.record();
+        Ok(())
     }
 }

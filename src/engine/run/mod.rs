@@ -7,6 +7,7 @@ pub mod figure;
 pub mod load;
 pub mod passes;
 pub mod remote;
+pub mod repeated;
 pub mod runner;
 pub mod session;
 pub mod sweep;
