@@ -2,11 +2,10 @@
 //! them to `output::report`, which builds the page, and writes it.
 
 use super::{Failure, print_stdout};
-use crate::output::compare::{ReadError, RunFile};
 use crate::output::report::{self, RunInput};
-use crate::record::SCHEMA;
+use crate::record::run::ReadError;
+use crate::record::{RunRecord, SCHEMA};
 use clap::Args;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -29,14 +28,18 @@ pub struct ReportArgs {
 }
 
 /// Reads one run named on the command line — a history id (`last`,
-/// `last~1`, a number) or a JSON file — and returns its label and its report,
-/// as `ipcmark run --json` writes it, so nothing else in the command knows
-/// where a run came from.
-pub fn load_run(db: Option<&Path>, spec: &str) -> Result<(String, Value), Failure> {
-    let (label, value) = crate::history::load_spec(db, spec).map_err(super::history::failure)?;
+/// `last~1`, a number) or a JSON file — and returns its label and its report
+/// (`ipcmark.run/1`, its strings sanitised), so nothing else in the command
+/// knows where a run came from. A workload report (`ipcmark.workload/1`) or
+/// any other schema is refused, naming it.
+pub fn load_run(db: Option<&Path>, spec: &str) -> Result<(String, RunRecord), Failure> {
+    let (label, mut value) =
+        crate::history::load_spec(db, spec).map_err(super::history::failure)?;
+    // Another's text, from a file or the history: made safe before any of
+    // it is read (serde's errors quote it too).
+    crate::output::sanitise::report(&mut value);
     let spec = label.as_str();
-    // The comparison reads these fields: check them once, here, for a clear line.
-    RunFile::from_value(value.clone()).map_err(|e| {
+    let record = RunRecord::from_value(value).map_err(|e| {
         Failure::usage(match e {
             ReadError::NotARunReport(e) => format!("{spec} is not an ipcmark run report: {e}"),
             ReadError::Schema(schema) => {
@@ -44,7 +47,7 @@ pub fn load_run(db: Option<&Path>, spec: &str) -> Result<(String, Value), Failur
             }
         })
     })?;
-    Ok((label, value))
+    Ok((label, record))
 }
 
 pub fn report(args: ReportArgs) -> Result<ExitCode, Failure> {

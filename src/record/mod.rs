@@ -16,6 +16,7 @@ pub mod facts;
 pub mod key;
 pub mod load;
 pub mod remote;
+mod report_views;
 pub mod run;
 pub mod summary;
 

@@ -7,6 +7,10 @@
 use super::figures::{Figure, Series, figures, series, sig3, size_label, timestamp};
 use super::svg::{Dot, dot_plot};
 use super::{RunInput, esc};
+use crate::record::run::Latency;
+use crate::record::{Mode, RunRecord, Status};
+// The charts' specifications are JSON the page's script reads: written
+// here from the typed figures, never read back.
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -21,9 +25,10 @@ const PALETTE: [&str; 10] = [
 const NOT_DRAWN: &str =
     "<p class=\"empty\">Not drawn: fewer than two sizes have a value (see the table).</p>";
 
-/// A series' positive values at the chart's sizes `xs`, null where it has
-/// none (no figure at that size, or one without a value).
-fn values_at(se: &Series, xs: &[u64], value: impl Fn(&Figure) -> Option<f64>) -> Vec<Value> {
+/// A series' positive values at the chart's sizes `xs`, None (null in the
+/// chart's JSON) where it has none (no figure at that size, or one without
+/// a value).
+fn values_at(se: &Series, xs: &[u64], value: impl Fn(&Figure) -> Option<f64>) -> Vec<Option<f64>> {
     xs.iter()
         .map(|x| {
             se.figures
@@ -31,7 +36,6 @@ fn values_at(se: &Series, xs: &[u64], value: impl Fn(&Figure) -> Option<f64>) ->
                 .find(|f| f.size as u64 == *x)
                 .and_then(|f| value(f))
                 .filter(|v| *v > 0.0)
-                .map_or(Value::Null, |v| json!(v))
         })
         .collect()
 }
@@ -48,8 +52,8 @@ fn sizes_with_value(series: &[Series], value: impl Fn(&Figure) -> Option<f64>) -
 
 /// Modes timed as latency (a chart against size when swept, a dot plot
 /// otherwise); stream and score figures have their own sections.
-fn latency_mode(mode: &str) -> bool {
-    !matches!(mode, "stream" | "score")
+fn latency_mode(mode: Mode) -> bool {
+    !matches!(mode, Mode::Stream | Mode::Score)
 }
 
 /// The charts the page's script draws, and the colour of each series (the
@@ -86,7 +90,9 @@ impl Page {
     /// Adds a chart for the script and returns its placeholder.
     fn chart(&mut self, mut spec: Value, caption: &str) -> String {
         let id = format!("chart-{}", self.charts.len() + 1);
-        spec["id"] = json!(id);
+        if let Value::Object(spec) = &mut spec {
+            spec.insert("id".into(), json!(id));
+        }
         self.charts.push(spec);
         format!(
             "<figure class=\"chart\"><div class=\"plot\" id=\"{id}\"></div>\
@@ -103,16 +109,16 @@ impl Page {
             "<section class=\"run\" id=\"run-{letter}\"><h2><span class=\"runletter\">{letter}</span> \
              {}</h2><p class=\"meta\">{} · {} · Linux {} · {} figures</p>",
             esc(&run.label),
-            esc(&timestamp(r["started_at"].as_str().unwrap_or(""))),
-            esc(r["environment"]["hostname"].as_str().unwrap_or("")),
-            esc(r["environment"]["kernel"].as_str().unwrap_or("")),
+            esc(&timestamp(&r.started_at)),
+            esc(&r.environment.hostname),
+            esc(&r.environment.kernel),
             figs.len()
         );
         s.push_str(&warnings(r));
-        let latency: Vec<&str> = figs
+        let latency: Vec<Mode> = figs
             .iter()
-            .map(|f| f.mode.as_str())
-            .filter(|m| latency_mode(m))
+            .map(|f| f.mode)
+            .filter(|m| latency_mode(*m))
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
@@ -121,14 +127,14 @@ impl Page {
         if !swept.is_empty() {
             s.push_str(&self.latency_against_size(letter, r, &swept));
         }
-        let streams = series(&figs, &["stream"]);
+        let streams = series(&figs, &[Mode::Stream]);
         if !streams.is_empty() {
             s.push_str(&self.throughput(letter, &streams));
         }
         if !single.is_empty() {
             s.push_str(&self.at_one_size(letter, &single));
         }
-        let scores: Vec<&Figure> = figs.iter().filter(|f| f.mode == "score").collect();
+        let scores: Vec<&Figure> = figs.iter().filter(|f| f.mode == Mode::Score).collect();
         if !scores.is_empty() {
             s.push_str(&score_table(&scores));
         }
@@ -142,7 +148,7 @@ impl Page {
 
     /// Latency against message size, log–log, with the cost model's lines,
     /// and the matrix of mechanisms × sizes beneath.
-    fn latency_against_size(&mut self, letter: &str, r: &Value, swept: &[Series]) -> String {
+    fn latency_against_size(&mut self, letter: &str, r: &RunRecord, swept: &[Series]) -> String {
         let mut s = format!(
             "<h3>Latency against message size <span class=\"sub\">run {letter} · one-way µs, \
              log–log; dashed: the cost model's fitted lines</span></h3>"
@@ -167,21 +173,17 @@ impl Page {
         let mut measured_points = 0;
         for se in swept {
             let values = values_at(se, &xs, latency_us);
-            measured_points += values.iter().filter(|v| !v.is_null()).count();
+            measured_points += values.iter().flatten().count();
             plotted
                 .push(json!({"label": se.name, "colour": self.colour(&se.name), "values": values}));
         }
         for (name, seg) in &models {
             let colour = self.colour(name);
-            let values: Vec<Value> = xs
+            let values: Vec<Option<f64>> = xs
                 .iter()
                 .map(|&x| {
                     let v = seg.setup + seg.per_byte * x as f64;
-                    if x >= seg.from && x <= seg.to && v > 0.0 {
-                        json!(v / 1e3)
-                    } else {
-                        Value::Null
-                    }
+                    (x >= seg.from && x <= seg.to && v > 0.0).then_some(v / 1e3)
                 })
                 .collect();
             plotted.push(json!({"label": format!("{name} (model {}–{})",
@@ -281,11 +283,13 @@ impl Page {
                  <td class=\"num\">{interval}</td><td class=\"num\">{}</td><td>{}</td></tr>",
                 row_class(f),
                 esc(&f.name()),
-                esc(&f.mode),
-                esc(&f.status),
+                esc(f.mode.name()),
+                esc(f.status_name()),
                 f.median_ns().map_or(String::new(), |v| sig3(v / 1e3)),
-                f.latency("p99").map_or(String::new(), |v| sig3(v / 1e3)),
-                esc(&f.why()),
+                f.latency()
+                    .and_then(|l| l.p99)
+                    .map_or(String::new(), |v| sig3(v / 1e3)),
+                esc(f.why()),
             ));
         }
         s.push_str("</tbody></table>");
@@ -298,7 +302,7 @@ impl Page {
     fn distribution(&mut self, letter: &str, figs: &[Figure]) -> String {
         let with: Vec<&Figure> = figs
             .iter()
-            .filter(|f| f.latency("p50").is_some_and(|v| v > 0.0))
+            .filter(|f| f.latency().and_then(|l| l.p50).is_some_and(|v| v > 0.0))
             .collect();
         if with.is_empty() {
             return String::new();
@@ -309,11 +313,11 @@ impl Page {
         );
         let mut groups: Vec<(String, Vec<&Figure>)> = Vec::new();
         for f in &with {
-            let name = match f.mode.as_str() {
-                "pingpong" | "oneway" => format!("messages of {}", size_label(f.size)),
-                "op" | "event" => "operations".into(),
-                "periodic" => "timer wake-ups".into(),
-                m => m.to_string(),
+            let name = match f.mode {
+                Mode::PingPong | Mode::OneWay => format!("messages of {}", size_label(f.size)),
+                Mode::Op | Mode::Event => "operations".into(),
+                Mode::Periodic => "timer wake-ups".into(),
+                m => m.name().to_string(),
             };
             match groups.iter_mut().find(|g| g.0 == name) {
                 Some(g) => g.1.push(f),
@@ -345,14 +349,9 @@ impl Page {
             let series: Vec<Value> = points
                 .iter()
                 .map(|(label, colour, pts)| {
-                    let values: Vec<Value> = xs
+                    let values: Vec<Option<f64>> = xs
                         .iter()
-                        .map(|x| {
-                            pts.iter()
-                                .rev()
-                                .find(|p| p.0 == *x)
-                                .map_or(Value::Null, |p| json!(p.1))
-                        })
+                        .map(|x| pts.iter().rev().find(|p| p.0 == *x).map(|p| p.1))
                         .collect();
                     json!({"label": label, "colour": colour, "values": values})
                 })
@@ -371,19 +370,23 @@ impl Page {
              <th>count</th></tr></thead><tbody>",
         );
         for f in &with {
-            let cell = |k: &str| f.latency(k).map_or(String::new(), |v| sig3(v / 1e3));
+            let cell = |p: fn(&Latency) -> Option<f64>| {
+                f.latency()
+                    .and_then(p)
+                    .map_or(String::new(), |v| sig3(v / 1e3))
+            };
             s.push_str(&format!(
                 "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
                  <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
                  <td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
                 esc(&f.name()),
                 esc(&f.percentiles_of()),
-                cell("min"),
-                cell("p50"),
-                cell("p90"),
-                cell("p99"),
-                cell("p999"),
-                cell("max"),
+                cell(|l| l.min),
+                cell(|l| l.p50),
+                cell(|l| l.p90),
+                cell(|l| l.p99),
+                cell(|l| l.p999),
+                cell(|l| l.max),
                 f.population().map_or(String::new(), |n| format!("{n:.0}")),
             ));
         }
@@ -399,19 +402,22 @@ type CdfLine = (String, String, Vec<(f64, f64)>);
 /// being −log10(1 − share): 0 at the minimum, 1 at p90, 2 at p99. The maximum
 /// of n times stands at share 1 − 1/n, drawn only beyond p99.9 (n > 1000).
 fn cdf_points(f: &Figure) -> Vec<(f64, f64)> {
+    let Some(l) = f.latency() else {
+        return Vec::new();
+    };
     let mut pts = Vec::new();
-    for (k, share) in [
-        ("min", 0.0),
-        ("p50", 0.5),
-        ("p90", 0.9),
-        ("p99", 0.99),
-        ("p999", 0.999),
+    for (v, share) in [
+        (l.min, 0.0),
+        (l.p50, 0.5),
+        (l.p90, 0.9),
+        (l.p99, 0.99),
+        (l.p999, 0.999),
     ] {
-        if let Some(v) = f.latency(k).filter(|v| *v > 0.0) {
+        if let Some(v) = v.filter(|v| *v > 0.0) {
             pts.push((v / 1e3, -(1.0f64 - share).log10()));
         }
     }
-    if let (Some(max), Some(n)) = (f.latency("max"), f.population())
+    if let (Some(max), Some(n)) = (l.max, f.population())
         && n > 1000.0
         && max > 0.0
     {
@@ -426,46 +432,38 @@ struct Segment {
     to: u64,
     setup: f64,
     per_byte: f64,
-    r2: Option<f64>,
-    setup_ci: Option<(f64, f64)>,
-    per_byte_ci: Option<(f64, f64)>,
+    r2: f64,
+    setup_ci: (f64, f64),
+    per_byte_ci: (f64, f64),
 }
 
 /// The cost models of the swept series, by series name.
-fn cost_models(r: &Value, swept: &[Series]) -> Vec<(String, Segment)> {
+fn cost_models(r: &RunRecord, swept: &[Series]) -> Vec<(String, Segment)> {
     let mut out = Vec::new();
-    for m in r["cost_models"].as_array().into_iter().flatten() {
-        let bench = m["benchmark"].as_str().unwrap_or("");
-        let cold = m["cold"].as_bool().unwrap_or(false);
+    for m in &r.cost_models {
         // The model is fitted on ping-pong figures (warm and cold apart).
         let Some(se) = swept.iter().find(|s| {
-            s.figures
-                .first()
-                .is_some_and(|f| f.benchmark == bench && f.mode == "pingpong" && f.cold() == cold)
+            s.figures.first().is_some_and(|f| {
+                f.benchmark == m.benchmark && f.mode == Mode::PingPong && f.cold() == m.cold
+            })
         }) else {
             continue;
         };
-        for seg in m["segments"].as_array().into_iter().flatten() {
-            let pair = |k: &str| Some((seg[k][0].as_f64()?, seg[k][1].as_f64()?));
-            if let (Some(from), Some(to), Some(setup), Some(per_byte)) = (
-                seg["from_bytes"].as_u64(),
-                seg["to_bytes"].as_u64(),
-                seg["setup_ns"].as_f64(),
-                seg["per_byte_ns"].as_f64(),
-            ) {
-                out.push((
-                    se.name.clone(),
-                    Segment {
-                        from: from.max(1),
-                        to,
-                        setup,
-                        per_byte,
-                        r2: seg["r2"].as_f64(),
-                        setup_ci: pair("setup_ci_ns"),
-                        per_byte_ci: pair("per_byte_ci_ns"),
-                    },
-                ));
-            }
+        for seg in &m.segments {
+            let [setup_low, setup_high] = seg.setup_ci_ns;
+            let [per_byte_low, per_byte_high] = seg.per_byte_ci_ns;
+            out.push((
+                se.name.clone(),
+                Segment {
+                    from: (seg.from_bytes as u64).max(1),
+                    to: seg.to_bytes as u64,
+                    setup: seg.setup_ns,
+                    per_byte: seg.per_byte_ns,
+                    r2: seg.r2,
+                    setup_ci: (setup_low, setup_high),
+                    per_byte_ci: (per_byte_low, per_byte_high),
+                },
+            ));
         }
     }
     out
@@ -483,7 +481,7 @@ fn log_points(from: u64, to: u64, n: usize) -> Vec<u64> {
 }
 
 /// The cost models' table.
-fn model_table(r: &Value, swept: &[Series]) -> String {
+fn model_table(r: &RunRecord, swept: &[Series]) -> String {
     let models = cost_models(r, swept);
     if models.is_empty() {
         return String::new();
@@ -493,19 +491,17 @@ fn model_table(r: &Value, swept: &[Series]) -> String {
          range of sizes (95% intervals in parentheses).</p><table class=\"data\"><thead><tr><th>mechanism</th>\
          <th>sizes</th><th>setup µs</th><th>per byte ns</th><th>r²</th></tr></thead><tbody>",
     );
-    let ci = |c: Option<(f64, f64)>, scale: f64| {
-        c.map_or(String::new(), |(l, h)| {
-            format!(
-                " <span class=\"ci\">({} to {})</span>",
-                sig3(l / scale),
-                sig3(h / scale)
-            )
-        })
+    let ci = |(l, h): (f64, f64), scale: f64| {
+        format!(
+            " <span class=\"ci\">({} to {})</span>",
+            sig3(l / scale),
+            sig3(h / scale)
+        )
     };
     for (name, m) in models {
         s.push_str(&format!(
             "<tr><td>{}</td><td>{}–{}</td><td class=\"num\">{}{}</td><td class=\"num\">{}{}</td>\
-             <td class=\"num\">{}</td></tr>",
+             <td class=\"num\">{:.3}</td></tr>",
             esc(&name),
             size_label(m.from as usize),
             size_label(m.to as usize),
@@ -513,7 +509,7 @@ fn model_table(r: &Value, swept: &[Series]) -> String {
             ci(m.setup_ci, 1e3),
             sig3(m.per_byte),
             ci(m.per_byte_ci, 1.0),
-            m.r2.map_or(String::new(), |v| format!("{v:.3}")),
+            m.r2,
         ));
     }
     s.push_str("</tbody></table>");
@@ -582,8 +578,8 @@ fn matrix(
                     None => format!(
                         "<td class=\"status {}\" title=\"{}\">{}</td>",
                         row_class(f),
-                        esc(&f.why()),
-                        esc(&f.status.replace('_', " "))
+                        esc(f.why()),
+                        esc(&f.status_name().replace('_', " "))
                     ),
                 },
             };
@@ -597,20 +593,19 @@ fn matrix(
 
 /// The class of a figure's row: its status, for the colour.
 fn row_class(f: &Figure) -> &'static str {
-    match f.status.as_str() {
-        "ok" => "ok",
-        "failed" => "failed",
-        "skipped" => "skipped",
-        "below_resolution" => "below",
-        _ => "other",
+    match f.status {
+        Status::Ok => "ok",
+        Status::Failed => "failed",
+        Status::Skipped => "skipped",
+        Status::BelowResolution => "below",
     }
 }
 
 /// A figure's status as a dot plot writes it in place of a dot.
 fn status_text(f: &Figure) -> String {
-    let status = f.status.replace('_', " ");
+    let status = f.status_name().replace('_', " ");
     match f.why() {
-        w if w.is_empty() => status,
+        "" => status,
         w => {
             let short: String = w.chars().take(90).collect();
             let ellipsis = if w.chars().count() > 90 { "…" } else { "" };
@@ -630,12 +625,12 @@ fn score_table(scores: &[&Figure]) -> String {
             "<tr class=\"{}\"><td>{}</td><td>{}</td><td class=\"num\">{}</td>\
              <td class=\"num\">{}</td><td>{}</td></tr>",
             row_class(f),
-            esc(&f.benchmark),
-            esc(&f.status),
+            esc(f.benchmark),
+            esc(f.status_name()),
             f.score_ops_per_s().map_or(String::new(), sig3),
             f.score_relative()
                 .map_or(String::new(), |v| format!("{v:.3}")),
-            esc(&f.why())
+            esc(f.why())
         ));
     }
     s.push_str("</tbody></table>");
@@ -643,16 +638,15 @@ fn score_table(scores: &[&Figure]) -> String {
 }
 
 /// The run's warnings, as a list.
-fn warnings(r: &Value) -> String {
-    let list: Vec<String> = r["warnings"]
-        .as_array()
-        .into_iter()
-        .flatten()
+fn warnings(r: &RunRecord) -> String {
+    let list: Vec<String> = r
+        .warnings
+        .iter()
         .map(|w| {
             format!(
                 "<li><span class=\"kind\">{}</span> {}</li>",
-                esc(w["kind"].as_str().unwrap_or("")),
-                esc(w["message"].as_str().unwrap_or(""))
+                esc(&w.kind),
+                esc(&w.message)
             )
         })
         .collect();

@@ -13,11 +13,16 @@ pub fn comparison(a: &RunInput, b: &RunInput, la: &str, lb: &str, alpha: f64) ->
     let mut s = format!(
         "<section class=\"compare\" id=\"compare-{la}-{lb}\"><h2>Run {lb} against run {la}</h2>"
     );
-    let (fa, fb) = match (
-        RunFile::from_value(a.report.clone()),
-        RunFile::from_value(b.report.clone()),
-    ) {
-        (Ok(fa), Ok(fb)) => (fa, fb),
+    // `compare` reads a run through its own input type: hand it each
+    // record as the report it was read from (a record writes back byte for
+    // byte what it read).
+    let file = |run: &RunInput| {
+        serde_json::to_value(&run.report)
+            .ok()
+            .and_then(|v| RunFile::from_value(v).ok())
+    };
+    let (fa, fb) = match (file(a), file(b)) {
+        (Some(fa), Some(fb)) => (fa, fb),
         _ => {
             s.push_str("<p class=\"empty\">These reports cannot be compared.</p></section>");
             return s;

@@ -5,99 +5,168 @@
 
 use super::figures::timestamp;
 use super::{RunInput, esc, letter};
-use serde_json::Value;
+use crate::record::RunRecord;
+use crate::record::environment::MpiRecord;
 
-/// The rows: a label and the path of the value in a run report.
-const ROWS: &[(&str, &[&str])] = &[
-    ("host", &["environment", "hostname"]),
-    ("kernel", &["environment", "kernel"]),
-    ("kernel version", &["environment", "kernel_version"]),
-    ("preemption", &["environment", "preemption"]),
-    ("architecture", &["environment", "arch"]),
-    ("CPU", &["environment", "cpu_model"]),
-    ("CPUs online", &["environment", "logical_cpus"]),
-    ("CPUs allowed", &["environment", "allowed_cpus"]),
-    ("CPU MHz", &["environment", "cpu_mhz"]),
-    ("frequency governor", &["environment", "frequency_governor"]),
-    ("SMT", &["environment", "smt"]),
-    ("virtualization", &["environment", "virtualization"]),
-    ("clock source", &["environment", "clocksource"]),
-    ("timer slack ns", &["environment", "timer_slack_ns"]),
-    ("isolated CPUs", &["environment", "isolated_cpus"]),
-    ("nohz_full CPUs", &["environment", "nohz_full_cpus"]),
-    ("load average", &["environment", "load_average"]),
-    (
-        "CPUs busy at start %",
-        &["environment", "cpu_busy_percent_at_start"],
-    ),
-    ("cpuidle driver", &["environment", "cpu_idle", "driver"]),
-    ("cpuidle governor", &["environment", "cpu_idle", "governor"]),
-    (
-        "CPU latency limit held",
-        &["environment", "cpu_latency", "held"],
-    ),
-    (
-        "… if not, why",
-        &["environment", "cpu_latency", "not_held_reason"],
-    ),
-    (
-        "wake-up cost ns",
-        &["environment", "cpu_latency", "wakeup_cost_ns"],
-    ),
-    ("client, server CPU", &["settings", "client_cpu"]),
-    ("", &["settings", "server_cpu"]),
-    ("peer", &["settings", "peer"]),
-    ("SCHED_FIFO priority", &["settings", "rt_priority"]),
-    ("passes", &["settings", "passes"]),
-    (
-        "precision target",
-        &["settings", "budget", "precision", "target"],
-    ),
-    (
-        "max time per figure ms",
-        &["settings", "budget", "precision", "max_time"],
-    ),
-    ("quick", &["settings", "quick"]),
-    ("ipcmark", &["build", "version"]),
-    ("commit", &["build", "commit"]),
-    ("uncommitted changes", &["build", "dirty"]),
-    ("started", &["started_at"]),
-    ("finished", &["finished_at"]),
-    ("complete", &["complete"]),
-];
-
-fn at<'a>(v: &'a Value, path: &[&str]) -> &'a Value {
-    path.iter().fold(v, |v, k| &v[*k])
+/// A value of a report as a cell shows it: absent "—", a flag yes or no, a
+/// fraction to two decimals, a list joined by commas ("none" when empty).
+trait Cell {
+    fn cell(&self) -> String;
 }
 
-/// A value as a cell shows it.
-fn text(v: &Value) -> String {
-    match v {
-        Value::Null => "—".into(),
-        Value::String(s) => s.clone(),
-        Value::Bool(b) => if *b { "yes" } else { "no" }.into(),
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if n.is_f64() => format!("{}", (f * 100.0).round() / 100.0),
-            _ => n.to_string(),
-        },
-        Value::Array(a) if a.is_empty() => "none".into(),
-        Value::Array(a) => a.iter().map(text).collect::<Vec<_>>().join(", "),
-        Value::Object(_) => v.to_string(),
+impl Cell for str {
+    fn cell(&self) -> String {
+        self.to_string()
     }
 }
+
+impl Cell for String {
+    fn cell(&self) -> String {
+        self.clone()
+    }
+}
+
+impl Cell for bool {
+    fn cell(&self) -> String {
+        if *self { "yes" } else { "no" }.into()
+    }
+}
+
+impl Cell for f64 {
+    fn cell(&self) -> String {
+        format!("{}", (self * 100.0).round() / 100.0)
+    }
+}
+
+macro_rules! whole_cells {
+    ($($t:ty),*) => {$(
+        impl Cell for $t {
+            fn cell(&self) -> String {
+                self.to_string()
+            }
+        }
+    )*};
+}
+whole_cells!(i32, u64, usize);
+
+impl<T: Cell> Cell for Option<T> {
+    fn cell(&self) -> String {
+        self.as_ref().map_or_else(|| "—".into(), Cell::cell)
+    }
+}
+
+impl<T: Cell> Cell for [T] {
+    fn cell(&self) -> String {
+        if self.is_empty() {
+            return "none".into();
+        }
+        self.iter().map(Cell::cell).collect::<Vec<_>>().join(", ")
+    }
+}
+
+impl<T: Cell> Cell for Vec<T> {
+    fn cell(&self) -> String {
+        self.as_slice().cell()
+    }
+}
+
+impl<T: Cell + ?Sized> Cell for &T {
+    fn cell(&self) -> String {
+        (**self).cell()
+    }
+}
+
+impl<T: Cell, const N: usize> Cell for [T; N] {
+    fn cell(&self) -> String {
+        self.as_slice().cell()
+    }
+}
+
+/// The rows: a label and its cell of a run report.
+type Row = (&'static str, fn(&RunRecord) -> String);
+
+const ROWS: &[Row] = &[
+    ("host", |r| r.environment.hostname.cell()),
+    ("kernel", |r| r.environment.kernel.cell()),
+    ("kernel version", |r| r.environment.kernel_version.cell()),
+    ("preemption", |r| r.environment.preemption.cell()),
+    ("architecture", |r| r.environment.arch.cell()),
+    ("CPU", |r| r.environment.cpu_model.cell()),
+    ("CPUs online", |r| r.environment.logical_cpus.cell()),
+    ("CPUs allowed", |r| r.environment.allowed_cpus.cell()),
+    ("CPU MHz", |r| r.environment.cpu_mhz.cell()),
+    ("frequency governor", |r| {
+        r.environment.frequency_governor.cell()
+    }),
+    ("SMT", |r| r.environment.smt.cell()),
+    ("virtualization", |r| r.environment.virtualization.cell()),
+    ("clock source", |r| r.environment.clocksource.cell()),
+    ("timer slack ns", |r| r.environment.timer_slack_ns.cell()),
+    ("isolated CPUs", |r| r.environment.isolated_cpus.cell()),
+    ("nohz_full CPUs", |r| r.environment.nohz_full_cpus.cell()),
+    ("load average", |r| r.environment.load_average.cell()),
+    ("CPUs busy at start %", |r| {
+        r.environment.cpu_busy_percent_at_start.cell()
+    }),
+    ("cpuidle driver", |r| {
+        r.environment.cpu_idle.as_ref().map(|i| &i.driver).cell()
+    }),
+    ("cpuidle governor", |r| {
+        r.environment
+            .cpu_idle
+            .as_ref()
+            .and_then(|i| i.governor.as_ref())
+            .cell()
+    }),
+    ("CPU latency limit held", |r| {
+        r.environment.cpu_latency.held.cell()
+    }),
+    ("… if not, why", |r| {
+        r.environment.cpu_latency.not_held_reason.cell()
+    }),
+    ("wake-up cost ns", |r| {
+        r.environment.cpu_latency.wakeup_cost_ns.cell()
+    }),
+    // The server CPU joins the client's row.
+    ("client, server CPU", |r| {
+        format!(
+            "{}, {}",
+            r.settings.client_cpu.cell(),
+            r.settings.server_cpu.cell()
+        )
+    }),
+    ("peer", |r| r.settings.peer.name().cell()),
+    ("SCHED_FIFO priority", |r| r.settings.rt_priority.cell()),
+    ("passes", |r| r.settings.passes.cell()),
+    ("precision target", |r| {
+        format!("±{}%", r.settings.budget.precision.target * 100.0)
+    }),
+    ("max time per figure ms", |r| {
+        r.settings.budget.precision.max_time.cell()
+    }),
+    ("quick", |r| r.settings.quick.cell()),
+    ("ipcmark", |r| r.build.version.cell()),
+    ("commit", |r| r.build.commit.cell()),
+    ("uncommitted changes", |r| r.build.dirty.cell()),
+    ("started", |r| timestamp(&r.started_at)),
+    ("finished", |r| {
+        r.finished_at.as_deref().map_or("—".into(), timestamp)
+    }),
+    ("complete", |r| r.complete.cell()),
+];
 
 /// The MPI job's rows (library, ranks, nodes, where each rank ran, as the
 /// page's rank lines), when any run spans one; none otherwise, so that
 /// local runs carry no empty rows.
 fn mpi_rows(runs: &[RunInput]) -> Vec<(String, Vec<String>)> {
-    fn job(r: &RunInput) -> &Value {
-        &r.report["environment"]["mpi"]
+    fn job(r: &RunInput) -> Option<&MpiRecord> {
+        r.report.environment.mpi.as_ref()
     }
-    if runs.iter().all(|r| job(r).is_null()) {
+    if runs.iter().all(|r| job(r).is_none()) {
         return Vec::new();
     }
     let places = |r: &RunInput| {
-        let ranks = job(r)["ranks"].as_array().cloned().unwrap_or_default();
+        let ranks = job(r).map_or(&[][..], |j| &j.ranks);
         if ranks.is_empty() {
             return "—".to_string();
         }
@@ -106,22 +175,34 @@ fn mpi_rows(runs: &[RunInput]) -> Vec<(String, Vec<String>)> {
             .map(|p| {
                 format!(
                     "rank {}: node {} {}, bound to {}, on CPU {}",
-                    text(&p["rank"]),
-                    text(&p["node"]),
-                    text(&p["host"]),
-                    text(&p["allowed_cpus"]),
-                    text(&p["cpu"])
+                    p.rank.cell(),
+                    p.node.cell(),
+                    p.host.cell(),
+                    p.allowed_cpus.cell(),
+                    p.cpu.cell()
                 )
             })
             .collect::<Vec<_>>()
             .join("; ")
     };
-    let field = |key: &'static str| move |r: &RunInput| text(&job(r)[key]);
+    let field = |cell: fn(&MpiRecord) -> String| move |r: &RunInput| job(r).map(cell).cell();
     [
-        ("MPI library", runs.iter().map(field("library")).collect()),
-        ("MPI standard", runs.iter().map(field("standard")).collect()),
-        ("MPI ranks", runs.iter().map(field("size")).collect()),
-        ("MPI nodes", runs.iter().map(field("nodes")).collect()),
+        (
+            "MPI library",
+            runs.iter().map(field(|j| j.library.cell())).collect(),
+        ),
+        (
+            "MPI standard",
+            runs.iter().map(field(|j| j.standard.cell())).collect(),
+        ),
+        (
+            "MPI ranks",
+            runs.iter().map(field(|j| j.size.cell())).collect(),
+        ),
+        (
+            "MPI nodes",
+            runs.iter().map(field(|j| j.nodes.cell())).collect(),
+        ),
         ("MPI rank places", runs.iter().map(places).collect()),
     ]
     .into_iter()
@@ -139,41 +220,16 @@ pub fn section(runs: &[RunInput]) -> String {
         s.push_str(&format!("<th>run {}</th>", letter(i)));
     }
     s.push_str("</tr></thead><tbody>");
-    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
-    for (label, path) in ROWS {
-        let cells: Vec<String> = runs
-            .iter()
-            .map(|r| {
-                let v = at(&r.report, path);
-                match (*label, v.as_f64()) {
-                    ("started" | "finished", _) => v.as_str().map_or_else(|| text(v), timestamp),
-                    ("precision target", Some(f)) => format!("±{}%", f * 100.0),
-                    _ => text(v),
-                }
-            })
-            .collect();
-        // The server CPU joins the client's row.
-        if label.is_empty()
-            && let Some(last) = rows.last_mut()
-        {
-            for (c, extra) in last.1.iter_mut().zip(cells) {
-                c.push_str(&format!(", {extra}"));
-            }
-            continue;
-        }
-        rows.push((label.to_string(), cells));
-    }
-    let command = |r: &RunInput| {
-        r.report["command_line"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-            .unwrap_or_default()
-    };
+    let mut rows: Vec<(String, Vec<String>)> = ROWS
+        .iter()
+        .map(|(label, cell)| {
+            (
+                label.to_string(),
+                runs.iter().map(|r| cell(&r.report)).collect(),
+            )
+        })
+        .collect();
+    let command = |r: &RunInput| r.report.command_line.join(" ");
     rows.extend(mpi_rows(runs));
     rows.push(("command".into(), runs.iter().map(command).collect()));
     for (label, cells) in rows {
@@ -196,14 +252,9 @@ pub fn section(runs: &[RunInput]) -> String {
     }
     s.push_str("</tbody></table>");
     // The CPU vulnerabilities: long, and rarely the point, so folded.
-    let mut keys: Vec<String> = runs
+    let mut keys: Vec<&String> = runs
         .iter()
-        .flat_map(|r| {
-            r.report["environment"]["mitigations"]
-                .as_object()
-                .map(|o| o.keys().cloned().collect::<Vec<_>>())
-                .unwrap_or_default()
-        })
+        .flat_map(|r| r.report.environment.mitigations.keys())
         .collect();
     keys.sort();
     keys.dedup();
@@ -213,11 +264,11 @@ pub fn section(runs: &[RunInput]) -> String {
              <table class=\"data env\"><tbody>",
         );
         for k in keys {
-            s.push_str(&format!("<tr><th>{}</th>", esc(&k)));
+            s.push_str(&format!("<tr><th>{}</th>", esc(k)));
             for r in runs {
                 s.push_str(&format!(
                     "<td>{}</td>",
-                    esc(&text(&r.report["environment"]["mitigations"][&k]))
+                    esc(&r.report.environment.mitigations.get(k).cell())
                 ));
             }
             s.push_str("</tr>");
@@ -229,4 +280,24 @@ pub fn section(runs: &[RunInput]) -> String {
     }
     s.push_str("</section>\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cell;
+
+    /// As the page showed the report's JSON values: absent "—", a fraction
+    /// to two decimals (a whole one without a point), lists joined.
+    #[test]
+    fn cells_read_as_the_page_always_showed_them() {
+        assert_eq!(None::<u64>.cell(), "—");
+        assert_eq!(2596.132.cell(), "2596.13");
+        assert_eq!(0.0.cell(), "0");
+        assert_eq!(5000.0.cell(), "5000");
+        assert_eq!(50000u64.cell(), "50000");
+        assert_eq!(Vec::<usize>::new().cell(), "none");
+        assert_eq!(vec![0usize, 1].cell(), "0, 1");
+        assert_eq!([1.75, 1.125, 0.48].cell(), "1.75, 1.13, 0.48");
+        assert_eq!(Some(true).cell(), "yes");
+    }
 }

@@ -1,23 +1,20 @@
-//! What the HTML report reads of a run report (`ipcmark.run/1`, as
-//! `json/run.rs` writes it): each result as a [`Figure`], and the figures
-//! grouped into series (one mechanism, one way of timing it) the charts draw.
-//!
-//! It reads the report as a `serde_json::Value`, field by field, so a result
-//! of a mode it does not know is still listed with its status (the schema
-//! says a reader should skip what it does not know, not fail).
+//! What the HTML report reads of a run report (`ipcmark.run/1`, read as a
+//! [`RunRecord`]): each result as a [`Figure`], and the figures grouped into
+//! series (one mechanism, one way of timing it) the charts draw.
 
 use crate::output::table::format_size;
 use crate::record::key::FigureKey;
-use serde_json::Value;
+use crate::record::run::Latency;
+use crate::record::{FigureRecord, Mode, RunRecord, Status};
 use std::collections::BTreeSet;
 
 /// One result of a run report.
 pub struct Figure<'a> {
-    raw: &'a Value,
+    raw: &'a FigureRecord,
     /// Mechanism or benchmark id.
-    pub benchmark: String,
-    /// `pingpong`, `op`, `stream`, …
-    pub mode: String,
+    pub benchmark: &'a str,
+    /// How it was timed.
+    pub mode: Mode,
     /// The figure's identity, as the history and `compare` know it.
     pub key: FigureKey,
     /// The name of the series the figure belongs to (its key less its
@@ -25,29 +22,24 @@ pub struct Figure<'a> {
     pub series: String,
     /// Payload bytes (op: bytes one operation moves).
     pub size: usize,
-    /// `ok`, `skipped`, `failed`, `below_resolution`.
-    pub status: String,
+    /// How it ended.
+    pub status: Status,
 }
 
 impl<'a> Figure<'a> {
     /// Reads one element of `results`.
-    pub fn read(raw: &'a Value) -> Figure<'a> {
-        let text = |k: &str| raw[k].as_str().unwrap_or("").to_string();
-        let key = FigureKey::of_result(raw);
-        let (benchmark, mode) = (key.benchmark.clone(), key.mode.clone());
-        let mut series = benchmark.clone();
-        if mode == "oneway" {
+    pub fn read(raw: &'a FigureRecord) -> Figure<'a> {
+        let key = raw.key();
+        let mut series = raw.benchmark.clone();
+        if raw.mode == Mode::OneWay {
             match key.interval_ns {
                 Some(ns) => series.push_str(&format!(" (one-way, every {})", duration(ns as f64))),
                 None => series.push_str(" (one-way)"),
             }
         }
         // A periodic benchmark makes one figure per frequency (timer-failures).
-        if let Some(hz) = raw["frequency_hz"]
-            .as_f64()
-            .filter(|_| key.frequency_hz.is_some())
-        {
-            series.push_str(&format!(" ({} Hz)", sig3(hz)));
+        if let Some(p) = &raw.periodic {
+            series.push_str(&format!(" ({} Hz)", sig3(p.frequency_hz)));
         }
         if key.cold {
             series.push_str(" (cold)");
@@ -55,30 +47,32 @@ impl<'a> Figure<'a> {
         Figure {
             raw,
             key,
-            benchmark,
-            mode,
+            benchmark: &raw.benchmark,
+            mode: raw.mode,
             series,
-            size: raw["size_bytes"].as_u64().unwrap_or(0) as usize,
-            status: text("status"),
+            size: raw.size_bytes,
+            status: raw.status,
         }
     }
 
     /// Whether the figure was measured and has a value.
     pub fn ok(&self) -> bool {
-        self.status == "ok"
+        self.status == Status::Ok
     }
 
     /// Whether the figure is a cold one (its cost model is the cold one).
     pub fn cold(&self) -> bool {
-        !self.raw["cold_region_bytes"].is_null()
+        self.raw.cold_region_bytes.is_some()
     }
 
-    /// A field of `latency_ns` (ns), when the figure is ok and has it.
-    pub fn latency(&self, key: &str) -> Option<f64> {
-        if !self.ok() {
-            return None;
-        }
-        self.raw["latency_ns"][key].as_f64()
+    /// The status as the report writes it (`below_resolution`).
+    pub fn status_name(&self) -> &'static str {
+        self.status.name()
+    }
+
+    /// The figure's latency statistics (ns), when it is ok and has them.
+    pub fn latency(&self) -> Option<&'a Latency> {
+        self.raw.latency_ns.as_ref().filter(|_| self.ok())
     }
 
     /// The headline time (ns): the median latency, or for a stream the median
@@ -87,80 +81,72 @@ impl<'a> Figure<'a> {
         if !self.ok() {
             return None;
         }
-        if self.mode == "stream" {
-            let mut v: Vec<f64> = self.raw["samples_ns"]
-                .as_array()?
-                .iter()
-                .filter_map(Value::as_f64)
-                .collect();
+        if self.mode == Mode::Stream {
+            let mut v = self.raw.samples_ns.clone()?;
             if v.is_empty() {
                 return None;
             }
             v.sort_by(f64::total_cmp);
             return Some(crate::stats::median(&v));
         }
-        self.latency("median")
+        self.latency().map(|l| l.median)
     }
 
     /// The 95% interval of the figure's level (`precision.interval_ns`), ns.
     pub fn interval_ns(&self) -> Option<(f64, f64)> {
-        let i = &self.raw["precision"]["interval_ns"];
-        Some((i["low"].as_f64()?, i["high"].as_f64()?))
+        let i = &self.raw.precision.as_ref()?.interval_ns;
+        Some((i.low, i.high))
     }
 
     /// Bytes per second (stream).
     pub fn throughput(&self) -> Option<f64> {
-        if !self.ok() {
-            return None;
-        }
-        self.raw["throughput_bytes_per_s"].as_f64()
+        self.raw.throughput_bytes_per_s.filter(|_| self.ok())
     }
 
     /// Operations per second of a score figure.
     pub fn score_ops_per_s(&self) -> Option<f64> {
-        self.raw["score"]["ops_per_s"].as_f64()
+        Some(self.raw.score.as_ref()?.ops_per_s)
     }
 
     /// R = S / H of a score figure, against the run's baseline.
     pub fn score_relative(&self) -> Option<f64> {
-        self.raw["score"]["relative_to_baseline"].as_f64()
+        self.raw.score.as_ref()?.relative_to_baseline
     }
 
-    /// How many single times the percentiles are over, when the report says.
+    /// How many single times the percentiles are over, when the report says:
+    /// round trips, operations, messages received or wake-ups timed.
     pub fn population(&self) -> Option<f64> {
-        [
-            "timed_round_trips",
-            "timed_ops",
-            "messages_received",
-            "wakeups",
-        ]
-        .iter()
-        .find_map(|k| self.raw[k].as_f64())
+        let r = self.raw;
+        r.timed_round_trips
+            .or(r.timed_ops)
+            .or(r.oneway.as_ref().map(|o| o.messages_received))
+            .or(r.periodic.as_ref().and_then(|p| p.wakeups))
+            .map(|n| n as f64)
     }
 
-    /// What the percentiles are over (`single_round_trips`, …).
+    /// What the percentiles are over (`single round trips`, …).
     pub fn percentiles_of(&self) -> String {
-        self.raw["latency_ns"]["percentiles_of"]
-            .as_str()
-            .unwrap_or("")
-            .replace('_', " ")
+        self.raw
+            .latency_ns
+            .as_ref()
+            .map_or(String::new(), |l| l.percentiles_of.replace('_', " "))
     }
 
-    /// Why the figure has no value: its reason, error or status note.
-    pub fn why(&self) -> String {
-        ["reason", "error"]
-            .iter()
-            .find_map(|k| self.raw[k].as_str())
+    /// Why the figure has no value: its reason or error.
+    pub fn why(&self) -> &'a str {
+        self.raw
+            .reason
+            .as_deref()
+            .or(self.raw.error.as_deref())
             .unwrap_or("")
-            .to_string()
     }
 
     /// The figure's name in a table: its series and size.
     pub fn name(&self) -> String {
-        match (self.size, self.mode.as_str()) {
+        match (self.size, self.mode) {
             // An operation that moves no bytes has no size to name; a message
             // of none is a notification.
-            (0, m) if m != "pingpong" && m != "oneway" => self.series.clone(),
+            (0, m) if m != Mode::PingPong && m != Mode::OneWay => self.series.clone(),
             (size, _) => format!("{} {}", self.series, size_label(size)),
         }
     }
@@ -210,11 +196,8 @@ pub fn sig3(v: f64) -> String {
 }
 
 /// Every result of a run report, in run order.
-pub fn figures(report: &Value) -> Vec<Figure<'_>> {
-    report["results"]
-        .as_array()
-        .map(|r| r.iter().map(Figure::read).collect())
-        .unwrap_or_default()
+pub fn figures(report: &RunRecord) -> Vec<Figure<'_>> {
+    report.results.iter().map(Figure::read).collect()
 }
 
 /// A series: the figures of one mechanism timed one way, in size order.
@@ -241,9 +224,9 @@ impl Series<'_, '_> {
 
 /// The figures of the given modes grouped into series, in the order each
 /// series first appears.
-pub fn series<'f, 'a>(figures: &'f [Figure<'a>], modes: &[&str]) -> Vec<Series<'f, 'a>> {
+pub fn series<'f, 'a>(figures: &'f [Figure<'a>], modes: &[Mode]) -> Vec<Series<'f, 'a>> {
     let mut out: Vec<Series> = Vec::new();
-    for f in figures.iter().filter(|f| modes.contains(&f.mode.as_str())) {
+    for f in figures.iter().filter(|f| modes.contains(&f.mode)) {
         let key = f.key.series();
         match out.iter_mut().find(|s| s.key == key) {
             Some(s) => s.figures.push(f),
@@ -262,23 +245,29 @@ pub fn series<'f, 'a>(figures: &'f [Figure<'a>], modes: &[&str]) -> Vec<Series<'
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{latency, result};
     use super::*;
     use serde_json::json;
 
     #[test]
     fn series_tell_cold_and_one_way_figures_apart() {
-        let report = json!({"results": [
-            {"benchmark": "pipe", "mode": "pingpong", "size_bytes": 8, "status": "ok"},
-            {"benchmark": "pipe", "mode": "pingpong", "size_bytes": 8, "status": "ok",
-             "cold_region_bytes": 1024},
-            {"benchmark": "pipe", "mode": "oneway", "size_bytes": 64, "status": "ok",
-             "interval_ns": 1e6},
-            {"benchmark": "pipe", "mode": "pingpong", "size_bytes": 64, "status": "failed"},
-            {"benchmark": "timer-failures", "mode": "periodic", "size_bytes": 0, "status": "ok",
-             "frequency_hz": 250.0},
-        ]});
-        let figs = figures(&report);
-        let names: Vec<String> = series(&figs, &["pingpong", "oneway"])
+        let results = [
+            json!({"benchmark": "pipe", "mode": "pingpong", "size_bytes": 8, "status": "ok"}),
+            json!({"benchmark": "pipe", "mode": "pingpong", "size_bytes": 8, "status": "ok",
+             "cold_region_bytes": 1024}),
+            json!({"benchmark": "pipe", "mode": "oneway", "size_bytes": 64, "status": "ok",
+             "pacing": "sporadic", "interval_ns": 1000000, "messages_sent": 10,
+             "messages_received": 10, "gaps": 0, "window": 10, "windows": [], "mean_ns": 1.0,
+             "time_bounded": false, "sender_timer_slack_ns": 1,
+             "sender_sched_policy": "SCHED_OTHER"}),
+            json!({"benchmark": "pipe", "mode": "pingpong", "size_bytes": 64, "status": "failed"}),
+            json!({"benchmark": "timer-failures", "mode": "periodic", "size_bytes": 0,
+             "status": "ok", "period_ns": 4000000, "frequency_hz": 250.0, "duration_ms": 1.0,
+             "timer_slack_ns": 1, "sched_policy": "SCHED_OTHER"}),
+        ]
+        .map(result);
+        let figs: Vec<Figure> = results.iter().map(Figure::read).collect();
+        let names: Vec<String> = series(&figs, &[Mode::PingPong, Mode::OneWay])
             .iter()
             .map(|s| s.name.clone())
             .collect();
@@ -287,23 +276,23 @@ mod tests {
             ["pipe", "pipe (cold)", "pipe (one-way, every 1.00 ms)"]
         );
         assert_eq!(
-            series(&figs, &["periodic"])[0].name,
+            series(&figs, &[Mode::Periodic])[0].name,
             "timer-failures (250 Hz)"
         );
-        let all = series(&figs, &["pingpong"]);
+        let all = series(&figs, &[Mode::PingPong]);
         assert!(all[0].swept());
         assert!(!all[1].swept());
     }
 
     #[test]
     fn a_figure_without_a_value_has_no_median() {
-        let report = json!({"results": [
-            {"benchmark": "x", "mode": "op", "size_bytes": 0, "status": "below_resolution",
-             "reason": "median at or below zero", "latency_ns": {"median": -3.0}},
-        ]});
-        let figs = figures(&report);
-        assert_eq!(figs[0].median_ns(), None);
-        assert_eq!(figs[0].why(), "median at or below zero");
+        let below = result(json!({"benchmark": "x", "mode": "op", "size_bytes": 0,
+            "status": "below_resolution", "reason": "median at or below zero",
+            "latency_ns": latency(-3.0, json!({}))}));
+        let f = Figure::read(&below);
+        assert_eq!(f.median_ns(), None);
+        assert!(f.latency().is_none());
+        assert_eq!(f.why(), "median at or below zero");
     }
 
     #[test]

@@ -21,7 +21,7 @@ mod environment;
 pub mod figures;
 mod svg;
 
-use serde_json::Value;
+use crate::record::RunRecord;
 
 /// The uPlot release in `vendor/` (see `vendor/README.md`).
 pub const UPLOT_VERSION: &str = "1.6.32";
@@ -44,8 +44,8 @@ const CSP: &str = "default-src 'none'; script-src 'unsafe-inline'; \
 pub struct RunInput {
     /// The file or history id it was read from.
     pub label: String,
-    /// The report, as `ipcmark run --json` writes it.
-    pub report: Value,
+    /// The report, as `ipcmark run --json` writes it, its strings sanitised.
+    pub report: RunRecord,
 }
 
 /// What a rendered page holds, for the command's one line.
@@ -74,7 +74,7 @@ pub fn esc(s: &str) -> String {
 
 /// JSON for a `<script type="application/json">` block: `<`, `>` and `&`
 /// escaped, so no string of a report can close the block.
-fn script_json(v: &Value) -> String {
+fn script_json(v: &serde_json::Value) -> String {
     serde_json::to_string(v)
         .unwrap_or_else(|_| "{}".into())
         .replace('<', "\\u003c")
@@ -162,16 +162,8 @@ fn header(runs: &[RunInput]) -> String {
         let r = &run.report;
         let results = figures::figures(r);
         let ok = results.iter().filter(|f| f.ok()).count();
-        let command = r["command_line"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-            .unwrap_or_default();
-        let complete = if r["complete"].as_bool() == Some(false) {
+        let command = r.command_line.join(" ");
+        let complete = if !r.complete {
             " <span class=\"badge warn\">incomplete</span>"
         } else {
             ""
@@ -181,9 +173,9 @@ fn header(runs: &[RunInput]) -> String {
              <td class=\"when\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{ok} of {} measured{complete}</td>\
              <td><code>{}</code></td></tr>",
             esc(&run.label),
-            esc(&figures::timestamp(r["started_at"].as_str().unwrap_or(""))),
-            esc(r["environment"]["hostname"].as_str().unwrap_or("")),
-            esc(r["environment"]["kernel"].as_str().unwrap_or("")),
+            esc(&figures::timestamp(&r.started_at)),
+            esc(&r.environment.hostname),
+            esc(&r.environment.kernel),
             results.len(),
             esc(&command),
             l = letter(i),

@@ -3,66 +3,136 @@
 //! `tests/report.rs` renders it in headless Chromium.
 
 use super::*;
-use serde_json::json;
+use crate::record::environment::{MpiRecord, RankRecord};
+use crate::record::summary::{CostModel, Segment, WarningRecord};
+use crate::record::{FigureRecord, RunRecord};
+use serde::Deserialize;
+use serde_json::{Value, json};
 
 const HOSTILE: &str = "<script>alert(1)</script>&\"'";
 
+/// A real report (every field a run writes), whose parts a test replaces.
+const BASE: &str = include_str!("../../../tests/reports/ipc-quick.json");
+
+/// A result record from the fields a test names, with the one every result
+/// has that these tests do not care about (its CPUs).
+pub(super) fn result(fields: Value) -> FigureRecord {
+    let mut v = json!({"cpus": []});
+    if let (Value::Object(v), Value::Object(fields)) = (&mut v, fields) {
+        v.extend(fields);
+    }
+    serde_json::from_value(v).expect("a result record")
+}
+
+/// `latency_ns` of a result: its median, and the percentiles named.
+pub(super) fn latency(median: f64, percentiles: Value) -> Value {
+    let mut v = json!({"median": median, "mean": median, "stddev": 0.0,
+                       "median_of": "batch_means", "percentiles_of": "single_round_trips",
+                       "single_mean": median});
+    if let (Value::Object(v), Value::Object(p)) = (&mut v, percentiles) {
+        v.extend(p);
+    }
+    v
+}
+
 /// A figure of a swept ping-pong series, ok, with samples for compare.
-fn pingpong(bench: &str, size: u64, median: f64) -> Value {
-    json!({
+fn pingpong(bench: &str, size: u64, median: f64) -> FigureRecord {
+    result(json!({
         "benchmark": bench, "mode": "pingpong", "size_bytes": size, "status": "ok",
         "samples_ns": [median * 0.98, median, median * 1.02, median * 1.01, median * 0.99],
-        "precision": {"interval_ns": {"low": median * 0.97, "high": median * 1.03}},
-        "latency_ns": {"median": median, "min": median * 0.8, "p50": median, "p90": median * 1.2,
-                       "p99": median * 2.0, "p999": median * 3.0, "max": median * 9.0,
-                       "percentiles_of": "single_round_trips"},
+        "precision": {"target": 0.02, "achieved": 0.03, "met": false, "basis": "batches",
+                      "units": 5, "interval_ns": {"low": median * 0.97, "high": median * 1.03}},
+        "latency_ns": latency(median, json!({"min": median * 0.8, "p50": median,
+                       "p90": median * 1.2, "p99": median * 2.0, "p999": median * 3.0,
+                       "max": median * 9.0})),
         "timed_round_trips": 5000
-    })
+    }))
 }
 
 /// A run report: two mechanisms swept over three sizes, one figure below
 /// resolution and one failed, a hostile benchmark name and strings.
-fn run(scale: f64) -> Value {
+fn run(scale: f64) -> RunRecord {
     let mut results = Vec::new();
     for (bench, base) in [("pipe", 4000.0), (HOSTILE, 6000.0)] {
         for (size, extra) in [(8u64, 0.0), (1024, 500.0), (65536, 30000.0)] {
             results.push(pingpong(bench, size, (base + extra) * scale));
         }
     }
-    results.push(
+    results.push(result(
         json!({"benchmark": "syscall-getpid", "mode": "op", "size_bytes": 0,
         "status": "ok", "samples_ns": [80.0, 81.0, 79.0],
-        "latency_ns": {"median": 80.0 * scale, "p50": 78.0, "p90": 90.0, "p99": 120.0,
-                       "min": 60.0, "max": 900.0, "p999": 300.0}}),
-    );
-    results.push(
+        "latency_ns": latency(80.0 * scale, json!({"p50": 78.0, "p90": 90.0, "p99": 120.0,
+                       "min": 60.0, "max": 900.0, "p999": 300.0}))}),
+    ));
+    results.push(result(
         json!({"benchmark": "syscall-clock-gettime", "mode": "op", "size_bytes": 0,
         "status": "below_resolution", "reason": "median at or below zero <b>"}),
-    );
-    results.push(
+    ));
+    results.push(result(
         json!({"benchmark": "fifo", "mode": "pingpong", "size_bytes": 64,
         "status": "failed", "error": "peer died"}),
-    );
-    json!({
-        "schema": crate::record::SCHEMA,
-        "started_at": "2026-11-24T04:00:00Z",
-        "complete": true,
-        "command_line": ["ipcmark", "run", HOSTILE],
-        "environment": {"hostname": HOSTILE, "kernel": "6.1", "mitigations": {"x": HOSTILE}},
-        "settings": {"passes": 1},
-        "warnings": [{"kind": "other-load", "message": HOSTILE}],
-        "cost_models": [{"benchmark": "pipe", "cold": false, "segments": [
-            {"from_bytes": 8, "to_bytes": 65536, "setup_ns": 4000.0 * scale,
-             "per_byte_ns": 0.45, "r2": 0.99, "sizes": 3}]}],
-        "results": results,
-    })
+    ));
+    let mut r = RunRecord::parse(BASE).expect("tests/reports/ipc-quick.json");
+    r.started_at = "2026-11-24T04:00:00Z".into();
+    r.complete = true;
+    r.command_line = vec!["ipcmark".into(), "run".into(), HOSTILE.into()];
+    r.environment.hostname = HOSTILE.into();
+    r.environment.kernel = "6.1".into();
+    r.environment.mitigations = [("x".to_string(), HOSTILE.to_string())].into();
+    r.settings.passes = 1;
+    r.warnings = vec![WarningRecord {
+        kind: "other-load".into(),
+        message: HOSTILE.into(),
+    }];
+    r.cost_models = vec![CostModel {
+        benchmark: "pipe".into(),
+        cold: false,
+        segments: vec![Segment {
+            from_bytes: 8,
+            to_bytes: 65536,
+            setup_ns: 4000.0 * scale,
+            per_byte_ns: 0.45,
+            r2: 0.99,
+            setup_ci_ns: [3900.0 * scale, 4100.0 * scale],
+            per_byte_ci_ns: [0.44, 0.46],
+            sizes: 3,
+        }],
+    }];
+    r.results = results;
+    r
 }
 
-fn input(label: &str, report: Value) -> RunInput {
+fn input(label: &str, report: RunRecord) -> RunInput {
     RunInput {
         label: label.into(),
         report,
     }
+}
+
+/// The page's chart data (the JSON block its script reads), as far as
+/// these tests look.
+#[derive(Deserialize)]
+struct Data {
+    charts: Vec<Chart>,
+}
+
+#[derive(Deserialize)]
+struct Chart {
+    id: String,
+    kind: String,
+    #[serde(default)]
+    series: Vec<ChartSeries>,
+}
+
+#[derive(Deserialize)]
+struct ChartSeries {
+    label: String,
+}
+
+/// The chart data of a page.
+fn data(html: &str) -> Data {
+    let data = html.split("id=\"report-data\">").nth(1).unwrap();
+    serde_json::from_str(&data[..data.find("</script>").unwrap()]).unwrap()
 }
 
 /// The page with the vendored uPlot (its banner and licence) left out.
@@ -125,26 +195,16 @@ fn two_runs_have_the_comparison_one_run_has_none() {
 #[test]
 fn a_sweep_draws_latency_against_size_and_its_model() {
     let page = render(&[input("a.json", run(1.0))], 0.05);
-    let data = page.html.split("id=\"report-data\">").nth(1).unwrap();
-    let data: Value = serde_json::from_str(&data[..data.find("</script>").unwrap()]).unwrap();
-    let charts = data["charts"].as_array().unwrap();
-    let kinds: Vec<&str> = charts.iter().map(|c| c["kind"].as_str().unwrap()).collect();
+    let charts = data(&page.html).charts;
+    let kinds: Vec<&str> = charts.iter().map(|c| c.kind.as_str()).collect();
     assert_eq!(kinds, ["xy", "cdf"]);
     assert_eq!(page.charts, 2);
-    let labels: Vec<&str> = charts[0]["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["label"].as_str().unwrap())
-        .collect();
+    let labels: Vec<&str> = charts[0].series.iter().map(|s| s.label.as_str()).collect();
     assert!(labels.contains(&"pipe"));
     assert!(labels.iter().any(|l| l.starts_with("pipe (model")));
     // Each chart has a placeholder.
-    for c in charts {
-        assert!(
-            page.html
-                .contains(&format!("id=\"{}\"", c["id"].as_str().unwrap()))
-        );
+    for c in &charts {
+        assert!(page.html.contains(&format!("id=\"{}\"", c.id)));
     }
 }
 
@@ -164,8 +224,8 @@ fn figures_without_a_value_are_listed_with_their_status_not_drawn() {
 #[test]
 fn a_run_of_one_size_draws_no_chart_against_size() {
     let mut r = run(1.0);
-    r["results"] = json!([pingpong("pipe", 64, 3000.0), pingpong("fifo", 64, 5000.0)]);
-    r["cost_models"] = json!([]);
+    r.results = vec![pingpong("pipe", 64, 3000.0), pingpong("fifo", 64, 5000.0)];
+    r.cost_models = vec![];
     let page = render(&[input("q.json", r)], 0.05);
     assert!(!page.html.contains("Latency against message size"));
     assert!(page.html.contains("Figures at one size"));
@@ -175,7 +235,7 @@ fn a_run_of_one_size_draws_no_chart_against_size() {
 #[test]
 fn a_run_without_figures_renders_without_charts() {
     let mut r = run(1.0);
-    r["results"] = json!([]);
+    r.results = vec![];
     let page = render(&[input("empty.json", r)], 0.05);
     assert_eq!(page.charts, 0);
     assert!(page.html.contains("This run has no figure."));
@@ -184,8 +244,8 @@ fn a_run_without_figures_renders_without_charts() {
 #[test]
 fn the_environment_marks_what_differs_between_runs() {
     let mut b = run(1.0);
-    b["environment"]["kernel"] = json!("6.2");
-    b["started_at"] = json!("2026-11-25T04:00:00Z");
+    b.environment.kernel = "6.2".into();
+    b.started_at = "2026-11-25T04:00:00Z".into();
     let html = render(&[input("a.json", run(1.0)), input("b.json", b)], 0.05).html;
     let env = html.split("id=\"environment\"").nth(1).unwrap();
     assert!(env.contains("<tr class=\"differs\"><th>kernel</th><td>6.1</td><td>6.2</td>"));
@@ -196,12 +256,20 @@ fn the_environment_marks_what_differs_between_runs() {
 #[test]
 fn an_mpi_run_names_its_job_and_every_rank_and_a_local_run_has_no_such_rows() {
     let mut m = run(1.0);
-    m["environment"]["mpi"] = json!({
-        "library": "Open MPI v4.1.4", "standard": "3.1", "size": 2, "nodes": ["a", "b"],
-        "ranks": [
-            {"rank": 0, "host": "a", "node": 0, "pid": 1, "allowed_cpus": [0], "cpu": 0},
-            {"rank": 1, "host": "b", "node": 1, "pid": 2, "allowed_cpus": [0, 1], "cpu": 1}
-        ]
+    let rank = |rank: i32, host: &str, allowed_cpus: Vec<usize>| RankRecord {
+        rank,
+        host: host.into(),
+        node: rank as usize,
+        pid: rank as u32 + 1,
+        allowed_cpus,
+        cpu: Some(rank as usize),
+    };
+    m.environment.mpi = Some(MpiRecord {
+        library: "Open MPI v4.1.4".into(),
+        standard: "3.1".into(),
+        size: 2,
+        nodes: vec!["a".into(), "b".into()],
+        ranks: vec![rank(0, "a", vec![0]), rank(1, "b", vec![0, 1])],
     });
     let html = render(&[input("m.json", m), input("l.json", run(1.0))], 0.05).html;
     let env = html.split("id=\"environment\"").nth(1).unwrap();
@@ -211,4 +279,26 @@ fn an_mpi_run_names_its_job_and_every_rank_and_a_local_run_has_no_such_rows() {
     ));
     let local = render(&[input("l.json", run(1.0))], 0.05).html;
     assert!(!local.contains("MPI"));
+}
+
+/// Every mode's report (tests/reports/) renders: each figure counted in the
+/// runs' table, and a run compared with itself compares, finding nothing.
+#[test]
+fn every_modes_report_renders_and_compares_with_itself() {
+    for (name, text) in crate::record::run::tests::FIXTURES {
+        let report = RunRecord::parse(text).unwrap();
+        let figures = report.results.len();
+        let html = render(&[input("a", report.clone()), input("b", report)], 0.05).html;
+        assert!(
+            html.contains(&format!(" of {figures} measured")),
+            "{name}: figures not counted"
+        );
+        assert!(html.contains("id=\"compare-A-B\""), "{name}");
+        assert!(!html.contains("cannot be compared"), "{name}");
+        assert!(
+            !html.contains("class=\"sig "),
+            "{name}: a run differs from itself"
+        );
+        data(&html);
+    }
 }
