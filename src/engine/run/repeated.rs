@@ -30,6 +30,10 @@ pub enum RunEnd {
     Interrupted,
     /// Nothing more can run (a peer rank is gone): the command ends with
     /// this error.
+    #[cfg_attr(
+        not(feature = "mpi"),
+        allow(dead_code, reason = "only runs across MPI ranks end this way")
+    )]
     Fatal(String),
 }
 
