@@ -8,9 +8,7 @@ use super::plan::{Machine, RunPlan};
 use super::{Failure, RunArgs, hold_cpu_latency, parse, print_stdout};
 use crate::engine::os::environment;
 use crate::engine::os::interrupt;
-use crate::engine::os::load::{LoadPlan, LoadSpec};
 use crate::engine::os::objects::ObjectNamer;
-use crate::engine::run::figure::FigureResult;
 use crate::engine::run::figure::Outcome;
 use crate::engine::run::session::{self, RunObserver};
 use crate::output::json;
@@ -50,74 +48,6 @@ fn apply_study(args: &mut RunArgs, st: &LoadStudy) -> Result<(), Failure> {
     args.frequencies = parse::FrequencyList(st.frequencies.to_vec());
     args.budget.quick = true;
     Ok(())
-}
-
-/// The loads of a run, one per level: `--load` alone (without
-/// `--load-sweep`, the only level; `None` when no load is stated), then
-/// with `--load-sweep`, `--load` (or none) plus an interrupt source at each
-/// frequency. Each with its column label.
-fn levels(
-    load: Option<&LoadPlan>,
-    sweep: Option<&parse::LoadSweep>,
-) -> Vec<(String, Option<LoadPlan>)> {
-    let Some(sweep) = sweep else {
-        return vec![(String::new(), load.cloned())];
-    };
-    let base = load
-        .cloned()
-        .expect("a sweep's plan has a base load (from_args)");
-    let mut out = vec![(
-        if base.specs.is_empty() {
-            "no load".to_string()
-        } else {
-            "no irq".to_string()
-        },
-        Some(base.clone()),
-    )];
-    for &f in &sweep.0 {
-        let mut level = base.clone();
-        level.specs.push(LoadSpec::Irq {
-            frequency_hz: f,
-            work: parse::DEFAULT_IRQ_WORK,
-        });
-        out.push((format!("irq {f} Hz"), Some(level)));
-    }
-    out
-}
-
-/// Keeps a report saved across the levels of a sweep: the figures of the
-/// levels before this one, then this one's; complete only after the last.
-struct Levels<'a> {
-    before: &'a [FigureResult],
-    recorder: &'a mut Recorder,
-    last: bool,
-}
-
-impl Levels<'_> {
-    fn all(&self, results: &[FigureResult]) -> Vec<FigureResult> {
-        self.before.iter().chain(results).cloned().collect()
-    }
-}
-
-impl RunObserver for Levels<'_> {
-    fn recorded(&mut self, results: &[FigureResult]) -> Result<(), String> {
-        let all = self.all(results);
-        self.recorder.recorded(&all)
-    }
-
-    fn measured(&mut self, results: &[FigureResult]) {
-        let all = self.all(results);
-        self.recorder.measured(&all);
-    }
-
-    fn finished(&mut self, results: &[FigureResult], stopped: Option<i32>) -> Result<(), String> {
-        let all = self.all(results);
-        if self.last || stopped.is_some() {
-            self.recorder.finished(&all, stopped)
-        } else {
-            self.recorder.recorded(&all)
-        }
-    }
 }
 
 pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
@@ -161,6 +91,7 @@ pub fn run_with(
     }
     let machine = Machine::probe()?;
     let mut plan = RunPlan::from_args(&args, &machine)?;
+    super::plan::levels::sweep(&mut plan, args.load_sweep.as_ref(), study);
     if let Some(st) = study {
         // `apply_study` cleared `--preset`; the page of the run (and of
         // `show`) finds the study's tables by its name.
@@ -205,20 +136,6 @@ pub fn run_with(
         warnings: Vec::new(),
         cost_models: Vec::new(),
     };
-    let levels = levels(plan.session.load.as_ref(), args.load_sweep.as_ref());
-    let mut report = report;
-    if args.load_sweep.is_some() {
-        report.settings.load_sweep = Some(
-            levels
-                .iter()
-                .filter_map(|(label, l)| {
-                    let mut level: crate::record::load::LoadSettingsRecord = l.as_ref()?.into();
-                    level.label = Some(label.clone());
-                    Some(level)
-                })
-                .collect(),
-        );
-    }
     // The run goes into the history as it is measured (before anything is).
     let value = serde_json::to_value(&report)
         .map_err(|e| Failure::run(format!("cannot represent the report: {e}")))?;
@@ -231,35 +148,9 @@ pub fn run_with(
         recorder = recorder.with_sink(Box::new(w));
     }
     let names = ObjectNamer::new();
-    let mut results: Vec<FigureResult> = Vec::new();
-    let mut stopped = None;
-    let all_items = plan.session.items.clone();
-    for (k, (label, load)) in levels.iter().enumerate() {
-        plan.session.load = load.clone();
-        // A study's `once` benchmarks run at the first level only.
-        plan.session.items = all_items
-            .iter()
-            .filter(|(item, _)| k == 0 || study.is_none_or(|st| !st.once.contains(&item.id())))
-            .cloned()
-            .collect();
-        if levels.len() > 1 {
-            eprintln!("level {}/{}: {label}", k + 1, levels.len());
-        }
-        let mut progress = Progress::new(plan.session.figure_count());
-        let mut level = Levels {
-            before: &results,
-            recorder: &mut recorder,
-            last: k + 1 == levels.len(),
-        };
-        let observers: &mut [&mut dyn RunObserver] = &mut [&mut progress, &mut level];
-        let session = session::run(&plan.session, &names, observers).map_err(Failure::run)?;
-        results.extend(session.results);
-        stopped = session.stopped;
-        if stopped.is_some() {
-            break;
-        }
-    }
-    let session = session::Session { results, stopped };
+    let mut progress = Progress::new(plan.session.figure_count());
+    let observers: &mut [&mut dyn RunObserver] = &mut [&mut progress, &mut recorder];
+    let session = session::run(&plan.session, &names, observers).map_err(Failure::run)?;
 
     print_stdout(&page::render(
         &recorder.report,

@@ -121,6 +121,13 @@ fn describe(what: Started) -> String {
 }
 
 impl RunObserver for Progress {
+    /// Said on stderr whether or not it is a terminal: which level the
+    /// figures that follow (and any warning they give) belong to.
+    fn level_started(&mut self, level: usize, levels: usize, label: &str) {
+        self.0
+            .suspend(|| eprintln!("level {level}/{levels}: {label}"));
+    }
+
     fn pass_started(&mut self, pass: usize, passes: usize) {
         if passes > 1 {
             self.0.set_prefix(format!("pass {pass}/{passes} · "));

@@ -3,6 +3,7 @@
 //! of the machine ([`Machine`]): every check that can refuse a run (exit 2)
 //! happens here, before anything is measured, held or written.
 
+pub mod levels;
 mod modes;
 mod names;
 mod settings;
@@ -279,13 +280,14 @@ impl RunPlan {
             quick: args.budget.quick,
         };
         // Each selected item with the figures it makes.
-        let items = selected
+        let items: Vec<_> = selected
             .into_iter()
             .map(|item| {
                 let figures = item.figures(&sizes, &periodic);
                 (item, figures)
             })
             .collect();
+        let items_len = items.len();
         Ok(RunPlan {
             settings: Settings {
                 sizes,
@@ -316,7 +318,7 @@ impl RunPlan {
                 passes,
                 periodic,
                 scores,
-                load,
+                levels: vec![session::Level::only(load, items_len)],
             },
             preset,
             json: args.output.json.path.clone(),

@@ -124,16 +124,46 @@ pub struct Plan {
     /// Settings of the score benchmarks, and why SCHED_FIFO was refused;
     /// `None` when the plan has none.
     pub scores: Option<(ScoreSettings, Option<String>)>,
-    /// The load held during every figure (`--load`), if one is stated.
+    /// The loads the figures are measured under, in order (`--load`: one;
+    /// `--load-sweep`: one per level); each level measures its items with
+    /// its load held.
+    pub levels: Vec<Level>,
+}
+
+/// One load level of a run: its name, the load held during its figures
+/// (none: no load stated), and the items it measures (indices of the
+/// plan's: a load study measures some at its first level only).
+#[derive(Debug, Clone)]
+pub struct Level {
+    /// The level's name (`no load`, `irq 4000 Hz`); empty for a run of one level.
+    pub label: String,
+    /// The load held during every figure of the level.
     pub load: Option<LoadPlan>,
+    /// The plan's items this level measures, in plan order.
+    pub items: Vec<usize>,
+}
+
+impl Level {
+    /// The one level of a run without a sweep: every item of `items`, under `load`.
+    pub fn only(load: Option<LoadPlan>, items: usize) -> Level {
+        Level {
+            label: String::new(),
+            load,
+            items: (0..items).collect(),
+        }
+    }
 }
 
 impl Plan {
-    /// Figures the session measures in all, every pass counted.
+    /// Figures the session measures in all, every pass and level counted.
     pub fn figure_count(&self) -> usize {
-        self.items
+        self.levels
             .iter()
-            .map(|(item, f)| f.len() * if item.repeats() { self.passes } else { 1 })
+            .flat_map(|l| &l.items)
+            .map(|&k| {
+                let (item, f) = &self.items[k];
+                f.len() * if item.repeats() { self.passes } else { 1 }
+            })
             .sum()
     }
 }
@@ -165,6 +195,9 @@ pub enum Started {
 /// step, warnings. Every hook defaults to nothing. A hook that returns an
 /// error ends the run (the error is the run's).
 pub trait RunObserver {
+    /// Level `level` (from 1) of `levels`, named `label`, starts (a run of
+    /// several load levels, `--load-sweep`).
+    fn level_started(&mut self, _level: usize, _levels: usize, _label: &str) {}
     /// Pass `pass` of `passes` starts.
     fn pass_started(&mut self, _pass: usize, _passes: usize) {}
     /// A figure or a sweep starts.
@@ -218,11 +251,12 @@ impl Step {
 /// Groups consecutive ping-pong mechanisms that may join a sweep into
 /// sweeps of at most [`SWEEP_MAX_FIGURES`] figures (a mechanism's sizes stay
 /// in one sweep, which may then hold more); the rest run alone, in order.
-fn steps(items: &[(Item, Vec<usize>)]) -> Vec<Step> {
+fn steps(items: &[(Item, Vec<usize>)], chosen: &[usize]) -> Vec<Step> {
     let mut steps = Vec::new();
     let mut group: Vec<usize> = Vec::new();
     let mut count = 0;
-    for (k, (item, sizes)) in items.iter().enumerate() {
+    for &k in chosen {
+        let (item, sizes) = &items[k];
         let joins = matches!(*item, Item::PingPong(m, cold) if sweep::joins(m, cold));
         if !group.is_empty() && (!joins || count + sizes.len() > SWEEP_MAX_FIGURES) {
             steps.push(Step::Sweep(std::mem::take(&mut group)));
@@ -249,25 +283,56 @@ fn each(
     observers.iter_mut().try_for_each(|o| f(&mut **o))
 }
 
-/// Runs `plan`: every pass, step by step, then the stages after measuring.
-/// An observer's error ends the run with that error.
+/// Runs `plan`: level by level, every pass, step by step, then the stages
+/// after measuring. Observers see the figures of every level so far. An
+/// observer's error ends the run with that error.
 pub fn run(
     plan: &Plan,
     names: &ObjectNamer,
     observers: &mut [&mut dyn RunObserver],
 ) -> Result<Session, String> {
+    let mut results: Vec<FigureResult> = Vec::new();
+    let mut stopped = None;
+    for (k, level) in plan.levels.iter().enumerate() {
+        if plan.levels.len() > 1 {
+            observers
+                .iter_mut()
+                .for_each(|o| o.level_started(k + 1, plan.levels.len(), &level.label));
+        }
+        stopped = run_level(plan, level, names, observers, &mut results)?;
+        if stopped.is_some() {
+            break;
+        }
+    }
+    each(observers, |o| o.finished(&results, stopped))?;
+    Ok(Session { results, stopped })
+}
+
+/// Measures `level`'s items with its load held, appending their figures to
+/// `results` (the levels before it already there), and corrects them; the
+/// signal that stopped the run, if one did. The corrections and the score
+/// normalisation (R = S / H) are the level's own: each level has its
+/// baseline, its passes and its load.
+fn run_level(
+    plan: &Plan,
+    level: &Level,
+    names: &ObjectNamer,
+    observers: &mut [&mut dyn RunObserver],
+    results: &mut Vec<FigureResult>,
+) -> Result<Option<i32>, String> {
     let pass_settings = RunSettings {
         budget: passes::pass_budget(&plan.settings.budget, plan.passes),
         ..plan.settings.clone()
     };
     let target = plan.settings.budget.precision.target;
-    let steps = steps(&plan.items);
-    let mut results: Vec<FigureResult> = Vec::new();
+    let steps = steps(&plan.items, &level.items);
+    // The level's figures begin here in `results`.
+    let base = results.len();
     // Where each step's figures sit in `results`, from the first pass.
     let mut first_slot: Vec<usize> = Vec::with_capacity(steps.len());
-    // Started before the first figure; dropped (killed and reaped) on every
-    // way out of this function.
-    let mut load = match &plan.load {
+    // Started before the level's first figure; dropped (killed and reaped)
+    // on every way out of this function.
+    let mut load = match &level.load {
         Some(p) => Some(Held::start(p)?),
         None => None,
     };
@@ -308,21 +373,20 @@ pub fn run(
                     if scored {
                         // R = S / H for every score once the baseline has run, in
                         // whatever order the tests were named.
-                        normalise(&mut results);
+                        normalise(&mut results[base..]);
                     }
                 } else {
                     passes::merge(&mut results[first_slot[n] + i], r, pass, target);
                 }
             }
-            each(observers, |o| o.recorded(&results))?;
+            each(observers, |o| o.recorded(results))?;
         }
     }
     let stopped = interrupt::stop_requested();
-    observers.iter_mut().for_each(|o| o.measured(&results));
-    passes::correct_between_passes(&mut results);
-    under_load::correct_all(&mut results);
-    each(observers, |o| o.finished(&results, stopped))?;
-    Ok(Session { results, stopped })
+    observers.iter_mut().for_each(|o| o.measured(results));
+    passes::correct_between_passes(&mut results[base..]);
+    under_load::correct_all(&mut results[base..]);
+    Ok(stopped)
 }
 
 /// Runs with settings `s` the figures of `step` that `keep` (given each
