@@ -241,9 +241,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("mechanisms", &["engine", "sys"]),
     ("benchmarks", &["engine", "sys"]),
     ("workloads", &["engine", "stats", "sys"]),
+    ("analysis", &["record", "engine", "stats"]),
     (
         "output",
         &[
+            "analysis",
             "record",
             "workloads",
             "benchmarks",
@@ -260,6 +262,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "cli",
         &[
             "history",
+            "analysis",
             "remote",
             "cluster",
             "testbed",

@@ -3,6 +3,7 @@
 // The only `unsafe` is in `sys`, each block with its `// SAFETY:` line.
 #![deny(unsafe_code)]
 
+mod analysis;
 #[cfg(test)]
 mod architecture;
 mod benchmarks;

@@ -424,7 +424,7 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     if let Some(line) = load_line {
         print_stdout(&line)?;
     }
-    if let Some(w) = crate::output::warnings::idle_states(&env) {
+    if let Some(w) = crate::analysis::warnings::idle_states(&env) {
         eprintln!("warning: {w}");
     }
 

@@ -8,11 +8,11 @@
 //! figures are still measured and shown, and the run says at the end that
 //! not all was saved ([`Recorder::unsaved`]) instead of losing the table.
 
+use crate::analysis::warnings::{self, Warning};
 use crate::engine::os::environment::Environment;
 use crate::engine::run::figure::FigureResult;
 use crate::engine::run::session::RunObserver;
 use crate::output::json;
-use crate::output::warnings::{self, Warning};
 use crate::record::RunRecord;
 use std::path::PathBuf;
 
@@ -106,7 +106,7 @@ impl RunObserver for Recorder {
 
     fn finished(&mut self, results: &[FigureResult], stopped: Option<i32>) -> Result<(), String> {
         self.records(results);
-        self.report.cost_models = crate::output::cost_model::fit(results);
+        self.report.cost_models = crate::analysis::cost_model::fit(&self.report.results);
         self.report.complete = stopped.is_none();
         self.report.finished_at = Some(now_rfc3339());
         self.save();

@@ -19,6 +19,7 @@ pub mod remote;
 mod report_views;
 pub mod run;
 pub mod summary;
+pub mod units;
 
 pub use run::{FigureRecord, Mode, Peer, RunRecord, SCHEMA, Settings, Status};
 

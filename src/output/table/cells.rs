@@ -3,8 +3,10 @@
 //! the row of a figure that has none, and mechanism names once per group.
 
 use super::figure::{Measured, Outcome};
+// Shared with the warnings' words (`analysis`), which output may not be.
 use crate::record::FigureRecord;
 use crate::record::run::Latency;
+pub use crate::record::units::{format_size, percent};
 use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table, presets};
 use std::ops::Range;
 
@@ -56,17 +58,6 @@ pub fn fit_fields(fields: &[String], width: usize) -> String {
     lines.join("\n")
 }
 
-/// Human form of a byte count: 64, 4K, 1M.
-pub fn format_size(bytes: usize) -> String {
-    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
-        format!("{}M", bytes >> 20)
-    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
-        format!("{}K", bytes >> 10)
-    } else {
-        bytes.to_string()
-    }
-}
-
 /// A figure's size cell: its bytes, or "notify" for a notification that
 /// carries no payload.
 pub fn size_cell(bytes: usize) -> String {
@@ -103,18 +94,6 @@ pub fn duration(ns: f64) -> String {
     } else {
         format!("{} ns", num(ns))
     }
-}
-
-/// A fraction as a percentage with no more digits than it needs
-/// (0.02 → "2", 0.075 → "7.5", 0.00001 → "0.001").
-pub fn percent(fraction: f64) -> String {
-    let v = fraction * 100.0;
-    let s = if v >= 1.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.3}")
-    };
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// Wraps a table to the terminal's width, or to 100 columns when stdout is not

@@ -23,7 +23,7 @@ mod stream;
 use crate::record::summary::CostModel;
 use crate::record::{FigureRecord, Mode};
 
-pub use cells::{align_right, fit_width, format_size, new_table, percent, us, whole_column};
+pub use cells::{align_right, fit_width, format_size, new_table, us, whole_column};
 pub use preset::render_preset;
 
 /// One timing model's table on the results page: which figures it shows,

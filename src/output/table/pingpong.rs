@@ -312,8 +312,8 @@ mod tests {
         let mut failed = FigureResult::new("shm-spin", Facts::PingPong, 4096);
         failed.outcome = Outcome::Failed("message 812 came back corrupted".into());
         figures.push(failed);
-        let model = crate::output::cost_model::fit(&figures);
         let figures: Vec<_> = figures.iter().map(figure).collect();
+        let model = crate::analysis::cost_model::fit(&figures);
         assert_eq!(model.len(), 1, "pipe alone has three sizes");
         let look = Look {
             cost_models: &model,
