@@ -7,7 +7,9 @@
 //! test instead of stalling it.
 //!
 //! Here: the sandbox, deadlines, signals and what a run leaves behind.
-//! [`report`]: JSON reports ([`run_json`], [`results`], the schemas and the
+//! [`run`]: [`Run`], a command line run to its end (its `--sizes`, short
+//! budget, `--json`, `--db`, deadline) and [`Ran`], its status, output and
+//! report; [`report`]: JSON reports ([`results`], the schemas and the
 //! consistency checks several modes share); [`registry`]: `ipcmark list`;
 //! [`usage`]: the bad-usage checker; [`nobody`]: runs as an unprivileged user;
 //! [`mount`]: a small tmpfs or a read-only view, unmounted on every path;
@@ -19,6 +21,7 @@ mod mpi;
 mod nobody;
 mod registry;
 mod report;
+mod run;
 mod testbed;
 mod usage;
 
@@ -28,6 +31,7 @@ pub use mpi::*;
 pub use nobody::*;
 pub use registry::*;
 pub use report::*;
+pub use run::*;
 pub use testbed::*;
 pub use usage::*;
 
