@@ -99,6 +99,12 @@ impl<'a> Run<'a> {
         self
     }
 
+    /// `--db PATH`.
+    pub fn db(self, path: impl AsRef<Path>) -> Self {
+        let p = path.as_ref().to_str().expect("a UTF-8 path").to_string();
+        self.args(&["--db", &p])
+    }
+
     /// `--no-save`.
     pub fn no_save(self) -> Self {
         self.arg("--no-save")
