@@ -57,13 +57,6 @@ pub const SHORT: &[&str] = &[
     "1",
 ];
 
-/// `command` followed by the `options` (which belong to the subcommand).
-pub fn args<'a>(options: &[&'a str], command: &[&'a str]) -> Vec<&'a str> {
-    let mut v = command.to_vec();
-    v.extend_from_slice(options);
-    v
-}
-
 /// [`SHORT`] without its `--passes 1`, for a test that sets the passes.
 pub fn short_budget() -> &'static [&'static str] {
     &SHORT[..SHORT.len() - 2]
@@ -122,15 +115,9 @@ impl Sandbox {
         wait_with_deadline(child, limit)
     }
 
-    /// Runs ipcmark as [`run`](Self::run) does, with at most `files` open
-    /// descriptors (`ulimit -n`, set by bash before it becomes ipcmark).
-    pub fn run_with_open_files(&self, files: u32, args: &[&str], limit: Duration) -> Output {
-        let child = self.cmd_with_open_files(files, args).spawn();
-        wait_with_deadline(child.expect("spawn bash"), limit)
-    }
-
-    /// The command [`run_with_open_files`](Self::run_with_open_files) runs:
-    /// bash execs ipcmark, so the child's pid is ipcmark's.
+    /// A command for ipcmark as [`cmd`](Self::cmd) makes it, with at most
+    /// `files` open descriptors (`ulimit -n`, set by bash before it becomes
+    /// ipcmark): bash execs ipcmark, so the child's pid is ipcmark's.
     pub fn cmd_with_open_files(&self, files: u32, args: &[&str]) -> Command {
         let mut c = Command::new("bash");
         c.arg("-c")

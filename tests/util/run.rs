@@ -122,6 +122,12 @@ impl<'a> Run<'a> {
         self.by(move |a| nobody.cmd(sb, a))
     }
 
+    /// With at most `files` open descriptors ([`Sandbox::cmd_with_open_files`]).
+    pub fn open_files(self, files: u32) -> Self {
+        let sb = self.sb;
+        self.by(move |a| sb.cmd_with_open_files(files, a))
+    }
+
     /// Runs the command `make` makes of the arguments instead of the
     /// sandbox's own (stdout and stderr must be piped).
     pub fn by(mut self, make: impl FnOnce(&[&str]) -> Command + 'a) -> Self {
