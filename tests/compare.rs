@@ -39,23 +39,15 @@ fn compared(report: &Value, name: &str) -> Value {
 }
 
 /// Writes two run reports, compares them with `--json`; the command's
-/// output (it must succeed) and the comparison JSON.
-fn compare_reports(sb: &Sandbox, a: &Value, b: &Value) -> (std::process::Output, Value) {
-    let (pa, pb, out) = (sb.path("a.json"), sb.path("b.json"), sb.path("cmp.json"));
+/// run (it must succeed), whose report is the comparison.
+fn compare_reports(sb: &Sandbox, a: &Value, b: &Value) -> Ran {
+    let (pa, pb) = (sb.path("a.json"), sb.path("b.json"));
     std::fs::write(&pa, a.to_string()).unwrap();
     std::fs::write(&pb, b.to_string()).unwrap();
-    let run = sb.run(
-        &[
-            "compare",
-            pa.to_str().unwrap(),
-            pb.to_str().unwrap(),
-            "--json",
-            out.to_str().unwrap(),
-        ],
-        Duration::from_secs(20),
-    );
-    assert!(run.status.success(), "{}", stderr(&run));
-    (run, read_json(&out))
+    Run::new(sb, &["compare", pa.to_str().unwrap(), pb.to_str().unwrap()])
+        .json_at(sb.path("cmp.json"))
+        .limit(Duration::from_secs(20))
+        .ok()
 }
 
 #[test]
@@ -81,7 +73,11 @@ fn compare_reports_a_known_ten_percent_difference_and_no_difference_for_equal_ru
         &[("pipe", shifted), ("tcp", reordered), ("fifo", base)],
         &[skipped],
     );
-    let (run, report) = compare_reports(&sb, &a, &b);
+    let Ran {
+        stdout: text,
+        report,
+        ..
+    } = compare_reports(&sb, &a, &b);
     assert_eq!(report["schema"], "ipcmark.compare/1");
     let by_name = |n: &str| compared(&report, n);
     let pipe = by_name("pipe");
@@ -122,7 +118,6 @@ fn compare_reports_a_known_ten_percent_difference_and_no_difference_for_equal_ru
             .any(|u| u.starts_with("posix-mq not measured")),
         "{unmatched:?}"
     );
-    let text = stdout(&run);
     assert!(text.contains("not compared: udp"), "{text}");
     assert!(
         text.contains("1 of 2 results differ significantly"),
@@ -149,8 +144,11 @@ fn compare_separates_a_shift_of_every_result_from_one_beyond_it() {
             (*n, v.iter().rev().map(|x| x * f).collect())
         })
         .collect();
-    let (run, report) =
-        compare_reports(&sb, &synthetic_report(&a, &[]), &synthetic_report(&b, &[]));
+    let Ran {
+        stdout: text,
+        report,
+        ..
+    } = compare_reports(&sb, &synthetic_report(&a, &[]), &synthetic_report(&b, &[]));
     let shift = &report["common_shift"];
     assert!(
         (shift["factor"].as_f64().unwrap() - 1.08).abs() < 0.01,
@@ -167,7 +165,6 @@ fn compare_separates_a_shift_of_every_result_from_one_beyond_it() {
             assert_eq!(beyond["significant"], false, "{c}");
         }
     }
-    let text = stdout(&run);
     assert!(
         text.contains("6 of 6 results differ significantly")
             && text.contains("with no change at all about 0 would, by chance"),
@@ -209,7 +206,11 @@ fn compare_tests_pass_medians_when_both_runs_have_passes() {
             with_passes("tcp", 7000.0, &[7000.0, 7560.0, 6580.0, 7210.0, 6930.0]),
         ],
     );
-    let (run, report) = compare_reports(&sb, &a, &b);
+    let Ran {
+        stdout: text,
+        report,
+        ..
+    } = compare_reports(&sb, &a, &b);
     let by_name = |n: &str| compared(&report, n);
     let pipe = by_name("pipe");
     assert_eq!(pipe["test"], "welch-passes", "{pipe}");
@@ -222,7 +223,6 @@ fn compare_tests_pass_medians_when_both_runs_have_passes() {
     assert_eq!(tcp["significant"], true, "{tcp}");
     assert_eq!(tcp["verdict"], "slower");
     assert_eq!(tcp["interval_excludes_one"], true, "{tcp}");
-    let text = stdout(&run);
     assert!(
         text.contains("1 of 2 results differ significantly (Welch's t on the pass medians"),
         "{text}"
@@ -232,15 +232,15 @@ fn compare_tests_pass_medians_when_both_runs_have_passes() {
     // One side without passes: the samples decide, and the output says what
     // that cannot see.
     let single = synthetic_report(&[("pipe", tight(1040.0)), ("tcp", tight(7000.0))], &[]);
-    let (run, report) = compare_reports(&sb, &a, &single);
-    for c in report["comparisons"].as_array().unwrap() {
+    let ran = compare_reports(&sb, &a, &single);
+    for c in ran.report["comparisons"].as_array().unwrap() {
         assert_eq!(c["test"], "mann-whitney-samples", "{c}");
         assert!(c["welch"].is_null(), "{c}");
     }
     assert!(
-        stdout(&run).contains("without passes on both sides"),
+        ran.stdout.contains("without passes on both sides"),
         "{}",
-        stdout(&run)
+        ran.stdout
     );
 }
 
@@ -285,24 +285,12 @@ fn warm_and_cold_figures_of_one_size_are_two_figures_everywhere() {
     let _g = serial();
     let sb = Sandbox::new();
     let db = sb.path("h.sqlite");
-    let db_s = db.to_str().unwrap();
     // qnx-table4 measures vm-copy warm and cold at every size.
-    let out = sb.run(
-        &args(
-            SHORT,
-            &[
-                "run",
-                "--preset",
-                "qnx-table4",
-                "--sizes",
-                "64",
-                "--db",
-                db_s,
-            ],
-        ),
-        Duration::from_secs(120),
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    Run::new(&sb, &["run", "--preset", "qnx-table4"])
+        .sizes("64")
+        .db(&db)
+        .short()
+        .ok();
     let conn = rusqlite::Connection::open(&db).unwrap();
     let keys: Vec<String> = conn
         .prepare("SELECT key FROM figures WHERE key LIKE 'vm-copy/%' ORDER BY key")
@@ -313,23 +301,16 @@ fn warm_and_cold_figures_of_one_size_are_two_figures_everywhere() {
         .collect();
     assert_eq!(keys, ["vm-copy/pingpong/64", "vm-copy/pingpong/64/cold"]);
 
-    let json = sb.path("c.json");
-    let out = sb.run(
-        &[
-            "compare",
-            "last",
-            "last",
-            "--db",
-            db_s,
-            "--json",
-            json.to_str().unwrap(),
-        ],
-        Duration::from_secs(60),
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let page = stdout(&out);
+    let Ran {
+        stdout: page,
+        report: c,
+        ..
+    } = Run::new(&sb, &["compare", "last", "last"])
+        .db(&db)
+        .json()
+        .limit(Duration::from_secs(60))
+        .ok();
     assert!(page.contains("vm-copy (cold)"), "{page}");
-    let c = read_json(&json);
     let modes: Vec<&str> = c["comparisons"]
         .as_array()
         .unwrap()
@@ -341,18 +322,11 @@ fn warm_and_cold_figures_of_one_size_are_two_figures_everywhere() {
     assert!(c["unmatched"].as_array().unwrap().is_empty(), "{c}");
 
     let html = sb.path("r.html");
-    let out = sb.run(
-        &[
-            "report",
-            "last",
-            "--db",
-            db_s,
-            "--html",
-            html.to_str().unwrap(),
-        ],
-        Duration::from_secs(60),
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    Run::new(&sb, &["report", "last"])
+        .db(&db)
+        .args(&["--html", html.to_str().unwrap()])
+        .limit(Duration::from_secs(60))
+        .ok();
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(
         page.contains("vm-copy (cold)"),

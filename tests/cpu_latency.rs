@@ -134,15 +134,15 @@ fn as_nobody_a_run_says_once_what_a_wake_up_costs_and_records_it_was_not_held() 
         return;
     };
     let sb = Sandbox::new();
-    let ran = run_json_by(
-        &sb,
-        &args(SHORT, &["run", "pipe"]),
-        Duration::from_secs(60),
-        |a| nobody.cmd(&sb, a),
-    );
-    ran.assert_success();
-    let err = ran.stderr();
-    let line = idle_warning(&err).unwrap_or_else(|| panic!("no idle-state warning:\n{err}"));
+    let ran = Run::new(&sb, &["run", "pipe"])
+        .short()
+        .json()
+        .schema()
+        .nobody(&nobody)
+        .limit(Duration::from_secs(60))
+        .ok();
+    let err = &ran.stderr;
+    let line = idle_warning(err).unwrap_or_else(|| panic!("no idle-state warning:\n{err}"));
     assert!(
         line.contains("run as root or give access to /dev/cpu_dma_latency"),
         "{line}"
@@ -171,18 +171,18 @@ fn as_nobody_a_required_limit_refuses_the_run_in_one_line() {
         return;
     };
     let sb = Sandbox::new();
-    let child = nobody
-        .cmd(&sb, &["run", "pipe", "--quick", "--cpu-latency", "0"])
-        .spawn()
-        .unwrap();
-    let out = wait_with_deadline(child, Duration::from_secs(30));
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let ran = Run::new(&sb, &["run", "pipe"])
+        .quick()
+        .args(&["--cpu-latency", "0"])
+        .nobody(&nobody)
+        .limit(Duration::from_secs(30))
+        .exits(2);
     assert_eq!(
-        stderr(&out),
+        ran.stderr,
         "ipcmark: --cpu-latency 0: permission denied opening /dev/cpu_dma_latency; run as root, \
          or give --cpu-latency off\n"
     );
-    assert!(stdout(&out).is_empty());
+    assert!(ran.stdout.is_empty());
 }
 
 #[test]
@@ -192,18 +192,15 @@ fn as_nobody_a_workload_says_so_too_and_records_it() {
         return;
     };
     let sb = Sandbox::new();
-    let argv = [
-        "workload",
-        "generator-calculator",
-        "--ops",
-        "200",
-        "--runs",
-        "1",
-    ];
-    let ran = run_json_by(&sb, &argv, Duration::from_secs(60), |a| nobody.cmd(&sb, a));
-    ran.assert_success();
-    let err = ran.stderr();
-    let line = idle_warning(&err).unwrap_or_else(|| panic!("no idle-state warning:\n{err}"));
+    let ran = Run::new(&sb, &["workload", "generator-calculator", "--ops", "200"])
+        .args(&["--runs", "1"])
+        .json()
+        .schema()
+        .nobody(&nobody)
+        .limit(Duration::from_secs(60))
+        .ok();
+    let err = &ran.stderr;
+    let line = idle_warning(err).unwrap_or_else(|| panic!("no idle-state warning:\n{err}"));
     assert_not_held(&ran.report, line, "permission denied");
 }
 
@@ -214,36 +211,41 @@ fn as_root_run_and_workload_hold_the_limit_and_say_it_was_held() {
         return;
     }
     let sb = Sandbox::new();
-    let ran = run_json(&sb, &args(SHORT, &["run", "pipe"]), Duration::from_secs(60));
-    ran.assert_success();
-    assert_held(&ran.report, &ran.stderr());
+    let ran = Run::new(&sb, &["run", "pipe"])
+        .short()
+        .json()
+        .schema()
+        .limit(Duration::from_secs(60))
+        .ok();
+    assert_held(&ran.report, &ran.stderr);
     assert_eq!(ran.report["settings"]["cpu_latency_us"], 0);
     assert!(idle_records(&ran.report).is_empty());
 
     let sb = Sandbox::new();
-    let argv = [
-        "workload",
-        "generator-calculator",
-        "--ops",
-        "200",
-        "--runs",
-        "1",
-    ];
-    let ran = run_json(&sb, &argv, Duration::from_secs(60));
-    ran.assert_success();
-    assert_held(&ran.report, &ran.stderr());
+    let ran = Run::new(&sb, &["workload", "generator-calculator", "--ops", "200"])
+        .args(&["--runs", "1"])
+        .json()
+        .schema()
+        .limit(Duration::from_secs(60))
+        .ok();
+    assert_held(&ran.report, &ran.stderr);
     ran.assert_released(&sb);
 }
 
 #[test]
 fn a_limit_turned_off_is_said_without_advice_and_one_cpu_says_why_nothing_was_measured() {
     let _g = serial();
+    let off = |sb| {
+        Run::new(sb, &["run", "pipe", "--cpu-latency", "off"])
+            .short()
+            .json()
+            .schema()
+            .limit(Duration::from_secs(60))
+    };
     let sb = Sandbox::new();
-    let off = args(SHORT, &["run", "pipe", "--cpu-latency", "off"]);
-    let ran = run_json(&sb, &off, Duration::from_secs(60));
-    ran.assert_success();
-    let err = ran.stderr();
-    let line = idle_warning(&err).unwrap_or_else(|| panic!("no idle-state warning:\n{err}"));
+    let ran = off(&sb).ok();
+    let err = &ran.stderr;
+    let line = idle_warning(err).unwrap_or_else(|| panic!("no idle-state warning:\n{err}"));
     assert_not_held(&ran.report, line, "--cpu-latency off");
     assert!(!line.contains("run as root"), "{line}");
     assert!(ran.report["environment"]["cpu_latency"]["requested_us"].is_null());
@@ -251,14 +253,15 @@ fn a_limit_turned_off_is_said_without_advice_and_one_cpu_says_why_nothing_was_me
     // Confined to one CPU: no cross-CPU wake-up to measure, and it says so.
     let cpu = allowed_cpus()[0];
     let sb = Sandbox::new();
-    let ran = run_json_by(&sb, &off, Duration::from_secs(60), |a| {
-        let mut c = sb.cmd(a);
-        confine_to(&mut c, cpu);
-        c
-    });
-    ran.assert_success();
-    let err = ran.stderr();
-    let line = idle_warning(&err).unwrap_or_else(|| panic!("no idle-state warning:\n{err}"));
+    let ran = off(&sb)
+        .by(|a| {
+            let mut c = sb.cmd(a);
+            confine_to(&mut c, cpu);
+            c
+        })
+        .ok();
+    let err = &ran.stderr;
+    let line = idle_warning(err).unwrap_or_else(|| panic!("no idle-state warning:\n{err}"));
     let l = &ran.report["environment"]["cpu_latency"];
     assert_eq!(
         ran.report["environment"]["allowed_cpus"],

@@ -14,7 +14,6 @@
 use crate::util::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::time::Duration;
 
 /// Every field path of `v` (see the module's doc).
 fn field_paths(v: &Value) -> BTreeSet<String> {
@@ -80,7 +79,7 @@ fn assert_keeps_fields(name: &str) {
     let (args, listed) = read_list(name);
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
     let sb = Sandbox::new();
-    let ran = run_json(&sb, &argv, Duration::from_secs(120));
+    let ran = Run::new(&sb, &argv).json().schema().run();
     let got = field_paths(&ran.report);
     // Warnings depend on the machine (the lists were made under a
     // hypervisor, which always warns): with none, their fields cannot show.
@@ -112,8 +111,8 @@ fn assert_keeps_fields(name: &str) {
         "{argv:?} lost {} field(s) of tests/fields/{name}.txt: {missing:#?}\n\
          exit {:?}\nstderr:\n{}",
         missing.len(),
-        ran.out.status,
-        ran.stderr()
+        ran.status,
+        ran.stderr
     );
 }
 

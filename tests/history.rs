@@ -16,11 +16,7 @@ const LIMIT: Duration = Duration::from_secs(120);
 
 /// `ipcmark ARGS --db DB`, which must succeed; its stdout.
 fn ok(sb: &Sandbox, db: &Path, args: &[&str]) -> String {
-    let mut argv = args.to_vec();
-    argv.extend(["--db", db.to_str().unwrap()]);
-    let out = sb.run(&argv, LIMIT);
-    assert!(out.status.success(), "{argv:?}: {}", stderr(&out));
-    stdout(&out)
+    Run::new(sb, args).db(db).ok().stdout
 }
 
 /// The stored report of `spec`, as `export` writes it.
@@ -51,16 +47,11 @@ fn runs_go_to_the_sandboxs_history_and_compare_last_with_last_1() {
     let sb = Sandbox::new();
     // No --db: the default place, which the sandbox's XDG_DATA_HOME moves.
     for _ in 0..2 {
-        let mut argv = vec!["run", "pipe"];
-        argv.extend_from_slice(SHORT);
-        let out = sb.run(&argv, LIMIT);
-        assert!(out.status.success(), "{}", stderr(&out));
+        Run::new(&sb, &["run", "pipe"]).short().ok();
     }
     let db = sb.history();
     assert_eq!(counts(&db), (2, 2, 2));
-    let out = sb.run(&["compare", "last", "last~1"], LIMIT);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
+    let text = Run::new(&sb, &["compare", "last", "last~1"]).ok().stdout;
     assert!(
         text.contains("A: run 2") && text.contains("B: run 1") && text.contains("pipe"),
         "{text}"
@@ -71,17 +62,14 @@ fn runs_go_to_the_sandboxs_history_and_compare_last_with_last_1() {
     assert!(ok(&sb, &db, &["show", "last"]).contains("pipe"));
     // `report` with no RUN is about the last run of the history.
     let html = sb.path("r.html");
-    let out = sb.run(&["report", "--html", html.to_str().unwrap()], LIMIT);
-    assert!(out.status.success(), "{}", stderr(&out));
+    Run::new(&sb, &["report", "--html", html.to_str().unwrap()]).ok();
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(
         page.contains("run 2") && !page.contains("run 1"),
         "report names run 2 only"
     );
     // --no-save leaves the history as it was.
-    let mut argv = vec!["run", "pipe", "--no-save"];
-    argv.extend_from_slice(SHORT);
-    assert!(sb.run(&argv, LIMIT).status.success());
+    Run::new(&sb, &["run", "pipe"]).no_save().short().ok();
     assert_eq!(counts(&db).0, 2);
 }
 
@@ -90,9 +78,11 @@ fn a_stored_run_exports_as_the_report_run_json_wrote() {
     let _g = serial();
     let sb = Sandbox::new();
     let (db, json) = (sb.path("h.sqlite"), sb.path("run.json"));
-    let mut argv = vec!["run", "pipe", "fifo", "--json", json.to_str().unwrap()];
-    argv.extend_from_slice(SHORT);
-    ok(&sb, &db, &argv);
+    Run::new(&sb, &["run", "pipe", "fifo"])
+        .json_at(&json)
+        .short()
+        .db(&db)
+        .ok();
     let out = ok(&sb, &db, &["export", "last"]);
     assert_eq!(out, std::fs::read_to_string(&json).unwrap());
 }
@@ -230,19 +220,17 @@ fn a_history_from_a_newer_ipcmark_is_refused_and_left_unchanged() {
             "0",
         ],
     ] {
-        let mut argv = args.clone();
-        argv.extend(["--db", db.to_str().unwrap()]);
-        let out = sb.run(&argv, LIMIT);
-        let err = stderr(&out);
+        let ran = Run::new(&sb, &args).db(&db).run();
+        let err = &ran.stderr;
         if args[0] == "import" {
             // The file is checked first.
-            assert_eq!(out.status.code(), Some(2), "{err}");
+            assert_eq!(ran.code(), Some(2), "{err}");
             continue;
         }
-        assert_eq!(out.status.code(), Some(1), "{argv:?}: {err}");
+        assert_eq!(ran.code(), Some(1), "{:?}: {err}", ran.argv);
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains("newer ipcmark"), "{err}");
-        assert!(stdout(&out).is_empty());
+        assert!(ran.stdout.is_empty());
     }
     assert_eq!(std::fs::read(&db).unwrap(), before);
 }
@@ -250,11 +238,12 @@ fn a_history_from_a_newer_ipcmark_is_refused_and_left_unchanged() {
 /// A report file as `run --json` writes it, made by a short run not saved.
 fn report_file(sb: &Sandbox, name: &str, extra: &[&str]) -> std::path::PathBuf {
     let json = sb.path(name);
-    let mut argv = vec!["run", "pipe", "--no-save", "--json", json.to_str().unwrap()];
-    argv.extend_from_slice(extra);
-    argv.extend_from_slice(SHORT);
-    let out = sb.run(&argv, LIMIT);
-    assert!(out.status.success(), "{}", stderr(&out));
+    Run::new(sb, &["run", "pipe"])
+        .no_save()
+        .json_at(&json)
+        .args(extra)
+        .short()
+        .ok();
     json
 }
 
@@ -274,16 +263,9 @@ fn an_imported_report_reads_back_as_it_was() {
     // A file that is no report is refused, and nothing is stored.
     let bad = sb.path("bad.json");
     std::fs::write(&bad, r#"{"schema": "other/1"}"#).unwrap();
-    let out = sb.run(
-        &[
-            "import",
-            bad.to_str().unwrap(),
-            "--db",
-            db.to_str().unwrap(),
-        ],
-        LIMIT,
-    );
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    Run::new(&sb, &["import", bad.to_str().unwrap()])
+        .db(&db)
+        .exits(2);
     assert_eq!(counts(&db).0, 1);
 }
 
@@ -341,8 +323,7 @@ fn prune_deletes_what_its_selectors_pick() {
     std::fs::write(&partial_path, partial.to_string()).unwrap();
     let (d, p) = (done.to_str().unwrap(), partial_path.to_str().unwrap());
     ok(&sb, &db, &["import", d, p, d, d]);
-    let none = sb.run(&["history", "--prune", "--db", db.to_str().unwrap()], LIMIT);
-    assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
+    Run::new(&sb, &["history", "--prune"]).db(&db).exits(2);
     assert!(
         ok(&sb, &db, &["history", "--prune", "--before", "2000-01-01"]).contains("no run deleted")
     );
@@ -435,18 +416,9 @@ fn a_workload_is_kept_in_the_same_history() {
     );
     assert!(ok(&sb, &db, &["show", "last"]).contains("shared-counter"));
     // A workload has no figures of a run to write as CSV.
-    let out = sb.run(
-        &[
-            "export",
-            "last",
-            "--format",
-            "csv",
-            "--db",
-            db.to_str().unwrap(),
-        ],
-        LIMIT,
-    );
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    Run::new(&sb, &["export", "last", "--format", "csv"])
+        .db(&db)
+        .exits(2);
 }
 
 /// ipcmark's `PRAGMA application_id` ("IPCM").
@@ -480,18 +452,19 @@ fn a_full_disk_warns_once_per_place_prints_the_whole_page_and_exits_1() {
         }
     };
     let json = data.join("r.json");
-    let mut argv = vec!["run", "pipe", "fifo", "--sizes", "sweep", "--json"];
-    argv.push(json.to_str().unwrap());
-    argv.extend_from_slice(SHORT);
-    let out = sb.run(&argv, LIMIT);
-    let (text, err) = (stdout(&out), stderr(&out));
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    // Not read back: the disk is full.
+    let ran = Run::new(&sb, &["run", "pipe", "fifo"])
+        .sizes("sweep")
+        .args(&["--json", json.to_str().unwrap()])
+        .short()
+        .exits(1);
+    let (text, err) = (&ran.stdout, &ran.stderr);
     // The whole page: both mechanisms, the last size, the cost model that
     // is fitted once the run is over.
     for needle in ["pipe", "fifo", "64K", "setup µs"] {
         assert!(text.contains(needle), "{needle} missing:\n{text}\n{err}");
     }
-    let warned = unsaved_warnings(&err);
+    let warned = unsaved_warnings(err);
     assert_eq!(warned.len(), 2, "one warning per place:\n{err}");
     assert!(
         warned
@@ -551,14 +524,7 @@ fn a_history_the_user_may_only_read_is_read_and_left_unchanged() {
         v
     };
     let before = (std::fs::read(&db).unwrap(), listing(&dir));
-    let d = db.to_str().unwrap();
-    let as_nobody = |args: &[&str]| {
-        let mut argv = args.to_vec();
-        argv.extend(["--db", d]);
-        let out = wait_with_deadline(nobody.cmd(&sb, &argv).spawn().unwrap(), LIMIT);
-        assert!(out.status.success(), "{argv:?}: {}", stderr(&out));
-        stdout(&out)
-    };
+    let as_nobody = |args: &[&str]| Run::new(&sb, args).db(&db).nobody(&nobody).ok().stdout;
     let list = as_nobody(&["history"]);
     assert_eq!(list.matches("imported").count(), 2, "{list}");
     assert!(as_nobody(&["show", "last"]).contains("pipe"));
@@ -621,14 +587,12 @@ fn another_programs_database_is_refused_and_left_unchanged() {
     run.extend_from_slice(SHORT);
     cases.push(run);
     for args in cases {
-        let mut argv = args.clone();
-        argv.extend(["--db", db.to_str().unwrap()]);
-        let out = sb.run(&argv, LIMIT);
-        let err = stderr(&out);
-        assert_eq!(out.status.code(), Some(1), "{argv:?}: {err}");
+        let ran = Run::new(&sb, &args).db(&db).run();
+        let (argv, err) = (&ran.argv, &ran.stderr);
+        assert_eq!(ran.code(), Some(1), "{argv:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{argv:?}: {err}");
         assert!(err.contains("not an ipcmark history"), "{argv:?}: {err}");
-        assert!(stdout(&out).is_empty(), "{argv:?}");
+        assert!(ran.stdout.is_empty(), "{argv:?}");
         assert_eq!(std::fs::read(&db).unwrap(), before, "{argv:?} changed it");
     }
     for sidecar in ["notes.sqlite-wal", "notes.sqlite-shm"] {
@@ -678,22 +642,14 @@ fn a_workload_on_a_full_disk_warns_once_prints_its_table_and_exits_1() {
     let mut filler = std::fs::File::create(full.join("filler")).unwrap();
     while filler.write_all(&[0; 4096]).is_ok() {}
     let json = full.join("w.json");
-    let out = sb.run(
-        &[
-            "workload",
-            "shared-counter",
-            "--runs",
-            "2",
-            "--no-save",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-        LIMIT,
-    );
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(stdout(&out).contains("shared-counter"), "{}", stdout(&out));
-    let warned = unsaved_warnings(&err);
+    // Not read back: the disk is full.
+    let ran = Run::new(&sb, &["workload", "shared-counter", "--runs", "2"])
+        .no_save()
+        .args(&["--json", json.to_str().unwrap()])
+        .exits(1);
+    let err = &ran.stderr;
+    assert!(ran.stdout.contains("shared-counter"), "{}", ran.stdout);
+    let warned = unsaved_warnings(err);
     assert_eq!(warned.len(), 1, "{err}");
     assert!(
         warned[0].contains("w.json") && warned[0].contains("No space left"),

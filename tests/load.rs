@@ -79,23 +79,14 @@ fn bad_load_specs_are_refused_in_one_line() {
 fn a_load_is_held_during_every_figure_and_its_achieved_rate_reported() {
     let _g = serial();
     let sb = Sandbox::new();
-    let ran = run_json(
-        &sb,
-        &args(
-            SHORT,
-            &[
-                "run",
-                "syscall-getpid",
-                "pipe",
-                "--sizes",
-                "64",
-                "--load",
-                "irq:2000,cpu:1,net:2k",
-            ],
-        ),
-        Duration::from_secs(60),
-    );
-    ran.assert_success();
+    let ran = Run::new(&sb, &["run", "syscall-getpid", "pipe"])
+        .sizes("64")
+        .args(&["--load", "irq:2000,cpu:1,net:2k"])
+        .short()
+        .json()
+        .schema()
+        .limit(Duration::from_secs(60))
+        .ok();
     ran.assert_released(&sb);
     let s = &ran.report["settings"]["load"];
     assert_eq!(
@@ -157,7 +148,7 @@ fn a_load_is_held_during_every_figure_and_its_achieved_rate_reported() {
             assert!(u(c, "load_cpu_ns") >= u(c, "load_handler_ns"), "{c}");
         }
     }
-    let out = ran.stdout();
+    let out = &ran.stdout;
     assert!(out.contains("load: irq:2000:work=2000ns"), "{out}");
     assert!(out.contains("Under load"), "{out}");
 }
@@ -248,25 +239,17 @@ fn a_killed_load_process_fails_the_run_in_one_line_and_the_rest_are_reaped() {
 fn a_workload_holds_a_load_too() {
     let _g = serial();
     let sb = Sandbox::new();
-    let ran = run_json(
-        &sb,
-        &[
-            "workload",
-            "shared-counter",
-            "--runs",
-            "1",
-            "--load",
-            "irq:1000",
-        ],
-        Duration::from_secs(120),
-    );
-    ran.assert_success();
+    let ran = Run::new(&sb, &["workload", "shared-counter", "--runs", "1"])
+        .args(&["--load", "irq:1000"])
+        .json()
+        .schema()
+        .ok();
     ran.assert_released(&sb);
-    assert!(ran.stdout().contains("load held over"), "{}", ran.stdout());
+    assert!(ran.stdout.contains("load held over"), "{}", ran.stdout);
     assert!(
-        ran.stdout().contains("irq:1000:work=2000ns"),
+        ran.stdout.contains("irq:1000:work=2000ns"),
         "{}",
-        ran.stdout()
+        ran.stdout
     );
     // The report keeps what the load did (the schema check above ran on it).
     let load = &ran.report["load"];
@@ -283,16 +266,13 @@ fn as_nobody_a_load_runs_and_leaves_nothing() {
         return;
     };
     let sb = Sandbox::new();
-    let ran = run_json_by(
-        &sb,
-        &args(
-            SHORT,
-            &["run", "syscall-getpid", "--load", "irq:1000,cpu:1"],
-        ),
-        Duration::from_secs(60),
-        |a| nobody.cmd(&sb, a),
-    );
-    ran.assert_success();
+    let ran = Run::new(&sb, &["run", "syscall-getpid", "--load", "irq:1000,cpu:1"])
+        .short()
+        .json()
+        .schema()
+        .nobody(&nobody)
+        .limit(Duration::from_secs(60))
+        .ok();
     ran.assert_released(&sb);
     for src in sources(&ran.report) {
         if src["kind"] == "irq" {
@@ -374,28 +354,17 @@ fn figures_under_a_load_are_corrected_beside_the_raw_ones() {
     let _g = serial();
     for load in ["irq:2000", "none"] {
         let sb = Sandbox::new();
-        let ran = run_json(
+        let ran = Run::new(
             &sb,
-            &args(
-                SHORT,
-                &[
-                    "run",
-                    "rhealstone-task-switch",
-                    "sched-yield",
-                    "pipe",
-                    "thread-metric-basic",
-                    "thread-metric-cooperative",
-                    "--sizes",
-                    "64",
-                    "--period",
-                    "100ms",
-                    "--load",
-                    load,
-                ],
-            ),
-            Duration::from_secs(120),
-        );
-        ran.assert_success();
+            &["run", "rhealstone-task-switch", "sched-yield", "pipe"],
+        )
+        .args(&["thread-metric-basic", "thread-metric-cooperative"])
+        .sizes("64")
+        .args(&["--period", "100ms", "--load", load])
+        .short()
+        .json()
+        .schema()
+        .ok();
         ran.assert_released(&sb);
         let (corrected, _) = check_corrections(&ran.report);
         let measured = results(&ran.report)
@@ -406,7 +375,7 @@ fn figures_under_a_load_are_corrected_beside_the_raw_ones() {
             corrected, measured,
             "{load}: every measured figure is corrected"
         );
-        let out = ran.stdout();
+        let out = &ran.stdout;
         assert!(out.contains("corrected"), "{out}");
         if load == "none" {
             assert!(out.contains("load: none"), "{out}");
@@ -418,25 +387,16 @@ fn figures_under_a_load_are_corrected_beside_the_raw_ones() {
 fn a_load_sweep_measures_each_figure_once_per_level() {
     let _g = serial();
     let sb = Sandbox::new();
-    let ran = run_json(
+    let ran = Run::new(
         &sb,
-        &args(
-            SHORT,
-            &[
-                "run",
-                "rhealstone-task-switch",
-                "thread-metric-basic",
-                "--period",
-                "100ms",
-                "--load",
-                "cpu:1",
-                "--load-sweep",
-                "irq:250,2000",
-            ],
-        ),
-        Duration::from_secs(120),
-    );
-    ran.assert_success();
+        &["run", "rhealstone-task-switch", "thread-metric-basic"],
+    )
+    .args(&["--period", "100ms", "--load", "cpu:1"])
+    .args(&["--load-sweep", "irq:250,2000"])
+    .short()
+    .json()
+    .schema()
+    .ok();
     ran.assert_released(&sb);
     let levels: Vec<Value> = ran.report["settings"]["load_sweep"]
         .as_array()
@@ -461,7 +421,7 @@ fn a_load_sweep_measures_each_figure_once_per_level() {
         );
     }
     check_corrections(&ran.report);
-    let out = ran.stdout();
+    let out = &ran.stdout;
     for label in ["no irq", "irq 250 Hz", "irq 2000 Hz"] {
         assert!(out.contains(label), "{label}: {out}");
     }
@@ -480,27 +440,16 @@ fn the_rtos_load_preset_prints_the_studys_three_tables() {
     let sb = Sandbox::new();
     // The preset's own budget, shortened: one level of interrupts, short
     // periods and figures.
-    let ran = run_json(
-        &sb,
-        &args(
-            SHORT,
-            &[
-                "run",
-                "--preset",
-                "rtos-load",
-                "--load-sweep",
-                "irq:1000",
-                "--period",
-                "100ms",
-                "--duration",
-                "100ms",
-            ],
-        ),
-        Duration::from_secs(180),
-    );
-    ran.assert_success();
+    let ran = Run::new(&sb, &["run", "--preset", "rtos-load"])
+        .args(&["--load-sweep", "irq:1000"])
+        .args(&["--period", "100ms", "--duration", "100ms"])
+        .short()
+        .json()
+        .schema()
+        .limit(Duration::from_secs(180))
+        .ok();
     ran.assert_released(&sb);
-    let out = ran.stdout();
+    let out = &ran.stdout;
     for table in [
         "1. Fail_sys per interrupt frequency",
         "2. Rhealstone task switch and preemption per level",

@@ -15,31 +15,21 @@ use std::time::Duration;
 fn fifos_at_ulimit_n_8_leave_nothing_behind() {
     let _g = serial();
     let sb = Sandbox::new();
-    let argv = args(
-        SHORT,
-        &[
-            "run",
-            "fifo",
-            "fifo-tmpfs",
-            "--peer",
-            "thread",
-            "--sizes",
-            "1,64,1K,4K",
-            "--no-save",
-        ],
-    );
-    let child = sb.cmd_with_open_files(8, &argv).spawn().unwrap();
-    let pid = child.id();
-    let out = wait_with_deadline(child, Duration::from_secs(120));
-    let err = stderr(&out);
+    let ran = Run::new(&sb, &["run", "fifo", "fifo-tmpfs", "--peer", "thread"])
+        .sizes("1,64,1K,4K")
+        .no_save()
+        .short()
+        .open_files(8)
+        .run();
+    let err = &ran.stderr;
     // The premise: descriptors did run out.
     assert!(
-        stdout(&out).contains("Too many open files"),
+        ran.stdout.contains("Too many open files"),
         "{}\n{err}",
-        stdout(&out)
+        ran.stdout
     );
     assert!(!err.contains("could not remove"), "{err}");
-    assert_released(&sb, pid);
+    ran.assert_released(&sb);
 }
 
 /// The names the older, predictable scheme would give the next pids' FIFO
@@ -72,22 +62,15 @@ fn names_squatted_in_advance_do_not_fail_a_run() {
             squat(format!("/dev/shm/sem.ipcmark-{pid}-sem-{n}").into(), false);
         }
     }
-    let argv = args(
-        SHORT,
-        &[
-            "run",
-            "fifo",
-            "fifo-tmpfs",
-            "shm-posix-sem",
-            "posix-mq",
-            "--sizes",
-            "64",
-            "--no-save",
-        ],
-    );
-    let child = sb.cmd(&argv).spawn().unwrap();
-    let pid = child.id();
-    let out = wait_with_deadline(child, Duration::from_secs(120));
+    let ran = Run::new(
+        &sb,
+        &["run", "fifo", "fifo-tmpfs", "shm-posix-sem", "posix-mq"],
+    )
+    .sizes("64")
+    .no_save()
+    .short()
+    .run();
+    let pid = ran.pid;
     for path in &squats {
         let _ = std::fs::remove_dir(path).or_else(|_| std::fs::remove_file(path));
     }
@@ -95,15 +78,9 @@ fn names_squatted_in_advance_do_not_fail_a_run() {
         (last + 1..last + 60).contains(&pid),
         "the run got pid {pid}, beyond the squatted ones: the test proves nothing"
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\n{}",
-        stdout(&out),
-        stderr(&out)
-    );
-    assert!(!stdout(&out).contains("FAIL"), "{}", stdout(&out));
-    assert_released(&sb, pid);
+    assert_eq!(ran.code(), Some(0), "{}", ran.what());
+    assert!(!ran.stdout.contains("FAIL"), "{}", ran.stdout);
+    ran.assert_released(&sb);
 }
 
 /// Whether this machine can run a command in a PID namespace of its own.

@@ -46,33 +46,21 @@ pub(crate) fn assert_oneway_ok(r: &Value, pacing: &str, messages: u64, window: u
 fn saturated_run_over_several_mechanisms_counts_every_message() {
     let _g = serial();
     let sb = Sandbox::new();
-    let Ran {
-        out, report, pid, ..
-    } = run_json(
+    let ran = Run::new(
         &sb,
-        &[
-            "run",
-            "--mode",
-            "oneway",
-            "pipe",
-            "posix-mq",
-            "shm-futex",
-            "eventfd",
-            "signal-sigsuspend",
-            "--sizes",
-            "8,256",
-            "--messages",
-            "500",
-            "--window",
-            "200",
-            "--quick",
-            // Each figure's row and its windows.
-            "--long",
-        ],
-        LIMIT,
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let rs = results(&report);
+        &["run", "--mode", "oneway", "pipe", "posix-mq", "shm-futex"],
+    )
+    .args(&["eventfd", "signal-sigsuspend"])
+    .sizes("8,256")
+    .args(&["--messages", "500", "--window", "200"])
+    .quick()
+    // Each figure's row and its windows.
+    .arg("--long")
+    .json()
+    .schema()
+    .limit(LIMIT)
+    .ok();
+    let rs = results(&ran.report);
     // pipe, posix-mq, shm-futex at two sizes; eventfd (8 B fixed) once;
     // signal-sigsuspend (no payload) skipped once.
     assert_eq!(rs.len(), 8, "{rs:#?}");
@@ -88,11 +76,11 @@ fn saturated_run_over_several_mechanisms_counts_every_message() {
     let eventfd: Vec<&Value> = rs.iter().filter(|r| r["benchmark"] == "eventfd").collect();
     assert_eq!(eventfd.len(), 1);
     assert_eq!(u(eventfd[0], "size_bytes"), 8);
-    let text = stdout(&out);
+    let text = &ran.stdout;
     for needle in ["saturated", "min =", "max =", "mean =", "skipped"] {
         assert!(text.contains(needle), "output lacks {needle}:\n{text}");
     }
-    assert_released(&sb, pid);
+    ran.assert_released(&sb);
 }
 
 #[test]
@@ -100,31 +88,15 @@ fn sporadic_run_sends_one_message_per_interval_with_a_thread_peer_too() {
     let _g = serial();
     let sb = Sandbox::new();
     for peer in ["process", "thread"] {
-        let Ran {
-            out, report, pid, ..
-        } = run_json(
-            &sb,
-            &[
-                "run",
-                "--mode",
-                "oneway",
-                "--interval",
-                "2ms",
-                "pipe",
-                "posix-mq",
-                "--sizes",
-                "64",
-                "--messages",
-                "12",
-                "--window",
-                "5",
-                "--peer",
-                peer,
-            ],
-            LIMIT,
-        );
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        let rs = results(&report);
+        let ran = Run::new(&sb, &["run", "--mode", "oneway", "--interval", "2ms"])
+            .args(&["pipe", "posix-mq"])
+            .sizes("64")
+            .args(&["--messages", "12", "--window", "5", "--peer", peer])
+            .json()
+            .schema()
+            .limit(LIMIT)
+            .ok();
+        let rs = results(&ran.report);
         assert_eq!(rs.len(), 2);
         for r in rs {
             assert_oneway_ok(r, "sporadic", 12, 5);
@@ -132,8 +104,8 @@ fn sporadic_run_sends_one_message_per_interval_with_a_thread_peer_too() {
             // Sporadic samples are the messages themselves.
             assert_eq!(r["samples_ns"].as_array().unwrap().len(), 12);
         }
-        assert!(stdout(&out).contains("every 2ms"), "{}", stdout(&out));
-        assert_released(&sb, pid);
+        assert!(ran.stdout.contains("every 2ms"), "{}", ran.stdout);
+        ran.assert_released(&sb);
     }
 }
 
@@ -142,31 +114,16 @@ fn a_broken_channel_fails_the_figure() {
     let _g = serial();
     let sb = Sandbox::new();
     for fault in ["die", "corrupt", "hang"] {
-        let Ran {
-            out, report, pid, ..
-        } = run_json(
-            &sb,
-            &[
-                "run",
-                "--mode",
-                "oneway",
-                "pipe",
-                "--sizes",
-                "64",
-                "--messages",
-                "300",
-                "--window",
-                "100",
-                "--fault",
-                fault,
-                "--timeout",
-                "2s",
-            ],
-            LIMIT,
-        );
-        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-        assert_eq!(results(&report)[0]["status"], "failed", "{fault}");
-        assert_released(&sb, pid);
+        let ran = Run::new(&sb, &["run", "--mode", "oneway", "pipe"])
+            .sizes("64")
+            .args(&["--messages", "300", "--window", "100"])
+            .args(&["--fault", fault, "--timeout", "2s"])
+            .json()
+            .schema()
+            .limit(LIMIT)
+            .exits(1);
+        assert_eq!(results(&ran.report)[0]["status"], "failed", "{fault}");
+        ran.assert_released(&sb);
     }
 }
 

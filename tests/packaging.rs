@@ -87,49 +87,34 @@ fn every_json_report_carries_the_build() {
     let _g = serial();
     let (_, commit) = version_commit();
     let sb = Sandbox::new();
-    // run_json checks each report against its schema.
-    let ran = run_json(
-        &sb,
-        &args(SHORT, &["run", "syscall-getpid"]),
-        Duration::from_secs(60),
-    );
-    ran.assert_success();
+    // Each report is checked against its schema.
+    let run = sb.path("r.json");
+    let ran = Run::new(&sb, &["run", "syscall-getpid"])
+        .short()
+        .json_at(&run)
+        .schema()
+        .limit(Duration::from_secs(60))
+        .ok();
     assert_build(&ran.report, &commit, "run report");
     assert_eq!(
         ran.report["build"]["version"],
         ran.report["ipcmark_version"]
     );
 
-    let run_json_path = sb.path("r.json");
-    let run_json_path = run_json_path.to_str().unwrap();
-    let cmp = sb.path("c.json");
-    let out = sb.run(
-        &[
-            "compare",
-            run_json_path,
-            run_json_path,
-            "--json",
-            cmp.to_str().unwrap(),
-        ],
-        Duration::from_secs(20),
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_build(&read_json(&cmp), &commit, "compare report");
+    let run = run.to_str().unwrap();
+    let ran = Run::new(&sb, &["compare", run, run])
+        .json_at(sb.path("c.json"))
+        .limit(Duration::from_secs(20))
+        .ok();
+    assert_build(&ran.report, &commit, "compare report");
 
     let wsb = Sandbox::new();
-    let ran = run_json(
-        &wsb,
-        &[
-            "workload",
-            "generator-calculator",
-            "--ops",
-            "10",
-            "--runs",
-            "1",
-        ],
-        Duration::from_secs(60),
-    );
-    ran.assert_success();
+    let ran = Run::new(&wsb, &["workload", "generator-calculator", "--ops", "10"])
+        .args(&["--runs", "1"])
+        .json()
+        .schema()
+        .limit(Duration::from_secs(60))
+        .ok();
     assert_build(&ran.report, &commit, "workload report");
 }
 

@@ -34,23 +34,13 @@ fn the_default_page_is_a_matrix_that_fits_in_60_lines_of_120_columns() {
     let sb = Sandbox::new();
     // The default run's mechanisms and sizes, on a short budget: 2 passes,
     // so each figure has an interval.
-    let ran = run_json(
-        &sb,
-        &[
-            "run",
-            "--samples",
-            "2",
-            "--max-time",
-            "0",
-            "--sample-time",
-            "2ms",
-            "--passes",
-            "2",
-        ],
-        Duration::from_secs(400),
-    );
-    ran.assert_success();
-    let (page, err) = (ran.stdout(), ran.stderr());
+    let ran = Run::new(&sb, &["run", "--samples", "2", "--max-time", "0"])
+        .args(&["--sample-time", "2ms", "--passes", "2"])
+        .json()
+        .schema()
+        .limit(Duration::from_secs(400))
+        .ok();
+    let (page, err) = (&ran.stdout, &ran.stderr);
     let whole = format!("{page}{err}");
     let lines = screen_lines(&whole, 120);
     assert!(lines <= 60, "{lines} lines at 120 columns:\n{whole}");
@@ -66,7 +56,7 @@ fn the_default_page_is_a_matrix_that_fits_in_60_lines_of_120_columns() {
     );
     assert!(err.lines().all(|l| l.starts_with("warning: ")), "{err}");
 
-    let (header, rows) = matrix(&page, "one-way µs");
+    let (header, rows) = matrix(page, "one-way µs");
     for size in ["1", "64", "1K", "4K", "16K", "64K"] {
         assert!(header.contains(&size.to_string()), "{size}: {header:?}");
     }
@@ -144,26 +134,17 @@ fn long_keeps_every_figures_own_row_and_the_cost_model_table() {
     let _g = serial();
     let sb = Sandbox::new();
     let run = |extra: &[&str]| {
-        let mut a = vec![
-            "run",
-            "pipe",
-            "--sizes",
-            "1,64,1K",
-            "--samples",
-            "2",
-            "--max-time",
-            "0",
-            "--sample-time",
-            "2ms",
-            "--passes",
-            "1",
-        ];
-        a.extend_from_slice(extra);
-        let ran = run_json(&sb, &a, Duration::from_secs(60));
-        ran.assert_success();
-        ran
+        Run::new(&sb, &["run", "pipe"])
+            .sizes("1,64,1K")
+            .args(&["--samples", "2", "--max-time", "0"])
+            .args(&["--sample-time", "2ms", "--passes", "1"])
+            .args(extra)
+            .json()
+            .schema()
+            .limit(Duration::from_secs(60))
+            .ok()
     };
-    let long = run(&["--long"]).stdout();
+    let long = run(&["--long"]).stdout;
     for column in [
         "mean one-way µs",
         "p99 single µs",
@@ -184,7 +165,7 @@ fn long_keeps_every_figures_own_row_and_the_cost_model_table() {
         })
         .collect();
     assert_eq!(sizes, ["1", "64", "1K"], "{long}");
-    let short = run(&[]).stdout();
+    let short = run(&[]).stdout;
     assert!(!short.contains("mean one-way µs"), "{short}");
     let (header, rows) = matrix(&short, "one-way µs");
     assert_eq!(

@@ -114,39 +114,25 @@ fn assert_precision_consistent(r: &Value) {
 fn precision_target_adds_samples_until_met_or_time_is_up_and_flags_a_miss() {
     let _g = serial();
     let sb = Sandbox::new();
-    let json = sb.path("p.json");
     // A target no noisy machine meets in 1 s: samples go on past the minimum,
     // then the miss is flagged in the result, the table and a warning.
-    let out = sb.run(
-        &[
-            "run",
-            "pipe",
-            "--sizes",
-            "64",
-            "--quick",
-            "--samples",
-            "3",
-            "--sample-time",
-            "2ms",
-            "--precision",
-            "0.001%",
-            "--max-time",
-            "1s",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-        Duration::from_secs(60),
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let report = read_json(&json);
-    let r = &results(&report)[0];
+    let ran = Run::new(&sb, &["run", "pipe"])
+        .sizes("64")
+        .quick()
+        .args(&["--samples", "3", "--sample-time", "2ms"])
+        .args(&["--precision", "0.001%", "--max-time", "1s"])
+        .json()
+        .limit(Duration::from_secs(60))
+        .ok();
+    let report = &ran.report;
+    let r = &results(report)[0];
     assert_eq!(r["status"], "ok");
     assert_eq!(report["settings"]["budget"]["precision"]["target"], 0.00001);
     assert!(r["samples_ns"].as_array().unwrap().len() > 3, "{r}");
     assert_eq!(r["precision"]["met"], false, "{r}");
     assert_precision_consistent(r);
     // The note may wrap in the table's last column.
-    let text = stdout(&out);
+    let text = &ran.stdout;
     assert!(
         text.contains("over 5 passes") && text.contains("0.001%)"),
         "{text}"
@@ -162,27 +148,21 @@ fn precision_target_adds_samples_until_met_or_time_is_up_and_flags_a_miss() {
     );
     // A loose target: at least the minimum, and a verdict that agrees with
     // the interval (whether it is met depends on the machine's noise).
-    let out = sb.run(
-        &[
-            "run",
-            "pipe-self",
-            "--sizes",
-            "64",
-            "--quick",
+    let ran = Run::new(&sb, &["run", "pipe-self"])
+        .sizes("64")
+        .quick()
+        .args(&[
             "--samples",
             "5",
             "--sample-time",
             "2ms",
             "--precision",
             "100%",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-        Duration::from_secs(60),
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let report = read_json(&json);
-    let r = &results(&report)[0];
+        ])
+        .json()
+        .limit(Duration::from_secs(60))
+        .ok();
+    let r = &results(&ran.report)[0];
     assert!(r["samples_ns"].as_array().unwrap().len() >= 5, "{r}");
     assert_precision_consistent(r);
 }
@@ -191,28 +171,18 @@ fn precision_target_adds_samples_until_met_or_time_is_up_and_flags_a_miss() {
 fn passes_measure_each_figure_again_with_fresh_peers_and_pool_them() {
     let _g = serial();
     let sb = Sandbox::new();
-    let json = sb.path("passes.json");
     // pipe and fifo sweep together; shm-spin runs alone; syscall-getpid is
     // an operation, whose passes pool too.
-    let mut a = args(
-        short_budget(),
-        &[
-            "run",
-            "pipe",
-            "fifo",
-            "shm-spin",
-            "syscall-getpid",
-            "--passes",
-            "3",
-        ],
-    );
-    a.extend(["--json", json.to_str().unwrap()]);
-    let out = sb.run(&a, Duration::from_secs(60));
-    assert!(out.status.success(), "{}", stderr(&out));
-    let report = read_json(&json);
+    let ran = Run::new(&sb, &["run", "pipe", "fifo", "shm-spin", "syscall-getpid"])
+        .args(&["--passes", "3"])
+        .args(short_budget())
+        .json()
+        .limit(Duration::from_secs(60))
+        .ok();
+    let report = &ran.report;
     assert_eq!(report["settings"]["passes"], 3);
     assert_eq!(report["complete"], true);
-    let rs = results(&report);
+    let rs = results(report);
     assert_eq!(rs.len(), 4, "one record per figure, not per pass");
     for r in rs {
         let name = r["benchmark"].as_str().unwrap();
@@ -246,7 +216,7 @@ fn passes_measure_each_figure_again_with_fresh_peers_and_pool_them() {
             );
         }
     }
-    assert_eq!(schema_errors(RUN_SCHEMA, &report), Vec::<String>::new());
+    assert_eq!(schema_errors(RUN_SCHEMA, report), Vec::<String>::new());
     assert!(ipcmark_processes().is_empty(), "a pass left a peer behind");
     assert!(sb.leftover_tmp().is_empty(), "{:?}", sb.leftover_tmp());
 }
@@ -254,35 +224,18 @@ fn passes_measure_each_figure_again_with_fresh_peers_and_pool_them() {
 fn run_matrix(peer: &str, sizes: &str) {
     let _g = serial();
     let sb = Sandbox::new();
-    let json = sb.path("matrix.json");
-    let out = sb.run(
-        &args(
-            SHORT,
-            &[
-                "run",
-                "--peer",
-                peer,
-                "--sizes",
-                sizes,
-                "--json",
-                json.to_str().unwrap(),
-            ],
-        ),
-        Duration::from_secs(240),
-    );
-    assert!(
-        out.status.success(),
-        "exit {:?}\n{}\n{}",
-        out.status,
-        stdout(&out),
-        stderr(&out)
-    );
-    let report = read_json(&json);
+    let ran = Run::new(&sb, &["run", "--peer", peer])
+        .sizes(sizes)
+        .json()
+        .short()
+        .limit(Duration::from_secs(240))
+        .ok();
+    let report = &ran.report;
     assert_eq!(report["complete"], true);
     let ids = group_ids("ipc");
     assert!(ids.len() >= 3, "list shows mechanisms: {ids:?}");
     for id in &ids {
-        let rows: Vec<&Value> = results(&report)
+        let rows: Vec<&Value> = results(report)
             .iter()
             .filter(|r| r["benchmark"] == id.as_str())
             .collect();
@@ -324,29 +277,18 @@ fn every_mechanism_works_with_a_thread_peer() {
 fn json_report_validates_against_documented_schema() {
     let _g = serial();
     let sb = Sandbox::new();
-    let json = sb.path("r.json");
     // pipe-self at 2M is skipped (beyond fs.pipe-max-size, 1M by default), so both
     // statuses appear; pipe's three sizes give it a cost model.
-    let out = sb.run(
-        &args(
-            SHORT,
-            &[
-                "run",
-                "pipe",
-                "pipe-self",
-                "--sizes",
-                "64,1K,2M",
-                "--json",
-                json.to_str().unwrap(),
-            ],
-        ),
-        Duration::from_secs(60),
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let ran = Run::new(&sb, &["run", "pipe", "pipe-self"])
+        .sizes("64,1K,2M")
+        .json()
+        .short()
+        .limit(Duration::from_secs(60))
+        .ok();
     let validator = validator(RUN_SCHEMA);
-    let report = read_json(&json);
+    let report = &ran.report;
     let errors: Vec<String> = validator
-        .iter_errors(&report)
+        .iter_errors(report)
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect();
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
@@ -356,7 +298,7 @@ fn json_report_validates_against_documented_schema() {
     let segs = models[0]["segments"].as_array().unwrap();
     assert_eq!(segs[0]["from_bytes"], 64);
     assert_eq!(segs.last().unwrap()["to_bytes"], 2 << 20);
-    let statuses: Vec<&str> = results(&report)
+    let statuses: Vec<&str> = results(report)
         .iter()
         .map(|r| r["status"].as_str().unwrap())
         .collect();
@@ -366,27 +308,17 @@ fn json_report_validates_against_documented_schema() {
     );
 
     // A failed result validates too.
-    let out = sb.run(
-        &args(
-            SHORT,
-            &[
-                "run",
-                "pipe",
-                "--sizes",
-                "64",
-                "--fault",
-                "corrupt",
-                "--json",
-                json.to_str().unwrap(),
-            ],
-        ),
-        Duration::from_secs(30),
-    );
-    assert_eq!(out.status.code(), Some(1));
-    let report = read_json(&json);
-    assert_eq!(results(&report)[0]["status"], "failed");
+    let ran = Run::new(&sb, &["run", "pipe"])
+        .sizes("64")
+        .args(&["--fault", "corrupt"])
+        .json()
+        .short()
+        .limit(Duration::from_secs(30))
+        .exits(1);
+    let report = &ran.report;
+    assert_eq!(results(report)[0]["status"], "failed");
     let errors: Vec<String> = validator
-        .iter_errors(&report)
+        .iter_errors(report)
         .map(|e| e.to_string())
         .collect();
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
@@ -396,28 +328,15 @@ fn json_report_validates_against_documented_schema() {
 fn sizes_of_a_mechanism_are_sampled_in_rounds_unless_it_spins_or_runs_out() {
     let _g = serial();
     let sb = Sandbox::new();
-    let json = sb.path("sweep.json");
     // pipe and fifo: three sizes each, all six in rounds. shm-spin busy-waits: its idle
     // peers would spin, so its sizes run one after another.
-    let out = sb.run(
-        &args(
-            SHORT,
-            &[
-                "run",
-                "pipe",
-                "fifo",
-                "shm-spin",
-                "--sizes",
-                "1,4K,16K",
-                "--json",
-                json.to_str().unwrap(),
-            ],
-        ),
-        Duration::from_secs(120),
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let report = read_json(&json);
-    for r in results(&report) {
+    let ran = Run::new(&sb, &["run", "pipe", "fifo", "shm-spin"])
+        .sizes("1,4K,16K")
+        .json()
+        .short()
+        .ok();
+    let report = &ran.report;
+    for r in results(report) {
         assert_eq!(r["status"], "ok", "{r}");
         assert_consistent(r);
         let sweep = &r["sweep"];
@@ -433,33 +352,22 @@ fn sizes_of_a_mechanism_are_sampled_in_rounds_unless_it_spins_or_runs_out() {
             "{r}"
         );
     }
-    assert_eq!(schema_errors(RUN_SCHEMA, &report), Vec::<String>::new());
+    assert_eq!(schema_errors(RUN_SCHEMA, report), Vec::<String>::new());
 
     // Both System V mechanisms at every size of the default sweep: all
     // their channels (a key each) are held open together.
-    let out = sb.run(
-        &args(
-            SHORT,
-            &[
-                "run",
-                "shm-sysv-sem",
-                "sysv-msg",
-                "--sizes",
-                "1,64,1K,4K,16K,64K",
-                "--json",
-                json.to_str().unwrap(),
-            ],
-        ),
-        Duration::from_secs(120),
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let ran = Run::new(&sb, &["run", "shm-sysv-sem", "sysv-msg"])
+        .sizes("1,64,1K,4K,16K,64K")
+        .json()
+        .short()
+        .ok();
     assert!(
-        !stdout(&out).contains("could not be held open"),
+        !ran.stdout.contains("could not be held open"),
         "{}",
-        stdout(&out)
+        ran.stdout
     );
-    let report = read_json(&json);
-    let rs = results(&report);
+    let report = &ran.report;
+    let rs = results(report);
     assert_eq!(rs.len(), 12);
     let ok: Vec<&Value> = rs.iter().filter(|r| r["status"] == "ok").collect();
     // sysv-msg's 16K and 64K exceed kernel.msgmax here: skipped, not opened.
@@ -473,24 +381,13 @@ fn sizes_of_a_mechanism_are_sampled_in_rounds_unless_it_spins_or_runs_out() {
 
     // A channel that cannot be held beside the others (here: out of
     // descriptors) runs alone afterwards, and says so.
-    let out = sb.run_with_open_files(
-        20,
-        &args(
-            SHORT,
-            &[
-                "run",
-                "pipe",
-                "--sizes",
-                "1,2,4,8,16,32,64,128,256,512",
-                "--json",
-                json.to_str().unwrap(),
-            ],
-        ),
-        Duration::from_secs(120),
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let report = read_json(&json);
-    let rs = results(&report);
+    let ran = Run::new(&sb, &["run", "pipe"])
+        .sizes("1,2,4,8,16,32,64,128,256,512")
+        .json()
+        .short()
+        .open_files(20)
+        .ok();
+    let rs = results(&ran.report);
     assert_eq!(rs.len(), 10);
     let mut together = 0;
     for r in rs {
@@ -515,18 +412,19 @@ fn sizes_of_a_mechanism_are_sampled_in_rounds_unless_it_spins_or_runs_out() {
 fn idle_states_are_held_off_by_default_when_permitted_and_allowed_on_request() {
     let _g = serial();
     let sb = Sandbox::new();
-    let json = sb.path("lat.json");
-    let j = json.to_str().unwrap();
     let writable = std::fs::OpenOptions::new()
         .write(true)
         .open("/dev/cpu_dma_latency")
         .is_ok();
     let run = |extra: &[&str]| {
-        let mut a = vec!["run", "pipe", "--sizes", "64", "--json", j];
-        a.extend_from_slice(extra);
-        let out = sb.run(&args(SHORT, &a), Duration::from_secs(30));
-        assert!(out.status.success(), "{}", stderr(&out));
-        read_json(&json)
+        Run::new(&sb, &["run", "pipe"])
+            .sizes("64")
+            .json()
+            .args(extra)
+            .short()
+            .limit(Duration::from_secs(30))
+            .ok()
+            .report
     };
     let report = run(&[]);
     if writable {
@@ -556,30 +454,25 @@ fn idle_states_are_held_off_by_default_when_permitted_and_allowed_on_request() {
 fn same_cpu_runs_blocking_mechanisms_and_skips_spinning_with_a_reason() {
     let _g = serial();
     let sb = Sandbox::new();
-    let json = sb.path("s.json");
     let ids = group_ids("ipc");
-    let mut a = args(
-        SHORT,
-        &[
-            "run",
-            "pipe",
-            "--same-cpu",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-    );
     let spin = ids.iter().any(|i| i == "shm-spin");
-    if spin {
-        a.insert(2, "shm-spin");
-    }
-    let out = sb.run(&a, Duration::from_secs(60));
-    assert!(out.status.success(), "{}", stderr(&out));
-    let report = read_json(&json);
+    let names: &[&str] = if spin {
+        &["run", "pipe", "shm-spin"]
+    } else {
+        &["run", "pipe"]
+    };
+    let ran = Run::new(&sb, names)
+        .arg("--same-cpu")
+        .json()
+        .short()
+        .limit(Duration::from_secs(60))
+        .ok();
+    let report = &ran.report;
     assert_eq!(
         report["settings"]["client_cpu"],
         report["settings"]["server_cpu"]
     );
-    for r in results(&report) {
+    for r in results(report) {
         if r["benchmark"] == "shm-spin" {
             assert_eq!(r["status"], "skipped");
             assert!(r["reason"].as_str().unwrap().contains("two CPUs"), "{r}");

@@ -10,25 +10,13 @@ use std::time::Duration;
 fn a_preset_runs_its_columns_warm_and_cold_and_prints_the_studys_table() {
     let _g = serial();
     let sb = Sandbox::new();
-    let json = sb.path("p.json");
     // The study's columns at two of its sizes, shortened.
-    let out = sb.run(
-        &args(
-            SHORT,
-            &[
-                "run",
-                "--preset",
-                "qnx-table4",
-                "--sizes",
-                "1,4K",
-                "--json",
-                json.to_str().unwrap(),
-            ],
-        ),
-        Duration::from_secs(120),
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
+    let ran = Run::new(&sb, &["run", "--preset", "qnx-table4"])
+        .sizes("1,4K")
+        .json()
+        .short()
+        .ok();
+    let text = &ran.stdout;
     for label in [
         "pipe",
         "FIFO",
@@ -55,8 +43,8 @@ fn a_preset_runs_its_columns_warm_and_cold_and_prints_the_studys_table() {
     assert!(!row("100").contains("> 100 B"), "{text}");
     assert!(row("4096").contains("> 100 B"), "{text}");
     assert!(text.contains("proxy: the study's mechanism carried at most 100 B"));
-    let report = read_json(&json);
-    let vm: Vec<&Value> = results(&report)
+    let report = &ran.report;
+    let vm: Vec<&Value> = results(report)
         .iter()
         .filter(|r| r["benchmark"] == "vm-copy")
         .collect();
@@ -70,7 +58,7 @@ fn a_preset_runs_its_columns_warm_and_cold_and_prints_the_studys_table() {
     for r in &vm {
         assert_eq!(r["status"], "ok", "{r}");
     }
-    let errors = schema_errors(RUN_SCHEMA, &report);
+    let errors = schema_errors(RUN_SCHEMA, report);
     assert!(errors.is_empty(), "{errors:#?}");
 
     let listed = sb.run(&["list", "presets"], Duration::from_secs(10));
@@ -96,26 +84,16 @@ fn a_preset_runs_its_columns_warm_and_cold_and_prints_the_studys_table() {
 fn mq_article_preset_in_short_form_prints_every_column() {
     let _g = serial();
     let sb = Sandbox::new();
-    let Ran {
-        out, report, pid, ..
-    } = run_json(
-        &sb,
-        &[
-            "run",
-            "--preset",
-            "mq-article",
-            "--quick",
-            "--sizes",
-            "8,64,16384",
-            "--messages",
-            "6",
-            "--window",
-            "3",
-        ],
-        LIMIT,
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let rs = results(&report);
+    let ran = Run::new(&sb, &["run", "--preset", "mq-article"])
+        .quick()
+        .sizes("8,64,16384")
+        .args(&["--messages", "6", "--window", "3"])
+        .json()
+        .schema()
+        .limit(LIMIT)
+        .ok();
+    let report = &ran.report;
+    let rs = results(report);
     // Two columns (sporadic, saturated) × three sizes.
     assert_eq!(rs.len(), 6, "{rs:#?}");
     // Like the article's desktop, with the CPUs' idle states: no request held.
@@ -140,7 +118,7 @@ fn mq_article_preset_in_short_form_prints_every_column() {
             "{rs:#?}"
         );
     }
-    let text = stdout(&out);
+    let text = &ran.stdout;
     for needle in [
         "Blaess, 2011",
         "sporadic",
@@ -161,9 +139,9 @@ fn mq_article_preset_in_short_form_prints_every_column() {
     if report["settings"]["rt_priority"].as_i64() == Some(40) {
         assert_eq!(policy, "SCHED_FIFO");
     } else {
-        assert!(stderr(&out).contains("SCHED_FIFO 40"), "{}", stderr(&out));
+        assert!(ran.stderr.contains("SCHED_FIFO 40"), "{}", ran.stderr);
     }
-    assert_released(&sb, pid);
+    ran.assert_released(&sb);
 }
 
 #[test]

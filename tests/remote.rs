@@ -10,7 +10,7 @@ use crate::util::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// `--passes 2` and a short budget: enough for `compare` to test passes.
@@ -39,24 +39,6 @@ fn in_sandbox(sb: &Sandbox, mut c: Command) -> Command {
     c.env("TMPDIR", sb.dir.path())
         .env("XDG_DATA_HOME", sb.path("data"));
     c
-}
-
-/// Runs `c` to its end (at most `limit`) and reads the report at `json`,
-/// which must fit the run schema.
-fn run_to_json(c: Command, json: &Path, limit: Duration) -> (Output, Value) {
-    let mut c = c;
-    let out = wait_with_deadline(c.spawn().expect("spawn ipcmark"), limit);
-    assert!(
-        json.exists(),
-        "no report: exit {:?}\n{}\n{}",
-        out.status,
-        stdout(&out),
-        stderr(&out)
-    );
-    let report = read_json(json);
-    let errors = schema_errors(RUN_SCHEMA, &report);
-    assert!(errors.is_empty(), "schema violations: {errors:#?}");
-    (out, report)
 }
 
 /// The two-host testbed at `rate` with an agent in its second namespace,
@@ -90,35 +72,37 @@ fn remote_pingpong_has_the_fields_of_a_local_figure_and_two_runs_compare() {
         .as_ref()
         .map(|tb| tb.token.to_str().unwrap().to_string());
     let spec = served.spec();
-    let local = run_json(
-        &sb,
-        &args(&budget(), &["run", "tcp", "--sizes", "64,1K"]),
-        Duration::from_secs(120),
-    );
-    local.assert_success();
+    let local = Run::new(&sb, &["run", "tcp"])
+        .sizes("64,1K")
+        .args(&budget())
+        .json()
+        .schema()
+        .ok();
     let mut reports = Vec::new();
     for name in ["a.json", "b.json"] {
         let json = sb.path(name);
-        let mut argv = vec!["run", "tcp", "udp", "--remote", &spec, "--sizes", "64,1K"];
-        argv.extend(budget());
-        argv.extend(["--json", json.to_str().unwrap()]);
+        let mut run = Run::new(&sb, &["run", "tcp", "udp", "--remote", &spec])
+            .sizes("64,1K")
+            .args(&budget())
+            .json_at(&json)
+            .schema();
         if let Some(t) = &token {
-            argv.extend(["--token-file", t]);
+            run = run.args(&["--token-file", t]);
         }
-        let c = match &bed {
-            Some(tb) => in_sandbox(&sb, tb.exec_a(&argv)),
-            None => sb.cmd(&argv),
-        };
-        let (out, report) = run_to_json(c, &json, Duration::from_secs(120));
+        if let Some(tb) = &bed {
+            run = run.by(|a| in_sandbox(&sb, tb.exec_a(a)));
+        }
+        let ran = run.run();
         assert!(
-            out.status.success(),
+            ran.status.success(),
             "{place}: {}\n{}",
-            stdout(&out),
-            stderr(&out)
+            ran.stdout,
+            ran.stderr
         );
+        let report = &ran.report;
         assert_eq!(report["remote"]["agent"], spec.as_str(), "{place}");
         assert!(report["remote"]["agent_environment"]["kernel"].is_string());
-        for r in results(&report) {
+        for r in results(report) {
             assert_eq!(r["status"], "ok", "{place}: {r}");
             assert_eq!(r["mode"], "pingpong");
             assert_eq!(r["remote"]["agent"], spec.as_str());
@@ -135,16 +119,11 @@ fn remote_pingpong_has_the_fields_of_a_local_figure_and_two_runs_compare() {
         }
         reports.push(json);
     }
-    let out = sb.run(
-        &[
-            "compare",
-            reports[0].to_str().unwrap(),
-            reports[1].to_str().unwrap(),
-        ],
-        Duration::from_secs(30),
-    );
-    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
-    let page = stdout(&out);
+    let (a, b) = (reports[0].to_str().unwrap(), reports[1].to_str().unwrap());
+    let page = Run::new(&sb, &["compare", a, b])
+        .limit(Duration::from_secs(30))
+        .ok()
+        .stdout;
     assert!(page.contains("tcp") && page.contains("udp"), "{page}");
 }
 
@@ -159,33 +138,18 @@ fn streams_across_a_10_mbit_testbed_reach_the_links_maximum_and_say_so() {
         }
     };
     let sb = Sandbox::new();
-    let json = sb.path("s.json");
     let token = tb.token.to_str().unwrap();
     let spec = served.spec();
-    let argv = [
-        "run",
-        "tcp",
-        "udp",
-        "--remote",
-        &spec,
-        "--token-file",
-        token,
-        "--mode",
-        "stream",
-        "--sizes",
-        "16K",
-        "--no-save",
-        "--json",
-        json.to_str().unwrap(),
-    ];
-    let (out, report) = run_to_json(
-        in_sandbox(&sb, tb.exec_a(&argv)),
-        &json,
-        Duration::from_secs(120),
-    );
-    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
-    let page = stdout(&out);
-    for r in results(&report) {
+    let ran = Run::new(&sb, &["run", "tcp", "udp", "--remote", &spec])
+        .args(&["--token-file", token, "--mode", "stream"])
+        .sizes("16K")
+        .no_save()
+        .json()
+        .schema()
+        .by(|a| in_sandbox(&sb, tb.exec_a(a)))
+        .ok();
+    let page = &ran.stdout;
+    for r in results(&ran.report) {
         let name = r["benchmark"].as_str().unwrap();
         assert_eq!(r["status"], "ok", "{r}");
         let remote = &r["remote"];
@@ -322,12 +286,15 @@ fn the_qnx_network_preset_prints_the_studys_table_from_its_own_testbed() {
     }
     let sb = Sandbox::new();
     // The preset's own testbed and agent, with the shortest budget.
-    let mut argv = vec!["run", "--preset", "qnx-network", "--sizes", "1,1024,15369"];
-    argv.extend(SHORT);
-    argv.push("--no-save");
-    let ran = run_json(&sb, &argv, Duration::from_secs(600));
-    ran.assert_success();
-    let page = ran.stdout();
+    let ran = Run::new(&sb, &["run", "--preset", "qnx-network"])
+        .sizes("1,1024,15369")
+        .short()
+        .no_save()
+        .json()
+        .schema()
+        .limit(Duration::from_secs(600))
+        .ok();
+    let page = &ran.stdout;
     let table: Vec<&str> = page
         .lines()
         .skip_while(|l| !l.starts_with("QNX 4 IPC study (1998), Table 4 (network"))
@@ -380,12 +347,15 @@ fn an_unprivileged_user_runs_an_agent_and_remote_figures_in_every_mode() {
     let served = Served::spawn(nobody.cmd(&sb, &["serve", "--listen", "127.0.0.1:0"]));
     let spec = served.spec();
     for mode in ["pingpong", "stream", "oneway"] {
-        let mut argv = vec!["run", "tcp", "udp", "--remote", &spec, "--sizes", "64"];
-        argv.extend(["--mode", mode, "--link-speed", "1G"]);
-        argv.extend(SHORT);
-        argv.push("--no-save");
-        let ran = run_json_by(&sb, &argv, Duration::from_secs(120), |a| nobody.cmd(&sb, a));
-        ran.assert_success();
+        let ran = Run::new(&sb, &["run", "tcp", "udp", "--remote", &spec])
+            .sizes("64")
+            .args(&["--mode", mode, "--link-speed", "1G"])
+            .short()
+            .no_save()
+            .json()
+            .schema()
+            .nobody(&nobody)
+            .ok();
         for r in results(&ran.report) {
             assert_eq!(r["status"], "ok", "{mode}: {r}");
             assert_eq!(r["remote"]["link"]["source"], "--link-speed");
@@ -451,25 +421,19 @@ fn a_remote_oneway_figure_whose_report_cannot_fit_a_frame_is_refused_before_it_s
         &["--messages", "10000000"][..],
         &["--window", "1000000"][..],
     ] {
-        let mut argv = vec![
-            "run",
-            "udp",
-            "--remote",
-            "127.0.0.1:1",
-            "--mode",
-            "oneway",
-            "--no-save",
-        ];
-        argv.extend_from_slice(extra);
-        let o = sb.run(&argv, Duration::from_secs(30));
-        let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(2), "{err}");
+        let ran = Run::new(&sb, &["run", "udp", "--remote", "127.0.0.1:1"])
+            .args(&["--mode", "oneway"])
+            .no_save()
+            .args(extra)
+            .limit(Duration::from_secs(30))
+            .exits(2);
+        let err = &ran.stderr;
         assert_eq!(err.lines().count(), 1, "{err}");
         // (16 MiB − 64 KiB of the report's other fields) ÷ 21 bytes a stamp.
         assert!(
             err.contains("a one-way figure times at most 795794 messages"),
             "{err}"
         );
-        assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+        assert!(ran.stdout.is_empty(), "{}", ran.stdout);
     }
 }

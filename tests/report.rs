@@ -81,40 +81,19 @@ fn the_report_of_two_runs_draws_every_chart_offline_in_chromium() {
     let sb = Sandbox::new();
     let runs = [sb.path("a.json"), sb.path("b.json")];
     for json in &runs {
-        let out = sb.run(
-            &args(
-                SHORT,
-                &[
-                    "run",
-                    "pipe",
-                    "unix-stream",
-                    "--sizes",
-                    "8,1K,64K",
-                    "--json",
-                    json.to_str().unwrap(),
-                ],
-            ),
-            Duration::from_secs(120),
-        );
-        assert!(out.status.success(), "{}", stderr(&out));
+        Run::new(&sb, &["run", "pipe", "unix-stream"])
+            .sizes("8,1K,64K")
+            .json_at(json)
+            .short()
+            .ok();
     }
     let page = artefacts().join("report.html");
-    let out = sb.run(
-        &[
-            "report",
-            runs[0].to_str().unwrap(),
-            runs[1].to_str().unwrap(),
-            "--html",
-            page.to_str().unwrap(),
-        ],
-        Duration::from_secs(20),
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stdout(&out).contains("(2 runs, 4 charts)"),
-        "{}",
-        stdout(&out)
-    );
+    let ran = Run::new(&sb, &["report"])
+        .args(&[runs[0].to_str().unwrap(), runs[1].to_str().unwrap()])
+        .args(&["--html", page.to_str().unwrap()])
+        .limit(Duration::from_secs(20))
+        .ok();
+    assert!(ran.stdout.contains("(2 runs, 4 charts)"), "{}", ran.stdout);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("Run B against run A"));
     assert!(html.contains("Latency against message size"));

@@ -54,14 +54,12 @@ fn rhealstone_runs_all_six_metrics_consistently_and_leaves_nothing() {
     let _g = serial();
     let sb = Sandbox::new();
     // The report is checked against the schema as it is read.
-    let Ran {
-        out, report, pid, ..
-    } = run_json(
-        &sb,
-        &args(SHORT, &["run", "rhealstone"]),
-        Duration::from_secs(120),
-    );
-    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let ran = Run::new(&sb, &["run", "rhealstone"])
+        .short()
+        .json()
+        .schema()
+        .ok();
+    let report = &ran.report;
     assert_eq!(report["complete"], true);
 
     let rs = report["results"].as_array().unwrap();
@@ -84,9 +82,9 @@ fn rhealstone_runs_all_six_metrics_consistently_and_leaves_nothing() {
     if !fifo {
         eprintln!("SCHED_FIFO refused here: checking the SCHED_OTHER path instead");
         assert!(
-            stderr(&out).contains("SCHED_FIFO was refused"),
+            ran.stderr.contains("SCHED_FIFO was refused"),
             "{}",
-            stderr(&out)
+            ran.stderr
         );
     }
     for r in rs {
@@ -158,18 +156,18 @@ fn rhealstone_runs_all_six_metrics_consistently_and_leaves_nothing() {
             "{pk} of {pn} rounds inverted with inheritance"
         );
     }
-    let table = stdout(&out);
+    let table = &ran.stdout;
     for (id, _) in ISSUE_IDS {
         assert!(table.contains(&id[..20]), "table lacks {id}");
     }
     if fifo {
         assert!(
-            notes_column(&table).contains("priority inversion"),
+            notes_column(table).contains("priority inversion"),
             "{table}"
         );
     }
 
-    assert!(objects_of(pid).is_empty(), "{:?}", objects_of(pid));
+    assert!(objects_of(ran.pid).is_empty(), "{:?}", objects_of(ran.pid));
     assert!(
         eventually(Duration::from_secs(3), || ipcmark_processes().is_empty()),
         "{:?}",

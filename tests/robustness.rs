@@ -10,28 +10,16 @@ use std::time::Duration;
 fn corrupting_channel_is_caught_in_timed_loop_and_in_content_check() {
     let _g = serial();
     let sb = Sandbox::new();
-    let json = sb.path("c.json");
     // At 1 byte the flipped byte is the sequence number; at 4K it is payload
     // only the content check sees.
-    let out = sb.run(
-        &args(
-            SHORT,
-            &[
-                "run",
-                "pipe",
-                "unix-stream",
-                "--sizes",
-                "1,4K",
-                "--fault",
-                "corrupt",
-                "--json",
-                json.to_str().unwrap(),
-            ],
-        ),
-        Duration::from_secs(60),
-    );
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    for r in results(&read_json(&json)) {
+    let ran = Run::new(&sb, &["run", "pipe", "unix-stream"])
+        .sizes("1,4K")
+        .args(&["--fault", "corrupt"])
+        .json()
+        .short()
+        .limit(Duration::from_secs(60))
+        .exits(1);
+    for r in results(&ran.report) {
         assert_eq!(r["status"], "failed", "{r}");
         assert!(r["error"].as_str().unwrap().contains("corrupted"), "{r}");
         assert!(
@@ -39,41 +27,26 @@ fn corrupting_channel_is_caught_in_timed_loop_and_in_content_check() {
             "a corrupt channel produced a figure: {r}"
         );
     }
-    assert!(stdout(&out).contains("FAILED"), "table shows the failure");
+    assert!(ran.stdout.contains("FAILED"), "table shows the failure");
 }
 
 #[test]
 fn dead_peer_fails_the_figure_and_the_run_goes_on() {
     let _g = serial();
     let sb = Sandbox::new();
-    let json = sb.path("d.json");
-    let out = sb.run(
-        &args(
-            SHORT,
-            &[
-                "run",
-                "pipe",
-                "unix-stream",
-                "--sizes",
-                "64",
-                "--fault",
-                "die",
-                "--timeout",
-                "2s",
-                "--json",
-                json.to_str().unwrap(),
-            ],
-        ),
-        Duration::from_secs(30),
-    );
-    assert_eq!(out.status.code(), Some(1));
-    let report = read_json(&json);
-    let rs = results(&report);
+    let ran = Run::new(&sb, &["run", "pipe", "unix-stream"])
+        .sizes("64")
+        .args(&["--fault", "die", "--timeout", "2s"])
+        .json()
+        .short()
+        .limit(Duration::from_secs(30))
+        .exits(1);
+    let rs = results(&ran.report);
     assert_eq!(rs.len(), 2, "the run went on after the first failure");
     for r in rs {
         assert_eq!(r["status"], "failed", "{r}");
     }
-    assert!(stderr(&out).contains("failed"), "{}", stderr(&out));
+    assert!(ran.stderr.contains("failed"), "{}", ran.stderr);
     assert!(ipcmark_processes().is_empty());
 }
 
@@ -83,28 +56,13 @@ fn dead_peer_fails_the_figure_and_the_run_goes_on() {
 fn dead_thread_peer_is_reported_as_ended_for_every_mechanism() {
     let _g = serial();
     let sb = Sandbox::new();
-    let json = sb.path("t.json");
-    let out = sb.run(
-        &args(
-            SHORT,
-            &[
-                "run",
-                "--sizes",
-                "64",
-                "--peer",
-                "thread",
-                "--fault",
-                "die",
-                "--timeout",
-                "20s",
-                "--json",
-                json.to_str().unwrap(),
-            ],
-        ),
-        Duration::from_secs(120),
-    );
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    for r in results(&read_json(&json)) {
+    let ran = Run::new(&sb, &["run"])
+        .sizes("64")
+        .args(&["--peer", "thread", "--fault", "die", "--timeout", "20s"])
+        .json()
+        .short()
+        .exits(1);
+    for r in results(&ran.report) {
         if r["benchmark"] == "pipe-self" {
             // No peer to kill: it must simply work after thread-peer figures.
             assert_eq!(r["status"], "ok", "{r}");
@@ -125,28 +83,14 @@ fn dead_thread_peer_is_reported_as_ended_for_every_mechanism() {
 fn silent_peer_times_out() {
     let _g = serial();
     let sb = Sandbox::new();
-    let json = sb.path("h.json");
-    let out = sb.run(
-        &args(
-            SHORT,
-            &[
-                "run",
-                "pipe",
-                "--sizes",
-                "64",
-                "--fault",
-                "hang",
-                "--timeout",
-                "500ms",
-                "--json",
-                json.to_str().unwrap(),
-            ],
-        ),
-        Duration::from_secs(30),
-    );
-    assert_eq!(out.status.code(), Some(1));
-    let report = read_json(&json);
-    let r = &results(&report)[0];
+    let ran = Run::new(&sb, &["run", "pipe"])
+        .sizes("64")
+        .args(&["--fault", "hang", "--timeout", "500ms"])
+        .json()
+        .short()
+        .limit(Duration::from_secs(30))
+        .exits(1);
+    let r = &results(&ran.report)[0];
     assert!(
         r["error"].as_str().unwrap().contains("did not answer"),
         "{r}"
@@ -159,12 +103,13 @@ fn nothing_is_left_after_runs_that_succeed_or_fail() {
     let _g = serial();
     let sb = Sandbox::new();
     for extra in [&[][..], &["--fault", "die", "--timeout", "2s"][..]] {
-        let mut a = args(SHORT, &["run", "--sizes", "64"]);
-        a.extend_from_slice(extra);
-        let child = sb.cmd(&a).spawn().unwrap();
-        let pid = child.id();
-        let out = wait_with_deadline(child, Duration::from_secs(120));
-        assert!(out.status.code().is_some(), "{}", stderr(&out));
+        let ran = Run::new(&sb, &["run"])
+            .sizes("64")
+            .short()
+            .args(extra)
+            .run();
+        let pid = ran.pid;
+        assert!(ran.code().is_some(), "{}", ran.stderr);
         assert!(
             objects_of(pid).is_empty(),
             "left behind by {extra:?}: {:?}",
@@ -330,33 +275,22 @@ fn a_faked_reply_fails_every_mechanism_in_every_mode() {
     ] {
         for &fault in faults {
             let json = sb.path(&format!("{mode}-{fault}.json"));
-            let mut argv = vec![
-                "run",
-                "--mode",
-                mode,
-                "--sizes",
-                sizes,
-                "--fault",
-                fault,
-                "--timeout",
-                "1s",
-                "--json",
-                json.to_str().unwrap(),
-            ];
-            let mut options = SHORT.to_vec();
+            let mut options = SHORT;
             if mode == "oneway" {
                 // Its own budget: a message count, not samples.
-                options = vec!["--quick", "--messages", "100", "--window", "50"];
+                options = &["--quick", "--messages", "100", "--window", "50"];
             }
-            argv.extend(options);
-            let out = sb.run(&argv, Duration::from_secs(300));
             let what = format!("{mode} --fault {fault}");
-            assert_eq!(out.status.code(), Some(1), "{what}: {}", stderr(&out));
-            let report = read_json(&json);
-            let errors = schema_errors(RUN_SCHEMA, &report);
-            assert!(errors.is_empty(), "{what}: {errors:#?}");
+            let ran = Run::new(&sb, &["run", "--mode", mode])
+                .sizes(sizes)
+                .args(&["--fault", fault, "--timeout", "1s"])
+                .json_at(&json)
+                .args(options)
+                .schema()
+                .limit(Duration::from_secs(300))
+                .exits(1);
             let mut failed = 0;
-            for r in results(&report) {
+            for r in results(&ran.report) {
                 let m = mechs
                     .iter()
                     .find(|m| m["id"] == r["benchmark"])
@@ -378,11 +312,7 @@ fn a_faked_reply_fails_every_mechanism_in_every_mode() {
                 }
             }
             assert!(failed > 0, "{what}: nothing failed");
-            assert!(
-                stdout(&out).contains("FAILED: "),
-                "{what}: {}",
-                stdout(&out)
-            );
+            assert!(ran.stdout.contains("FAILED: "), "{what}: {}", ran.stdout);
         }
     }
 }

@@ -34,14 +34,12 @@ fn sched_group_runs_every_benchmark_consistently_and_leaves_nothing() {
     let _g = serial();
     let sb = Sandbox::new();
     // The report is checked against the schema as it is read.
-    let Ran {
-        out, report, pid, ..
-    } = run_json(
-        &sb,
-        &args(SHORT, &["run", "sched"]),
-        Duration::from_secs(120),
-    );
-    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let ran = Run::new(&sb, &["run", "sched"])
+        .short()
+        .json()
+        .schema()
+        .ok();
+    let report = &ran.report;
     assert_eq!(report["complete"], true);
 
     let rs = report["results"].as_array().unwrap();
@@ -100,7 +98,7 @@ fn sched_group_runs_every_benchmark_consistently_and_leaves_nothing() {
         );
         assert_eq!(r["cpus"].as_array().unwrap().len(), 1, "{id}");
     }
-    assert!(objects_of(pid).is_empty(), "{:?}", objects_of(pid));
+    assert!(objects_of(ran.pid).is_empty(), "{:?}", objects_of(ran.pid));
     assert!(
         eventually(Duration::from_secs(3), || ipcmark_processes().is_empty()),
         "{:?}",

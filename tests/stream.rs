@@ -41,10 +41,9 @@ fn stream_support() -> Vec<(String, Option<String>)> {
 /// report and the table.
 fn run_clean(args: &[&str], limit: Duration) -> (Option<i32>, Value, String) {
     let sb = Sandbox::new();
-    let ran = run_json(&sb, args, limit);
+    let ran = Run::new(&sb, args).json().schema().limit(limit).run();
     ran.assert_released(&sb);
-    let (code, table) = (ran.code(), ran.stdout());
-    (code, ran.report, table)
+    (ran.code(), ran.report, ran.stdout)
 }
 
 /// The counts of one "ok" stream result hold together.

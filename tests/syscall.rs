@@ -29,12 +29,14 @@ const ISSUE_CALLS: &[&str] = &[
 /// `ipcmark run NAMES… SHORT… --json FILE` in a sandbox, which must
 /// succeed; the report, the pid and the table.
 fn run_short(sb: &Sandbox, names: &[&str], limit: Duration) -> (Value, u32, String) {
-    let mut a = vec!["run"];
-    a.extend_from_slice(names);
-    let ran = run_json(sb, &args(SHORT, &a), limit);
-    ran.assert_success();
-    let table = ran.stdout();
-    (ran.report, ran.pid, table)
+    let ran = Run::new(sb, &["run"])
+        .args(names)
+        .short()
+        .json()
+        .schema()
+        .limit(limit)
+        .ok();
+    (ran.report, ran.pid, ran.stdout)
 }
 
 /// Checks one "ok" op result: statistics consistent with each other, and

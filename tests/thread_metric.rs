@@ -28,10 +28,12 @@ const NEED_FIFO: [&str; 3] = [
 
 /// Runs `ipcmark run ARGS --json` to success, leaving nothing behind; the report.
 fn run_ok(sb: &Sandbox, args: &[&str], limit: Duration) -> Value {
-    let mut a = vec!["run"];
-    a.extend_from_slice(args);
-    let ran = run_json(sb, &a, limit);
-    assert!(ran.out.status.success(), "{}", ran.stderr());
+    let ran = Run::new(sb, &["run"])
+        .args(args)
+        .json()
+        .schema()
+        .limit(limit)
+        .ok();
     assert!(
         objects_of(ran.pid).is_empty(),
         "left {:?}",
@@ -145,21 +147,12 @@ fn assert_consistent(r: &Value) {
 fn every_test_runs_consistently_normalises_and_validates() {
     let _g = serial();
     let sb = Sandbox::new();
-    let json = sb.path("tm.json");
-    let out = sb.run(
-        &[
-            "run",
-            "thread-metric",
-            "--period",
-            "200ms",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-        Duration::from_secs(60),
-    );
-    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
-    let report = read_json(&json);
-    let rs = results(&report);
+    let ran = Run::new(&sb, &["run", "thread-metric", "--period", "200ms"])
+        .json()
+        .limit(Duration::from_secs(60))
+        .ok();
+    let report = &ran.report;
+    let rs = results(report);
     let ids: Vec<&str> = rs
         .iter()
         .map(|r| r["benchmark"].as_str().unwrap())
@@ -187,9 +180,9 @@ fn every_test_runs_consistently_normalises_and_validates() {
         let expected = s["ops_per_s"].as_f64().unwrap() / h;
         assert!((ratio - expected).abs() <= 1e-9 * expected, "{id}: R");
     }
-    let errors = schema_errors(RUN_SCHEMA, &report);
+    let errors = schema_errors(RUN_SCHEMA, report);
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
-    let text = stdout(&out);
+    let text = &ran.stdout;
     for needle in IDS.iter().copied().chain(["score", "R", "baseline"]) {
         assert!(text.contains(needle), "table lacks {needle}:\n{text}");
     }
@@ -234,34 +227,28 @@ fn r_waits_for_the_baseline_and_is_null_without_it() {
 fn an_unfair_schedule_fails_the_cooperative_check() {
     let _g = serial();
     let sb = Sandbox::new();
-    let json = sb.path("unfair.json");
-    let out = sb.run(
-        &[
-            "run",
-            "thread-metric-cooperative",
-            "--period",
-            "200ms",
-            "--fault",
-            "unfair",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-        Duration::from_secs(30),
-    );
-    let report = read_json(&json);
-    let r = &results(&report)[0];
+    let ran = Run::new(
+        &sb,
+        &["run", "thread-metric-cooperative", "--period", "200ms"],
+    )
+    .args(&["--fault", "unfair"])
+    .json()
+    .limit(Duration::from_secs(30))
+    .run();
+    let report = &ran.report;
+    let r = &results(report)[0];
     if r["status"] == "skipped" {
         eprintln!("SKIPPED: SCHED_FIFO refused here: {}", r["reason"]);
         return;
     }
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(ran.code(), Some(1), "{}", ran.stderr);
     assert_eq!(r["status"], "failed", "{r}");
     let error = r["error"].as_str().unwrap();
     assert!(error.contains("more than 1 from the average"), "{error}");
     // The counters up to the failure are kept, and show the favoured thread.
     let c = counters(r);
     assert!(c[0] > c[1..].iter().max().unwrap() + 1, "{c:?}");
-    let errors = schema_errors(RUN_SCHEMA, &report);
+    let errors = schema_errors(RUN_SCHEMA, report);
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
 }
 

@@ -64,25 +64,13 @@ fn assert_consistent(r: &Value) {
 fn every_timer_benchmark_runs_consistently_and_validates() {
     let _g = serial();
     let sb = Sandbox::new();
-    let json = sb.path("timer.json");
-    let out = sb.run(
-        &[
-            "run",
-            "timer",
-            "--duration",
-            "300ms",
-            "--frequencies",
-            "250,1000",
-            "--tolerance",
-            "0.5",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-        Duration::from_secs(60),
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let report = read_json(&json);
-    let rs = results(&report);
+    let ran = Run::new(&sb, &["run", "timer", "--duration", "300ms"])
+        .args(&["--frequencies", "250,1000", "--tolerance", "0.5"])
+        .json()
+        .limit(Duration::from_secs(60))
+        .ok();
+    let report = &ran.report;
+    let rs = results(report);
     let ids: Vec<&str> = rs
         .iter()
         .map(|r| r["benchmark"].as_str().unwrap())
@@ -102,9 +90,9 @@ fn every_timer_benchmark_runs_consistently_and_validates() {
     let freqs: Vec<f64> = rs[1..3].iter().map(|r| f(r, "frequency_hz")).collect();
     assert_eq!(freqs, [250.0, 1000.0]);
     assert!(rs[0]["failures"].is_null(), "latency counts no failures");
-    let errors = schema_errors(RUN_SCHEMA, &report);
+    let errors = schema_errors(RUN_SCHEMA, report);
     assert!(errors.is_empty(), "schema violations: {errors:#?}");
-    let text = stdout(&out);
+    let text = &ran.stdout;
     for needle in [
         "timer-latency",
         "timer-failures",
@@ -120,24 +108,13 @@ fn every_timer_benchmark_runs_consistently_and_validates() {
 fn single_timer_benchmark_by_id_and_quick() {
     let _g = serial();
     let sb = Sandbox::new();
-    let json = sb.path("one.json");
-    let out = sb.run(
-        &[
-            "run",
-            "timer-latency",
-            "--quick",
-            "--duration",
-            "200ms",
-            "--period",
-            "500us",
-            "--json",
-            json.to_str().unwrap(),
-        ],
-        Duration::from_secs(30),
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let report = read_json(&json);
-    let rs = results(&report);
+    let ran = Run::new(&sb, &["run", "timer-latency"])
+        .quick()
+        .args(&["--duration", "200ms", "--period", "500us"])
+        .json()
+        .limit(Duration::from_secs(30))
+        .ok();
+    let rs = results(&ran.report);
     assert_eq!(rs.len(), 1);
     assert_consistent(&rs[0]);
     assert_eq!(rs[0]["period_ns"].as_u64(), Some(500_000));

@@ -16,14 +16,18 @@ const QUICK_MEALS: &[&str] = &["--duration", "300ms", "--think", "1ms", "--eat",
 /// nothing behind and that the report fits the schema.
 fn workload(args: &[&str]) -> (Option<i32>, String, String, Value) {
     let sb = Sandbox::new();
-    let mut argv = vec!["workload"];
-    argv.extend_from_slice(args);
-    // run_json checks the report against the workload schema.
-    let ran = run_json(&sb, &argv, Duration::from_secs(120));
-    let (code, so, se) = (ran.code(), ran.stdout(), ran.stderr());
-    assert!(!se.contains("panicked"), "{args:?} panicked:\n{se}");
+    let ran = Run::new(&sb, &["workload"])
+        .args(args)
+        .json()
+        .schema()
+        .run();
+    assert!(
+        !ran.stderr.contains("panicked"),
+        "{args:?} panicked:\n{}",
+        ran.stderr
+    );
     ran.assert_released(&sb);
-    (code, so, se, ran.report)
+    (ran.code(), ran.stdout, ran.stderr, ran.report)
 }
 
 fn runs(report: &Value) -> Vec<&Value> {

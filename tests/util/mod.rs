@@ -7,7 +7,9 @@
 //! test instead of stalling it.
 //!
 //! Here: the sandbox, deadlines, signals and what a run leaves behind.
-//! [`report`]: JSON reports ([`run_json`], [`results`], the schemas and the
+//! [`run`]: [`Run`], a command line run to its end (its `--sizes`, short
+//! budget, `--json`, `--db`, deadline) and [`Ran`], its status, output and
+//! report; [`report`]: JSON reports ([`results`], the schemas and the
 //! consistency checks several modes share); [`registry`]: `ipcmark list`;
 //! [`usage`]: the bad-usage checker; [`nobody`]: runs as an unprivileged user;
 //! [`mount`]: a small tmpfs or a read-only view, unmounted on every path;
@@ -19,6 +21,7 @@ mod mpi;
 mod nobody;
 mod registry;
 mod report;
+mod run;
 mod testbed;
 mod usage;
 
@@ -28,6 +31,7 @@ pub use mpi::*;
 pub use nobody::*;
 pub use registry::*;
 pub use report::*;
+pub use run::*;
 pub use testbed::*;
 pub use usage::*;
 
@@ -52,13 +56,6 @@ pub const SHORT: &[&str] = &[
     "--passes",
     "1",
 ];
-
-/// `command` followed by the `options` (which belong to the subcommand).
-pub fn args<'a>(options: &[&'a str], command: &[&'a str]) -> Vec<&'a str> {
-    let mut v = command.to_vec();
-    v.extend_from_slice(options);
-    v
-}
 
 /// [`SHORT`] without its `--passes 1`, for a test that sets the passes.
 pub fn short_budget() -> &'static [&'static str] {
@@ -118,15 +115,9 @@ impl Sandbox {
         wait_with_deadline(child, limit)
     }
 
-    /// Runs ipcmark as [`run`](Self::run) does, with at most `files` open
-    /// descriptors (`ulimit -n`, set by bash before it becomes ipcmark).
-    pub fn run_with_open_files(&self, files: u32, args: &[&str], limit: Duration) -> Output {
-        let child = self.cmd_with_open_files(files, args).spawn();
-        wait_with_deadline(child.expect("spawn bash"), limit)
-    }
-
-    /// The command [`run_with_open_files`](Self::run_with_open_files) runs:
-    /// bash execs ipcmark, so the child's pid is ipcmark's.
+    /// A command for ipcmark as [`cmd`](Self::cmd) makes it, with at most
+    /// `files` open descriptors (`ulimit -n`, set by bash before it becomes
+    /// ipcmark): bash execs ipcmark, so the child's pid is ipcmark's.
     pub fn cmd_with_open_files(&self, files: u32, args: &[&str]) -> Command {
         let mut c = Command::new("bash");
         c.arg("-c")

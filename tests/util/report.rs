@@ -1,12 +1,9 @@
-//! JSON reports: running ipcmark with `--json`, reading a report, checking it
-//! against its documented schema, and the checks that several modes' results
-//! share.
+//! JSON reports: reading a report, checking it against its documented
+//! schema, and the checks that several modes' results share (a run that
+//! writes one: [`Run::json`](super::Run::json)).
 
-use super::{Sandbox, released, stderr, stdout, wait_with_deadline};
 use serde_json::Value;
 use std::path::Path;
-use std::process::Output;
-use std::time::Duration;
 
 /// The schema of `ipcmark run --json` (relative to the crate root).
 pub const RUN_SCHEMA: &str = "docs/schema/run.schema.json";
@@ -41,95 +38,6 @@ pub fn schema_errors(schema_path: &str, report: &Value) -> Vec<String> {
         .iter_errors(report)
         .map(|e| format!("{e} at {}", e.instance_path()))
         .collect()
-}
-
-/// A finished run that wrote a JSON report.
-pub struct Ran {
-    /// The command line, for messages.
-    pub argv: Vec<String>,
-    pub pid: u32,
-    pub out: Output,
-    pub report: Value,
-}
-
-impl Ran {
-    pub fn code(&self) -> Option<i32> {
-        self.out.status.code()
-    }
-
-    pub fn stdout(&self) -> String {
-        stdout(&self.out)
-    }
-
-    pub fn stderr(&self) -> String {
-        stderr(&self.out)
-    }
-
-    /// Asserts that the run exited 0; shows its exit, stdout and stderr if not.
-    pub fn assert_success(&self) {
-        assert!(
-            self.out.status.success(),
-            "{:?}: exit {:?}\n{}\n{}",
-            self.argv,
-            self.out.status,
-            self.stdout(),
-            self.stderr()
-        );
-    }
-
-    /// Asserts that the run left nothing behind in `sb` (see
-    /// [`assert_released`](super::assert_released)).
-    pub fn assert_released(&self, sb: &Sandbox) {
-        released(sb, self.pid, &format!("{:?}", self.argv));
-    }
-}
-
-/// Runs `argv` (a whole command line: `run …`, `workload …`) in `sb` with
-/// `--json FILE` appended, waiting at most `limit`; reads the report, which
-/// must have been written, and asserts that it fits its documented schema
-/// (run or workload). Whether it succeeded is the caller's to check.
-pub fn run_json(sb: &Sandbox, argv: &[&str], limit: Duration) -> Ran {
-    run_json_by(sb, argv, limit, |a| sb.cmd(a))
-}
-
-/// [`run_json`] with the command that `cmd` makes of the arguments (say,
-/// [`Nobody::cmd`](super::Nobody::cmd)).
-pub fn run_json_by(
-    sb: &Sandbox,
-    argv: &[&str],
-    limit: Duration,
-    cmd: impl FnOnce(&[&str]) -> std::process::Command,
-) -> Ran {
-    let json = sb.path("r.json");
-    let mut a = argv.to_vec();
-    a.extend(["--json", json.to_str().unwrap()]);
-    let child = cmd(&a).spawn().expect("spawn ipcmark");
-    let pid = child.id();
-    let out = wait_with_deadline(child, limit);
-    assert!(
-        json.exists(),
-        "{argv:?} wrote no report: exit {:?}\n{}\n{}",
-        out.status,
-        stdout(&out),
-        stderr(&out)
-    );
-    let report = read_json(&json);
-    let schema = if argv.first() == Some(&"workload") {
-        WORKLOAD_SCHEMA
-    } else {
-        RUN_SCHEMA
-    };
-    let errors = schema_errors(schema, &report);
-    assert!(
-        errors.is_empty(),
-        "{argv:?}: schema violations: {errors:#?}"
-    );
-    Ran {
-        argv: argv.iter().map(|s| s.to_string()).collect(),
-        pid,
-        out,
-        report,
-    }
 }
 
 /// `v` as an unsigned integer.
