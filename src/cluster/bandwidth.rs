@@ -29,7 +29,7 @@ use crate::engine::measure::Measurement;
 use crate::engine::message::clock_overhead_ns;
 use crate::engine::models::calibrate::{iterations_for, warm_up};
 use crate::engine::models::sampling;
-use crate::engine::models::stream::measure::bound;
+use crate::engine::models::stream::facts::bound;
 use crate::engine::models::stream::{Busy, CpuPerMessage, StreamFacts};
 use crate::engine::os::environment::{RankPlace, nodes};
 use crate::engine::os::interrupt;

@@ -9,7 +9,7 @@ use crate::engine::channel::ChannelError;
 use crate::engine::measure::{Budget, Measurement};
 use crate::engine::models::oneway::{self, OneWayPlan};
 use crate::engine::models::pingpong;
-use crate::engine::models::stream::measure::bound;
+use crate::engine::models::stream::facts::bound;
 use crate::engine::models::stream::{Busy, CpuPerMessage, StreamFacts};
 use crate::engine::os::placement::PlacementGuard;
 use crate::engine::run::figure::{Facts, FigureResult, Mode, Outcome};
