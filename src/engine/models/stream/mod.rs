@@ -49,8 +49,11 @@
 //! - [`sink`]: the receiver, run by the peer;
 //! - [`overhead`]: each side's loop timed against a null endpoint;
 //! - [`facts`]: what a stream figure reports beyond its time per message;
+//! - [`assemble`](mod@assemble): the figure from the samples and the two
+//!   sides' tallies, the one computation of local, remote and MPI streams;
 //! - [`measure`](mod@measure): one figure from the sender's side.
 
+pub mod assemble;
 pub mod board;
 pub mod facts;
 pub mod measure;
@@ -59,6 +62,7 @@ pub mod sender;
 pub mod sink;
 
 // The paths the rest of the crate uses; everything else by its module's path.
+pub use assemble::{Refused, Rules, SideTally, StreamCounts, Window, assemble};
 pub use board::{Board, LOSSY_MIN_SIZE, MAX_SAMPLES, SinkPlan};
 pub use facts::{Busy, CpuPerMessage, StreamFacts};
 pub use measure::measure;
