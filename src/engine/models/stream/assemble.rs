@@ -8,7 +8,7 @@
 //! bytes/s, messages/s = size ÷ median, 1 ÷ median        (none for a median at or below zero)
 //! CPU per message     = that side's CPU time ÷ its messages − its loop overhead
 //! busy                = that side's CPU time ÷ its span
-//! loss                = 1 − received ÷ sent
+//! loss                = 1 − received ÷ sent               (0 for a lossless channel)
 //! ```
 //!
 //! Nothing is floored: a time at or below zero is below the clock's
@@ -249,7 +249,13 @@ pub fn assemble(c: &StreamCounts) -> Result<(Measurement, StreamFacts), Refused>
         bounded_by,
         sent,
         received,
-        loss_ratio: 1.0 - received as f64 / sent.max(1) as f64,
+        // A lossless channel whose counts agree lost nothing, even when
+        // neither side counted a message (1 − 0 ÷ 1 would say all).
+        loss_ratio: if c.lossy {
+            1.0 - received as f64 / sent.max(1) as f64
+        } else {
+            0.0
+        },
         samples_bytes_per_s: samples_ns.iter().map(|&ns| rate(ns, size)).collect(),
         verified_messages: c.verified,
         sender_loop_overhead_ns: c.sender.loop_ns,
@@ -374,6 +380,16 @@ mod tests {
         let (_, f) = assemble(&counts(&samples, true, 40)).unwrap();
         assert_eq!((f.sent, f.received, f.loss_ratio), (40, 10, 0.75));
         assert_eq!(f.bounded_by, Bound::Receiver);
+    }
+
+    #[test]
+    fn a_lossless_channel_loses_nothing_even_when_nothing_was_counted() {
+        let samples = [w(1000, 10)];
+        let mut c = counts(&samples, false, 0);
+        c.receiver.messages = 0;
+        assert_eq!(assemble(&c).unwrap().1.loss_ratio, 0.0);
+        c.lossy = true;
+        assert_eq!(assemble(&c).unwrap().1.loss_ratio, 1.0);
     }
 
     #[test]
