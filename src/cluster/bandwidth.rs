@@ -29,14 +29,14 @@ use crate::engine::measure::Measurement;
 use crate::engine::message::clock_overhead_ns;
 use crate::engine::models::calibrate::{iterations_for, warm_up};
 use crate::engine::models::sampling;
-use crate::engine::models::stream::measure::bound;
-use crate::engine::models::stream::{Busy, CpuPerMessage, StreamFacts};
+use crate::engine::models::stream::{
+    Refused, Rules, SideTally, StreamCounts, StreamFacts, Window, assemble,
+};
 use crate::engine::os::environment::{RankPlace, nodes};
 use crate::engine::os::interrupt;
 use crate::engine::run::figure::{Facts, FigureResult, Mode, Outcome};
 use crate::engine::run::runner::RunSettings;
 use crate::engine::run::session::External;
-use crate::stats::{LatencyHistogram, Summary};
 
 /// The id of `mpi bandwidth` figures: the stream mode of the channel whose
 /// ping-pong figures are `mpi`, as `tcp`'s stream figures are `tcp`'s.
@@ -142,8 +142,9 @@ impl WindowFigures {
         let mut ends = Ends::new(side, size, self.window);
         let ends = &mut ends;
         let b = &s.budget;
-        let per_sample = (self.window * self.pairs.len()) as f64;
+        let messages_per_window = (self.window * self.pairs.len()) as u64;
         let clock_ns = clock_overhead_ns();
+        let mut samples = Vec::new();
         let measured = (|| {
             let verify_windows = b.verify_rounds.div_ceil(self.window as u64).max(1);
             self.phase(ends, size, Kind::Verify, verify_windows);
@@ -151,18 +152,23 @@ impl WindowFigures {
                 Ok(self.phase(ends, size, Kind::Warm, n))
             })?;
             let windows = iterations_for(b.sample_time.as_nanos() as u64, per_window);
-            let taken = sampling::take(b.samples, &b.precision, || {
+            let (_, precision) = sampling::take(b.samples, &b.precision, || {
                 interrupt::check()?;
-                let ns = self.phase(ends, size, Kind::Sample, windows);
-                // Never floored: at or below zero is below the clock's resolution.
-                Ok((ns as f64 - clock_ns) / (windows as f64 * per_sample))
+                let w = Window {
+                    ns: self.phase(ends, size, Kind::Sample, windows),
+                    messages: windows * messages_per_window,
+                };
+                samples.push(w);
+                // The assembly times each sample the same way again: no
+                // loop is timed apart from MPI's calls.
+                Ok(w.per_message_ns(clock_ns, 0.0))
             })?;
             self.phase(ends, size, Kind::Verify, verify_windows);
-            Ok::<_, crate::engine::channel::ChannelError>((taken, windows))
+            Ok::<_, crate::engine::channel::ChannelError>(precision)
         })();
         // Every path: the other ranks wait for the end of the figure.
         let tallies = window::end(&self.pairs, size, self.window, ends.tally);
-        let ((samples_ns, precision), windows) = measured.map_err(|e| e.to_string())?;
+        let precision = measured.map_err(|e| e.to_string())?;
         window::check(&self.pairs, &tallies)?;
         let sum = |f: &dyn Fn(&window::Tally) -> u64, senders: bool| -> u64 {
             tallies
@@ -171,57 +177,47 @@ impl WindowFigures {
                 .map(|(_, t)| f(t))
                 .sum()
         };
-        let sent = sum(&|t| t.sample_sent, true);
-        let received = sum(&|t| t.sample_received, false);
-        let verified = sum(&|t| t.verified, false);
-        let (cpu_s, span_s) = (sum(&|t| t.cpu_ns, true), sum(&|t| t.span_ns, true));
-        let (cpu_r, span_r) = (sum(&|t| t.cpu_ns, false), sum(&|t| t.span_ns, false));
-        let summary = Summary::of(&samples_ns).ok_or("no sample was taken")?;
-        let mut hist = LatencyHistogram::new();
-        for &v in &samples_ns {
-            hist.record_ns(v);
-        }
-        let rate = |ns: f64, per: f64| (ns > 0.0).then(|| per * 1e9 / ns);
-        let busy = Busy {
-            sender: cpu_s as f64 / span_s.max(1) as f64,
-            receiver: cpu_r as f64 / span_r.max(1) as f64,
+        let sender = SideTally {
+            messages: sum(&|t| t.sample_sent, true),
+            cpu_ns: sum(&|t| t.cpu_ns, true),
+            span_ns: sum(&|t| t.span_ns, true),
+            loop_ns: 0.0,
         };
-        let per = |cpu: u64, n: u64| (n > 0 && cpu > 0).then(|| cpu as f64 / n as f64);
-        let facts = StreamFacts {
-            bytes_per_s: rate(summary.median, size as f64),
-            messages_per_s: rate(summary.median, 1.0),
-            cpu_ns_per_message: CpuPerMessage {
-                sender: per(cpu_s, sent),
-                receiver: per(cpu_r, received),
-            },
-            busy,
-            bounded_by: bound(busy, false),
-            sent,
-            received,
-            loss_ratio: 0.0,
-            samples_bytes_per_s: samples_ns.iter().map(|&v| rate(v, size as f64)).collect(),
-            verified_messages: verified,
-            sender_loop_overhead_ns: 0.0,
-            receiver_loop_overhead_ns: 0.0,
-            note: None,
+        let receiver = SideTally {
+            messages: sum(&|t| t.sample_received, false),
+            cpu_ns: sum(&|t| t.cpu_ns, false),
+            span_ns: sum(&|t| t.span_ns, false),
+            loop_ns: 0.0,
+        };
+        let counts = StreamCounts {
+            size,
             lossy: false,
+            samples: &samples,
+            sender,
+            receiver,
+            verified: sum(&|t| t.verified, false),
+            clock_overhead_ns: clock_ns,
+            precision,
             window: Some(self.window as u64),
             pairs: Some(self.pairs.len() as u64),
+            rules: MPI_RULES,
         };
-        let m = Measurement {
-            iterations: windows * per_sample as u64,
-            samples_ns,
-            summary,
-            precision,
-            loop_overhead_ns: 0.0,
-            clock_overhead_ns: clock_ns,
-            latency: hist.percentiles().ok_or("no sample was recorded")?,
-            verified_round_trips: 0,
-            histogram: None,
-        };
-        Ok((m, facts))
+        assemble(&counts).map_err(|refused| match refused {
+            Refused::NoSample { .. } => "no sample was taken".into(),
+            // window::check has compared every pair's counts already.
+            other => other.to_string(),
+        })
     }
 }
+
+/// How MPI's stream figures differ from local ones: a phase times all of
+/// its messages, so one is enough to time a sample; and its receivers fail
+/// the figure themselves on any message that is not whole (the verify
+/// phases), so no count of compared messages is required.
+const MPI_RULES: Rules = Rules {
+    fewest: 1,
+    verify_lossless: false,
+};
 
 /// "MPI: rank 0→1 (node 0→0), window 64, timed by rank 0; nodes: 0 vm":
 /// who sends to whom, on which nodes, and whose clock times it.

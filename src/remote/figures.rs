@@ -9,8 +9,9 @@ use crate::engine::channel::ChannelError;
 use crate::engine::measure::{Budget, Measurement};
 use crate::engine::models::oneway::{self, OneWayPlan};
 use crate::engine::models::pingpong;
-use crate::engine::models::stream::measure::bound;
-use crate::engine::models::stream::{Busy, CpuPerMessage, StreamFacts};
+use crate::engine::models::stream::{
+    Refused, Rules, SideTally, StreamCounts, StreamFacts, Window, assemble,
+};
 use crate::engine::os::placement::PlacementGuard;
 use crate::engine::run::figure::{Facts, FigureResult, Mode, Outcome};
 use crate::engine::run::remote::{ClockFacts, LinkFacts, RemoteFacts, WireLimit};
@@ -20,7 +21,6 @@ use crate::remote::clock::{self, Estimate};
 use crate::remote::data::{self, DataEnd, DataKey};
 use crate::remote::roles;
 use crate::remote::task::{Proto, Report, Role, Task};
-use crate::stats::{LatencyHistogram, Summary};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -366,6 +366,16 @@ fn exchanges(ctl: &mut dyn Control) -> Result<Estimate, String> {
     })
 }
 
+/// How remote stream figures differ from local ones: a window is timed
+/// from its first receipt to the next window's first, so one message is
+/// enough to time it; and the receiver compares only the first messages
+/// and one in [`roles::SPOT_CHECK`] whole, so a figure that compared none
+/// proves nothing, lossless or not.
+const REMOTE_RULES: Rules = Rules {
+    fewest: 1,
+    verify_lossless: true,
+};
+
 /// A stream figure from the two sides' reports: each whole window after
 /// the first gives one sample, its span ÷ the messages that arrived in it.
 fn stream_figure(
@@ -374,79 +384,49 @@ fn stream_figure(
     receiver: &Report,
     lossy: bool,
 ) -> Result<(Measurement, StreamFacts), String> {
-    if receiver.messages > sender.messages || (!lossy && receiver.messages != sender.messages) {
-        return Err(format!(
-            "the receiver counted {} messages of the {} sent",
-            receiver.messages, sender.messages
-        ));
-    }
-    let samples_ns: Vec<f64> = receiver
+    // The first window is the start (TCP's slow start, the queues filling).
+    // The agent keeps no empty window (a stall lengthens the one before
+    // it); one in another's report is left out, not counted as untimed.
+    let samples: Vec<Window> = receiver
         .windows
         .iter()
         .skip(1)
         .filter(|[n, _]| *n >= 1)
-        .map(|&[n, span]| span as f64 / n as f64)
+        .map(|&[messages, ns]| Window { ns, messages })
         .collect();
-    let summary = Summary::of(&samples_ns).ok_or_else(|| {
-        format!(
-            "no whole window after the first to time ({} of {} messages arrived)",
-            receiver.messages, sender.messages
-        )
-    })?;
-    let mut hist = LatencyHistogram::new();
-    for &s in &samples_ns {
-        hist.record_ns(s);
-    }
-    let rate = |ns: f64, per: f64| (ns > 0.0).then(|| per * 1e9 / ns);
-    let busy = Busy {
-        sender: sender.cpu_ns as f64 / sender.span_ns.max(1) as f64,
-        receiver: receiver.cpu_ns as f64 / receiver.span_ns.max(1) as f64,
+    // No loop is timed apart from the data plane's.
+    let side = |r: &Report| SideTally {
+        messages: r.messages,
+        cpu_ns: r.cpu_ns,
+        span_ns: r.span_ns,
+        loop_ns: 0.0,
     };
-    let lost = lossy && receiver.messages < sender.messages;
-    let per = |cpu: u64, n: u64| (n > 0 && cpu > 0).then(|| cpu as f64 / n as f64);
-    let facts = StreamFacts {
-        bytes_per_s: rate(summary.median, size as f64),
-        messages_per_s: rate(summary.median, 1.0),
-        cpu_ns_per_message: CpuPerMessage {
-            sender: per(sender.cpu_ns, sender.messages),
-            receiver: per(receiver.cpu_ns, receiver.messages),
-        },
-        busy,
-        bounded_by: bound(busy, lost),
-        sent: sender.messages,
-        received: receiver.messages,
-        loss_ratio: 1.0 - receiver.messages as f64 / sender.messages.max(1) as f64,
-        samples_bytes_per_s: samples_ns.iter().map(|&ns| rate(ns, size as f64)).collect(),
-        verified_messages: receiver.verified,
-        sender_loop_overhead_ns: 0.0,
-        receiver_loop_overhead_ns: 0.0,
-        note: None,
+    let counts = StreamCounts {
+        size,
         lossy,
-        window: None,
-        pairs: None,
-    };
-    if facts.verified_messages == 0 {
-        return Err("no message arrived whole to be compared byte for byte".into());
-    }
-    let m = Measurement {
-        iterations: receiver
-            .windows
-            .iter()
-            .skip(1)
-            .map(|w| w[0])
-            .min()
-            .unwrap_or(0),
-        samples_ns,
-        summary,
+        samples: &samples,
+        sender: side(sender),
+        receiver: side(receiver),
+        verified: receiver.verified,
+        // The receiver may be the agent, whose clock read costs what it
+        // costs there: nothing is subtracted, in either direction alike.
+        clock_overhead_ns: 0.0,
         // The windows are fixed by the stream's duration, not sampled to a precision.
         precision: None,
-        loop_overhead_ns: 0.0,
-        clock_overhead_ns: 0.0,
-        latency: hist.percentiles().expect("samples recorded"),
-        verified_round_trips: 0,
-        histogram: None,
+        window: None,
+        pairs: None,
+        rules: REMOTE_RULES,
     };
-    Ok((m, facts))
+    assemble(&counts).map_err(|refused| match refused {
+        Refused::Counts { sent, received } => {
+            format!("the receiver counted {received} messages of the {sent} sent")
+        }
+        Refused::NoSample { sent, received, .. } => format!(
+            "no whole window after the first to time ({received} of {sent} messages arrived)"
+        ),
+        Refused::Unverified => "no message arrived whole to be compared byte for byte".into(),
+        other => other.to_string(),
+    })
 }
 
 impl External for RemoteFigures {

@@ -1,7 +1,9 @@
 //! One stream figure from the sender's side: the overheads, then verify →
 //! warm-up → samples → verify, then the figures from the receiver's report.
 
+use super::assemble::{Rules, SideTally, StreamCounts, Window, assemble};
 use super::board::{Board, SinkPlan, cpu_now};
+use super::facts::StreamFacts;
 use super::overhead::{receiver_loop_ns, sender_loop_ns};
 use super::sender::send_until;
 use crate::engine::channel::{ChannelError, Endpoint};
@@ -9,129 +11,9 @@ use crate::engine::measure::{Budget, Measurement};
 use crate::engine::message::{clock_overhead_ns, fill_pattern, seq_len, stamp};
 use crate::engine::models::region::Region;
 use crate::engine::os::interrupt::{self, Watchdog};
-use crate::stats::{LatencyHistogram, Summary};
 use crate::sys::clock::monotonic_ns;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-
-/// CPU time per message of each side, ns, that side's loop overhead
-/// subtracted; `None` where what is left is at or below zero (below what
-/// the CPU clock and the loop's timing resolve).
-#[derive(Debug, Clone, Copy)]
-pub struct CpuPerMessage {
-    /// The sender's CPU time ÷ messages it sent in the timed part.
-    pub sender: Option<f64>,
-    /// The receiver's CPU time ÷ messages it received in the timed part.
-    pub receiver: Option<f64>,
-}
-
-/// Share of the timed part each side spent on a CPU (user + system time ÷
-/// its own span of the timed part).
-#[derive(Debug, Clone, Copy)]
-pub struct Busy {
-    /// The sender's.
-    pub sender: f64,
-    /// The receiver's.
-    pub receiver: f64,
-}
-
-/// Which side's pace bounds the stream, so whose loop overhead is in the
-/// time per message (see [`bound`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bound {
-    /// The sender's: the receiver waited for messages.
-    Sender,
-    /// The receiver's: the sender waited for room, or (lossy) its messages
-    /// were dropped.
-    Receiver,
-    /// Both sides were on a CPU about all the time (e.g. one of them
-    /// busy-waits): the CPU times cannot tell.
-    Both,
-}
-
-impl Bound {
-    /// As the JSON and the docs name it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Bound::Sender => "sender",
-            Bound::Receiver => "receiver",
-            Bound::Both => "both",
-        }
-    }
-}
-
-/// Busy shares within this ratio of each other cannot tell which side
-/// bounds the stream.
-const SAME_BUSY: f64 = 0.9;
-
-/// Which side bounds the stream. A queued channel blocks the faster side
-/// (an empty queue stops the receiver, a full one the sender), so the side
-/// that bounds the pace is the one that never waits: the busier. A lossy
-/// channel that lost messages never slowed its sender: the receiver could
-/// not keep up, so it bounds.
-pub fn bound(busy: Busy, lossy_and_lost: bool) -> Bound {
-    if lossy_and_lost {
-        return Bound::Receiver;
-    }
-    let (low, high) = if busy.sender < busy.receiver {
-        (busy.sender, busy.receiver)
-    } else {
-        (busy.receiver, busy.sender)
-    };
-    if high <= 0.0 || low / high >= SAME_BUSY {
-        Bound::Both
-    } else if busy.sender > busy.receiver {
-        Bound::Sender
-    } else {
-        Bound::Receiver
-    }
-}
-
-/// What a stream figure measured beyond its time per message.
-#[derive(Debug, Clone)]
-pub struct StreamFacts {
-    /// Bytes received per second at the median time per message (also the
-    /// result's `throughput_bytes_per_s`); `None` when that median is at or
-    /// below zero (the figure is then below the clock's resolution).
-    pub bytes_per_s: Option<f64>,
-    /// Messages received per second at the median time per message.
-    pub messages_per_s: Option<f64>,
-    /// CPU time per message of each side.
-    pub cpu_ns_per_message: CpuPerMessage,
-    /// Share of the timed part each side spent on a CPU.
-    pub busy: Busy,
-    /// Which side bounds the stream: whose loop overhead was subtracted
-    /// from the time per message (the smaller of the two for
-    /// [`Bound::Both`]).
-    pub bounded_by: Bound,
-    /// Messages sent in the timed part.
-    pub sent: u64,
-    /// Messages received in the timed part.
-    pub received: u64,
-    /// 1 − received / sent (0 for a channel that cannot lose a message).
-    pub loss_ratio: f64,
-    /// Bytes received per second in each sample; `None` for a sample whose
-    /// time per message is at or below zero.
-    pub samples_bytes_per_s: Vec<Option<f64>>,
-    /// Messages compared byte for byte by the receiver.
-    pub verified_messages: u64,
-    /// The sender's loop per message (stamping, the clock every 32
-    /// messages), subtracted from its CPU per message.
-    pub sender_loop_overhead_ns: f64,
-    /// The receiver's loop per message (poisoning and checking the number,
-    /// the boundary), subtracted from its CPU per message.
-    pub receiver_loop_overhead_ns: f64,
-    /// A remark for the result's note (lossy samples left untimed).
-    pub note: Option<String>,
-    /// Whether the channel may lose messages (its loss is then a figure).
-    pub lossy: bool,
-    /// Messages in flight per window, for a stream sent in acknowledged
-    /// windows (MPI's); `None` for a continuous stream.
-    pub window: Option<u64>,
-    /// Sender–receiver pairs whose messages the figure counts together
-    /// (MPI's message rate); `None` for one pair.
-    pub pairs: Option<u64>,
-}
 
 /// Measures one stream figure through `ep`, the client end of a channel
 /// whose server end runs the sink ([`sink_role`](super::sink::sink_role)) with the same `plan` and reports on `board`.
@@ -233,129 +115,36 @@ pub fn measure(
     tail?;
 
     let first = board.boundary(0).load(Ordering::Relaxed);
-    let sent = board.boundary(plan.samples).load(Ordering::Relaxed) - first;
-    let received = board.received().load(Ordering::Relaxed);
-    if received > sent || (!plan.lossy && received != sent) {
-        return Err(ChannelError::Check(format!(
-            "the receiver counted {received} messages of {sent} sent"
-        )));
-    }
-    // The receiver's span of the timed part: its windows end to end.
-    let receiver_span: u64 = (1..=plan.samples)
-        .map(|j| board.window(j).load(Ordering::Relaxed))
-        .sum();
-    let receiver_cpu = board.cpu_ns().load(Ordering::Relaxed);
-    let busy = Busy {
-        sender: sender_cpu as f64 / sender_span.max(1) as f64,
-        receiver: receiver_cpu as f64 / receiver_span.max(1) as f64,
-    };
-    let bounded_by = bound(busy, plan.lossy && received < sent);
-    // The time per message is the pace of the side that bounds the stream,
-    // so that side's loop is in it; never more than either side's.
-    let subtracted = match bounded_by {
-        Bound::Sender => sender_loop,
-        Bound::Receiver => loop_ns,
-        Bound::Both => sender_loop.min(loop_ns),
-    };
-    let mut samples_ns = Vec::with_capacity(plan.samples);
-    let mut fewest = u64::MAX;
-    let mut untimed = 0;
-    for j in 1..=plan.samples {
-        let n = board.count(j).load(Ordering::Relaxed);
-        if n < 2 {
-            if plan.lossy {
-                // (Almost) all of this sample was lost: the receiver's clock
-                // has no window for it. Its messages still count as sent.
-                untimed += 1;
-                continue;
-            }
-            return Err(ChannelError::Check(format!(
-                "sample {j} delivered {n} message(s)"
-            )));
-        }
-        fewest = fewest.min(n);
-        let window = board.window(j).load(Ordering::Relaxed) as f64 - clock_ns;
-        // Never floored: at or below zero is below the clock's resolution.
-        samples_ns.push(window / n as f64 - subtracted);
-    }
-    let summary = Summary::of(&samples_ns).ok_or_else(|| {
-        ChannelError::Check(format!(
-            "no sample had two messages arrive to time ({received} of {sent} arrived)"
-        ))
-    })?;
-    let mut hist = LatencyHistogram::new();
-    for &s in &samples_ns {
-        hist.record_ns(s);
-    }
-    // A rate exists only for a time above zero.
-    let rate = |ns: f64, per: f64| (ns > 0.0).then(|| per * 1e9 / ns);
-    let samples_bytes_per_s: Vec<Option<f64>> =
-        samples_ns.iter().map(|&ns| rate(ns, size as f64)).collect();
-    // Each side's own loop is CPU time too; the mechanism's share is what is
-    // left, if anything is (the CPU clock is exact to 1 µs only).
-    let cpu_left = |cpu: u64, n: u64, loop_ns: f64| {
-        let left = cpu as f64 / n as f64 - loop_ns;
-        (left > 0.0).then_some(left)
-    };
-    let facts = StreamFacts {
-        bytes_per_s: rate(summary.median, size as f64),
-        messages_per_s: rate(summary.median, 1.0),
-        cpu_ns_per_message: CpuPerMessage {
-            sender: cpu_left(sender_cpu, sent, sender_loop),
-            receiver: cpu_left(receiver_cpu, received, loop_ns),
-        },
-        busy,
-        bounded_by,
-        sent,
-        received,
-        loss_ratio: 1.0 - received as f64 / sent as f64,
-        samples_bytes_per_s,
-        verified_messages: board.verified().load(Ordering::Relaxed),
-        sender_loop_overhead_ns: sender_loop,
-        receiver_loop_overhead_ns: loop_ns,
+    let samples: Vec<Window> = (1..=plan.samples)
+        .map(|j| Window {
+            ns: board.window(j).load(Ordering::Relaxed),
+            messages: board.count(j).load(Ordering::Relaxed),
+        })
+        .collect();
+    let counts = StreamCounts {
+        size,
         lossy: plan.lossy,
-        window: None,
-        pairs: None,
-        note: (untimed > 0).then(|| {
-            format!(
-                "{untimed} of {} samples untimed: fewer than two of their messages arrived",
-                plan.samples
-            )
-        }),
-    };
-    if plan.lossy && facts.verified_messages == 0 {
-        return Err(ChannelError::Check(
-            "none of the whole-content check messages arrived".into(),
-        ));
-    }
-    let measurement = Measurement {
+        samples: &samples,
+        sender: SideTally {
+            messages: board.boundary(plan.samples).load(Ordering::Relaxed) - first,
+            cpu_ns: sender_cpu,
+            span_ns: sender_span,
+            loop_ns: sender_loop,
+        },
+        receiver: SideTally {
+            messages: board.received().load(Ordering::Relaxed),
+            cpu_ns: board.cpu_ns().load(Ordering::Relaxed),
+            // The receiver's span of the timed part: its windows end to end.
+            span_ns: samples.iter().map(|w| w.ns).sum(),
+            loop_ns,
+        },
+        verified: board.verified().load(Ordering::Relaxed),
+        clock_overhead_ns: clock_ns,
         // The sample count is bounded by the peer's board, not sampled to a precision.
         precision: None,
-        iterations: fewest,
-        samples_ns,
-        summary,
-        loop_overhead_ns: subtracted,
-        clock_overhead_ns: clock_ns,
-        latency: hist.percentiles().expect("samples recorded"),
-        verified_round_trips: 0,
-        histogram: None,
+        window: None,
+        pairs: None,
+        rules: Rules::LOCAL,
     };
-    Ok((measurement, facts))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_busier_side_bounds_the_stream() {
-        let busy = |sender, receiver| Busy { sender, receiver };
-        assert_eq!(bound(busy(0.5, 1.0), false), Bound::Receiver);
-        assert_eq!(bound(busy(0.99, 0.3), false), Bound::Sender);
-        // Both on a CPU all the time (spinning): the CPU times cannot tell.
-        assert_eq!(bound(busy(0.97, 1.0), false), Bound::Both);
-        assert_eq!(bound(busy(0.0, 0.0), false), Bound::Both);
-        // A lossy channel that lost messages: its receiver could not keep up.
-        assert_eq!(bound(busy(1.0, 0.5), true), Bound::Receiver);
-    }
+    assemble(&counts).map_err(|refused| ChannelError::Check(refused.to_string()))
 }

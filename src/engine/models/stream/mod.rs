@@ -29,7 +29,7 @@
 //! with both clock reads taken by the receiver, never floored (at or below
 //! zero is below the clock's resolution). The time per message is the pace of
 //! the slower side, so the loop inside it is that side's: the busier one
-//! ([`measure::bound`]). The figure is the median over samples, with their
+//! ([`facts::bound`]). The figure is the median over samples, with their
 //! spread.
 //!
 //! **CPU per message** of each side = the thread's user + system time
@@ -48,15 +48,22 @@
 //! - [`sender`]: the sender's timed loop;
 //! - [`sink`]: the receiver, run by the peer;
 //! - [`overhead`]: each side's loop timed against a null endpoint;
+//! - [`facts`]: what a stream figure reports beyond its time per message;
+//! - [`assemble`](mod@assemble): the figure from the samples and the two
+//!   sides' tallies, the one computation of local, remote and MPI streams;
 //! - [`measure`](mod@measure): one figure from the sender's side.
 
+pub mod assemble;
 pub mod board;
+pub mod facts;
 pub mod measure;
 pub mod overhead;
 pub mod sender;
 pub mod sink;
 
 // The paths the rest of the crate uses; everything else by its module's path.
+pub use assemble::{Refused, Rules, SideTally, StreamCounts, Window, assemble};
 pub use board::{Board, LOSSY_MIN_SIZE, MAX_SAMPLES, SinkPlan};
-pub use measure::{Busy, CpuPerMessage, StreamFacts, measure};
+pub use facts::{Busy, CpuPerMessage, StreamFacts};
+pub use measure::measure;
 pub use sink::sink_role;
