@@ -256,7 +256,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     ("history", &["record", "output"]),
     ("remote", &["output", "record", "engine", "stats", "sys"]),
-    ("cluster", &["workloads", "engine", "stats", "sys"]),
+    ("mpi", &["workloads", "engine", "stats", "sys"]),
     ("testbed", &["engine", "sys"]),
     (
         "cli",
@@ -264,7 +264,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "history",
             "analysis",
             "remote",
-            "cluster",
+            "mpi",
             "testbed",
             "output",
             "record",

@@ -8,11 +8,11 @@ mod analysis;
 mod architecture;
 mod benchmarks;
 mod cli;
-#[cfg(feature = "mpi")]
-mod cluster;
 mod engine;
 mod history;
 mod mechanisms;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod output;
 mod presets;
 mod record;

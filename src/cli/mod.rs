@@ -19,8 +19,6 @@ mod run;
 mod serve;
 mod testbed;
 mod workload;
-#[cfg(feature = "mpi")]
-mod workload_mpi;
 
 use crate::engine::os::environment;
 use clap::{Args, Parser, Subcommand, ValueEnum};

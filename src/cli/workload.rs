@@ -254,7 +254,7 @@ fn mpi_engine(args: WorkloadArgs, info: WorkloadInfo, params: Params) -> Result<
             "that --fault does not apply to --engine mpi",
         ));
     }
-    super::workload_mpi::run(super::workload_mpi::MpiRun {
+    super::mpi::workload::run(super::mpi::workload::MpiRun {
         info,
         params,
         handoff: args.handoff,

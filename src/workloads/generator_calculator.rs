@@ -54,7 +54,7 @@ impl Workload for GeneratorCalculator {
 }
 
 /// Resolved settings, shared with the run across MPI ranks
-/// (`cluster::workloads`).
+/// (`mpi::workloads`).
 pub struct Exchange {
     /// Elements per vector.
     pub vector: usize,

@@ -91,7 +91,7 @@ impl Workload for Philosophers {
 }
 
 /// Resolved settings, shared with the run across MPI ranks
-/// (`cluster::workloads`).
+/// (`mpi::workloads`).
 pub struct Table {
     /// Philosophers at the table.
     pub n: usize,

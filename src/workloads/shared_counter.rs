@@ -75,7 +75,7 @@ impl Workload for SharedCounter {
 }
 
 /// Resolved settings, shared with the run across MPI ranks
-/// (`cluster::workloads`).
+/// (`mpi::workloads`).
 pub struct Counter {
     /// 32-bit elements of the array.
     pub elements: usize,

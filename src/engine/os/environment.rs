@@ -64,7 +64,7 @@ pub struct Environment {
 }
 
 /// The MPI job a run spans: its library and where each rank ran. Plain
-/// data: `cluster` gathers it, output writes it.
+/// data: `mpi` gathers it, output writes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MpiJob {
     /// `MPI_Get_library_version`: the library's own description.

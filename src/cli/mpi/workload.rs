@@ -1,21 +1,21 @@
 //! `ipcmark workload NAME --engine mpi` (cargo feature `mpi`), run on every
 //! rank under `mpirun`: every rank runs every run of the workload
-//! (`cluster::workloads`) in every configuration `--place` names (which
+//! (`mpi::workloads`) in every configuration `--place` names (which
 //! ranks play the roles); rank 0 holds the CPU wake-up latency request on
 //! its host, writes `--json` and the history after every run and prints the
 //! tables, as `ipcmark workload` does locally. A failure on any rank is one
 //! line on its stderr and ends the job (`MPI_Abort`), since its peers would
 //! wait for it forever; the runs already saved are kept.
 
-use super::plan::latency_request;
-use super::workload::placement::{number_list, place_parts};
-use super::workload::saving::{ReportStart, Saver, Sink};
-use super::{Failure, hold_cpu_latency, parse, print_stdout};
-use crate::cluster::World;
-use crate::cluster::ranks::{self, RankPlace};
-use crate::cluster::workloads::{self, Job, MpiWorkload, show_ranks};
+use crate::cli::plan::latency_request;
+use crate::cli::workload::placement::{number_list, place_parts};
+use crate::cli::workload::saving::{ReportStart, Saver, Sink};
+use crate::cli::{Failure, hold_cpu_latency, parse, print_stdout};
 use crate::engine::os::environment;
 use crate::engine::run::repeated::{self, RunEnd};
+use crate::mpi::World;
+use crate::mpi::ranks::{self, RankPlace};
+use crate::mpi::workloads::{self, Job, MpiWorkload, show_ranks};
 use crate::output::workload::{self as report, ConfigResult};
 use crate::workloads::{CastRole, Params, RunRecord as WorkloadRun, WorkloadInfo};
 use std::path::PathBuf;
@@ -23,7 +23,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 /// What `ipcmark workload --engine mpi` was given, checked.
-pub(super) struct MpiRun {
+pub(in crate::cli) struct MpiRun {
     pub info: WorkloadInfo,
     pub params: Params,
     pub handoff: Option<u64>,
@@ -71,7 +71,7 @@ impl repeated::Repeated for MpiRuns<'_> {
     }
 }
 
-pub(super) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
+pub(in crate::cli) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
     let world = World::init().map_err(Failure::run)?;
     let mut job = Job::new(a.timeout);
     let prepared = workloads::prepare(a.info.id, &a.params, a.handoff, job.size)
@@ -174,7 +174,7 @@ pub(super) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
         report::machine_line(&env),
         report::render(&a.info, &w.title(), &processes, &none, &results)
     ))?;
-    if let Some(line) = super::history::unsaved_line(sink.unsaved()) {
+    if let Some(line) = crate::cli::history::unsaved_line(sink.unsaved()) {
         eprintln!("{line}");
         return Ok(ExitCode::from(1));
     }
@@ -187,7 +187,7 @@ fn setup(
     a: &MpiRun,
     job: &ranks::MpiJob,
 ) -> Result<(environment::HeldLatency, environment::Environment), Failure> {
-    super::check_json_path(a.json.as_deref())?;
+    crate::cli::check_json_path(a.json.as_deref())?;
     let allowed = crate::sys::sched::allowed_cpus()
         .map_err(|e| Failure::run(format!("sched_getaffinity: {e}")))?;
     let latency = hold_cpu_latency(&latency_request(a.cpu_latency), &allowed)?;

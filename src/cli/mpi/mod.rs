@@ -1,22 +1,25 @@
 //! `ipcmark mpi …` (cargo feature `mpi`), run under `mpirun`/`srun`: rank
 //! 0 runs an ordinary `ipcmark run` whose only item is the MPI figures
-//! (`cluster::pingpong`, `cluster::bandwidth`), so the page, the JSON
+//! (`mpi::pingpong`, `mpi::bandwidth`), so the page, the JSON
 //! report and the history are those of local figures; the ranks taking part
 //! serve rank 0's figures; other ranks wait at a barrier.
 
 use super::flags;
 use super::plan::RunPlan;
 use super::{Failure, RunArgs};
-use crate::cluster::bandwidth::WindowFigures;
-use crate::cluster::pingpong::{MpiPingPong, serve};
-use crate::cluster::{World, ranks};
-use crate::cluster::{deadline, window};
 use crate::engine::os::peer::Fault;
 use crate::engine::os::placement::SidePlacement;
 use crate::engine::run::session::{External, Item};
+use crate::mpi::bandwidth::WindowFigures;
+use crate::mpi::pingpong::{MpiPingPong, serve};
+use crate::mpi::{World, ranks};
+use crate::mpi::{deadline, window};
 use clap::{Args, Subcommand};
 use std::process::ExitCode;
 use std::time::Duration;
+
+/// `ipcmark workload NAME --engine mpi`: a workload's roles across ranks.
+pub(in crate::cli) mod workload;
 
 /// Arguments of `ipcmark mpi`.
 #[derive(Debug, Args)]
