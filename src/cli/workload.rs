@@ -14,7 +14,8 @@ use crate::engine::os::load::Load;
 use crate::engine::os::objects::ObjectNamer;
 use crate::engine::run::load::FigureLoad;
 use crate::output::progress::Progress;
-use crate::output::workload::{self as report, ConfigResult, MigrationRecord};
+use crate::output::workload::{self as report, ConfigResult};
+use crate::record::workload::MigrationRecord;
 use crate::workloads::{self, Fault, LockKind, Opt, Params, RunContext, RunError, WorkloadInfo};
 use clap::{Args, ValueEnum};
 use placement::{migrations, placements};
@@ -335,7 +336,7 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
                 plan.as_ref().map(|plan| MigrationRecord {
                     process: p + 1,
                     role: roles[p].clone(),
-                    plan: plan.into(),
+                    plan: report::migration_plan(plan),
                 })
             })
             .collect(),

@@ -50,7 +50,7 @@ impl Kind {
         let schema = report.get("schema").and_then(Value::as_str).unwrap_or("");
         if schema == crate::record::SCHEMA {
             Ok(Kind::Run)
-        } else if schema == crate::output::workload::records::SCHEMA {
+        } else if schema == crate::record::workload::SCHEMA {
             Ok(Kind::Workload)
         } else if schema.is_empty() {
             Err(Error::Usage("not an ipcmark report (no schema)".into()))
@@ -58,7 +58,7 @@ impl Kind {
             Err(Error::Usage(format!(
                 "schema '{schema}' is not one this ipcmark stores ({}, {})",
                 crate::record::SCHEMA,
-                crate::output::workload::records::SCHEMA
+                crate::record::workload::SCHEMA
             )))
         }
     }

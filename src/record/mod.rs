@@ -18,8 +18,14 @@ pub mod load;
 pub mod remote;
 pub mod run;
 pub mod summary;
+pub mod workload;
 
 pub use run::{FigureRecord, Mode, Peer, RunRecord, SCHEMA, Settings, Status};
+
+/// The `schema` a report's JSON names, if it names one: which record reads it.
+pub fn schema_of(report: &serde_json::Value) -> Option<&str> {
+    report.get("schema").and_then(serde_json::Value::as_str)
+}
 
 /// Reads a field that may be absent, null or a value as `Option<Option<T>>`:
 /// absent is `None` (by `#[serde(default)]`), a present null `Some(None)`,

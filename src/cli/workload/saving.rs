@@ -7,7 +7,8 @@
 use crate::cli::Failure;
 use crate::engine::os::environment;
 use crate::output::json;
-use crate::output::workload::{self as report, MigrationRecord, WorkloadReport};
+use crate::output::workload as report;
+use crate::record::workload::{self as record, MigrationRecord, WorkloadRecord};
 use crate::workloads::WorkloadInfo;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -27,19 +28,19 @@ pub(in crate::cli) struct ReportStart<'a> {
 
 impl ReportStart<'_> {
     /// The report, with no configuration yet.
-    pub(in crate::cli) fn report(self) -> WorkloadReport {
-        WorkloadReport {
-            schema: report::SCHEMA,
-            ipcmark_version: env!("CARGO_PKG_VERSION"),
+    pub(in crate::cli) fn report(self) -> WorkloadRecord {
+        WorkloadRecord {
+            schema: record::SCHEMA.into(),
+            ipcmark_version: env!("CARGO_PKG_VERSION").into(),
             build: json::build::current(),
             started_at: crate::output::recorder::now_rfc3339(),
             finished_at: None,
             complete: false,
             command_line: std::env::args().collect(),
             environment: (&self.environment).into(),
-            workload: self.info.id,
+            workload: self.info.id.into(),
             figure: report::figure_info(self.info),
-            settings: report::WorkloadSettings {
+            settings: record::WorkloadSettings {
                 runs: self.runs,
                 duration_ms: self.duration.map(|d| d.as_secs_f64() * 1e3),
                 timeout_ms: self.timeout.as_secs_f64() * 1e3,
@@ -63,7 +64,7 @@ pub(in crate::cli) struct Sink {
     unsaved: usize,
 }
 
-fn as_value(rep: &WorkloadReport) -> Result<serde_json::Value, Failure> {
+fn as_value(rep: &WorkloadRecord) -> Result<serde_json::Value, Failure> {
     serde_json::to_value(rep).map_err(|e| Failure::run(format!("cannot represent the report: {e}")))
 }
 
@@ -73,7 +74,7 @@ impl Sink {
         json: Option<PathBuf>,
         db: Option<&std::path::Path>,
         no_save: bool,
-        rep: &WorkloadReport,
+        rep: &WorkloadRecord,
     ) -> Result<Sink, Failure> {
         let history = crate::cli::history::writer(db, no_save, &as_value(rep)?)?;
         Ok(Sink {
@@ -84,7 +85,7 @@ impl Sink {
     }
 
     /// Writes the report as it stands to every place still kept.
-    pub(in crate::cli) fn save(&mut self, rep: &WorkloadReport) {
+    pub(in crate::cli) fn save(&mut self, rep: &WorkloadRecord) {
         if let Some(path) = &self.json
             && let Err(e) = json::write_atomic(path, rep)
         {
