@@ -266,9 +266,7 @@ pub fn run_with(
         ))?;
     }
     if let Some(path) = &args.csv {
-        let value = serde_json::to_value(&recorder.report)
-            .map_err(|e| Failure::run(format!("cannot represent the report: {e}")))?;
-        let text = crate::output::csv::render(&value).map_err(Failure::run)?;
+        let text = crate::output::csv::render(&recorder.report).map_err(Failure::run)?;
         std::fs::write(path, text)
             .map_err(|e| Failure::run(format!("cannot write {}: {e}", path.display())))?;
     }

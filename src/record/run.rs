@@ -249,6 +249,18 @@ pub enum Status {
     BelowResolution,
 }
 
+impl Status {
+    /// The name the report writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Skipped => "skipped",
+            Status::Failed => "failed",
+            Status::BelowResolution => "below_resolution",
+        }
+    }
+}
+
 /// How the echo server ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
