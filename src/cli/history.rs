@@ -3,12 +3,11 @@
 //! `workload` hand their reports to.
 
 use super::{Failure, print_stdout};
-use crate::history::{self, Error, Prune, RunWriter, Store};
+use crate::history::{self, Error, Prune, Report, RunWriter, Store};
 use crate::output::{csv, sanitise};
 use crate::record::RunRecord;
 use crate::record::run::ReadError;
 use clap::{Args, ValueEnum};
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -113,7 +112,7 @@ fn reader(db: Option<&Path>) -> Result<Store, Failure> {
 pub fn writer(
     db: Option<&Path>,
     no_save: bool,
-    report: &Value,
+    report: Report<'_>,
 ) -> Result<Option<RunWriter>, Failure> {
     if no_save {
         return Ok(None);

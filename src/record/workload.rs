@@ -259,16 +259,9 @@ pub enum ReadError {
 }
 
 impl WorkloadRecord {
-    /// Reads a workload report's text: its schema checked first (so another
-    /// report is named as such, not as a shape error), then every field.
-    pub fn parse(text: &str) -> Result<WorkloadRecord, ReadError> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| ReadError::NotAWorkloadReport(e.to_string()))?;
-        Self::from_value(value)
-    }
-
-    /// Reads a workload report already parsed as JSON (from a file or the
-    /// history), its schema checked first.
+    /// Reads a workload report parsed as JSON (from a file or the history):
+    /// its schema checked first (so another report is named as such, not as
+    /// a shape error), then every field.
     pub fn from_value(value: serde_json::Value) -> Result<WorkloadRecord, ReadError> {
         match super::schema_of(&value) {
             Some(SCHEMA) => {}
@@ -282,6 +275,13 @@ impl WorkloadRecord {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    /// A report's text read as the record.
+    pub(crate) fn parse(text: &str) -> Result<WorkloadRecord, ReadError> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| ReadError::NotAWorkloadReport(e.to_string()))?;
+        WorkloadRecord::from_value(value)
+    }
 
     /// Reports of `ipcmark workload`, as `--json` wrote them (tests/reports/):
     /// a timed workload with migrations in two placements, one under a
@@ -306,7 +306,7 @@ pub(crate) mod tests {
     #[test]
     fn every_workload_report_reads_back_byte_for_byte() {
         for (name, text) in FIXTURES {
-            let record = WorkloadRecord::parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let record = parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
             let again = serde_json::to_string_pretty(&record).unwrap() + "\n";
             if again != *text {
                 let line = again
@@ -326,10 +326,7 @@ pub(crate) mod tests {
 
     #[test]
     fn the_fixtures_cover_what_a_reader_meets() {
-        let all: Vec<WorkloadRecord> = FIXTURES
-            .iter()
-            .map(|(_, t)| WorkloadRecord::parse(t).unwrap())
-            .collect();
+        let all: Vec<WorkloadRecord> = FIXTURES.iter().map(|(_, t)| parse(t).unwrap()).collect();
         let runs = || {
             all.iter()
                 .flat_map(|w| &w.configurations)
@@ -354,15 +351,15 @@ pub(crate) mod tests {
     #[test]
     fn another_schema_is_named_and_a_shape_error_says_so() {
         assert_eq!(
-            WorkloadRecord::parse(r#"{"schema": "ipcmark.run/1"}"#),
+            parse(r#"{"schema": "ipcmark.run/1"}"#),
             Err(ReadError::Schema("ipcmark.run/1".into()))
         );
         assert!(matches!(
-            WorkloadRecord::parse(r#"{"schema": "ipcmark.workload/1", "configurations": 3}"#),
+            parse(r#"{"schema": "ipcmark.workload/1", "configurations": 3}"#),
             Err(ReadError::NotAWorkloadReport(_))
         ));
         assert!(matches!(
-            WorkloadRecord::parse("[1, 2]"),
+            parse("[1, 2]"),
             Err(ReadError::NotAWorkloadReport(_))
         ));
     }

@@ -6,6 +6,7 @@
 
 use crate::cli::Failure;
 use crate::engine::os::environment;
+use crate::history::Report;
 use crate::output::json;
 use crate::output::workload as report;
 use crate::record::workload::{self as record, MigrationRecord, WorkloadRecord};
@@ -64,10 +65,6 @@ pub(in crate::cli) struct Sink {
     unsaved: usize,
 }
 
-fn as_value(rep: &WorkloadRecord) -> Result<serde_json::Value, Failure> {
-    serde_json::to_value(rep).map_err(|e| Failure::run(format!("cannot represent the report: {e}")))
-}
-
 impl Sink {
     /// Opens the history (unless `--no-save`) with the report as it starts.
     pub(in crate::cli) fn open(
@@ -76,7 +73,7 @@ impl Sink {
         no_save: bool,
         rep: &WorkloadRecord,
     ) -> Result<Sink, Failure> {
-        let history = crate::cli::history::writer(db, no_save, &as_value(rep)?)?;
+        let history = crate::cli::history::writer(db, no_save, Report::Workload(rep))?;
         Ok(Sink {
             json,
             history,
@@ -93,13 +90,11 @@ impl Sink {
             self.json = None;
             self.give_up(&why);
         }
-        if let Some(w) = &mut self.history {
-            let saved =
-                as_value(rep).and_then(|v| w.save(&v).map_err(crate::cli::history::failure));
-            if let Err(f) = saved {
-                self.history = None;
-                self.give_up(&f.message);
-            }
+        if let Some(w) = &mut self.history
+            && let Err(e) = w.save(Report::Workload(rep))
+        {
+            self.history = None;
+            self.give_up(&e.to_string());
         }
     }
 
