@@ -7,7 +7,9 @@ use crate::util::*;
 use serde_json::Value;
 use std::time::Duration;
 
-/// A minimal run report with one ok result per (benchmark, samples) pair.
+/// A run report with one ok result per (benchmark, samples) pair: a real
+/// report's other fields (tests/reports/ipc-quick.json), since compare reads
+/// whole reports, with its own start, host and kernel.
 fn synthetic_report(results: &[(&str, Vec<f64>)], extra: &[Value]) -> Value {
     let mut rs: Vec<Value> = results
         .iter()
@@ -19,12 +21,14 @@ fn synthetic_report(results: &[(&str, Vec<f64>)], extra: &[Value]) -> Value {
         })
         .collect();
     rs.extend_from_slice(extra);
-    serde_json::json!({
-        "schema": "ipcmark.run/1",
-        "started_at": "2026-11-21T10:00:00Z",
-        "environment": { "hostname": "test", "kernel": "6.0" },
-        "results": rs,
-    })
+    let mut report: Value =
+        serde_json::from_str(&std::fs::read_to_string("tests/reports/ipc-quick.json").unwrap())
+            .unwrap();
+    report["started_at"] = "2026-11-21T10:00:00Z".into();
+    report["environment"]["hostname"] = "test".into();
+    report["environment"]["kernel"] = "6.0".into();
+    report["results"] = Value::Array(rs);
+    report
 }
 
 /// The comparison of benchmark `name` in a comparison JSON.

@@ -363,12 +363,7 @@ fn specs_that_name_no_run_exit_2_with_one_line() {
     // An empty history, then one of a single run.
     rusqlite::Connection::open(&db).unwrap();
     let json = sb.path("r.json");
-    std::fs::write(
-        &json,
-        r#"{"schema": "ipcmark.run/1", "started_at": "2026-11-24T00:00:00Z",
-            "environment": {"hostname": "h", "kernel": "k"}, "results": []}"#,
-    )
-    .unwrap();
+    std::fs::copy("tests/reports/ipc-quick.json", &json).unwrap();
     let d = db.to_str().unwrap();
     for (argv, needle) in [
         (vec!["compare", "last", "last~1", "--db", d], "empty"),
@@ -569,12 +564,7 @@ fn another_programs_database_is_refused_and_left_unchanged() {
     }
     let before = std::fs::read(&db).unwrap();
     let report = sb.path("r.json");
-    std::fs::write(
-        &report,
-        r#"{"schema": "ipcmark.run/1", "started_at": "2026-11-24T00:00:00Z",
-            "environment": {"hostname": "h", "kernel": "k"}, "results": []}"#,
-    )
-    .unwrap();
+    std::fs::copy("tests/reports/ipc-quick.json", &report).unwrap();
     let mut cases = vec![
         vec!["history"],
         vec!["show", "last"],

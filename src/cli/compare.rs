@@ -4,19 +4,20 @@
 //! table); then writes the JSON if asked and prints the table.
 
 use super::{CompareArgs, Failure, print_stdout};
-use crate::output::compare::{self, ReadError, RunFile};
-use crate::record::SCHEMA;
+use crate::output::compare::{self, ReadError};
+use crate::record::{RunRecord, SCHEMA};
 use std::path::Path;
 use std::process::ExitCode;
 
 /// The run `spec` names (a file as before, or a run of the history) and
 /// its label in the comparison.
-fn load(db: Option<&Path>, spec: &str) -> Result<(String, RunFile), Failure> {
+fn load(db: Option<&Path>, spec: &str) -> Result<(String, RunRecord), Failure> {
     if crate::history::is_file_spec(spec) {
         return Ok((spec.to_string(), load_file(Path::new(spec))?));
     }
+    // Made safe by `load_spec`, as it read it.
     let (label, report) = crate::history::load_spec(db, spec).map_err(super::history::failure)?;
-    let run = RunFile::parse(&report.to_string()).map_err(|e| {
+    let run = RunRecord::from_value(report).map_err(|e| {
         Failure::usage(match e {
             ReadError::NotARunReport(e) => format!("{label} is not a run of ipcmark run: {e}"),
             ReadError::Schema(schema) => {
@@ -27,10 +28,10 @@ fn load(db: Option<&Path>, spec: &str) -> Result<(String, RunFile), Failure> {
     Ok((label, run))
 }
 
-fn load_file(path: &Path) -> Result<RunFile, Failure> {
+fn load_file(path: &Path) -> Result<RunRecord, Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))?;
-    RunFile::parse(&text).map_err(|e| {
+    compare::read(&text).map_err(|e| {
         Failure::usage(match e {
             ReadError::NotARunReport(e) => {
                 format!("{} is not an ipcmark run report: {e}", path.display())

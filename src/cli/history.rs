@@ -3,10 +3,11 @@
 //! `workload` hand their reports to.
 
 use super::{Failure, print_stdout};
-use crate::history::{self, Error, Prune, RunWriter, Store};
-use crate::output::sanitise;
+use crate::history::{self, Error, Prune, Report, RunWriter, Store};
+use crate::output::{csv, sanitise};
+use crate::record::RunRecord;
+use crate::record::run::ReadError;
 use clap::{Args, ValueEnum};
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -115,7 +116,7 @@ fn reader(db: Option<&Path>) -> Result<Store, Failure> {
 pub fn writer(
     db: Option<&Path>,
     no_save: bool,
-    report: &Value,
+    report: Report<'_>,
 ) -> Result<Option<RunWriter>, Failure> {
     if no_save {
         return Ok(None);
@@ -253,8 +254,15 @@ pub fn export(args: ExportArgs) -> Result<ExitCode, Failure> {
             t.push('\n');
             t
         }
-        Format::Csv => crate::output::csv::render(&report)
-            .map_err(|e| Failure::usage(format!("run {id}: {e}")))?,
+        Format::Csv => {
+            let run = RunRecord::from_value(report).map_err(|e| {
+                Failure::usage(match e {
+                    ReadError::Schema(_) => format!("run {id}: {}", csv::NOT_A_RUN),
+                    ReadError::NotARunReport(e) => format!("run {id}: {e}"),
+                })
+            })?;
+            csv::render(&run).map_err(|e| Failure::usage(format!("run {id}: {e}")))?
+        }
     };
     match &args.output {
         Some(path) => std::fs::write(path, text)

@@ -137,14 +137,13 @@ pub fn run_with(
         cost_models: Vec::new(),
     };
     // The run goes into the history as it is measured (before anything is).
-    let value = serde_json::to_value(&report)
-        .map_err(|e| Failure::run(format!("cannot represent the report: {e}")))?;
-    let mut recorder = Recorder::new(report, machine_env, plan.json.clone());
-    if let Some(w) = super::history::writer(
+    let history = super::history::writer(
         args.output.save.db.path.as_deref(),
         args.output.save.no_save,
-        &value,
-    )? {
+        crate::history::Report::Run(&report),
+    )?;
+    let mut recorder = Recorder::new(report, machine_env, plan.json.clone());
+    if let Some(w) = history {
         recorder = recorder.with_sink(Box::new(w));
     }
     let names = ObjectNamer::new();
@@ -157,9 +156,7 @@ pub fn run_with(
         page::Options::for_stdout(args.output.long),
     ))?;
     if let Some(path) = &args.csv {
-        let value = serde_json::to_value(&recorder.report)
-            .map_err(|e| Failure::run(format!("cannot represent the report: {e}")))?;
-        let text = crate::output::csv::render(&value).map_err(Failure::run)?;
+        let text = crate::output::csv::render(&recorder.report).map_err(Failure::run)?;
         std::fs::write(path, text)
             .map_err(|e| Failure::run(format!("cannot write {}: {e}", path.display())))?;
     }

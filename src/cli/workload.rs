@@ -14,7 +14,8 @@ use crate::engine::os::interrupt;
 use crate::engine::os::objects::ObjectNamer;
 use crate::engine::run::repeated::{self, RunEnd};
 use crate::output::progress::RunsProgress;
-use crate::output::workload::{self as report, ConfigResult, MigrationRecord};
+use crate::output::workload::{self as report, ConfigResult};
+use crate::record::workload::MigrationRecord;
 use crate::workloads::{
     self, Fault, LockKind, Opt, Params, Prepared, RunContext, RunError, RunRecord as WorkloadRun,
     WorkloadInfo,
@@ -365,7 +366,7 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
                 plan.as_ref().map(|plan| MigrationRecord {
                     process: p + 1,
                     role: roles[p].clone(),
-                    plan: plan.into(),
+                    plan: report::migration_plan(plan),
                 })
             })
             .collect(),

@@ -2,8 +2,11 @@
 //! one SQLite database (docs/history.md), written figure by figure as the
 //! run goes, so a run that is stopped or killed keeps what it measured.
 //!
-//! It stores the JSON reports output defines, as JSON: a stored run gives
+//! It stores the JSON reports output writes, as JSON: a stored run gives
 //! back the report `--json` writes, and output reads it as it reads a file.
+//! Its columns (a run's start, host, completion; a figure's key, status,
+//! median and interval) are read from the reports' typed records
+//! (`record`), never from their JSON by path.
 
 mod import;
 mod open;
@@ -11,9 +14,8 @@ mod schema;
 mod writer;
 
 pub use import::check_file;
-pub use writer::RunWriter;
+pub use writer::{Report, RunWriter};
 
-use crate::record::key::FigureKey;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -47,10 +49,10 @@ pub enum Kind {
 impl Kind {
     /// The kind of `report`, from its `schema` field.
     pub fn of(report: &Value) -> Result<Kind, Error> {
-        let schema = report.get("schema").and_then(Value::as_str).unwrap_or("");
+        let schema = crate::record::schema_of(report).unwrap_or("");
         if schema == crate::record::SCHEMA {
             Ok(Kind::Run)
-        } else if schema == crate::output::workload::records::SCHEMA {
+        } else if schema == crate::record::workload::SCHEMA {
             Ok(Kind::Workload)
         } else if schema.is_empty() {
             Err(Error::Usage("not an ipcmark report (no schema)".into()))
@@ -58,7 +60,7 @@ impl Kind {
             Err(Error::Usage(format!(
                 "schema '{schema}' is not one this ipcmark stores ({}, {})",
                 crate::record::SCHEMA,
-                crate::output::workload::records::SCHEMA
+                crate::record::workload::SCHEMA
             )))
         }
     }
@@ -369,69 +371,149 @@ pub fn load_spec(db: Option<&Path>, spec: &str) -> Result<(String, Value), Error
     Ok((format!("run {id}"), store.load_report(id)?))
 }
 
-/// What a figure is, for `figures.key`: a run's figure by its
-/// [`FigureKey`] (benchmark, mode, size, and cold, pacing, interval or
-/// frequency where they apply); a workload's configuration by its name.
-fn figure_key(kind: Kind, f: &Value) -> String {
-    let s = |k: &str| {
-        f.get(k).map_or(String::new(), |v| match v {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
-    };
-    match kind {
-        Kind::Workload => s("name"),
-        Kind::Run => FigureKey::of_result(f).to_string(),
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::record::RunRecord;
+    use crate::record::workload::WorkloadRecord;
 
-    fn report(results: Vec<Value>) -> Value {
-        json!({
-            "schema": crate::record::SCHEMA,
-            "started_at": "2026-11-24T04:00:00Z",
-            "finished_at": null,
-            "complete": false,
-            "command_line": ["ipcmark", "run", "--quick"],
-            "environment": {"hostname": "h", "kernel": "6.18"},
-            "results": results,
-            "warnings": [],
-        })
+    /// Every report of tests/reports/: each run's, then each workload's,
+    /// with its name and text.
+    pub(crate) fn fixtures() -> impl Iterator<Item = (&'static str, &'static str)> {
+        let runs = crate::record::run::tests::FIXTURES.iter();
+        runs.chain(crate::record::workload::tests::FIXTURES)
+            .copied()
     }
 
-    fn figure(name: &str, median: f64) -> Value {
-        json!({"benchmark": name, "mode": "pingpong", "size_bytes": 64, "status": "ok",
-               "latency_ns": {"median": median},
-               "precision": {"interval_ns": {"low": median - 1.5, "high": median + 0.25}}})
+    /// A run report of tests/reports/.
+    fn run(name: &str) -> RunRecord {
+        let (_, text) = crate::record::run::tests::FIXTURES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .unwrap();
+        RunRecord::parse(text).unwrap()
+    }
+
+    /// `whole` as it starts: no figure yet, not complete, not finished.
+    fn started(whole: &RunRecord) -> RunRecord {
+        RunRecord {
+            results: Vec::new(),
+            complete: false,
+            finished_at: None,
+            ..whole.clone()
+        }
+    }
+
+    /// One column of every figure of run `id`, in order.
+    fn column<T: rusqlite::types::FromSql>(store: &Store, id: RunId, col: &str) -> Vec<T> {
+        store
+            .conn
+            .prepare(&format!(
+                "SELECT {col} FROM figures WHERE run_id = ?1 ORDER BY ordinal"
+            ))
+            .unwrap()
+            .query_map([id], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    }
+
+    /// Every report, saved figure by figure as a run saves it (a later pass
+    /// changing a figure already stored), comes back byte for byte, and its
+    /// columns are its records' key, status, median and interval.
+    #[test]
+    fn every_report_saved_step_by_step_comes_back_byte_for_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        for (name, text) in crate::record::run::tests::FIXTURES {
+            let whole = RunRecord::parse(text).unwrap();
+            let mut r = started(&whole);
+            let mut w = RunWriter::start(Store::open(&path).unwrap(), Report::Run(&r)).unwrap();
+            for f in &whole.results {
+                r.results.push(f.clone());
+                w.save(Report::Run(&r)).unwrap();
+            }
+            // A later pass merges into the first figure.
+            if let Some(latency) = r.results[0].latency_ns.as_mut() {
+                latency.median += 1.0;
+            }
+            w.save(Report::Run(&r)).unwrap();
+            w.save(Report::Run(&whole)).unwrap();
+            let (id, store) = (w.id(), Store::open_existing(&path).unwrap());
+            let back = serde_json::to_string_pretty(&store.load_report(id).unwrap()).unwrap();
+            assert_eq!(back + "\n", *text, "{name}");
+            let keys: Vec<String> = whole.results.iter().map(|f| f.key().to_string()).collect();
+            assert_eq!(column::<String>(&store, id, "key"), keys, "{name}");
+            let status: Vec<String> = whole
+                .results
+                .iter()
+                .map(|f| f.status.name().to_string())
+                .collect();
+            assert_eq!(column::<String>(&store, id, "status"), status, "{name}");
+            let medians: Vec<Option<f64>> = whole
+                .results
+                .iter()
+                .map(|f| f.latency_ns.as_ref().map(|l| l.median))
+                .collect();
+            assert_eq!(column::<Option<f64>>(&store, id, "median"), medians);
+            let lows: Vec<Option<f64>> = whole
+                .results
+                .iter()
+                .map(|f| f.precision.as_ref().map(|p| p.interval_ns.low))
+                .collect();
+            assert_eq!(column::<Option<f64>>(&store, id, "interval_low"), lows);
+            let runs = store.runs().unwrap();
+            let row = runs.iter().find(|s| s.id == id).unwrap();
+            assert!(row.complete && row.finished, "{name}");
+            assert_eq!(row.figures, whole.results.len());
+            assert_eq!(row.host, whole.environment.hostname);
+            assert_eq!(row.command_line, whole.command_line);
+        }
+        for (name, text) in crate::record::workload::tests::FIXTURES {
+            let whole = crate::record::workload::tests::parse(text).unwrap();
+            let mut r = WorkloadRecord {
+                configurations: Vec::new(),
+                complete: false,
+                finished_at: None,
+                ..whole.clone()
+            };
+            let mut w =
+                RunWriter::start(Store::open(&path).unwrap(), Report::Workload(&r)).unwrap();
+            for c in &whole.configurations {
+                r.configurations.push(c.clone());
+                w.save(Report::Workload(&r)).unwrap();
+            }
+            w.save(Report::Workload(&whole)).unwrap();
+            let (id, store) = (w.id(), Store::open_existing(&path).unwrap());
+            let back = serde_json::to_string_pretty(&store.load_report(id).unwrap()).unwrap();
+            assert_eq!(back + "\n", *text, "{name}");
+            let names: Vec<String> = whole
+                .configurations
+                .iter()
+                .map(|c| c.name.clone())
+                .collect();
+            assert_eq!(column::<String>(&store, id, "key"), names, "{name}");
+            assert!(
+                column::<Option<String>>(&store, id, "status")
+                    .iter()
+                    .all(Option::is_none)
+            );
+        }
     }
 
     #[test]
-    fn a_report_saved_step_by_step_comes_back_key_for_key() {
+    fn a_report_that_loses_figures_loses_their_rows() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("h.sqlite");
-        let mut r = report(vec![]);
-        let mut w = RunWriter::start(Store::open(&path).unwrap(), &r).unwrap();
-        r["results"] = json!([figure("pipe", 1_234.567_890_123_4)]);
-        w.save(&r).unwrap();
-        r["results"] = json!([figure("pipe", 1200.1), figure("fifo", 0.1 + 0.2)]);
-        r["complete"] = json!(true);
-        r["finished_at"] = json!("2026-11-24T04:01:00Z");
-        w.save(&r).unwrap();
-        let id = w.id();
+        let mut r = run("ipc-quick");
+        let mut w = RunWriter::start(Store::open(&path).unwrap(), Report::Run(&r)).unwrap();
+        w.save(Report::Run(&r)).unwrap();
+        r.results.truncate(1);
+        w.save(Report::Run(&r)).unwrap();
         let store = Store::open_existing(&path).unwrap();
-        let back = store.load_report(id).unwrap();
-        assert_eq!(
-            serde_json::to_string(&back).unwrap(),
-            serde_json::to_string(&r).unwrap()
-        );
-        let runs = store.runs().unwrap();
-        assert_eq!(runs.len(), 1);
-        assert!(runs[0].complete && runs[0].finished);
-        assert_eq!(runs[0].figures, 2);
+        assert_eq!(column::<String>(&store, w.id(), "key").len(), 1);
+        let back = serde_json::to_value(&r).unwrap();
+        assert_eq!(store.load_report(w.id()).unwrap(), back);
     }
 
     #[test]
@@ -440,9 +522,10 @@ mod tests {
         let path = dir.path().join("h.sqlite");
         let empty = Store::open(&path).unwrap();
         assert!(matches!(empty.resolve("last"), Err(Error::Usage(m)) if m.contains("empty")));
+        let r = started(&run("ipc-quick"));
         let ids: Vec<RunId> = (0..3)
             .map(|_| {
-                RunWriter::start(Store::open(&path).unwrap(), &report(vec![]))
+                RunWriter::start(Store::open(&path).unwrap(), Report::Run(&r))
                     .unwrap()
                     .id()
             })
@@ -460,13 +543,14 @@ mod tests {
     fn prune_deletes_what_its_selectors_pick() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("h.sqlite");
-        let mut done = report(vec![figure("pipe", 1.0)]);
-        done["complete"] = json!(true);
-        let ids: Vec<RunId> = [&done, &report(vec![]), &done, &done]
+        let mut done = run("op");
+        done.results.truncate(1);
+        let stopped = started(&done);
+        let ids: Vec<RunId> = [&done, &stopped, &done, &done]
             .iter()
             .map(|r| {
-                let mut w = RunWriter::start(Store::open(&path).unwrap(), r).unwrap();
-                w.save(r).unwrap();
+                let mut w = RunWriter::start(Store::open(&path).unwrap(), Report::Run(r)).unwrap();
+                w.save(Report::Run(r)).unwrap();
                 w.id()
             })
             .collect();

@@ -4,7 +4,6 @@
 //! by it, `compare` pairs figures by it, and the HTML report draws one
 //! series per key less its size.
 
-use serde_json::Value;
 use std::fmt;
 
 /// A figure's identity. Field order is sort order: a mechanism's figures
@@ -47,28 +46,6 @@ impl super::FigureRecord {
 }
 
 impl FigureKey {
-    /// The key of one element of a run report's `results` (`ipcmark.run/1`).
-    pub fn of_result(r: &Value) -> FigureKey {
-        let text = |k: &str| r.get(k).and_then(Value::as_str).map(str::to_string);
-        FigureKey {
-            benchmark: text("benchmark").unwrap_or_default(),
-            mode: text("mode").unwrap_or_default(),
-            cold: r.get("cold_region_bytes").is_some_and(|v| !v.is_null()),
-            pacing: text("pacing"),
-            // Written as an integer; read as any whole number of ns.
-            interval_ns: r.get("interval_ns").and_then(|v| {
-                v.as_u64()
-                    .or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
-            }),
-            // Rust's shortest text of the number: 1000, 12.5.
-            frequency_hz: r
-                .get("frequency_hz")
-                .and_then(Value::as_f64)
-                .map(|hz| hz.to_string()),
-            size_bytes: r.get("size_bytes").and_then(Value::as_u64).unwrap_or(0) as usize,
-        }
-    }
-
     /// The mode with how it was timed, as `compare` labels a figure:
     /// `pingpong`, `pingpong (cold)`, `oneway (every 1000000 ns)`,
     /// `oneway (saturated)`, `periodic (1000 Hz)`.
@@ -126,30 +103,43 @@ impl fmt::Display for FigureKey {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::record::FigureRecord;
+    use serde_json::{Value, json};
 
-    /// The record's key is the one its JSON gives, for every mode's figures.
-    #[test]
-    fn a_records_key_is_its_reports_key() {
-        for (name, text) in crate::record::run::tests::FIXTURES {
-            let record = crate::record::RunRecord::parse(text).unwrap();
-            let value: Value = serde_json::from_str(text).unwrap();
-            for (r, v) in record
-                .results
-                .iter()
-                .zip(value["results"].as_array().unwrap())
-            {
-                assert_eq!(r.key(), FigureKey::of_result(v), "{name}");
-            }
+    /// The key of a figure whose report holds `fields` (a skipped figure,
+    /// with what a one-way or periodic figure's facts need besides).
+    fn key(fields: Value) -> FigureKey {
+        let mut r = json!({"status": "skipped", "reason": "-", "cpus": []});
+        let fields = fields.as_object().unwrap();
+        if fields.contains_key("pacing") {
+            r.as_object_mut().unwrap().extend(
+                json!({"messages_sent": 1, "messages_received": 1, "gaps": 0, "window": 1,
+                       "windows": [], "mean_ns": 1.0, "time_bounded": false,
+                       "sender_timer_slack_ns": 1, "sender_sched_policy": "SCHED_OTHER"})
+                .as_object()
+                .unwrap()
+                .clone(),
+            );
         }
+        if fields.contains_key("frequency_hz") {
+            r.as_object_mut().unwrap().extend(
+                json!({"period_ns": 1, "duration_ms": 1.0, "timer_slack_ns": 1,
+                       "sched_policy": "SCHED_OTHER"})
+                .as_object()
+                .unwrap()
+                .clone(),
+            );
+        }
+        r.as_object_mut().unwrap().extend(fields.clone());
+        serde_json::from_value::<FigureRecord>(r).unwrap().key()
     }
 
     #[test]
     fn warm_and_cold_figures_of_one_size_are_two_figures() {
-        let warm = FigureKey::of_result(&json!(
+        let warm = key(json!(
             {"benchmark": "vm-copy", "mode": "pingpong", "size_bytes": 64}
         ));
-        let cold = FigureKey::of_result(&json!(
+        let cold = key(json!(
             {"benchmark": "vm-copy", "mode": "pingpong", "size_bytes": 64,
              "cold_region_bytes": 8388608}
         ));
@@ -164,7 +154,7 @@ mod tests {
     #[test]
     fn pacing_interval_and_frequency_tell_figures_apart() {
         let oneway = |pacing: &str, interval: Option<u64>| {
-            FigureKey::of_result(&json!({"benchmark": "posix-mq", "mode": "oneway",
+            key(json!({"benchmark": "posix-mq", "mode": "oneway",
                 "size_bytes": 64, "pacing": pacing, "interval_ns": interval}))
         };
         let (sat, every_ms, every_10ms) = (
@@ -180,7 +170,7 @@ mod tests {
         assert_eq!(sat.mode_label(), "oneway (saturated)");
 
         let periodic = |hz: f64| {
-            FigureKey::of_result(&json!({"benchmark": "timer-failures",
+            key(json!({"benchmark": "timer-failures",
                 "mode": "periodic", "size_bytes": 0, "frequency_hz": hz}))
         };
         assert_ne!(periodic(1000.0), periodic(2000.0));
@@ -193,11 +183,27 @@ mod tests {
 
     #[test]
     fn a_series_is_the_key_without_its_size() {
-        let at = |size: u64| {
-            FigureKey::of_result(&json!({"benchmark": "pipe", "mode": "pingpong",
-                "size_bytes": size}))
-        };
+        let at =
+            |size: u64| key(json!({"benchmark": "pipe", "mode": "pingpong", "size_bytes": size}));
         assert_ne!(at(64), at(1024));
         assert_eq!(at(64).series(), at(1024).series());
+    }
+
+    /// Every figure of every mode's report has a key, and no two figures of
+    /// one run share one.
+    #[test]
+    fn no_two_figures_of_a_run_share_a_key() {
+        for (name, text) in crate::record::run::tests::FIXTURES {
+            let record = crate::record::RunRecord::parse(text).unwrap();
+            let mut keys: Vec<String> =
+                record.results.iter().map(|r| r.key().to_string()).collect();
+            let n = keys.len();
+            keys.sort();
+            keys.dedup();
+            // A load sweep measures each figure once per level.
+            if *name != "load-sweep" {
+                assert_eq!(keys.len(), n, "{name}: {keys:?}");
+            }
+        }
     }
 }

@@ -20,8 +20,14 @@ mod report_views;
 pub mod run;
 pub mod summary;
 pub mod units;
+pub mod workload;
 
 pub use run::{FigureRecord, Mode, Peer, RunRecord, SCHEMA, Settings, Status};
+
+/// The `schema` a report's JSON names, if it names one: which record reads it.
+pub fn schema_of(report: &serde_json::Value) -> Option<&str> {
+    report.get("schema").and_then(serde_json::Value::as_str)
+}
 
 /// Reads a field that may be absent, null or a value as `Option<Option<T>>`:
 /// absent is `None` (by `#[serde(default)]`), a present null `Some(None)`,
@@ -33,4 +39,9 @@ where
     T: serde::Deserialize<'de>,
 {
     T::deserialize(d).map(Some)
+}
+
+/// A record's JSON, compact (as the history stores a report).
+pub fn compact_json<T: serde::Serialize>(record: &T) -> Result<String, String> {
+    serde_json::to_string(record).map_err(|e| format!("cannot represent the report: {e}"))
 }

@@ -1,20 +1,9 @@
 //! Small views of the run report's records that the HTML report shows as
-//! text: a status's and a peer's names as the report writes them (beside
-//! [`Mode::name`](super::Mode::name)), checked against serde's own names.
+//! text: a peer's name as the report writes it (beside
+//! [`Mode::name`](super::Mode::name) and [`Status::name`](super::Status::name)),
+//! each checked against serde's own names.
 
-use super::{Peer, Status};
-
-impl Status {
-    /// The name the report writes: `ok`, `skipped`, `failed`, `below_resolution`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Skipped => "skipped",
-            Status::Failed => "failed",
-            Status::BelowResolution => "below_resolution",
-        }
-    }
-}
+use super::Peer;
 
 impl Peer {
     /// The name the report writes: `process` or `thread`.
@@ -28,7 +17,7 @@ impl Peer {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Mode;
+    use super::super::{Mode, Status};
     use super::*;
     use serde_json::{Value, json};
 

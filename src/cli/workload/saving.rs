@@ -7,8 +7,10 @@
 use crate::cli::Failure;
 use crate::engine::os::environment;
 use crate::engine::run::repeated::Observer;
+use crate::history::Report;
 use crate::output::json;
-use crate::output::workload::{self as report, ConfigResult, MigrationRecord, WorkloadReport};
+use crate::output::workload::{self as report, ConfigResult};
+use crate::record::workload::{self as record, MigrationRecord, WorkloadRecord};
 use crate::workloads::{RunRecord as WorkloadRun, WorkloadInfo};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -28,19 +30,19 @@ pub(in crate::cli) struct ReportStart<'a> {
 
 impl ReportStart<'_> {
     /// The report, with no configuration yet.
-    pub(in crate::cli) fn report(self) -> WorkloadReport {
-        WorkloadReport {
-            schema: report::SCHEMA,
-            ipcmark_version: env!("CARGO_PKG_VERSION"),
+    pub(in crate::cli) fn report(self) -> WorkloadRecord {
+        WorkloadRecord {
+            schema: record::SCHEMA.into(),
+            ipcmark_version: env!("CARGO_PKG_VERSION").into(),
             build: json::build::current(),
             started_at: crate::output::recorder::now_rfc3339(),
             finished_at: None,
             complete: false,
             command_line: std::env::args().collect(),
             environment: (&self.environment).into(),
-            workload: self.info.id,
+            workload: self.info.id.into(),
             figure: report::figure_info(self.info),
-            settings: report::WorkloadSettings {
+            settings: record::WorkloadSettings {
                 runs: self.runs,
                 duration_ms: self.duration.map(|d| d.as_secs_f64() * 1e3),
                 timeout_ms: self.timeout.as_secs_f64() * 1e3,
@@ -64,19 +66,15 @@ pub(in crate::cli) struct Sink {
     unsaved: usize,
 }
 
-fn as_value(rep: &WorkloadReport) -> Result<serde_json::Value, Failure> {
-    serde_json::to_value(rep).map_err(|e| Failure::run(format!("cannot represent the report: {e}")))
-}
-
 impl Sink {
     /// Opens the history (unless `--no-save`) with the report as it starts.
     pub(in crate::cli) fn open(
         json: Option<PathBuf>,
         db: Option<&std::path::Path>,
         no_save: bool,
-        rep: &WorkloadReport,
+        rep: &WorkloadRecord,
     ) -> Result<Sink, Failure> {
-        let history = crate::cli::history::writer(db, no_save, &as_value(rep)?)?;
+        let history = crate::cli::history::writer(db, no_save, Report::Workload(rep))?;
         Ok(Sink {
             json,
             history,
@@ -85,7 +83,7 @@ impl Sink {
     }
 
     /// Writes the report as it stands to every place still kept.
-    pub(in crate::cli) fn save(&mut self, rep: &WorkloadReport) {
+    pub(in crate::cli) fn save(&mut self, rep: &WorkloadRecord) {
         if let Some(path) = &self.json
             && let Err(e) = json::write_atomic(path, rep)
         {
@@ -93,13 +91,11 @@ impl Sink {
             self.json = None;
             self.give_up(&why);
         }
-        if let Some(w) = &mut self.history {
-            let saved =
-                as_value(rep).and_then(|v| w.save(&v).map_err(crate::cli::history::failure));
-            if let Err(f) = saved {
-                self.history = None;
-                self.give_up(&f.message);
-            }
+        if let Some(w) = &mut self.history
+            && let Err(e) = w.save(Report::Workload(rep))
+        {
+            self.history = None;
+            self.give_up(&e.to_string());
         }
     }
 
@@ -119,7 +115,7 @@ impl Sink {
 /// configurations' runs so far in the report, the report in the sink.
 /// A `repeated::Observer` of the workload's runs, local or across ranks.
 pub(in crate::cli) struct Saver {
-    pub rep: WorkloadReport,
+    pub rep: WorkloadRecord,
     pub sink: Sink,
     pub headline: crate::workloads::Headline,
     /// Each configuration, its runs filled in as they end.

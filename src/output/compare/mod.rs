@@ -10,20 +10,22 @@
 //! is Mann–Whitney U on the samples, with a bootstrap interval of the ratio
 //! of medians, and the output says run-to-run variation was not measured.
 //!
-//! What it reads of a run report ([`input`], the one `Deserialize` of
-//! ipcmark's own schema), the records it writes ([`records`]) and its table
-//! ([`table`]). The command line reads the files and calls [`compare`].
+//! What it reads of a run report ([`input`]: the typed [`RunRecord`], its
+//! figures paired by [`FigureRecord::key`]), the records it writes
+//! ([`records`]) and its table ([`table`]). The command line reads the files
+//! and calls [`compare`].
 
 pub mod input;
 pub mod records;
 pub mod table;
 
 use crate::record::key::FigureKey;
+use crate::record::{FigureRecord, RunRecord, Status};
 use crate::stats::compare::{
     bootstrap_median, bootstrap_ratio_of_medians, mann_whitney, welch_log,
 };
 use crate::stats::median;
-pub use input::{ReadError, RunFile};
+pub use input::{ReadError, RunFile, read};
 use records::{Beyond, CommonShift, Comparison, IntervalRecord, Side, Test, Unmatched};
 pub use records::{COMPARE_SCHEMA, CompareReport};
 use std::collections::BTreeMap;
@@ -36,7 +38,7 @@ const SHIFT_MIN_RESULTS: usize = 5;
 
 type Key = FigureKey;
 
-fn side(path: &str, f: &RunFile) -> Side {
+fn side(path: &str, f: &RunRecord) -> Side {
     Side {
         path: path.to_string(),
         started_at: f.started_at.clone(),
@@ -45,10 +47,10 @@ fn side(path: &str, f: &RunFile) -> Side {
     }
 }
 
-fn index(f: &RunFile) -> BTreeMap<Key, &input::RunResult> {
+fn index(f: &RunRecord) -> BTreeMap<Key, &FigureRecord> {
     // A cold figure, a one-way figure of another pacing or interval, a
     // periodic one of another frequency: each is its own figure.
-    f.keys.iter().cloned().zip(&f.results).collect()
+    f.results.iter().map(|r| (r.key(), r)).collect()
 }
 
 /// One result's two sides: its samples and, if it had passes, their medians.
@@ -150,7 +152,13 @@ fn beyond(c: &mut Comparison, sides: &Sides, factor: f64, alpha: f64) {
 /// Compares run `b` (read from `path_b`) with run `a` at significance level
 /// `alpha`: every result both measured, the common shift, and what was not
 /// compared and why.
-pub fn compare(path_a: &str, a: &RunFile, path_b: &str, b: &RunFile, alpha: f64) -> CompareReport {
+pub fn compare(
+    path_a: &str,
+    a: &RunRecord,
+    path_b: &str,
+    b: &RunRecord,
+    alpha: f64,
+) -> CompareReport {
     let (ia, ib) = (index(a), index(b));
     let mut comparisons = Vec::new();
     let mut unmatched = Vec::new();
@@ -167,13 +175,8 @@ pub fn compare(path_a: &str, a: &RunFile, path_b: &str, b: &RunFile, alpha: f64)
             miss(key, "only in A".into());
             continue;
         };
-        match (
-            ra.status.as_str(),
-            rb.status.as_str(),
-            &ra.samples_ns,
-            &rb.samples_ns,
-        ) {
-            ("ok", "ok", Some(sa), Some(sb)) => {
+        match (ra.status, rb.status, &ra.samples_ns, &rb.samples_ns) {
+            (Status::Ok, Status::Ok, Some(sa), Some(sb)) => {
                 let sides = Sides {
                     a: sa,
                     b: sb,
@@ -188,7 +191,14 @@ pub fn compare(path_a: &str, a: &RunFile, path_b: &str, b: &RunFile, alpha: f64)
                     None => miss(key, "no samples".into()),
                 }
             }
-            (sa, sb, _, _) => miss(key, format!("not measured on both sides (A {sa}, B {sb})")),
+            (sa, sb, _, _) => miss(
+                key,
+                format!(
+                    "not measured on both sides (A {}, B {})",
+                    sa.name(),
+                    sb.name()
+                ),
+            ),
         }
     }
     for key in ib.keys().filter(|k| !ia.contains_key(*k)) {

@@ -1,6 +1,6 @@
 //! The report of `ipcmark workload`: the runs of each configuration as they
-//! ended ([`ConfigResult`]), their JSON records (schema `ipcmark.workload/1`,
-//! [`records`]) and their tables in the shape of the study's ([`tables`]: a
+//! ended ([`ConfigResult`]), their records (`record::workload`, schema
+//! `ipcmark.workload/1`, built by [`records`]) and their tables in the shape of the study's ([`tables`]: a
 //! row per run, a mean row, and a factor against the best configuration).
 
 pub mod records;
@@ -9,9 +9,7 @@ pub mod tables;
 use crate::stats::Summary;
 use crate::workloads::{CastRole, Headline, RunRecord};
 
-pub use records::{
-    MigrationRecord, SCHEMA, WorkloadReport, WorkloadSettings, configurations, figure_info,
-};
+pub use records::{configurations, figure_info, migration_plan};
 pub use tables::{machine_line, render};
 
 /// The runs of one configuration (one placement), as they ended.
