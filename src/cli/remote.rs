@@ -5,7 +5,6 @@
 
 use super::plan::RunPlan;
 use super::{DirectionArg, Failure, ModeArg, RunArgs};
-use crate::engine::run::remote::{LinkFacts, WireLimit};
 use crate::engine::run::session::Item;
 use crate::record::remote::RemoteRunRecord;
 use crate::remote::auth::read_token_file;
@@ -85,65 +84,6 @@ pub fn check(args: &RunArgs, network_preset: bool) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The wire model's best for a figure of this model: a stream's maximum
-/// goodput, or the serialisation time of a message sent alone (ping-pong
-/// and one-way figures are one way: half the round trip's floor).
-fn limit(proto: Proto, size: usize, kind: &Kind, link: &LinkFacts) -> WireLimit {
-    let w = wire::Wire {
-        mtu: link.mtu,
-        tcp_timestamps: link.tcp_timestamps,
-    };
-    let stream = matches!(kind, Kind::Stream(_));
-    let cost = wire::cost(proto, size, stream, &w);
-    WireLimit {
-        frames_per_message: cost.frames,
-        wire_bytes_per_message: cost.wire_bytes,
-        max_bytes_per_s: stream
-            .then(|| wire::max_goodput_bytes_per_s(proto, size, true, link.bits_per_s, &w)),
-        floor_ns: (!stream)
-            .then(|| wire::round_trip_floor_ns(proto, size, link.bits_per_s, &w) / 2.0),
-    }
-}
-
-/// The link to `agent`: the route's interface and its speed, or the speed
-/// `--link-speed` gives; `None` (with a warning) when neither says.
-fn link_to(agent: SocketAddr, speed: Option<u64>) -> Option<LinkFacts> {
-    let found = link::link_for(agent.ip()).map(|l| match speed {
-        Some(b) => l.with_speed(b),
-        None => l,
-    });
-    let link = match (found, speed) {
-        (Ok(l), _) => l,
-        // No route to read (an odd address family): the wire's defaults.
-        (Err(_), Some(b)) => link::Link {
-            interface: None,
-            bits_per_s: Some(b),
-            source: "--link-speed".into(),
-            mtu: wire::DEFAULT_MTU,
-            tcp_timestamps: true,
-            shaper: false,
-        },
-        (Err(e), None) => {
-            eprintln!("warning: the link to {agent}: {e}; give --link-speed for the efficiency");
-            return None;
-        }
-    };
-    match link.bits_per_s {
-        Some(bits_per_s) => Some(LinkFacts {
-            bits_per_s,
-            source: link.source,
-            interface: link.interface,
-            mtu: link.mtu,
-            tcp_timestamps: link.tcp_timestamps,
-            shaper: link.shaper,
-        }),
-        None => {
-            eprintln!("warning: the link to {agent}: {}", link.source);
-            None
-        }
-    }
-}
-
 /// Connects to the agent (`--remote`, or a testbed's for a network preset
 /// without it) and turns the plan's tcp and udp items into remote ones.
 /// Names other than tcp and udp are refused (exit 2); with no names, the
@@ -174,15 +114,15 @@ pub fn attach(args: &RunArgs, plan: &mut RunPlan) -> Result<Option<RemoteRun>, F
                 )));
             }
         };
-        let proto = match mech.info().id {
-            "tcp" => Proto::Tcp,
-            "udp" => Proto::Udp,
-            id if explicit => {
+        let proto = match Proto::of_mechanism(mech.info().id) {
+            Some(p) => p,
+            None if explicit => {
                 return Err(Failure::usage(format!(
-                    "--remote runs tcp and udp against the agent; '{id}' runs on one host"
+                    "--remote runs tcp and udp against the agent; '{}' runs on one host",
+                    mech.info().id
                 )));
             }
-            _ => continue,
+            None => continue,
         };
         if let Kind::OneWay(p) = &kind
             && p.messages > MAX_ONEWAY_MESSAGES
@@ -222,7 +162,10 @@ pub fn attach(args: &RunArgs, plan: &mut RunPlan) -> Result<Option<RemoteRun>, F
         authenticated,
         agent_cpu: args.remote_cpu,
     };
-    let link = link_to(addr, args.link_speed);
+    // Without a speed the figures have no efficiency; the run goes on.
+    let link = link::link_to(addr, args.link_speed)
+        .map_err(|w| eprintln!("warning: {w}"))
+        .ok();
     let control: SharedControl = Arc::new(Mutex::new(Box::new(agent)));
     for (proto, kind, sizes) in protos {
         // One per item, held by the plan for the whole run.
@@ -231,7 +174,7 @@ pub fn attach(args: &RunArgs, plan: &mut RunPlan) -> Result<Option<RemoteRun>, F
             kind,
             control: Arc::clone(&control),
             link: link.clone(),
-            limit,
+            limit: wire::limit,
             agent_cpu: args.remote_cpu,
             client_cpu: AtomicUsize::new(crate::remote::figures::NO_CPU),
         });
