@@ -8,22 +8,15 @@ use super::{DirectionArg, Failure, ModeArg, RunArgs};
 use crate::engine::run::session::Item;
 use crate::record::remote::RemoteRunRecord;
 use crate::remote::auth::read_token_file;
-use crate::remote::client::Agent;
-use crate::remote::data::DataKey;
-use crate::remote::figures::{Control, Direction, Kind, RemoteFigures, SharedControl};
+use crate::remote::client::{Agent, CONNECT_TIMEOUT};
+use crate::remote::figures::{Direction, Kind, RemoteFigures, SharedControl};
 use crate::remote::frame;
-use crate::remote::protocol::DEFAULT_PORT;
-use crate::remote::task::{MAX_ONEWAY_MESSAGES, Proto, Report, STAMP_JSON_BYTES, Task};
+use crate::remote::own_agent::OwnAgent;
+use crate::remote::task::{MAX_ONEWAY_MESSAGES, Proto, STAMP_JSON_BYTES};
 use crate::remote::{link, wire};
 use crate::testbed::{Options, Testbed};
-use std::net::SocketAddr;
-use std::process::{Child, Stdio};
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-
-/// How long connecting to the agent may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What a remote run holds until it ends: the agent's record for the
 /// report, and the testbed (removed when dropped) if the run built one.
@@ -32,27 +25,6 @@ pub struct RemoteRun {
     pub record: RemoteRunRecord,
     /// The testbed this run built, with its agent.
     _testbed: Option<OwnTestbed>,
-}
-
-impl Control for Agent {
-    fn agent(&self) -> SocketAddr {
-        self.addr()
-    }
-    fn start(&mut self, task: &Task) -> Result<(u16, DataKey), String> {
-        Agent::start(self, task)
-    }
-    fn finish(&mut self, wait: Duration) -> Result<Report, String> {
-        Agent::finish(self, wait)
-    }
-    fn clock(&mut self) -> Result<[u64; 4], String> {
-        Agent::clock(self)
-    }
-    fn alive(&self) -> Result<(), String> {
-        self.check_alive()
-    }
-    fn watch(&self) -> Option<std::os::fd::RawFd> {
-        Some(self.control_fd())
-    }
 }
 
 /// Checks the remote flags against the rest (exit 2), before anything is
@@ -150,7 +122,7 @@ pub fn attach(args: &RunArgs, plan: &mut RunPlan) -> Result<Option<RemoteRun>, F
     let authenticated = token.is_some();
     let agent = match (&args.remote, &testbed) {
         (Some(spec), _) => Agent::connect(spec, token, CONNECT_TIMEOUT),
-        (None, Some(t)) => t.connect(token),
+        (None, Some(t)) => t.agent.connect(token),
         (None, None) => unreachable!("a testbed is built without --remote"),
     }
     .map_err(Failure::run)?;
@@ -193,34 +165,11 @@ pub fn attach(args: &RunArgs, plan: &mut RunPlan) -> Result<Option<RemoteRun>, F
 }
 
 /// A testbed this run built, with the agent it started in it. Dropped:
-/// the agent is killed and reaped, then the testbed removed.
-pub struct OwnTestbed {
-    agent: Child,
+/// the agent is killed and reaped (the first field drops first), then the
+/// testbed removed.
+struct OwnTestbed {
+    agent: OwnAgent,
     bed: Testbed,
-}
-
-impl Drop for OwnTestbed {
-    fn drop(&mut self) {
-        let _ = self.agent.kill();
-        let _ = self.agent.wait();
-    }
-}
-
-impl OwnTestbed {
-    /// The agent's session, once it listens (it was just started).
-    fn connect(&self, token: Option<Vec<u8>>) -> Result<Agent, String> {
-        let spec = format!("{}:{}", self.bed.agent_ip(), DEFAULT_PORT);
-        let until = Instant::now() + CONNECT_TIMEOUT;
-        loop {
-            match Agent::connect(&spec, token.clone(), CONNECT_TIMEOUT) {
-                Ok(a) => return Ok(a),
-                Err(_) if Instant::now() < until => {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                Err(e) => return Err(format!("the testbed's agent: {e}")),
-            }
-        }
-    }
 }
 
 /// The testbed a network preset runs in when no `--remote` is given: two
@@ -239,20 +188,10 @@ fn testbed_for_preset() -> Result<OwnTestbed, Failure> {
              can build its two-host testbed ({e})"
         ))
     })?;
-    let listen = format!("{}:{}", bed.agent_ip(), DEFAULT_PORT);
-    let token = bed.token_path().to_string_lossy().into_owned();
-    let mut cmd = bed
-        .command_in_agent_ns(&["serve", "--listen", &listen, "--token-file", &token])
-        .map_err(Failure::run)?;
-    // A run killed with SIGKILL cannot remove its testbed, but its agent
-    // ends with it, so `ipcmark clean` finds the namespaces idle.
-    crate::sys::process::parent_death_signal_for(&mut cmd, libc::SIGTERM);
-    let agent = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| Failure::run(format!("cannot start the testbed's agent: {e}")))?;
+    let agent = OwnAgent::start(bed.agent_ip().into(), bed.token_path(), |args| {
+        bed.command_in_agent_ns(args)
+    })
+    .map_err(Failure::run)?;
     let own = OwnTestbed { agent, bed };
     own.bed.enter_client_side().map_err(Failure::run)?;
     Ok(own)
