@@ -2,20 +2,22 @@
 //! against an `ipcmark serve` agent on another host — or, for a network
 //! preset without `--remote`, against an agent in a two-host testbed this
 //! run builds and removes.
+//!
+//! Only the flags and the order of the steps are here; what each step does
+//! is the `remote` layer's (`items`, `link`, `own_agent`, `client`) and the
+//! testbed's. Refusals of the plan are usage errors (exit 2), failures to
+//! reach the agent run errors (exit 1).
 
-use super::plan::RunPlan;
-use super::{DirectionArg, Failure, ModeArg, RunArgs};
-use crate::engine::run::session::Item;
+use super::RunPlan;
+use crate::cli::{DirectionArg, Failure, ModeArg, RunArgs};
 use crate::record::remote::RemoteRunRecord;
 use crate::remote::auth::read_token_file;
 use crate::remote::client::{Agent, CONNECT_TIMEOUT};
-use crate::remote::figures::{Direction, Kind, RemoteFigures, SharedControl};
-use crate::remote::frame;
+use crate::remote::figures::{Direction, SharedControl};
+use crate::remote::items;
+use crate::remote::link;
 use crate::remote::own_agent::OwnAgent;
-use crate::remote::task::{MAX_ONEWAY_MESSAGES, Proto, STAMP_JSON_BYTES};
-use crate::remote::{link, wire};
 use crate::testbed::{Options, Testbed};
-use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 
 /// What a remote run holds until it ends: the agent's record for the
@@ -65,51 +67,15 @@ pub fn attach(args: &RunArgs, plan: &mut RunPlan) -> Result<Option<RemoteRun>, F
     if args.remote.is_none() && !network_preset {
         return Ok(None);
     }
+    let direction = match args.direction {
+        Some(DirectionArg::Receive) => Direction::Receive,
+        _ => Direction::Send,
+    };
     let explicit = !args.names.is_empty();
-    let mut kept = Vec::new();
-    let mut protos = Vec::new();
-    for (item, sizes) in plan.session.items.drain(..) {
-        let (mech, kind) = match item {
-            Item::PingPong(m, _) => (m, Kind::PingPong),
-            Item::Stream(m, _) => (
-                m,
-                Kind::Stream(match args.direction {
-                    Some(DirectionArg::Receive) => Direction::Receive,
-                    _ => Direction::Send,
-                }),
-            ),
-            Item::OneWay(m, p) => (m, Kind::OneWay(p)),
-            other => {
-                return Err(Failure::usage(format!(
-                    "--remote runs tcp and udp against the agent; '{}' runs on one host",
-                    other.id()
-                )));
-            }
-        };
-        let proto = match Proto::of_mechanism(mech.info().id) {
-            Some(p) => p,
-            None if explicit => {
-                return Err(Failure::usage(format!(
-                    "--remote runs tcp and udp against the agent; '{}' runs on one host",
-                    mech.info().id
-                )));
-            }
-            None => continue,
-        };
-        if let Kind::OneWay(p) = &kind
-            && p.messages > MAX_ONEWAY_MESSAGES
-        {
-            return Err(Failure::usage(format!(
-                "--remote: a one-way figure times at most {MAX_ONEWAY_MESSAGES} messages (the \
-                 agent's report, a stamp of up to {STAMP_JSON_BYTES} bytes per message, must fit \
-                 a {} MiB control frame), not {}: lower --messages (or --window, on which \
-                 its default depends)",
-                frame::MAX_FRAME >> 20,
-                p.messages
-            )));
-        }
-        protos.push((proto, kind, sizes));
-    }
+    // Every refusal of the plan comes before a testbed is built or an
+    // agent reached.
+    let chosen = items::choose(std::mem::take(&mut plan.session.items), direction, explicit)
+        .map_err(Failure::usage)?;
     let testbed = match &args.remote {
         Some(_) => None,
         None => Some(testbed_for_preset()?),
@@ -139,25 +105,8 @@ pub fn attach(args: &RunArgs, plan: &mut RunPlan) -> Result<Option<RemoteRun>, F
         .map_err(|w| eprintln!("warning: {w}"))
         .ok();
     let control: SharedControl = Arc::new(Mutex::new(Box::new(agent)));
-    for (proto, kind, sizes) in protos {
-        // One per item, held by the plan for the whole run.
-        let figures = Arc::new(RemoteFigures {
-            proto,
-            kind,
-            control: Arc::clone(&control),
-            link: link.clone(),
-            limit: wire::limit,
-            agent_cpu: args.remote_cpu,
-            client_cpu: AtomicUsize::new(crate::remote::figures::NO_CPU),
-        });
-        kept.push((Item::External(figures), sizes));
-    }
-    if kept.is_empty() {
-        return Err(Failure::usage(
-            "--remote runs tcp and udp against the agent: name one of them (or none for both)",
-        ));
-    }
-    plan.session.items = kept;
+    plan.session.items =
+        items::external(chosen, control, link, args.remote_cpu).map_err(Failure::usage)?;
     Ok(Some(RemoteRun {
         record,
         _testbed: testbed,
