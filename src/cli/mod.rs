@@ -13,7 +13,6 @@ mod man;
 mod mpi;
 pub mod parse;
 mod plan;
-mod remote;
 mod report;
 mod run;
 mod serve;

@@ -97,9 +97,9 @@ pub fn run_with(
         // `show`) finds the study's tables by its name.
         plan.settings.preset = Some(st.name.to_string());
     }
-    super::remote::check(&args, plan.preset.is_some_and(|p| p.network))?;
+    super::plan::remote::check(&args, plan.preset.is_some_and(|p| p.network))?;
     // Held to the end of the run: a testbed it built is removed when dropped.
-    let remote = super::remote::attach(&args, &mut plan)?;
+    let remote = super::plan::remote::attach(&args, &mut plan)?;
     if let Some(change) = items {
         change(&mut plan);
     }

@@ -1,8 +1,10 @@
 //! The client's side of the control protocol: one session with an agent
-//! ([`Agent`]). Every error is one line that names the agent's address.
+//! ([`Agent`]), and the same session as the remote figures use it
+//! ([`Control`]). Every error is one line that names the agent's address.
 
 use crate::remote::auth::{self, Side};
 use crate::remote::data::DataKey;
+use crate::remote::figures::Control;
 use crate::remote::frame::{self, FrameError};
 use crate::remote::protocol::{
     AgentMsg, ClientMsg, DEFAULT_PORT, PROTOCOL_VERSION, announced_protocol, ipcmark_version,
@@ -15,6 +17,10 @@ use std::time::{Duration, Instant};
 
 /// The longest the agent may take to answer a request (all but `Finish`).
 pub const ANSWER: Duration = Duration::from_secs(5);
+
+/// How long connecting to the agent may take (a run's `--remote`, or the
+/// agent a run starts for itself, once it listens).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// An open session with an agent.
 pub struct Agent {
@@ -315,6 +321,29 @@ impl Agent {
             "the agent at {} sent an unexpected {name} during {during}",
             self.addr
         )
+    }
+}
+
+// The figures see the session through `Control` only, so that unit tests
+// can stand a scripted agent in its place.
+impl Control for Agent {
+    fn agent(&self) -> SocketAddr {
+        self.addr()
+    }
+    fn start(&mut self, task: &Task) -> Result<(u16, DataKey), String> {
+        Agent::start(self, task)
+    }
+    fn finish(&mut self, wait: Duration) -> Result<Report, String> {
+        Agent::finish(self, wait)
+    }
+    fn clock(&mut self) -> Result<[u64; 4], String> {
+        Agent::clock(self)
+    }
+    fn alive(&self) -> Result<(), String> {
+        self.check_alive()
+    }
+    fn watch(&self) -> Option<std::os::fd::RawFd> {
+        Some(self.control_fd())
     }
 }
 

@@ -5,8 +5,9 @@
 //!
 //! Everything is read in the calling thread's network namespace.
 
+use crate::engine::run::remote::LinkFacts;
 use crate::remote::wire::DEFAULT_MTU;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::process::Command;
 
 /// The link towards one host.
@@ -168,6 +169,54 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     Ok(bits as u64)
 }
 
+/// The link to the agent at `agent` as its figures record it: the route's
+/// interface and speed, or the speed `--link-speed` gives (`speed`). The
+/// error is the warning to print when neither says: the figures then have
+/// no efficiency, and the run goes on.
+pub fn link_to(agent: SocketAddr, speed: Option<u64>) -> Result<LinkFacts, String> {
+    facts(agent, link_for(agent.ip()), speed)
+}
+
+/// [`link_to`] once the route has been read (`found`).
+fn facts(
+    agent: SocketAddr,
+    found: Result<Link, String>,
+    speed: Option<u64>,
+) -> Result<LinkFacts, String> {
+    let found = found.map(|l| match speed {
+        Some(b) => l.with_speed(b),
+        None => l,
+    });
+    let link = match (found, speed) {
+        (Ok(l), _) => l,
+        // No route to read (an odd address family): the wire's defaults.
+        (Err(_), Some(b)) => Link {
+            interface: None,
+            bits_per_s: Some(b),
+            source: "--link-speed".into(),
+            mtu: DEFAULT_MTU,
+            tcp_timestamps: true,
+            shaper: false,
+        },
+        (Err(e), None) => {
+            return Err(format!(
+                "the link to {agent}: {e}; give --link-speed for the efficiency"
+            ));
+        }
+    };
+    match link.bits_per_s {
+        Some(bits_per_s) => Ok(LinkFacts {
+            bits_per_s,
+            source: link.source,
+            interface: link.interface,
+            mtu: link.mtu,
+            tcp_timestamps: link.tcp_timestamps,
+            shaper: link.shaper,
+        }),
+        None => Err(format!("the link to {agent}: {}", link.source)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,6 +269,47 @@ mod tests {
         assert_eq!(
             (given.bits_per_s, given.source.as_str()),
             (Some(10_000_000), "--link-speed")
+        );
+    }
+
+    #[test]
+    fn the_link_to_the_agent_is_the_routes_or_the_given_speed_or_a_warning() {
+        let agent: SocketAddr = "198.18.0.2:7207".parse().unwrap();
+        let route = || Link {
+            interface: Some("veth-a".into()),
+            bits_per_s: Some(10_000_000),
+            source: "tc tbf on veth-a".into(),
+            mtu: 1500,
+            tcp_timestamps: false,
+            shaper: true,
+        };
+        let found = facts(agent, Ok(route()), None).unwrap();
+        assert_eq!(
+            (found.bits_per_s, found.source.as_str(), found.shaper),
+            (10_000_000, "tc tbf on veth-a", true)
+        );
+        // A given speed replaces the route's, on the route's interface.
+        let given = facts(agent, Ok(route()), Some(1_000_000_000)).unwrap();
+        assert_eq!(
+            (given.bits_per_s, given.source.as_str(), given.shaper),
+            (1_000_000_000, "--link-speed", false)
+        );
+        assert_eq!(given.interface.as_deref(), Some("veth-a"));
+        // No route: the given speed with the wire's defaults, else a warning.
+        let bare = facts(agent, Err("no route".into()), Some(9600)).unwrap();
+        assert_eq!((bare.interface, bare.mtu), (None, DEFAULT_MTU));
+        assert_eq!(
+            facts(agent, Err("no route".into()), None).unwrap_err(),
+            "the link to 198.18.0.2:7207: no route; give --link-speed for the efficiency"
+        );
+        let unknown = Link {
+            bits_per_s: None,
+            source: "veth-a reports no speed: give --link-speed".into(),
+            ..route()
+        };
+        assert_eq!(
+            facts(agent, Ok(unknown), None).unwrap_err(),
+            "the link to 198.18.0.2:7207: veth-a reports no speed: give --link-speed"
         );
     }
 }

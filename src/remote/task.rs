@@ -22,6 +22,17 @@ impl Proto {
             Proto::Udp => "udp",
         }
     }
+
+    /// The transport a local mechanism's id names (`tcp`, `udp`): the
+    /// mechanisms whose figures a remote run measures against the agent;
+    /// `None` for every other, which runs on one host only.
+    pub fn of_mechanism(id: &str) -> Option<Proto> {
+        match id {
+            "tcp" => Some(Proto::Tcp),
+            "udp" => Some(Proto::Udp),
+            _ => None,
+        }
+    }
 }
 
 /// What the agent's side of one figure does.
@@ -165,5 +176,15 @@ mod tests {
             (MAX_ONEWAY_MESSAGES as usize + 1) * STAMP_JSON_BYTES
                 > crate::remote::frame::MAX_FRAME - REPORT_RESERVE
         );
+    }
+
+    #[test]
+    fn a_transport_is_named_by_its_own_mechanism_id_and_no_other() {
+        for p in [Proto::Tcp, Proto::Udp] {
+            assert_eq!(Proto::of_mechanism(p.id()), Some(p));
+        }
+        for id in ["pipe", "unix-stream", "TCP", ""] {
+            assert_eq!(Proto::of_mechanism(id), None, "{id}");
+        }
     }
 }

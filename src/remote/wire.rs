@@ -5,9 +5,12 @@
 //! against the link").
 //!
 //! Pure arithmetic: the link's speed, MTU and TCP options are found by
-//! `link`. Only the direction the payload travels is counted: TCP's ACKs
+//! `link`; [`limit`] applies it to one figure (the [`LimitFn`] every
+//! remote item holds). Only the direction the payload travels is counted: TCP's ACKs
 //! go the other way, on the other half of a full-duplex link.
 
+use crate::engine::run::remote::{LinkFacts, WireLimit};
+use crate::remote::figures::{Kind, LimitFn};
 use crate::remote::task::Proto;
 
 /// Preamble (7) and start-of-frame delimiter (1).
@@ -168,6 +171,29 @@ pub fn round_trip_floor_ns(proto: Proto, size: usize, link_bits_per_s: u64, w: &
     2.0 * c.wire_bytes * 8.0 / link_bits_per_s as f64 * 1e9
 }
 
+/// The wire model's best for a figure of this model: a stream's maximum
+/// goodput, or the serialisation time of a message sent alone (ping-pong
+/// and one-way figures are one way: half the round trip's floor).
+pub fn limit(proto: Proto, size: usize, kind: &Kind, link: &LinkFacts) -> WireLimit {
+    let w = Wire {
+        mtu: link.mtu,
+        tcp_timestamps: link.tcp_timestamps,
+    };
+    let stream = matches!(kind, Kind::Stream(_));
+    let c = cost(proto, size, stream, &w);
+    WireLimit {
+        frames_per_message: c.frames,
+        wire_bytes_per_message: c.wire_bytes,
+        max_bytes_per_s: stream
+            .then(|| max_goodput_bytes_per_s(proto, size, true, link.bits_per_s, &w)),
+        floor_ns: (!stream).then(|| round_trip_floor_ns(proto, size, link.bits_per_s, &w) / 2.0),
+    }
+}
+
+// A remote item holds the model as a plain function: checked here, where
+// the signature would drift first.
+const _: LimitFn = limit;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,6 +296,36 @@ mod tests {
         assert!(close(
             round_trip_floor_ns(Proto::Tcp, 1024, TEN_MBIT, &w),
             1_782_400.0
+        ));
+    }
+
+    #[test]
+    fn a_figures_limit_is_a_streams_goodput_or_half_a_round_trips_floor() {
+        let link = LinkFacts {
+            bits_per_s: TEN_MBIT,
+            source: "test".into(),
+            interface: None,
+            mtu: DEFAULT_MTU,
+            tcp_timestamps: true,
+            shaper: false,
+        };
+        let w = Wire::default();
+        let pp = limit(Proto::Udp, 1, &Kind::PingPong, &link);
+        assert_eq!(
+            (pp.frames_per_message, pp.wire_bytes_per_message),
+            (1.0, 84.0)
+        );
+        assert_eq!(pp.max_bytes_per_s, None);
+        assert!(close(
+            pp.floor_ns.unwrap(),
+            round_trip_floor_ns(Proto::Udp, 1, TEN_MBIT, &w) / 2.0
+        ));
+        let stream = Kind::Stream(crate::remote::figures::Direction::Send);
+        let st = limit(Proto::Tcp, 65536, &stream, &link);
+        assert_eq!(st.floor_ns, None);
+        assert!(close(
+            st.max_bytes_per_s.unwrap(),
+            max_goodput_bytes_per_s(Proto::Tcp, 65536, true, TEN_MBIT, &w)
         ));
     }
 }

@@ -6,6 +6,9 @@
 pub mod levels;
 mod modes;
 mod names;
+// Called after `RunPlan::from_args`: it checks the remote flags, then
+// reaches the agent (and builds a testbed) to make the plan's remote items.
+pub mod remote;
 mod settings;
 #[cfg(test)]
 mod tests;
