@@ -227,10 +227,14 @@ pub fn show(args: ShowArgs) -> Result<ExitCode, Failure> {
                 crate::output::page::Options::for_stdout(args.long),
             )
         }
-        history::Kind::Workload => crate::output::stored::Shown {
-            page: crate::output::stored::render(&label, &report),
-            about: String::new(),
-        },
+        history::Kind::Workload => {
+            let record = crate::record::workload::WorkloadRecord::from_value(report)
+                .map_err(|e| failure(Error::Usage(format!("{label}: {e}"))))?;
+            crate::output::stored::Shown {
+                page: crate::output::stored::workload_page(&label, &record),
+                about: String::new(),
+            }
+        }
     };
     // The run's page alone on stdout, as the run printed it; which run it
     // is and what it warned of on stderr, where the run said them.
