@@ -1,8 +1,10 @@
 //! Numbers derived from a run's figures, apart from how they are shown:
-//! the cost model fitted on each mechanism's sizes ([`cost_model`], read
+//! two runs' figures compared ([`compare`]), the cost model fitted on each
+//! mechanism's sizes ([`cost_model`], read
 //! from the figures' records) and the warnings about the conditions they
 //! ran under ([`warnings`], read from the figures as measured and the
 //! machine). Output renders them; nothing here prints.
 
+pub mod compare;
 pub mod cost_model;
 pub mod warnings;

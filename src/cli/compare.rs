@@ -56,7 +56,14 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
     }
     let (la, fa) = load(args.db.as_deref(), &args.a)?;
     let (lb, fb) = load(args.db.as_deref(), &args.b)?;
-    let report = compare::compare(&la, &fa, &lb, &fb, args.alpha);
+    let report = crate::analysis::compare::compare(
+        &la,
+        &fa,
+        &lb,
+        &fb,
+        args.alpha,
+        crate::output::json::build::current(),
+    );
     if let Some(out) = &args.json.path {
         crate::output::json::write_atomic(out, &report)
             .map_err(|e| Failure::run(format!("cannot write {}: {e}", out.display())))?;

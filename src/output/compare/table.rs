@@ -1,8 +1,8 @@
 //! The terminal rendering of a comparison: one row per compared result, then
 //! the method, the common shift and what was not compared.
 
-use super::records::{CompareReport, Test};
 use crate::output::table::format_size;
+use crate::record::compare::{CompareReport, Test};
 use comfy_table::CellAlignment;
 
 /// The comparison as the terminal shows it.
@@ -26,7 +26,10 @@ pub fn render(r: &CompareReport) -> String {
             .ratio_interval
             .map_or("-".to_string(), |i| format!("{:.3}–{:.3}", i.low, i.high));
         // Where the two methods disagree, say so: the difference is borderline.
-        let verdict = match (c.verdict, c.interval_excludes_one == Some(c.significant)) {
+        let verdict = match (
+            c.verdict.as_str(),
+            c.interval_excludes_one == Some(c.significant),
+        ) {
             ("no significant difference", true) => "n.s.".to_string(),
             ("no significant difference", false) => "n.s. (interval excludes 1)".to_string(),
             (v, true) => v.to_string(),
@@ -52,7 +55,7 @@ pub fn render(r: &CompareReport) -> String {
             row.push(
                 c.beyond_shift
                     .as_ref()
-                    .map_or("-", |b| match b.verdict {
+                    .map_or("-", |b| match b.verdict.as_str() {
                         "no significant difference" => "n.s.",
                         v => v,
                     })

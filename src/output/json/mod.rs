@@ -6,8 +6,7 @@
 //! **The JSON schemas are the record layer's.** Every record a report
 //! writes is an owned type in `src/record/` that serialises and
 //! deserialises (the run report, the machine, loads, remote facts,
-//! summaries; `workload/records.rs` and `compare/records.rs` keep the
-//! workload's and comparison's until they move there too; `list.rs` the
+//! summaries, the workload report, the comparison; `list.rs` keeps the
 //! records of `ipcmark list --json`), built from engine, workload and
 //! statistics results by a conversion here; nothing outside `src/record/`
 //! and `src/output/` derives or names `Serialize`. A field's name, unit,

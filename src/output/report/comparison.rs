@@ -5,7 +5,7 @@
 use super::figures::{sig3, size_label};
 use super::svg::Forest;
 use super::{RunInput, esc};
-use crate::output::compare::{self, RunFile};
+use crate::output::compare::RunFile;
 
 /// The comparison of run `b` with run `a` (`output::compare`): per figure
 /// both medians, B/A with its interval, the verdict; significant rows marked.
@@ -28,7 +28,14 @@ pub fn comparison(a: &RunInput, b: &RunInput, la: &str, lb: &str, alpha: f64) ->
             return s;
         }
     };
-    let c = compare::compare(&a.label, &fa, &b.label, &fb, alpha);
+    let c = crate::analysis::compare::compare(
+        &a.label,
+        &fa,
+        &b.label,
+        &fb,
+        alpha,
+        crate::output::json::build::current(),
+    );
     let confidence = format!("{:.0}%", (1.0 - alpha) * 100.0);
     let significant = c.comparisons.iter().filter(|x| x.significant).count();
     s.push_str(&format!(
@@ -87,7 +94,7 @@ pub fn comparison(a: &RunInput, b: &RunInput, la: &str, lb: &str, alpha: f64) ->
             } else {
                 0.0
             };
-            let class = match (x.significant, x.verdict) {
+            let class = match (x.significant, x.verdict.as_str()) {
                 (true, "slower") => "sig slower",
                 (true, _) => "sig faster",
                 _ => "ns",
@@ -111,16 +118,16 @@ pub fn comparison(a: &RunInput, b: &RunInput, la: &str, lb: &str, alpha: f64) ->
                 )),
                 x.p,
                 match x.test {
-                    compare::records::Test::WelchPasses =>
+                    crate::record::compare::Test::WelchPasses =>
                         "<abbr title=\"Welch's t on the logs of the pass medians\">Welch</abbr>",
-                    compare::records::Test::MannWhitneySamples =>
+                    crate::record::compare::Test::MannWhitneySamples =>
                         "<abbr title=\"Mann–Whitney U on the samples\">M–W</abbr>",
                 },
-                short_verdict(x.verdict),
+                short_verdict(&x.verdict),
                 if c.common_shift.is_some() {
                     format!(
                         "<td>{}</td>",
-                        x.beyond_shift.as_ref().map_or("", |b| short_verdict(b.verdict))
+                        x.beyond_shift.as_ref().map_or("", |b| short_verdict(&b.verdict))
                     )
                 } else {
                     String::new()
@@ -130,7 +137,7 @@ pub fn comparison(a: &RunInput, b: &RunInput, la: &str, lb: &str, alpha: f64) ->
         s.push_str("</tbody></table>");
         if c.comparisons
             .iter()
-            .any(|x| x.test == compare::records::Test::MannWhitneySamples)
+            .any(|x| x.test == crate::record::compare::Test::MannWhitneySamples)
         {
             s.push_str(
                 "<p class=\"note\">A figure without passes on both sides is tested on its \

@@ -1,16 +1,15 @@
 //! The records of `ipcmark compare --json` (schema `ipcmark.compare/1`), in
 //! the order the report writes them, and the records of the statistics it
-//! embeds, built from `stats::compare`'s types field for field.
+//! embeds (built from `stats::compare`'s types in `analysis::compare`).
 
-use crate::record::build::BuildRecord;
-use crate::stats::compare::{Interval, MannWhitney, Welch};
-use serde::Serialize;
+use super::build::BuildRecord;
+use serde::{Deserialize, Serialize};
 
 /// Schema of the comparison JSON.
 pub const COMPARE_SCHEMA: &str = "ipcmark.compare/1";
 
 /// Which test decided a result's verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Test {
     /// Welch's t on the logs of the pass medians (both runs had passes).
@@ -20,7 +19,7 @@ pub enum Test {
 }
 
 /// One side's identity in the output.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Side {
     pub path: String,
     pub started_at: String,
@@ -29,7 +28,7 @@ pub struct Side {
 }
 
 /// One matched result.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Comparison {
     pub benchmark: String,
     pub mode: String,
@@ -54,26 +53,26 @@ pub struct Comparison {
     /// The verdict: p < alpha.
     pub significant: bool,
     /// "slower", "faster" or "no significant difference" (B relative to A).
-    pub verdict: &'static str,
+    pub verdict: String,
     /// The same test with B's samples divided by the common shift: whether
     /// this result moved beyond what all results moved together.
     pub beyond_shift: Option<Beyond>,
 }
 
 /// A result's difference beyond the shift common to all results.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Beyond {
     /// p of the result's test with B divided by the shift factor.
     pub p: f64,
     /// p < alpha.
     pub significant: bool,
     /// "slower", "faster" or "no significant difference", beyond the shift.
-    pub verdict: &'static str,
+    pub verdict: String,
 }
 
 /// How much every result moved together from A to B: the median over
 /// results of median(B) / median(A), with a bootstrap interval over results.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct CommonShift {
     /// The factor B / A.
     pub factor: f64,
@@ -86,7 +85,7 @@ pub struct CommonShift {
 }
 
 /// A result present on one side only, or not measured on one side.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Unmatched {
     pub benchmark: String,
     pub mode: String,
@@ -95,9 +94,9 @@ pub struct Unmatched {
 }
 
 /// The whole comparison.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct CompareReport {
-    pub schema: &'static str,
+    pub schema: String,
     /// The build that wrote it.
     pub build: BuildRecord,
     pub alpha: f64,
@@ -110,7 +109,7 @@ pub struct CompareReport {
 }
 
 /// A confidence interval (`stats::compare::Interval`).
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct IntervalRecord {
     /// Lower bound.
     pub low: f64,
@@ -118,17 +117,8 @@ pub struct IntervalRecord {
     pub high: f64,
 }
 
-impl From<Interval> for IntervalRecord {
-    fn from(i: Interval) -> Self {
-        IntervalRecord {
-            low: i.low,
-            high: i.high,
-        }
-    }
-}
-
 /// A two-sided Mann–Whitney U test (`stats::compare::MannWhitney`).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct MannWhitneyRecord {
     /// U statistic of the first sample.
     pub u: f64,
@@ -138,18 +128,8 @@ pub struct MannWhitneyRecord {
     pub exact: bool,
 }
 
-impl From<MannWhitney> for MannWhitneyRecord {
-    fn from(m: MannWhitney) -> Self {
-        MannWhitneyRecord {
-            u: m.u,
-            p: m.p,
-            exact: m.exact,
-        }
-    }
-}
-
 /// Welch's t test on the logs of replicates (`stats::compare::Welch`).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct WelchRecord {
     /// Two-sided p-value.
     pub p: f64,
@@ -157,14 +137,4 @@ pub struct WelchRecord {
     pub df: f64,
     /// Interval of the ratio of geometric means B / A.
     pub ratio_interval: IntervalRecord,
-}
-
-impl From<Welch> for WelchRecord {
-    fn from(w: Welch) -> Self {
-        WelchRecord {
-            p: w.p,
-            df: w.df,
-            ratio_interval: w.ratio_interval.into(),
-        }
-    }
 }
