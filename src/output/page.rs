@@ -401,18 +401,8 @@ mod golden {
                     colour: false,
                 },
             );
-            if drawn != *page {
-                let line = drawn
-                    .lines()
-                    .zip(page.lines())
-                    .position(|(a, b)| a != b)
-                    .unwrap_or(drawn.lines().count().min(page.lines().count()));
-                wrong.push(format!(
-                    "{name}: line {}:\n  drawn {:?}\n  ran   {:?}",
-                    line + 1,
-                    drawn.lines().nth(line),
-                    page.lines().nth(line)
-                ));
+            if let Some(at) = crate::record::first_difference(&drawn, page) {
+                wrong.push(format!("{name}: drawn, differs from what ran at {at}"));
             }
         }
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));

@@ -46,3 +46,33 @@ where
 pub fn compact_json<T: serde::Serialize>(record: &T) -> Result<String, String> {
     serde_json::to_string(record).map_err(|e| format!("cannot represent the report: {e}"))
 }
+
+/// Where two texts part, for a test's message: the first line that
+/// differs (1-based), with each side's line; `None` when they are equal.
+#[cfg(test)]
+pub(crate) fn first_difference(got: &str, want: &str) -> Option<String> {
+    if got == want {
+        return None;
+    }
+    let line = got
+        .lines()
+        .zip(want.lines())
+        .position(|(a, b)| a != b)
+        .unwrap_or(got.lines().count().min(want.lines().count()));
+    Some(format!(
+        "line {}:\n  got  {:?}\n  want {:?}",
+        line + 1,
+        got.lines().nth(line),
+        want.lines().nth(line)
+    ))
+}
+
+/// Panics, naming `name` and where they part, unless `record` written
+/// again (as `--json` writes it) is `text` byte for byte.
+#[cfg(test)]
+pub(crate) fn assert_writes_back<T: serde::Serialize>(name: &str, record: &T, text: &str) {
+    let again = serde_json::to_string_pretty(record).unwrap() + "\n";
+    if let Some(at) = first_difference(&again, text) {
+        panic!("{name}: written again, differs at {at}");
+    }
+}

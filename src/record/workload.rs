@@ -307,20 +307,7 @@ pub(crate) mod tests {
     fn every_workload_report_reads_back_byte_for_byte() {
         for (name, text) in FIXTURES {
             let record = parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
-            let again = serde_json::to_string_pretty(&record).unwrap() + "\n";
-            if again != *text {
-                let line = again
-                    .lines()
-                    .zip(text.lines())
-                    .position(|(a, b)| a != b)
-                    .unwrap_or(0);
-                panic!(
-                    "{name}: differs at line {}: wrote {:?}, read {:?}",
-                    line + 1,
-                    again.lines().nth(line),
-                    text.lines().nth(line)
-                );
-            }
+            crate::record::assert_writes_back(name, &record, text);
         }
     }
 
