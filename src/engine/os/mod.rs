@@ -13,4 +13,5 @@ pub mod objects;
 pub mod peer;
 pub mod placement;
 pub mod probe;
+pub mod sysroot;
 pub mod wakeup;
