@@ -78,15 +78,16 @@ fn cost_text(c: &CostRecord) -> String {
     format!("{:.1}{unit}", c.value)
 }
 
-/// The page: a header line, the table (the fix shown where a check warns or
-/// fails), and a closing line counting the statuses, with the checks that
+/// The page: a header line, the table (what a condition costs here after
+/// what was found, the fix shown where a check warns or fails), and a
+/// closing line counting the statuses, with the checks that
 /// saw less for not being root.
 pub fn render(r: &DoctorRecord, colour: bool) -> String {
     let clean = |s: &str| sanitise::text(s).into_owned();
     let mut t = Table::new();
     t.load_style(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(vec!["status", "check", "found", "costs here", "fix"]);
+        .set_header(vec!["status", "check", "found", "fix"]);
     for c in &r.checks {
         let mut status = Cell::new(status_name(c.status));
         if colour {
@@ -108,15 +109,18 @@ pub fn render(r: &DoctorRecord, colour: bool) -> String {
         } else {
             clean(&c.id)
         };
+        let found = match &c.cost {
+            Some(cost) => format!("{} [costs here: {}]", clean(&c.found), cost_text(cost)),
+            None => clean(&c.found),
+        };
         t.add_row(vec![
             status,
             Cell::new(id),
-            Cell::new(clean(&c.found)),
-            Cell::new(c.cost.as_ref().map(cost_text).unwrap_or_default()),
+            Cell::new(found),
             Cell::new(fix),
         ]);
     }
-    for col in [0, 1, 3] {
+    for col in [0, 1] {
         if let Some(c) = t.column_mut(col) {
             c.set_constraint(ColumnConstraint::ContentWidth);
         }
@@ -219,7 +223,7 @@ mod tests {
             "no fix shown for INFO: {page}"
         );
         assert!(page.contains("preemption (root)"), "{page}");
-        assert!(page.contains("5.0%"), "{page}");
+        assert!(page.contains("[costs here: 5.0%]"), "{page}");
         assert!(
             page.contains("2 checks: 0 pass, 1 info, 1 warn, 0 fail, 0 skipped"),
             "{page}"
