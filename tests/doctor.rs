@@ -128,3 +128,25 @@ fn as_nobody_doctor_runs_and_says_which_checks_need_root() {
         assert!(line.contains(c["id"].as_str().unwrap()), "{line}");
     }
 }
+
+#[test]
+fn a_runs_report_carries_the_checks_that_need_no_window() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let ran = Run::new(&sb, &["run", "syscall-getpid"])
+        .short()
+        .json()
+        .schema()
+        .limit(Duration::from_secs(60))
+        .ok();
+    let checks = ran.report["checks"]
+        .as_array()
+        .expect("checks in the run's report");
+    assert!(checks.len() >= 10, "{} checks", checks.len());
+    let ids: Vec<&str> = checks.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    for id in ["clocksource", "cgroup-cpu-quota", "cpu-wakeup-latency"] {
+        assert!(ids.contains(&id), "{id} missing from {ids:?}");
+    }
+    // Rates over a window are the doctor's alone.
+    assert!(!ids.contains(&"busy-cpus"), "{ids:?}");
+}

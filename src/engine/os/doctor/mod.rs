@@ -311,6 +311,60 @@ pub fn examine(root: &SysRoot, cpus: &[usize]) -> Vec<Check> {
     })
 }
 
+/// The checks a run carries in its record: those that read the machine
+/// once, with no window to wait for and nothing measured but a clock read
+/// (a few ms in all); the rest need `ipcmark doctor`'s second of sampling.
+pub const AT_RUN_START: &[&str] = &[
+    "cpu-governor",
+    "cpu-boost",
+    "cpu-isolation",
+    "clocksource",
+    "rt-throttling",
+    "preemption",
+    "timer-slack",
+    "transparent-hugepages",
+    "mitigations",
+    "virtualization",
+    "cgroup-cpu-quota",
+    "cpu-pressure",
+    "memory-pressure",
+    "cpu-wakeup-latency",
+    "idle-states",
+];
+
+/// The checks of [`AT_RUN_START`] for a run on `cpus` whose CPU wake-up
+/// latency request came to `latency` (held, or not and why, with the
+/// wake-up the run measured then): no second sample, no loop, no probe of
+/// its own.
+pub fn examine_at_run_start(
+    root: &SysRoot,
+    cpus: &[usize],
+    latency: &super::environment::CpuLatencyState,
+) -> Vec<Check> {
+    let sample = Sample::read(root, crate::sys::clock::monotonic_ns());
+    let not_measured = || Err("not measured at a run's start".to_string());
+    let measured = Measured {
+        loop_rate: [not_measured(), not_measured()],
+        clock_read_ns: kernel::clock_read_cost(),
+        wakeup: latency.wakeup.clone(),
+        latency_hold: match (&latency.held_us(), &latency.not_held) {
+            (Some(_), _) => Ok(()),
+            (None, Some(why)) => Err(why.reason().to_string()),
+            (None, None) => Err("not asked".into()),
+        },
+    };
+    run_checks(&Inputs {
+        root,
+        cpus,
+        before: &sample,
+        after: &sample,
+        measured: &measured,
+    })
+    .into_iter()
+    .filter(|c| AT_RUN_START.contains(&c.id))
+    .collect()
+}
+
 /// `cpus` as the kernel writes a list ("0,1").
 fn cpu_names(cpus: &[usize]) -> String {
     cpus.iter()
@@ -365,6 +419,36 @@ mod tests {
                 assert!(!cost.unit.is_empty() && !cost.what.is_empty(), "{c:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_runs_checks_are_doctor_checks_that_need_no_window() {
+        for id in AT_RUN_START {
+            assert!(CHECKS.iter().any(|d| d.id == *id), "{id}");
+        }
+        // Checks of rates over the window are not among them.
+        for id in [
+            "steal-time",
+            "busy-cpus",
+            "frequency-stability",
+            "device-irqs",
+        ] {
+            assert!(!AT_RUN_START.contains(&id), "{id}");
+        }
+        use crate::engine::os::environment::{CpuLatencyState, NotHeld};
+        let state = CpuLatencyState {
+            requested_us: None,
+            not_held: Some(NotHeld::NotAsked("--cpu-latency off".into())),
+            wakeup: Err("not measured in a test".into()),
+        };
+        let cpus = crate::sys::sched::allowed_cpus().unwrap();
+        let checks = examine_at_run_start(&SysRoot::host(), &cpus[..cpus.len().min(2)], &state);
+        assert_eq!(checks.len(), AT_RUN_START.len());
+        let wakeup = checks
+            .iter()
+            .find(|c| c.id == "cpu-wakeup-latency")
+            .unwrap();
+        assert!(wakeup.found.contains("--cpu-latency off"), "{wakeup:?}");
     }
 
     #[test]
