@@ -89,7 +89,9 @@ fn describe(landed: &[Landing], name: impl Fn(&str) -> String) -> String {
         .join("; ")
 }
 
-/// The share of the window `cpu` spent in what `field` counts, %.
+/// The share of the window `cpu` spent in what `field` counts, %; None
+/// where the kernel has never counted any (it then does not account that
+/// time, and 0 would read as a measured cost).
 fn time_share(
     x: &Inputs,
     cpu: usize,
@@ -97,8 +99,9 @@ fn time_share(
 ) -> Option<f64> {
     let (_, before) = parse_cpu_times(&x.before.stat);
     let (_, after) = parse_cpu_times(&x.after.stat);
-    let d = after.get(&cpu)?.since(before.get(&cpu)?);
-    (d.total() > 0).then(|| field(&d) as f64 / d.total() as f64 * 100.0)
+    let now = after.get(&cpu)?;
+    let d = now.since(before.get(&cpu)?);
+    (d.total() > 0 && field(now) > 0).then(|| field(&d) as f64 / d.total() as f64 * 100.0)
 }
 
 fn device_irqs(x: &Inputs) -> Outcome {
@@ -277,11 +280,38 @@ mod tests {
     }
 
     #[test]
+    fn interrupt_time_is_a_cost_only_where_the_kernel_accounts_it() {
+        let t = Tree::new();
+        t.file("/proc/interrupts", &interrupts(10));
+        // irq ticks (the sixth field) 0 since boot: not accounted.
+        t.file(
+            "/proc/stat",
+            "cpu0 0 0 0 100 0 0 0 0\ncpu1 0 0 0 100 0 0 0 0",
+        );
+        let before = t.sample(0.0);
+        t.file(
+            "/proc/stat",
+            "cpu0 0 0 0 200 0 0 0 0\ncpu1 0 0 0 200 0 0 0 0",
+        );
+        let after = t.sample(1.0);
+        let o = outcome_with("device-irqs", &t, &before, &after, &measured());
+        assert_eq!(o.cost, None, "{o:?}");
+        t.file(
+            "/proc/stat",
+            "cpu0 0 0 0 190 0 10 0 0\ncpu1 0 0 0 200 0 0 0 0",
+        );
+        let after = t.sample(1.0);
+        let o = outcome_with("device-irqs", &t, &before, &after, &measured());
+        assert_eq!(o.cost.unwrap().value, 10.0);
+    }
+
+    #[test]
     fn device_irqs_are_graded_by_their_rate_on_the_measured_cpus() {
         let o = irqs(5);
         assert_eq!(o.status, Status::Pass, "{o:?}");
         assert!(o.found.contains("CPU 1 5/s (36 virtio1-req.0 10)"), "{o:?}");
         assert!(o.found.contains("1 of 1 device IRQs"), "{o:?}");
+        assert_eq!(o.cost, None, "no /proc/stat: no cost");
         assert_eq!(irqs(500).status, Status::Warn);
         assert_eq!(irqs(5000).status, Status::Fail);
         let none = Tree::new();
