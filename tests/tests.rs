@@ -41,6 +41,8 @@ mod workloads;
 mod load;
 // The CPU wake-up latency request, held as root and not as nobody.
 mod cpu_latency;
+// `ipcmark doctor`: the machine's checks, as root and as nobody.
+mod doctor;
 // Every mode's JSON keeps the fields of tests/fields/*.txt.
 mod field_paths;
 // `ipcmark testbed`: two hosts on one machine, in network namespaces.

@@ -184,9 +184,9 @@ fn list_presets(json: bool) -> Result<ExitCode, Failure> {
 
 pub fn list(args: ListArgs) -> Result<ExitCode, Failure> {
     if args.what == Some(super::ListWhat::Presets) {
-        return list_presets(args.json);
+        return list_presets(args.json.on);
     }
-    if args.json {
+    if args.json.on {
         let text =
             serde_json::to_string_pretty(&entries()).map_err(|e| Failure::run(e.to_string()))?;
         print_stdout(&format!("{text}\n"))?;

@@ -4,6 +4,7 @@
 mod clean;
 mod compare;
 mod completions;
+mod doctor;
 mod flags;
 mod generated;
 mod history;
@@ -51,6 +52,10 @@ enum Command {
     List(ListArgs),
     /// Remove OS objects left behind by ipcmark runs that were killed.
     Clean,
+    /// Check whether this machine is fit to measure on: frequency, SMT,
+    /// isolation, interrupts, steal, clock, quotas, pressure, load, idle
+    /// states…, each with what it found, what it costs here and the fix.
+    Doctor(doctor::DoctorArgs),
     /// Compare two runs (from the history, or `run --json` reports):
     /// medians, difference, significance.
     Compare(CompareArgs),
@@ -114,13 +119,13 @@ pub struct CompareArgs {
 
 /// Arguments of `ipcmark list`.
 #[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help(flags::JsonStdout::LIST_HELP)))]
 pub struct ListArgs {
     /// What to list: everything that can run (default), or the presets.
     #[arg(value_enum)]
     what: Option<ListWhat>,
-    /// Print the list as JSON (one object per mechanism or benchmark) instead of a table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    json: flags::JsonStdout,
 }
 
 /// What `ipcmark list` lists.
@@ -366,6 +371,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(*args),
         Command::List(args) => list::list(args),
         Command::Clean => clean::clean(),
+        Command::Doctor(args) => doctor::doctor(args),
         Command::Compare(args) => compare::compare(args),
         Command::Report(args) => report::report(args),
         Command::Workload(args) => workload::workload(*args),

@@ -6,9 +6,11 @@
 
 use super::plan::{Machine, RunPlan};
 use super::{Failure, RunArgs, hold_cpu_latency, parse, print_stdout};
+use crate::engine::os::doctor;
 use crate::engine::os::environment;
 use crate::engine::os::interrupt;
 use crate::engine::os::objects::ObjectNamer;
+use crate::engine::os::sysroot::SysRoot;
 use crate::engine::run::figure::Outcome;
 use crate::engine::run::session::{self, RunObserver};
 use crate::output::json;
@@ -130,6 +132,12 @@ pub fn run_with(
         complete: false,
         command_line: std::env::args().collect(),
         environment: (&machine_env).into(),
+        checks: Some(
+            doctor::examine_at_run_start(&SysRoot::host(), &pair, &latency.state)
+                .iter()
+                .map(Into::into)
+                .collect(),
+        ),
         remote: remote.as_ref().map(|r| r.record.clone()),
         settings: plan.settings.clone(),
         results: Vec::new(),

@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod cost_model;
 pub mod csv;
+pub mod doctor;
 pub mod json;
 pub mod list;
 pub mod page;

@@ -148,6 +148,7 @@ mod tests {
             complete: false,
             command_line: vec!["ipcmark".into(), "run".into()],
             environment: (&machine()).into(),
+            checks: None,
             remote: None,
             settings: crate::record::Settings {
                 sizes: vec![64],

@@ -12,6 +12,7 @@
 
 pub mod build;
 pub mod compare;
+pub mod doctor;
 pub mod environment;
 pub mod facts;
 pub mod key;

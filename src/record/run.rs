@@ -3,6 +3,7 @@
 //! settings and one [`FigureRecord`] per figure.
 
 use super::build::BuildRecord;
+use super::doctor::CheckRecord;
 use super::environment::{BudgetRecord, EnvironmentRecord};
 use super::facts::{
     CounterCheckRecord, EventsRecord, KernelCallRecord, OneWayRecord, PassesRecord, PeriodicRecord,
@@ -35,6 +36,10 @@ pub struct RunRecord {
     pub command_line: Vec<String>,
     /// The machine.
     pub environment: EnvironmentRecord,
+    /// The machine's checks at the run's start (those of `ipcmark doctor`
+    /// that need no window, docs/trust.md); absent from earlier reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<Vec<CheckRecord>>,
     /// With `--remote`: the agent and its host.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteRunRecord>,

@@ -29,6 +29,22 @@ pub fn monotonic_checked() -> std::io::Result<u64> {
     Ok(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
+/// CPU time the calling thread has used, ns, from
+/// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)`: the scheduler's run time
+/// brought up to date at the call, so a stretch of a few hundred µs is
+/// timed to the ns (`getrusage` leaves out what ran since the last tick).
+pub fn thread_cputime_ns() -> std::io::Result<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+}
+
 /// CPU time (user + system) the calling thread has used, in ns, from
 /// `getrusage(RUSAGE_THREAD)`. The kernel splits the scheduler's exact
 /// run time into user and system by tick samples, so the sum is exact to

@@ -1,5 +1,6 @@
 //! Facts about the machine that decide the figures, recorded with every run.
 
+use super::sysroot::SysRoot;
 use super::wakeup::{self, WakeupCost};
 use std::collections::BTreeMap;
 use std::fs;
@@ -142,7 +143,7 @@ fn uname() -> (String, String, String, String) {
     )
 }
 
-fn cpu_model(cpuinfo: &str) -> String {
+pub(crate) fn cpu_model(cpuinfo: &str) -> String {
     cpuinfo
         .lines()
         .find_map(|l| {
@@ -153,17 +154,25 @@ fn cpu_model(cpuinfo: &str) -> String {
 }
 
 fn virtualization(cpuinfo: &str) -> String {
+    virtualization_in(&SysRoot::host(), cpuinfo)
+}
+
+/// The hypervisor this machine runs under, read under `root` ("none" on
+/// bare metal): the CPU's `hypervisor` flag in `cpuinfo`, named by Xen's or
+/// the firmware's vendor file, or a KVM guest by its paravirtual clock.
+pub(crate) fn virtualization_in(root: &SysRoot, cpuinfo: &str) -> String {
     let flagged = cpuinfo
         .lines()
         .any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "hypervisor"));
-    let vendor = read_trim("/sys/hypervisor/type")
-        .or_else(|| read_trim("/sys/class/dmi/id/sys_vendor"))
-        .filter(|v| !v.is_empty());
+    let vendor = root
+        .read("/sys/hypervisor/type")
+        .or_else(|| root.read("/sys/class/dmi/id/sys_vendor"));
     match (flagged, vendor) {
         (true, Some(v)) => v,
         (true, None) => {
             // KVM guests expose kvm-clock or a KVM signature through paravirt features.
-            if read_trim("/sys/devices/system/clocksource/clocksource0/available_clocksource")
+            if root
+                .read("/sys/devices/system/clocksource/clocksource0/available_clocksource")
                 .is_some_and(|c| c.contains("kvm-clock"))
             {
                 "kvm".into()
@@ -221,14 +230,14 @@ pub fn collect(cpu_latency: CpuLatencyState, job: Option<&MpiJob>) -> Environmen
 
 /// The cpuidle driver, governor and the idle states of `cpu`, from sysfs.
 fn cpu_idle(cpu: usize) -> Option<CpuIdle> {
-    cpu_idle_in(std::path::Path::new("/sys/devices/system/cpu"), cpu)
+    cpu_idle_in(&SysRoot::host(), cpu)
 }
 
-/// [`cpu_idle`] read under `cpus` (sysfs's `devices/system/cpu`), so that a
-/// test can read a fixture tree: a guest without a cpuidle driver lists no
-/// states, and the fields of one must still be proven on any host.
-fn cpu_idle_in(cpus: &std::path::Path, cpu: usize) -> Option<CpuIdle> {
-    let at = |rel: String| read_trim(&cpus.join(rel).to_string_lossy());
+/// [`cpu_idle`] read under `root`, so that a test can read a fixture tree
+/// (a guest without a cpuidle driver lists no states, and the fields of one
+/// must still be proven on any host), and `ipcmark doctor` reads the same.
+pub(crate) fn cpu_idle_in(root: &SysRoot, cpu: usize) -> Option<CpuIdle> {
+    let at = |rel: String| root.read(&format!("/sys/devices/system/cpu/{rel}"));
     let driver = at("cpuidle/current_driver".into())?;
     let governor =
         at("cpuidle/current_governor".into()).or_else(|| at("cpuidle/current_governor_ro".into()));
@@ -256,8 +265,13 @@ fn kernel_version_string() -> String {
 /// The preemption model: PREEMPT_RT, full PREEMPT, PREEMPT_DYNAMIC (whose
 /// current mode debugfs shows in parentheses, when mounted), or neither.
 fn preemption(version: &str) -> String {
+    preemption_in(&SysRoot::host(), version)
+}
+
+/// [`preemption`], debugfs read under `root`.
+pub(crate) fn preemption_in(root: &SysRoot, version: &str) -> String {
     let dynamic_mode = || {
-        read_trim("/sys/kernel/debug/sched/preempt").and_then(|s| {
+        root.read("/sys/kernel/debug/sched/preempt").and_then(|s| {
             let open = s.find('(')?;
             let close = s[open..].find(')')? + open;
             Some(s[open + 1..close].to_string())
@@ -288,16 +302,18 @@ fn cpu_mhz(cpuinfo: &str) -> Option<f64> {
 }
 
 fn mitigations() -> BTreeMap<String, String> {
-    let Ok(dir) = fs::read_dir("/sys/devices/system/cpu/vulnerabilities") else {
-        return BTreeMap::new();
-    };
-    dir.flatten()
-        .filter_map(|e| {
-            let status = fs::read_to_string(e.path()).ok()?;
-            Some((
-                e.file_name().to_string_lossy().into_owned(),
-                status.trim().to_string(),
-            ))
+    mitigations_in(&SysRoot::host())
+}
+
+/// Speculative-execution vulnerabilities and the kernel's status of each,
+/// read under `root`.
+pub(crate) fn mitigations_in(root: &SysRoot) -> BTreeMap<String, String> {
+    const DIR: &str = "/sys/devices/system/cpu/vulnerabilities";
+    root.list(DIR)
+        .into_iter()
+        .filter_map(|name| {
+            let status = root.read(&format!("{DIR}/{name}"))?;
+            Some((name, status))
         })
         .collect()
 }
@@ -315,15 +331,9 @@ fn load_average() -> [f64; 3] {
 /// (busy, total) jiffies summed over all CPUs, from /proc/stat.
 fn cpu_jiffies() -> Option<(u64, u64)> {
     let text = fs::read_to_string("/proc/stat").ok()?;
-    let line = text.lines().next()?.strip_prefix("cpu ")?;
-    let v: Vec<u64> = line
-        .split_whitespace()
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    // user nice system idle iowait irq softirq steal …: idle and iowait are not busy.
-    let total: u64 = v.iter().take(8).sum();
-    let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
-    Some((total - idle, total))
+    let all = super::load::account::parse_cpu_times(&text).0?;
+    // Idle and iowait are not busy; steal is (the CPU was wanted).
+    Some((all.total() - all.idle - all.iowait, all.total()))
 }
 
 /// User and system jiffies that `pids` have used so far, from
@@ -556,7 +566,7 @@ mod tests {
     fn idle_tree(states: &[(&str, &str, &str)]) -> tempfile::TempDir {
         let root = tempfile::tempdir().unwrap();
         let w = |rel: &str, text: &str| {
-            let p = root.path().join(rel);
+            let p = root.path().join("sys/devices/system/cpu").join(rel);
             fs::create_dir_all(p.parent().unwrap()).unwrap();
             fs::write(p, format!("{text}\n")).unwrap();
         };
@@ -573,7 +583,7 @@ mod tests {
     #[test]
     fn idle_states_are_read_from_sysfs_whatever_the_host_lists() {
         let tree = idle_tree(&[("POLL", "0", "0"), ("haltpoll idle", "30", "1")]);
-        let idle = cpu_idle_in(tree.path(), 1).unwrap();
+        let idle = cpu_idle_in(&SysRoot::at(tree.path()), 1).unwrap();
         assert_eq!(idle.driver, "haltpoll");
         assert_eq!(idle.governor.as_deref(), Some("haltpoll"), "the _ro file");
         assert_eq!(
@@ -593,10 +603,15 @@ mod tests {
         );
         // A CPU that lists none (an Intel guest without a cpuidle driver
         // has a driver file saying "none" and no states).
-        assert!(cpu_idle_in(tree.path(), 0).unwrap().states.is_empty());
+        assert!(
+            cpu_idle_in(&SysRoot::at(tree.path()), 0)
+                .unwrap()
+                .states
+                .is_empty()
+        );
         // No cpuidle at all: no record.
         let empty = tempfile::tempdir().unwrap();
-        assert_eq!(cpu_idle_in(empty.path(), 0), None);
+        assert_eq!(cpu_idle_in(&SysRoot::at(empty.path()), 0), None);
     }
 
     #[test]

@@ -63,23 +63,89 @@ pub fn parse_per_cpu_table(text: &str) -> BTreeMap<String, BTreeMap<usize, u64>>
 /// `/proc/stat`'s per-CPU irq and softirq times (ticks): fields 6 and 7 of
 /// each `cpuN` line.
 pub fn parse_stat(text: &str) -> (BTreeMap<usize, u64>, BTreeMap<usize, u64>) {
-    let (mut irq, mut soft) = (BTreeMap::new(), BTreeMap::new());
-    for line in text.lines() {
-        let mut f = line.split_whitespace();
-        let Some(cpu) = f
-            .next()
-            .and_then(|n| n.strip_prefix("cpu"))
-            .and_then(|n| n.parse::<usize>().ok())
-        else {
-            continue;
-        };
-        let v: Vec<u64> = f.filter_map(|x| x.parse().ok()).collect();
-        if v.len() >= 7 {
-            irq.insert(cpu, v[5]);
-            soft.insert(cpu, v[6]);
+    let per_cpu = parse_cpu_times(text).1;
+    (
+        per_cpu.iter().map(|(&c, t)| (c, t.irq)).collect(),
+        per_cpu.iter().map(|(&c, t)| (c, t.softirq)).collect(),
+    )
+}
+
+/// The times one CPU (or all of them, summed) has spent in each state so
+/// far, from a `/proc/stat` line, in clock ticks (`USER_HZ`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuTimes {
+    /// Running user code (`nice` included).
+    pub user: u64,
+    /// Running the kernel for processes.
+    pub system: u64,
+    /// Idle.
+    pub idle: u64,
+    /// Idle with I/O outstanding.
+    pub iowait: u64,
+    /// Serving hard interrupts.
+    pub irq: u64,
+    /// Serving soft interrupts.
+    pub softirq: u64,
+    /// Wanting to run while the hypervisor ran something else.
+    pub steal: u64,
+}
+
+impl CpuTimes {
+    /// Every state's time together.
+    pub fn total(&self) -> u64 {
+        self.user + self.system + self.idle + self.iowait + self.irq + self.softirq + self.steal
+    }
+
+    /// The time the CPU ran anything (steal not counted: it did not run then).
+    pub fn ran(&self) -> u64 {
+        self.user + self.system + self.irq + self.softirq
+    }
+
+    /// `self − before`, state by state (a count that went back counts 0).
+    pub fn since(&self, before: &CpuTimes) -> CpuTimes {
+        CpuTimes {
+            user: self.user.saturating_sub(before.user),
+            system: self.system.saturating_sub(before.system),
+            idle: self.idle.saturating_sub(before.idle),
+            iowait: self.iowait.saturating_sub(before.iowait),
+            irq: self.irq.saturating_sub(before.irq),
+            softirq: self.softirq.saturating_sub(before.softirq),
+            steal: self.steal.saturating_sub(before.steal),
         }
     }
-    (irq, soft)
+}
+
+/// `/proc/stat`'s `cpu` line (all CPUs summed), if present, and its `cpuN`
+/// lines by CPU. Fields: user nice system idle iowait irq softirq steal
+/// (guest time is already inside user and nice); a line with fewer than 7
+/// is left out, and steal is 0 where a kernel does not give it.
+pub fn parse_cpu_times(text: &str) -> (Option<CpuTimes>, BTreeMap<usize, CpuTimes>) {
+    let (mut all, mut per_cpu) = (None, BTreeMap::new());
+    for line in text.lines() {
+        let mut f = line.split_whitespace();
+        let Some(name) = f.next().and_then(|n| n.strip_prefix("cpu")) else {
+            continue;
+        };
+        let v: Vec<u64> = f.map_while(|x| x.parse().ok()).collect();
+        if v.len() < 7 {
+            continue;
+        }
+        let times = CpuTimes {
+            user: v[0] + v[1],
+            system: v[2],
+            idle: v[3],
+            iowait: v[4],
+            irq: v[5],
+            softirq: v[6],
+            steal: v.get(7).copied().unwrap_or(0),
+        };
+        if name.is_empty() {
+            all = Some(times);
+        } else if let Ok(cpu) = name.parse::<usize>() {
+            per_cpu.insert(cpu, times);
+        }
+    }
+    (all, per_cpu)
 }
 
 /// What the kernel counted on one CPU between two readings.
@@ -161,6 +227,21 @@ ERR:          0
         );
         assert_eq!(irq, BTreeMap::from([(0, 3), (1, 4)]));
         assert_eq!(soft, BTreeMap::from([(0, 4), (1, 5)]));
+    }
+
+    #[test]
+    fn stat_gives_every_cpus_times_and_their_sum() {
+        let (all, per_cpu) = parse_cpu_times(
+            "cpu  10 1 5 100 2 7 9 3 0 0\ncpu0 5 1 2 50 1 3 4 2 0 0\ncpu1 5 0 3 50 1 4 5 1\nintr 1 2\n",
+        );
+        let all = all.unwrap();
+        assert_eq!((all.user, all.steal, all.total()), (11, 3, 137));
+        assert_eq!(all.ran(), 11 + 5 + 7 + 9);
+        assert_eq!(per_cpu[&1].steal, 1);
+        assert_eq!(per_cpu[&0].since(&per_cpu[&1]).user, 1);
+        assert_eq!(per_cpu[&1].since(&per_cpu[&0]).user, 0, "never below 0");
+        // An old kernel without steal.
+        assert_eq!(parse_cpu_times("cpu0 1 0 1 9 0 0 0\n").1[&0].steal, 0);
     }
 
     #[test]
