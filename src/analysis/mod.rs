@@ -8,3 +8,4 @@
 pub mod compare;
 pub mod cost_model;
 pub mod warnings;
+pub mod watch;

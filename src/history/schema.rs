@@ -39,13 +39,32 @@ CREATE TABLE figures (
 );
 ";
 
+/// Version 2: names for runs (`ipcmark history --tag NAME RUN`), so that a
+/// baseline is named once and `check`, `compare` and `show` take the name.
+/// A name names one run; tagging another run moves it. Deleting the run
+/// deletes its names.
+const V2: &str = "
+CREATE TABLE tags (
+    name          TEXT    PRIMARY KEY,
+    run_id        INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    tagged_at     TEXT    NOT NULL            -- RFC 3339
+);
+";
+
 /// Every migration, oldest first. Append only: a released one never changes.
 pub fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(V1)])
+    Migrations::new(vec![M::up(V1), M::up(V2)])
 }
 
 /// The schema version this binary writes.
 pub fn latest() -> usize {
+    2
+}
+
+/// The oldest schema a reader (which migrates nothing) reads: the later
+/// versions only add tables, which a reader of an older history finds
+/// empty (no tags yet).
+pub fn oldest_readable() -> usize {
     1
 }
 

@@ -15,4 +15,5 @@ pub mod stored;
 pub mod table;
 pub mod terminal;
 pub mod warnings;
+pub mod watch;
 pub mod workload;

@@ -109,7 +109,7 @@ pub struct CompareReport {
 }
 
 /// A confidence interval (`stats::compare::Interval`).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct IntervalRecord {
     /// Lower bound.
     pub low: f64,

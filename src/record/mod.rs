@@ -21,6 +21,7 @@ mod report_views;
 pub mod run;
 pub mod summary;
 pub mod units;
+pub mod watch;
 pub mod workload;
 
 pub use run::{FigureRecord, Mode, Peer, RunRecord, SCHEMA, Settings, Status};
