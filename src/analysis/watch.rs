@@ -453,6 +453,12 @@ pub(crate) mod tests {
             if let Some(s) = f.samples_ns.as_mut() {
                 s.iter_mut().for_each(|v| *v *= k);
             }
+            if let Some(p) = f.passes.as_mut() {
+                p.medians_ns.iter_mut().for_each(|v| *v *= k);
+                p.drift_corrected_medians_ns
+                    .iter_mut()
+                    .for_each(|v| *v *= k);
+            }
         }
         r
     }

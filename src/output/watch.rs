@@ -51,7 +51,7 @@ pub fn render(r: &WatchReport) -> String {
     }
     align_right(&mut t, 3..5);
     out.push_str(&format!("{t}\n"));
-    for (i, g) in r.groups.iter().enumerate() {
+    for i in 0..r.groups.len() {
         out.push_str(&format!("group {}:\n", i + 1));
         for s in &r.series {
             for c in s.changes.iter().filter(|c| c.group == i) {

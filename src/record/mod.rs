@@ -11,6 +11,7 @@
 //! history — reads them.
 
 pub mod build;
+pub mod check;
 pub mod compare;
 pub mod environment;
 pub mod facts;
