@@ -48,7 +48,7 @@ CREATE TABLE tags (
     name          TEXT    PRIMARY KEY,
     run_id        INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
     tagged_at     TEXT    NOT NULL            -- RFC 3339
-);
+) WITHOUT ROWID;                              -- one b-tree: the name is the key
 ";
 
 /// Every migration, oldest first. Append only: a released one never changes.
