@@ -133,7 +133,7 @@ fn check_and_watch_refuse_bad_arguments_with_one_line() {
     let sb = Sandbox::new();
     let a = write(&sb, "a.json", &fixture("op"));
     let db = sb.path("h.sqlite");
-    import(&sb, &db, &[a.clone()]);
+    import(&sb, &db, std::slice::from_ref(&a));
     let a = a.to_str().unwrap();
     for (args, says) in [
         (
@@ -252,4 +252,69 @@ fn watch_finds_no_change_in_forty_a_a_runs() {
         "{}",
         ran.stdout
     );
+}
+
+/// The `noise` kept in the history for `key`'s series, and every key kept.
+fn kept(db: &Path) -> Vec<(String, Option<f64>)> {
+    let c = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = c
+        .prepare("SELECT key, series FROM watch_series ORDER BY key")
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        .unwrap()
+        .map(|row| {
+            let (key, series) = row.unwrap();
+            let v: Value = serde_json::from_str(&series).unwrap();
+            (key, v["noise"].as_f64())
+        })
+        .collect()
+}
+
+#[test]
+fn a_new_run_recomputes_only_the_series_it_touched() {
+    let sb = Sandbox::new();
+    let kernel = fixture("ipc-quick")["environment"]["kernel"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let db = history(&sb, 9, 1.0, &kernel);
+    Run::new(&sb, &["watch"]).db(&db).ok();
+    let first = kept(&db);
+    assert_eq!(first.len(), 4, "{first:?}");
+    // Mark every series kept: a series taken as kept reports the mark.
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute(
+        "UPDATE watch_series SET series = json_set(series, '$.noise', 0.123)",
+        [],
+    )
+    .unwrap();
+    drop(c);
+    // A new run of pipe alone: only pipe's two series are computed again.
+    let mut pipe = fixture("ipc-quick");
+    let only_pipe: Vec<Value> = results(&pipe)
+        .iter()
+        .filter(|f| f["benchmark"] == "pipe")
+        .cloned()
+        .collect();
+    pipe["results"] = Value::Array(only_pipe);
+    import(&sb, &db, &[write(&sb, "pipe.json", &pipe)]);
+    let json = sb.path("w.json");
+    let ran = Run::new(&sb, &["watch"]).db(&db).json_at(&json).ok();
+    for s in ran.report["series"].as_array().unwrap() {
+        let (key, noise) = (s["key"].as_str().unwrap(), s["noise"].as_f64());
+        if key.starts_with("pipe/") {
+            assert_eq!(s["runs"], 41, "{key}");
+            assert_ne!(noise, Some(0.123), "{key} was not computed again");
+        } else {
+            assert_eq!(s["runs"], 40, "{key}");
+            assert_eq!(noise, Some(0.123), "{key} was computed again");
+        }
+    }
+    assert_eq!(ran.report["runs"], 41);
+    // --since computes a part of each series and keeps none of it.
+    let before = kept(&db);
+    Run::new(&sb, &["watch", "--since", "2026-10-15"])
+        .db(&db)
+        .ok();
+    assert_eq!(kept(&db), before);
 }

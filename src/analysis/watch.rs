@@ -23,7 +23,10 @@ use crate::stats::change_points::{self, ChangePoint};
 use crate::stats::median;
 use std::collections::BTreeMap;
 
-/// A run of the history with its id (the order runs were saved in).
+/// A run of the history with its id (the order runs were saved in), for
+/// [`watch`], the whole computation in memory (the command reads the
+/// history's series one by one instead, see `cli::watch`).
+#[cfg(test)]
 #[derive(Debug, Clone)]
 pub struct HistoryRun {
     /// Its id.
@@ -40,10 +43,6 @@ pub struct Options {
     /// Smallest relative change that is a regression or an improvement
     /// (ClickHouse's 5%); below it, a significant change is unstable.
     pub min_magnitude: f64,
-    /// Only these mechanisms or benchmarks (all when empty).
-    pub names: Vec<String>,
-    /// Only this host.
-    pub host: Option<String>,
 }
 
 impl Default for Options {
@@ -51,8 +50,6 @@ impl Default for Options {
         Options {
             method: change_points::Options::default(),
             min_magnitude: 0.05,
-            names: Vec::new(),
-            host: None,
         }
     }
 }
@@ -73,6 +70,7 @@ pub fn centre(f: &FigureRecord) -> Option<f64> {
     )
 }
 
+#[cfg(test)]
 fn run_ref(r: &HistoryRun) -> RunRef {
     RunRef {
         id: r.id,
@@ -81,6 +79,7 @@ fn run_ref(r: &HistoryRun) -> RunRef {
 }
 
 /// One series: which runs (positions in the history's list) and values.
+#[cfg(test)]
 struct Series<'a> {
     figure: &'a FigureRecord,
     host: String,
@@ -88,17 +87,12 @@ struct Series<'a> {
     values: Vec<f64>,
 }
 
-fn collect<'a>(runs: &'a [HistoryRun], opts: &Options) -> Vec<Series<'a>> {
-    let mut series: BTreeMap<(String, crate::record::key::FigureKey), Series<'a>> = BTreeMap::new();
+#[cfg(test)]
+fn collect(runs: &[HistoryRun]) -> Vec<Series<'_>> {
+    let mut series: BTreeMap<(String, crate::record::key::FigureKey), Series<'_>> = BTreeMap::new();
     for (pos, run) in runs.iter().enumerate() {
         let host = &run.record.environment.hostname;
-        if opts.host.as_ref().is_some_and(|h| h != host) {
-            continue;
-        }
         for f in &run.record.results {
-            if !opts.names.is_empty() && !opts.names.contains(&f.benchmark) {
-                continue;
-            }
             // A load sweep measures a figure once per level: the levels
             // are other conditions, not other runs, so the first is kept.
             let Some(v) = centre(f) else { continue };
@@ -276,99 +270,43 @@ pub fn what_changed(a: &RunRecord, b: &RunRecord) -> Vec<FieldChange> {
     out
 }
 
-/// A change found, before grouping: its series, its change point and the
-/// positions in the history of the runs around it.
-struct Found {
-    series: usize,
-    change: ChangePoint,
-    verdict: Verdict,
-    before: usize,
-    after: usize,
+/// The method's settings as the report states them.
+pub fn settings(opts: &Options) -> WatchSettings {
+    WatchSettings {
+        window: opts.method.window,
+        max_p: opts.method.max_p,
+        min_magnitude: opts.min_magnitude,
+        level: opts.method.level,
+    }
 }
 
-/// The watch report of `runs` (oldest first).
-pub fn watch(runs: &[HistoryRun], opts: &Options, build: BuildRecord) -> WatchReport {
-    let series = collect(runs, opts);
-    let mut found: Vec<Found> = Vec::new();
-    let mut records: Vec<SeriesRecord> = Vec::new();
-    for (i, s) in series.iter().enumerate() {
-        let cps = change_points::change_points(&s.values, &opts.method);
-        let noise = change_points::noise(&s.values, &cps);
-        for c in cps {
-            found.push(Found {
-                series: i,
-                verdict: verdict(&c, noise, opts.min_magnitude),
-                before: s.runs[c.index - 1],
-                after: s.runs[c.index],
-                change: c,
-            });
-        }
-        let key = s.figure.key();
-        records.push(SeriesRecord {
-            key: key.to_string(),
-            benchmark: key.benchmark.clone(),
-            mode: key.mode_label(),
-            size_bytes: key.size_bytes,
-            host: s.host.clone(),
-            runs: s.values.len(),
-            noise,
-            changes: Vec::new(),
-        });
-    }
-    // Group by host and the run after the change: a change joins the group
-    // whose first change is at most one run before it.
-    found.sort_by(|x, y| (&series[x.series].host, x.after).cmp(&(&series[y.series].host, y.after)));
-    let mut members: Vec<Vec<usize>> = Vec::new();
-    for (j, f) in found.iter().enumerate() {
-        let joins = members.last().is_some_and(|g| {
-            let first = &found[g[0]];
-            series[first.series].host == series[f.series].host && f.after <= first.after + 1
-        });
-        match joins {
-            true => members.last_mut().expect("checked").push(j),
-            false => members.push(vec![j]),
-        }
-    }
-    let mut groups = Vec::new();
-    for (g, m) in members.iter().enumerate() {
-        // The run most of its changes name (the earliest on a tie).
-        let mut counts: BTreeMap<(usize, usize), usize> = BTreeMap::new();
-        for &j in m {
-            *counts.entry((found[j].after, found[j].before)).or_default() += 1;
-        }
-        let most = counts.values().copied().max().unwrap_or(0);
-        let (after, before) = counts
+/// One series computed: its change points, each judged (its `group` is set
+/// by [`group`]). `figure` is any of its figures (for the key and labels),
+/// `runs` and `values` its runs and centres, oldest first.
+pub fn series(
+    figure: &FigureRecord,
+    host: &str,
+    runs: &[RunRef],
+    values: &[f64],
+    opts: &Options,
+) -> SeriesRecord {
+    let cps = change_points::change_points(values, &opts.method);
+    let noise = change_points::noise(values, &cps);
+    let key = figure.key();
+    SeriesRecord {
+        key: key.to_string(),
+        benchmark: key.benchmark.clone(),
+        mode: key.mode_label(),
+        size_bytes: key.size_bytes,
+        host: host.to_string(),
+        runs: values.len(),
+        noise,
+        changes: cps
             .iter()
-            .find(|(_, n)| **n == most)
-            .map(|(k, _)| *k)
-            .expect("a group has a change");
-        let magnitudes: Vec<f64> = m.iter().map(|&j| found[j].change.magnitude).collect();
-        let moved = |v: Verdict| m.iter().any(|&j| found[j].verdict == v);
-        let verdict = match (moved(Verdict::Regression), moved(Verdict::Improvement)) {
-            (true, true) => Verdict::Mixed,
-            (true, false) => Verdict::Regression,
-            (false, true) => Verdict::Improvement,
-            (false, false) => Verdict::Unstable,
-        };
-        groups.push(ChangeGroup {
-            host: series[found[m[0]].series].host.clone(),
-            run_before: run_ref(&runs[before]),
-            run_after: run_ref(&runs[after]),
-            figures: m
-                .iter()
-                .map(|&j| records[found[j].series].key.clone())
-                .collect(),
-            median_magnitude: median(&magnitudes),
-            verdict,
-            changed: what_changed(&runs[before].record, &runs[after].record),
-        });
-        for &j in m {
-            let f = &found[j];
-            let c = &f.change;
-            records[f.series].changes.push(ChangeRecord {
+            .map(|c| ChangeRecord {
                 index: c.index,
-                run_before: run_ref(&runs[f.before]),
-                run_after: run_ref(&runs[f.after]),
+                run_before: runs[c.index - 1].clone(),
+                run_after: runs[c.index].clone(),
                 runs_before: c.before.end - c.before.start,
                 runs_after: c.after.end - c.after.start,
                 mean_before_ns: c.before.mean,
@@ -379,27 +317,128 @@ pub fn watch(runs: &[HistoryRun], opts: &Options, build: BuildRecord) -> WatchRe
                     high: c.interval.high,
                 },
                 p: c.p,
-                verdict: f.verdict,
-                group: g,
-            });
+                verdict: verdict(c, noise, opts.min_magnitude),
+                group: 0,
+            })
+            .collect(),
+    }
+}
+
+/// Groups the changes of `series` by host and run: a change joins the
+/// group whose first change's run after is the same or the one before it
+/// in `order` (every run id considered, ascending). Sets each change's
+/// `group`; the groups' `changed` is left empty for [`what_changed`].
+pub fn group(series: &mut [SeriesRecord], order: &[i64]) -> Vec<ChangeGroup> {
+    let position = |id: i64| order.binary_search(&id).unwrap_or_else(|at| at);
+    // (series, change) of every change, by host and position of its run after.
+    let mut found: Vec<(usize, usize)> = series
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| (0..s.changes.len()).map(move |j| (i, j)))
+        .collect();
+    let at = |&(i, j): &(usize, usize)| {
+        (
+            series[i].host.clone(),
+            position(series[i].changes[j].run_after.id),
+        )
+    };
+    found.sort_by_key(|f| at(f));
+    let mut members: Vec<Vec<(usize, usize)>> = Vec::new();
+    for f in &found {
+        let joins = members.last().is_some_and(|g| {
+            let (host, first) = at(&g[0]);
+            let (h, pos) = at(f);
+            host == h && pos <= first + 1
+        });
+        match joins {
+            true => members.last_mut().expect("checked").push(*f),
+            false => members.push(vec![*f]),
         }
     }
-    for r in &mut records {
-        r.changes.sort_by_key(|c| c.index);
+    let mut groups = Vec::new();
+    for (g, m) in members.iter().enumerate() {
+        // The runs most of its changes name (the earliest on a tie).
+        let mut counts: BTreeMap<(usize, i64), (usize, &RunRef, &RunRef)> = BTreeMap::new();
+        for &(i, j) in m {
+            let c = &series[i].changes[j];
+            counts
+                .entry((position(c.run_after.id), c.run_before.id))
+                .or_insert((0, &c.run_before, &c.run_after))
+                .0 += 1;
+        }
+        let most = counts.values().map(|c| c.0).max().unwrap_or(0);
+        let (_, before, after) = counts
+            .values()
+            .find(|c| c.0 == most)
+            .expect("a group has a change");
+        let (before, after) = ((*before).clone(), (*after).clone());
+        let changes: Vec<&ChangeRecord> = m.iter().map(|&(i, j)| &series[i].changes[j]).collect();
+        let magnitudes: Vec<f64> = changes.iter().map(|c| c.magnitude).collect();
+        let moved = |v: Verdict| changes.iter().any(|c| c.verdict == v);
+        let verdict = match (moved(Verdict::Regression), moved(Verdict::Improvement)) {
+            (true, true) => Verdict::Mixed,
+            (true, false) => Verdict::Regression,
+            (false, true) => Verdict::Improvement,
+            (false, false) => Verdict::Unstable,
+        };
+        groups.push(ChangeGroup {
+            host: series[m[0].0].host.clone(),
+            run_before: before,
+            run_after: after,
+            figures: m.iter().map(|&(i, _)| series[i].key.clone()).collect(),
+            median_magnitude: median(&magnitudes),
+            verdict,
+            changed: Vec::new(),
+        });
+        for &(i, j) in m {
+            series[i].changes[j].group = g;
+        }
     }
+    groups
+}
+
+/// The report of series computed and grouped.
+pub fn report(
+    series: Vec<SeriesRecord>,
+    groups: Vec<ChangeGroup>,
+    runs: usize,
+    opts: &Options,
+    build: BuildRecord,
+) -> WatchReport {
     WatchReport {
         schema: WATCH_SCHEMA.into(),
         build,
-        settings: WatchSettings {
-            window: opts.method.window,
-            max_p: opts.method.max_p,
-            min_magnitude: opts.min_magnitude,
-            level: opts.method.level,
-        },
-        runs: runs.len(),
-        series: records,
+        settings: settings(opts),
+        runs,
+        series,
         groups,
     }
+}
+
+/// The watch report of `runs` (oldest first), all in memory: every
+/// series computed, grouped, and what changed read from the runs.
+#[cfg(test)]
+pub fn watch(runs: &[HistoryRun], opts: &Options, build: BuildRecord) -> WatchReport {
+    let mut records: Vec<SeriesRecord> = collect(runs)
+        .iter()
+        .map(|s| {
+            let refs: Vec<RunRef> = s.runs.iter().map(|&p| run_ref(&runs[p])).collect();
+            series(s.figure, &s.host, &refs, &s.values, opts)
+        })
+        .collect();
+    let order: Vec<i64> = {
+        let mut ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
+        ids.sort_unstable();
+        ids
+    };
+    let mut groups = group(&mut records, &order);
+    let by_id: BTreeMap<i64, &RunRecord> = runs.iter().map(|r| (r.id, &r.record)).collect();
+    for g in &mut groups {
+        if let (Some(a), Some(b)) = (by_id.get(&g.run_before.id), by_id.get(&g.run_after.id)) {
+            g.changed = what_changed(a, b);
+        }
+    }
+    report(records, groups, runs.len(), opts, build)
 }
 
 #[cfg(test)]
@@ -626,21 +665,5 @@ pub(crate) mod tests {
             "{fields:?}"
         );
         assert!(what_changed(&a, &a).is_empty());
-    }
-
-    #[test]
-    fn names_and_host_select_the_series() {
-        let runs = history(1, |_, _| 1.0, |_, _| {});
-        let opts = Options {
-            names: vec!["pipe".into()],
-            ..Options::default()
-        };
-        let w = watch(&runs, &opts, build());
-        assert!(!w.series.is_empty() && w.series.iter().all(|s| s.benchmark == "pipe"));
-        let opts = Options {
-            host: Some("elsewhere".into()),
-            ..Options::default()
-        };
-        assert!(watch(&runs, &opts, build()).series.is_empty());
     }
 }

@@ -1,13 +1,20 @@
-//! `ipcmark watch [NAME…] [--since DATE] [--host H]`: reads the history's
-//! runs (`ipcmark run` reports; workloads are not series of figures),
-//! oldest first, and hands them to `analysis::watch`, then prints
-//! `output::watch`'s table and writes the JSON if asked.
+//! `ipcmark watch [NAME…] [--since DATE] [--host H]`: the history's series
+//! (one figure of `ipcmark run` on one host; workloads are not series of
+//! figures) from its columns, each computed by `analysis::watch` from its
+//! figures unless the history keeps it computed for the same runs and
+//! settings (`watch_series`); the changes grouped, with what changed read
+//! from the runs around each group; then `output::watch`'s table and the
+//! JSON if asked. Series computed anew are kept in the history when this
+//! user may write it, so the next watch after a run computes only the
+//! series that run touched.
 
 use super::{Failure, flags, parse, print_stdout};
-use crate::analysis::watch::{self, HistoryRun};
-use crate::history::{self, Kind, Store};
+use crate::analysis::watch;
+use crate::history::{self, Cached, Store};
 use crate::record::RunRecord;
+use crate::record::watch::{RunRef, SeriesRecord};
 use clap::Args;
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 /// Arguments of `ipcmark watch`.
@@ -35,33 +42,83 @@ pub struct WatchArgs {
     json: flags::Json,
 }
 
-/// Every run of `ipcmark run` in `store` started at `since` or later,
-/// oldest first (by id: the order they were saved in).
-pub fn history_runs(
-    store: &Store,
-    since: Option<jiff::Timestamp>,
-) -> Result<Vec<HistoryRun>, Failure> {
-    let mut runs = Vec::new();
-    for summary in store.runs().map_err(super::history::failure)? {
-        let started = summary.started_at.parse::<jiff::Timestamp>().ok();
-        if since.is_some_and(|s| started.is_none_or(|t| t < s)) {
+/// A series of the index: its host, key, and its runs (id, start, the
+/// figure's place in the report), oldest first.
+struct Indexed {
+    host: String,
+    key: String,
+    runs: Vec<(i64, String, i64)>,
+}
+
+/// The series the index holds, after `--since`, `--host` and the names;
+/// and every run id considered, ascending. A run's figure is taken once
+/// (a load sweep's first level).
+fn index(store: &Store, args: &WatchArgs) -> Result<(Vec<Indexed>, Vec<i64>), Failure> {
+    let mut series: BTreeMap<(String, String), Indexed> = BTreeMap::new();
+    let mut order: Vec<i64> = Vec::new();
+    for row in store.watch_index().map_err(super::history::failure)? {
+        let started = row.started_at.parse::<jiff::Timestamp>().ok();
+        if args.since.is_some_and(|s| started.is_none_or(|t| t < s))
+            || args.host.as_ref().is_some_and(|h| *h != row.host)
+        {
             continue;
         }
-        let report = store
-            .load_report(summary.id)
-            .map_err(super::history::failure)?;
-        if Kind::of(&report).ok() != Some(Kind::Run) {
+        if order.last() != Some(&row.run_id) {
+            order.push(row.run_id);
+        }
+        let benchmark = row.key.split('/').next().unwrap_or("");
+        if !args.names.is_empty() && !args.names.iter().any(|n| n == benchmark) {
             continue;
         }
-        match RunRecord::from_value(report) {
-            Ok(record) => runs.push(HistoryRun {
-                id: summary.id,
-                record,
-            }),
-            Err(e) => eprintln!("ipcmark: warning: run {} left out: {e}", summary.id),
+        let s = series
+            .entry((row.host.clone(), row.key.clone()))
+            .or_insert_with(|| Indexed {
+                host: row.host.clone(),
+                key: row.key.clone(),
+                runs: Vec::new(),
+            });
+        if s.runs.last().map(|r| r.0) != Some(row.run_id) {
+            s.runs.push((row.run_id, row.started_at, row.ordinal));
         }
     }
-    Ok(runs)
+    Ok((series.into_values().collect(), order))
+}
+
+/// One series computed from its figures in the history.
+fn compute(store: &Store, s: &Indexed, opts: &watch::Options) -> Result<SeriesRecord, Failure> {
+    let (mut refs, mut values, mut first) = (Vec::new(), Vec::new(), None);
+    for (id, started_at, ordinal) in &s.runs {
+        let f = store
+            .figure(*id, *ordinal)
+            .map_err(super::history::failure)?;
+        if let Some(v) = watch::centre(&f) {
+            refs.push(RunRef {
+                id: *id,
+                started_at: started_at.clone(),
+            });
+            values.push(v);
+            first.get_or_insert(f);
+        }
+    }
+    let figure =
+        first.ok_or_else(|| Failure::run(format!("{}: no figure of its series reads", s.key)))?;
+    Ok(watch::series(&figure, &s.host, &refs, &values, opts))
+}
+
+/// The run `id`'s record, read once.
+fn run_record<'a>(
+    store: &Store,
+    cache: &'a mut BTreeMap<i64, Option<RunRecord>>,
+    id: i64,
+) -> Result<Option<&'a RunRecord>, Failure> {
+    let record = match cache.entry(id) {
+        std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+        std::collections::btree_map::Entry::Vacant(e) => {
+            let report = store.load_report(id).map_err(super::history::failure)?;
+            e.insert(RunRecord::from_value(report).ok())
+        }
+    };
+    Ok(record.as_ref())
 }
 
 pub fn watch(args: WatchArgs) -> Result<ExitCode, Failure> {
@@ -70,14 +127,63 @@ pub fn watch(args: WatchArgs) -> Result<ExitCode, Failure> {
     }
     let path = history::path_or_default(args.db.as_deref()).map_err(super::history::failure)?;
     let store = Store::open_reader(&path).map_err(super::history::failure)?;
-    let runs = history_runs(&store, args.since)?;
     let opts = watch::Options {
         min_magnitude: args.min_magnitude,
-        names: args.names,
-        host: args.host,
         ..watch::Options::default()
     };
-    let report = watch::watch(&runs, &opts, crate::output::json::build::current());
+    let settings = crate::record::compact_json(&watch::settings(&opts)).map_err(Failure::run)?;
+    let (indexed, order) = index(&store, &args)?;
+    // A series computed before for the same runs and settings is taken as
+    // it was; only the others (a new run touched them) are computed. With
+    // --since a series is a part of one, never kept.
+    let keep = args.since.is_none();
+    let (mut series, mut fresh) = (Vec::new(), Vec::new());
+    for s in &indexed {
+        let ids: Vec<i64> = s.runs.iter().map(|r| r.0).collect();
+        let cached = match keep {
+            true => store
+                .cached_series(&s.host, &s.key)
+                .map_err(super::history::failure)?,
+            false => None,
+        };
+        match cached {
+            Some(c) if c.run_ids == ids && c.settings == settings => series.push(c.series),
+            _ => {
+                let computed = compute(&store, s, &opts)?;
+                if keep {
+                    fresh.push(Cached {
+                        run_ids: ids,
+                        settings: settings.clone(),
+                        series: computed.clone(),
+                    });
+                }
+                series.push(computed);
+            }
+        }
+    }
+    let mut groups = watch::group(&mut series, &order);
+    let mut runs = BTreeMap::new();
+    for g in &mut groups {
+        let before = run_record(&store, &mut runs, g.run_before.id)?.cloned();
+        if let (Some(a), Some(b)) = (before, run_record(&store, &mut runs, g.run_after.id)?) {
+            g.changed = watch::what_changed(&a, b);
+        }
+    }
+    drop(store);
+    if !fresh.is_empty() {
+        // Kept for the next watch when this user may write the history; a
+        // history only readable is watched all the same, from scratch.
+        if let Ok(mut writer) = Store::open_existing(&path) {
+            let _ = writer.save_series(&fresh);
+        }
+    }
+    let report = watch::report(
+        series,
+        groups,
+        order.len(),
+        &opts,
+        crate::output::json::build::current(),
+    );
     if let Some(out) = &args.json.path {
         crate::output::json::write_atomic(out, &report)
             .map_err(|e| Failure::run(format!("cannot write {}: {e}", out.display())))?;

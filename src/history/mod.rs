@@ -11,9 +11,11 @@
 mod import;
 mod open;
 mod schema;
+mod watch;
 mod writer;
 
 pub use import::check_file;
+pub use watch::Cached;
 pub use writer::{Report, RunWriter};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};

@@ -51,14 +51,30 @@ CREATE TABLE tags (
 ) WITHOUT ROWID;                              -- one b-tree: the name is the key
 ";
 
+/// Version 3: what `ipcmark watch` computed of each series (one figure on
+/// one host), so that a new run recomputes only the series it touched. A
+/// row holds for the runs it names (`run_ids`, the series' runs in order)
+/// and the method's settings it was computed with: any other list (a run
+/// added, or pruned) or setting and it is computed again and replaced.
+const V3: &str = "
+CREATE TABLE watch_series (
+    host          TEXT    NOT NULL,
+    key           TEXT    NOT NULL,           -- figures.key
+    run_ids       TEXT    NOT NULL,           -- JSON array of the runs it covers, in order
+    settings      TEXT    NOT NULL,           -- JSON: the method's settings
+    series        TEXT    NOT NULL,           -- JSON: the series' record (ipcmark.watch/1's series[])
+    PRIMARY KEY (host, key)
+) WITHOUT ROWID;
+";
+
 /// Every migration, oldest first. Append only: a released one never changes.
 pub fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(V1), M::up(V2)])
+    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3)])
 }
 
 /// The schema version this binary writes.
 pub fn latest() -> usize {
-    2
+    3
 }
 
 /// The oldest schema a reader (which migrates nothing) reads: the later
