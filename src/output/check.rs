@@ -53,6 +53,11 @@ pub fn render(r: &CheckReport) -> String {
         sanitise::text(&r.run.hostname),
         sanitise::text(&r.run.kernel),
     );
+    if r.baseline.hostname != r.run.hostname {
+        out.push_str(
+            "the baseline and the run were measured on different hosts: a difference may be the machine's\n",
+        );
+    }
     match shift {
         Some(s) => out.push_str(&format!(
             "common shift of all {} figures: ×{:.3} (95% CI {:.3}–{:.3}, {}), left out of the verdicts\n",
