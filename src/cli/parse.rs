@@ -438,6 +438,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_relative_change_is_a_percentage_or_a_fraction_below_one() {
+        assert_eq!(relative_change("5%"), Ok(0.05));
+        assert_eq!(relative_change(" 12.5 % "), Ok(0.125));
+        assert_eq!(relative_change("0.1"), Ok(0.1));
+        for bad in ["0", "0%", "100%", "1", "-5%", "x", "", "nan"] {
+            assert!(relative_change(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn sizes() {
         assert_eq!(size("1"), Ok(1));
         assert_eq!(size("4K"), Ok(4096));
