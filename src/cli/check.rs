@@ -16,7 +16,7 @@ pub struct CheckArgs {
     /// given to one with `ipcmark history --tag NAME RUN`, or a JSON report.
     #[arg(value_name = "BASELINE", value_hint = clap::ValueHint::FilePath)]
     baseline: String,
-    /// The run checked against it, named the same ways (default: last).
+    /// The run checked against it, named the same ways.
     #[arg(value_name = "RUN", default_value = "last", value_hint = clap::ValueHint::FilePath)]
     run: String,
     /// The largest slowdown of a figure allowed, beyond the machine's common

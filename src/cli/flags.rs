@@ -96,7 +96,12 @@ impl Json {
 pub struct Alpha {
     /// Significance level of each figure's test (and 1 − confidence of its
     /// interval): Welch's t on the pass medians, or Mann–Whitney U on the samples.
-    #[arg(id = "alpha", long = "alpha", default_value_t = 0.05)]
+    #[arg(
+        id = "alpha",
+        long = "alpha",
+        value_name = "ALPHA",
+        default_value_t = 0.05
+    )]
     pub level: f64,
 }
 
