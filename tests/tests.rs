@@ -17,6 +17,8 @@ mod robustness;
 mod usage;
 // `ipcmark compare`.
 mod compare;
+// `ipcmark watch` and `ipcmark check`: change points of the history, a CI gate.
+mod watch;
 // `ipcmark report --html`: the page, rendered in headless Chromium.
 mod report;
 // The run history: history, show, export, import, prune; CSV.

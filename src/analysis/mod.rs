@@ -5,6 +5,8 @@
 //! ran under ([`warnings`], read from the figures as measured and the
 //! machine). Output renders them; nothing here prints.
 
+pub mod check;
 pub mod compare;
 pub mod cost_model;
 pub mod warnings;
+pub mod watch;

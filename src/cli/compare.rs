@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 /// The run `spec` names (a file as before, or a run of the history) and
 /// its label in the comparison.
-fn load(db: Option<&Path>, spec: &str) -> Result<(String, RunRecord), Failure> {
+pub(super) fn load(db: Option<&Path>, spec: &str) -> Result<(String, RunRecord), Failure> {
     if crate::history::is_file_spec(spec) {
         return Ok((spec.to_string(), load_file(Path::new(spec))?));
     }
@@ -45,12 +45,7 @@ fn load_file(path: &Path) -> Result<RunRecord, Failure> {
 }
 
 pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
-    if !(args.alpha > 0.0 && args.alpha < 0.5) {
-        return Err(Failure::usage(format!(
-            "--alpha {}: must lie strictly between 0 and 0.5",
-            args.alpha
-        )));
-    }
+    let alpha = args.alpha.checked()?;
     if let Some(out) = &args.json.path {
         super::check_output_path("--json", out)?;
     }
@@ -61,7 +56,7 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
         &fa,
         &lb,
         &fb,
-        args.alpha,
+        alpha,
         crate::output::json::build::current(),
     );
     if let Some(out) = &args.json.path {

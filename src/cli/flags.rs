@@ -82,6 +82,45 @@ pub struct Json {
 impl Json {
     /// `compare --json`: the comparison, written once.
     pub const COMPARE_HELP: &str = "Also write the comparison as JSON to this file";
+    /// `watch --json`: the change points, written once.
+    pub const WATCH_HELP: &str =
+        "Also write the change points and their groups as JSON (ipcmark.watch/1) to this file";
+    /// `check --json`: the verdict, written once.
+    pub const CHECK_HELP: &str =
+        "Also write the check as JSON (ipcmark.check/1) to this file, whatever its verdict";
+}
+
+/// `--alpha`: the significance level of a comparison of two runs
+/// (`compare`, `check`).
+#[derive(Debug, Clone, Args)]
+pub struct Alpha {
+    /// Significance level of each figure's test (and 1 − confidence of its
+    /// interval): Welch's t on the pass medians, or Mann–Whitney U on the samples.
+    #[arg(
+        id = "alpha",
+        long = "alpha",
+        value_name = "ALPHA",
+        default_value_t = 0.05
+    )]
+    pub level: f64,
+}
+
+impl Alpha {
+    /// `report --alpha`: the comparison drawn on the page.
+    pub const REPORT_HELP: &str =
+        "Significance level of the comparison (and 1 − confidence of its intervals)";
+
+    /// The level, checked: strictly between 0 and 0.5.
+    pub fn checked(&self) -> Result<f64, super::Failure> {
+        if self.level > 0.0 && self.level < 0.5 {
+            Ok(self.level)
+        } else {
+            Err(super::Failure::usage(format!(
+                "--alpha {}: must lie strictly between 0 and 0.5",
+                self.level
+            )))
+        }
+    }
 }
 
 /// `--json` as a switch: the command's result printed as JSON on standard
@@ -270,6 +309,7 @@ mod tests {
             "cpu-latency",
             "sizes",
             "no-save",
+            "alpha",
         ] {
             let at = declarations(name);
             assert_eq!(at.len(), 1, "--{name} declared at {at:?}");

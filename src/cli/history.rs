@@ -30,6 +30,11 @@ pub struct HistoryArgs {
     /// With --prune: delete runs that did not complete (stopped or killed).
     #[arg(long, requires = "prune")]
     incomplete: bool,
+    /// Name a run (an id, `last`, `last~N`) so that check, compare, show and
+    /// export take the name: `ipcmark history --tag baseline last`. A name
+    /// given again moves to the run named; deleting the run deletes its names.
+    #[arg(long, num_args = 2, value_names = ["NAME", "RUN"], conflicts_with = "prune")]
+    tag: Option<Vec<String>>,
 }
 
 /// Arguments of `ipcmark show`.
@@ -81,7 +86,8 @@ pub struct ImportArgs {
     db: super::flags::Db,
 }
 
-fn parse_date(s: &str) -> Result<jiff::Timestamp, String> {
+/// A date (midnight UTC) or an RFC 3339 time (`--before`, `watch --since`).
+pub(super) fn parse_date(s: &str) -> Result<jiff::Timestamp, String> {
     if let Ok(t) = s.parse::<jiff::Timestamp>() {
         return Ok(t);
     }
@@ -169,8 +175,26 @@ pub fn history(args: HistoryArgs) -> Result<ExitCode, Failure> {
         })?;
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(tag) = &args.tag {
+        let [name, spec] = tag.as_slice() else {
+            return Err(Failure::usage(
+                "--tag takes a name and a run: --tag NAME RUN",
+            ));
+        };
+        let path = history::path_or_default(args.db.as_deref()).map_err(failure)?;
+        let mut s = Store::open_existing(&path).map_err(failure)?;
+        let id = s.resolve(spec).map_err(failure)?;
+        let now = jiff::Timestamp::now().to_string();
+        let before = s.tag(name, id, &now).map_err(failure)?;
+        print_stdout(&match before {
+            Some(old) if old != id => format!("{name}: run {id} (was run {old})\n"),
+            _ => format!("{name}: run {id}\n"),
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let s = reader(args.db.as_deref())?;
     let runs = s.runs().map_err(failure)?;
+    let tags = s.tags().map_err(failure)?;
     if runs.is_empty() {
         print_stdout(&format!("the history {} is empty\n", s.path().display()))?;
         return Ok(ExitCode::SUCCESS);
@@ -189,10 +213,13 @@ pub fn history(args: HistoryArgs) -> Result<ExitCode, Failure> {
             (false, true) => "stopped",
             (false, false) => "incomplete",
         };
-        let state = match &r.imported_from {
+        let mut state = match &r.imported_from {
             Some(_) => format!("{state}, imported"),
             None => state.to_string(),
         };
+        for (name, _) in tags.iter().filter(|(_, id)| *id == r.id) {
+            state.push_str(&format!(", {}", sanitise::text(name)));
+        }
         t.add_row(vec![
             r.id.to_string(),
             r.started_at

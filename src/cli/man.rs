@@ -237,8 +237,9 @@ fn exit_status(r: &mut Roff) {
     item(
         r,
         [bold("1")],
-        "Some figure failed (the table says what broke), a workload run failed, or the \
-         command could not be carried out (a report could not be written, ipcmark clean \
+        "Some figure failed (the table says what broke), a workload run failed, ipcmark \
+         check found a figure significantly slower than the baseline by more than \
+         --max-regression, or the command could not be carried out (a report could not be written, ipcmark clean \
          could not remove an object).",
     );
     item(
@@ -292,7 +293,8 @@ fn files(r: &mut Roff) {
         r,
         [bold("~/.local/share/ipcmark/history.sqlite")],
         "The run history (SQLite, see XDG_DATA_HOME): every run and workload as it is \
-         measured, read by ipcmark history, show, compare and export.",
+         measured, read by ipcmark history, show, compare, export, watch and check; \
+         names given with history --tag.",
     );
     item(
         r,

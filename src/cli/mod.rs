@@ -1,6 +1,7 @@
 //! The command line: arguments, validation, and the commands that tie the
 //! registry, the engine and the output together.
 
+mod check;
 mod clean;
 mod compare;
 mod completions;
@@ -18,6 +19,7 @@ mod report;
 mod run;
 mod serve;
 mod testbed;
+mod watch;
 mod workload;
 
 use crate::engine::os::environment;
@@ -59,6 +61,13 @@ enum Command {
     /// Compare two runs (from the history, or `run --json` reports):
     /// medians, difference, significance.
     Compare(CompareArgs),
+    /// Find where the history's figures changed level (change points by
+    /// E-divisive means and a t test, as Apache Otava), grouped by run, with
+    /// what changed on the machine beside them.
+    Watch(watch::WatchArgs),
+    /// A gate for CI: exit 1 when a figure of RUN is significantly slower than
+    /// in BASELINE by more than --max-regression, beyond the machine's common shift.
+    Check(check::CheckArgs),
     /// Write an offline HTML report of runs: charts against message size,
     /// latency distributions, the comparison of two runs, the environment.
     Report(report::ReportArgs),
@@ -110,9 +119,8 @@ pub struct CompareArgs {
     b: String,
     #[command(flatten)]
     db: flags::Db,
-    /// Significance level of the Mann–Whitney U test (and 1 − confidence of the interval).
-    #[arg(long, default_value_t = 0.05)]
-    alpha: f64,
+    #[command(flatten)]
+    alpha: flags::Alpha,
     #[command(flatten)]
     json: flags::Json,
 }
@@ -373,6 +381,8 @@ pub fn main() -> ExitCode {
         Command::Clean => clean::clean(),
         Command::Doctor(args) => doctor::doctor(args),
         Command::Compare(args) => compare::compare(args),
+        Command::Watch(args) => watch::watch(args),
+        Command::Check(args) => check::check(args),
         Command::Report(args) => report::report(args),
         Command::Workload(args) => workload::workload(*args),
         Command::Completions(args) => completions::completions(args),

@@ -268,6 +268,28 @@ pub fn precision(s: &str) -> Result<f64, String> {
     Ok(f)
 }
 
+/// Parses a relative change (`--max-regression`, `--min-magnitude`): a
+/// percentage (`5%`) or a fraction (`0.05`), above 0 and below 100%.
+pub fn relative_change(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, scale) = match t.strip_suffix('%') {
+        Some(n) => (n.trim(), 0.01),
+        None => (t, 1.0),
+    };
+    let v: f64 = num.parse().map_err(|_| {
+        format!(
+            "invalid change '{s}': expected a percentage such as 5% (or a fraction such as 0.05)"
+        )
+    })?;
+    let f = v * scale;
+    if !f.is_finite() || f <= 0.0 || f >= 1.0 {
+        return Err(format!(
+            "change '{s}' is out of range: above 0% and below 100%"
+        ));
+    }
+    Ok(f)
+}
+
 /// `--tolerance` value parser: a fraction of the period, above 0 and at most
 /// 1 (a wake-up a whole period late has missed the next event).
 pub fn tolerance(s: &str) -> Result<f64, String> {
@@ -414,6 +436,16 @@ pub fn cpu_set_arg(s: &str) -> Result<CpuList, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_relative_change_is_a_percentage_or_a_fraction_below_one() {
+        assert_eq!(relative_change("5%"), Ok(0.05));
+        assert_eq!(relative_change(" 12.5 % "), Ok(0.125));
+        assert_eq!(relative_change("0.1"), Ok(0.1));
+        for bad in ["0", "0%", "100%", "1", "-5%", "x", "", "nan"] {
+            assert!(relative_change(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn sizes() {

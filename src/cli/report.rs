@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 /// Arguments of `ipcmark report`.
 #[derive(Debug, Args)]
+#[command(mut_arg("alpha", |a| a.help(super::flags::Alpha::REPORT_HELP)))]
 pub struct ReportArgs {
     /// The runs to report: ids from the history (`last`, `last~1`, a number)
     /// or JSON files written by `ipcmark run --json FILE`; the last run when
@@ -22,9 +23,8 @@ pub struct ReportArgs {
     /// Write the report as one self-contained HTML page to this file.
     #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, required = true)]
     html: PathBuf,
-    /// Significance level of the comparison (and 1 − confidence of its intervals).
-    #[arg(long, default_value_t = 0.05)]
-    alpha: f64,
+    #[command(flatten)]
+    alpha: super::flags::Alpha,
 }
 
 /// Reads one run named on the command line — a history id (`last`,
@@ -51,12 +51,7 @@ pub fn load_run(db: Option<&Path>, spec: &str) -> Result<(String, RunRecord), Fa
 }
 
 pub fn report(args: ReportArgs) -> Result<ExitCode, Failure> {
-    if !(args.alpha > 0.0 && args.alpha < 0.5) {
-        return Err(Failure::usage(format!(
-            "--alpha {}: must lie strictly between 0 and 0.5",
-            args.alpha
-        )));
-    }
+    let alpha = args.alpha.checked()?;
     super::check_output_path("--html", &args.html)?;
     let last = ["last".to_string()];
     let specs = if args.runs.is_empty() {
@@ -71,7 +66,7 @@ pub fn report(args: ReportArgs) -> Result<ExitCode, Failure> {
             Ok(RunInput { label, report })
         })
         .collect::<Result<Vec<_>, Failure>>()?;
-    let page = report::render(&runs, args.alpha);
+    let page = report::render(&runs, alpha);
     crate::output::json::write_text_atomic(&args.html, &page.html)
         .map_err(|e| Failure::run(format!("cannot write {}: {e}", args.html.display())))?;
     print_stdout(&format!(

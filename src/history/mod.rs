@@ -11,9 +11,11 @@
 mod import;
 mod open;
 mod schema;
+mod watch;
 mod writer;
 
 pub use import::check_file;
+pub use watch::Cached;
 pub use writer::{Report, RunWriter};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
@@ -198,7 +200,7 @@ impl Store {
                 .strip_prefix('~')
                 .and_then(|n| n.parse::<u32>().ok())
                 .ok_or_else(|| bad_spec(spec))?,
-            None => return Err(bad_spec(spec)),
+            None => return self.tagged(spec)?.ok_or_else(|| bad_spec(spec)),
         };
         let found: Option<RunId> = if self.tables {
             self.conn
@@ -223,6 +225,66 @@ impl Store {
                 )
             })
         })
+    }
+
+    /// Whether the history has the table `name` (a reader of a history of
+    /// an older schema may find a later table missing).
+    fn has_table(&self, name: &str) -> Result<bool, Error> {
+        if !self.tables {
+            return Ok(false);
+        }
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+                [name],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n > 0)
+            .map_err(|e| self.err(e))
+    }
+
+    /// The run the name `name` names (`ipcmark history --tag NAME RUN`).
+    pub fn tagged(&self, name: &str) -> Result<Option<RunId>, Error> {
+        if !self.has_table("tags")? {
+            return Ok(None);
+        }
+        self.conn
+            .query_row("SELECT run_id FROM tags WHERE name = ?1", [name], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Every name and the run it names, by name.
+    pub fn tags(&self) -> Result<Vec<(String, RunId)>, Error> {
+        if !self.has_table("tags")? {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT name, run_id FROM tags ORDER BY name")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    /// Names run `id` `name` (a name of letters, digits, `.`, `_` and `-`
+    /// that no other spec reads as a run: not a number, not `last…`); a
+    /// name that named another run moves. The run it named before, if any.
+    pub fn tag(&mut self, name: &str, id: RunId, now: &str) -> Result<Option<RunId>, Error> {
+        check_tag(name)?;
+        let before = self.tagged(name)?;
+        self.conn
+            .execute(
+                "INSERT INTO tags (name, run_id, tagged_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (name) DO UPDATE SET run_id = ?2, tagged_at = ?3",
+                rusqlite::params![name, id, now],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(before)
     }
 
     fn count(&self) -> Result<usize, Error> {
@@ -340,8 +402,25 @@ impl Store {
 
 fn bad_spec(spec: &str) -> Error {
     Error::Usage(format!(
-        "'{spec}' names no run: give an id, last, last~N or a JSON report"
+        "'{spec}' names no run: give an id, last, last~N, a name given with history --tag, or a JSON report"
     ))
+}
+
+/// Whether `name` may name a run: letters, digits, `.`, `_`, `-`, and
+/// read as nothing else (a number, `last…`, a file).
+fn check_tag(name: &str) -> Result<(), Error> {
+    let chars = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    let other = name.parse::<RunId>().is_ok() || name.starts_with("last") || is_file_spec(name);
+    if !chars || other {
+        return Err(Error::Usage(format!(
+            "'{name}' cannot name a run: use up to 64 letters, digits, '.', '_' or '-', not a number, not starting with 'last', not a file's name"
+        )));
+    }
+    Ok(())
 }
 
 fn user_version(conn: &Connection) -> rusqlite::Result<usize> {
@@ -537,6 +616,45 @@ pub(crate) mod tests {
         for bad in ["last~3", "999", "lastt", "last~x", "first"] {
             assert!(matches!(s.resolve(bad), Err(Error::Usage(_))), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_tag_names_a_run_moves_when_given_again_and_goes_with_its_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        let r = started(&run("ipc-quick"));
+        let ids: Vec<RunId> = (0..2)
+            .map(|_| {
+                RunWriter::start(Store::open(&path).unwrap(), Report::Run(&r))
+                    .unwrap()
+                    .id()
+            })
+            .collect();
+        let mut s = Store::open(&path).unwrap();
+        assert_eq!(s.tag("base", ids[0], "t").unwrap(), None);
+        assert_eq!(s.resolve("base").unwrap(), ids[0]);
+        assert_eq!(s.tag("base", ids[1], "t").unwrap(), Some(ids[0]));
+        assert_eq!(s.resolve("base").unwrap(), ids[1]);
+        assert_eq!(s.tags().unwrap(), vec![("base".to_string(), ids[1])]);
+        for bad in ["12", "last", "last~1", "a/b", "x.json", "", "a b"] {
+            assert!(
+                matches!(s.tag(bad, ids[0], "t"), Err(Error::Usage(_))),
+                "{bad}"
+            );
+        }
+        assert!(matches!(s.resolve("nobase"), Err(Error::Usage(m)) if m.contains("--tag")));
+        s.prune(&Prune {
+            keep: Some(1),
+            ..Prune::default()
+        })
+        .unwrap();
+        s.prune(&Prune {
+            keep: Some(0),
+            ..Prune::default()
+        })
+        .unwrap();
+        assert!(s.tags().unwrap().is_empty());
+        assert!(s.resolve("base").is_err());
     }
 
     #[test]

@@ -92,11 +92,12 @@ fn check_owner(path: &Path, found: &Found) -> Result<bool, Error> {
 
 /// Whether a reader, which migrates nothing, can read the schema found.
 fn check_readable(path: &Path, found: &Found) -> Result<(), Error> {
-    if !found.objects.is_empty() && found.version < schema::latest() {
+    if !found.objects.is_empty() && found.version < schema::oldest_readable() {
         return Err(Error::Store(format!(
-            "history {} has an older schema (version {}, this ipcmark reads {}): run a command that writes it (ipcmark import, run) to upgrade it",
+            "history {} has an older schema (version {}, this ipcmark reads {} to {}): run a command that writes it (ipcmark import, run) to upgrade it",
             path.display(),
             found.version,
+            schema::oldest_readable(),
             schema::latest()
         )));
     }

@@ -39,13 +39,48 @@ CREATE TABLE figures (
 );
 ";
 
+/// Version 2: names for runs (`ipcmark history --tag NAME RUN`), so that a
+/// baseline is named once and `check`, `compare` and `show` take the name.
+/// A name names one run; tagging another run moves it. Deleting the run
+/// deletes its names.
+const V2: &str = "
+CREATE TABLE tags (
+    name          TEXT    PRIMARY KEY,
+    run_id        INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    tagged_at     TEXT    NOT NULL            -- RFC 3339
+) WITHOUT ROWID;                              -- one b-tree: the name is the key
+";
+
+/// Version 3: what `ipcmark watch` computed of each series (one figure on
+/// one host), so that a new run recomputes only the series it touched. A
+/// row holds for the runs it names (`run_ids`, the series' runs in order)
+/// and the method's settings it was computed with: any other list (a run
+/// added, or pruned) or setting and it is computed again and replaced.
+const V3: &str = "
+CREATE TABLE watch_series (
+    host          TEXT    NOT NULL,
+    key           TEXT    NOT NULL,           -- figures.key
+    run_ids       TEXT    NOT NULL,           -- JSON array of the runs it covers, in order
+    settings      TEXT    NOT NULL,           -- JSON: the method's settings
+    series        TEXT    NOT NULL,           -- JSON: the series' record (ipcmark.watch/1's series[])
+    PRIMARY KEY (host, key)
+) WITHOUT ROWID;
+";
+
 /// Every migration, oldest first. Append only: a released one never changes.
 pub fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(V1)])
+    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3)])
 }
 
 /// The schema version this binary writes.
 pub fn latest() -> usize {
+    3
+}
+
+/// The oldest schema a reader (which migrates nothing) reads: the later
+/// versions only add tables, which a reader of an older history finds
+/// empty (no tags yet).
+pub fn oldest_readable() -> usize {
     1
 }
 

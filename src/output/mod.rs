@@ -1,6 +1,7 @@
 //! Output: the JSON reports, the terminal tables and progress. Reads results,
 //! never measures.
 
+pub mod check;
 pub mod compare;
 pub mod cost_model;
 pub mod csv;
@@ -16,4 +17,5 @@ pub mod stored;
 pub mod table;
 pub mod terminal;
 pub mod warnings;
+pub mod watch;
 pub mod workload;

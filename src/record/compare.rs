@@ -19,7 +19,7 @@ pub enum Test {
 }
 
 /// One side's identity in the output.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Side {
     pub path: String,
     pub started_at: String,
@@ -72,7 +72,7 @@ pub struct Beyond {
 
 /// How much every result moved together from A to B: the median over
 /// results of median(B) / median(A), with a bootstrap interval over results.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CommonShift {
     /// The factor B / A.
     pub factor: f64,
@@ -85,7 +85,7 @@ pub struct CommonShift {
 }
 
 /// A result present on one side only, or not measured on one side.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Unmatched {
     pub benchmark: String,
     pub mode: String,
@@ -109,7 +109,7 @@ pub struct CompareReport {
 }
 
 /// A confidence interval (`stats::compare::Interval`).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct IntervalRecord {
     /// Lower bound.
     pub low: f64,

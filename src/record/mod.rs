@@ -11,6 +11,7 @@
 //! history — reads them.
 
 pub mod build;
+pub mod check;
 pub mod compare;
 pub mod doctor;
 pub mod environment;
@@ -22,6 +23,7 @@ mod report_views;
 pub mod run;
 pub mod summary;
 pub mod units;
+pub mod watch;
 pub mod workload;
 
 pub use run::{FigureRecord, Mode, Peer, RunRecord, SCHEMA, Settings, Status};

@@ -1,6 +1,7 @@
 //! Statistics over measured values. Pure functions: no I/O, no clocks, no
 //! knowledge of mechanisms or of how the values were obtained.
 
+pub mod change_points;
 pub mod compare;
 pub mod drift;
 pub mod interval;

@@ -1,0 +1,99 @@
+//! The terminal rendering of `ipcmark check`: one row per figure, the
+//! common shift, and the verdict the exit code gives.
+
+use crate::output::sanitise;
+use crate::output::table::{align_right, format_size, new_table};
+use crate::record::check::CheckReport;
+use crate::record::units::percent;
+
+/// The check as the terminal shows it.
+pub fn render(r: &CheckReport) -> String {
+    let shift = r.common_shift.as_ref();
+    let mut header = vec!["benchmark", "mode", "size", "baseline µs", "run µs", "Δ %"];
+    if shift.is_some() {
+        header.push("beyond shift %");
+    }
+    header.extend(["p", "verdict"]);
+    let mut t = new_table(header);
+    for f in &r.figures {
+        let mut row = vec![
+            sanitise::text(&f.benchmark).into_owned(),
+            sanitise::text(&f.mode).into_owned(),
+            format_size(f.size_bytes),
+            format!("{:.2}", f.baseline_ns / 1e3),
+            format!("{:.2}", f.run_ns / 1e3),
+            format!("{:+.1}", f.change * 100.0),
+        ];
+        if shift.is_some() {
+            row.push(
+                f.beyond_shift
+                    .map_or("-".into(), |b| format!("{:+.1}", b * 100.0)),
+            );
+        }
+        let change = f.beyond_shift.unwrap_or(f.change);
+        let verdict = match (f.regressed, f.significant, change > 0.0) {
+            (true, ..) => "REGRESSED",
+            (false, true, true) => "slower, within the threshold",
+            (false, true, false) => "faster",
+            (false, false, _) => "n.s.",
+        };
+        row.extend([format!("{:.3}", f.p), verdict.to_string()]);
+        t.add_row(row);
+    }
+    let last = if shift.is_some() { 7 } else { 6 };
+    align_right(&mut t, 3..last + 1);
+    let mut out = format!(
+        "baseline: {} ({}, {}, Linux {})\nrun:      {} ({}, {}, Linux {})\n{t}\n",
+        sanitise::text(&r.baseline.path),
+        sanitise::text(&r.baseline.started_at),
+        sanitise::text(&r.baseline.hostname),
+        sanitise::text(&r.baseline.kernel),
+        sanitise::text(&r.run.path),
+        sanitise::text(&r.run.started_at),
+        sanitise::text(&r.run.hostname),
+        sanitise::text(&r.run.kernel),
+    );
+    if r.baseline.hostname != r.run.hostname {
+        out.push_str(
+            "the baseline and the run were measured on different hosts: a difference may be the machine's\n",
+        );
+    }
+    match shift {
+        Some(s) => out.push_str(&format!(
+            "common shift of all {} figures: ×{:.3} (95% CI {:.3}–{:.3}, {}), left out of the verdicts\n",
+            s.results,
+            s.factor,
+            s.interval.low,
+            s.interval.high,
+            if s.significant { "significant" } else { "not significant" }
+        )),
+        None => out.push_str(
+            "no common shift (fewer than five figures): each figure is judged as it moved\n",
+        ),
+    }
+    for u in &r.unmatched {
+        out.push_str(&format!(
+            "not checked: {} {} {}: {}\n",
+            sanitise::text(&u.benchmark),
+            sanitise::text(&u.mode),
+            format_size(u.size_bytes),
+            sanitise::text(&u.why)
+        ));
+    }
+    out.push_str(&match r.passed {
+        true => format!(
+            "check passed: no figure of {} is significantly slower by more than {}% (α = {})\n",
+            r.figures.len(),
+            percent(r.max_regression),
+            r.alpha
+        ),
+        false => format!(
+            "check FAILED: {} of {} figures significantly slower by more than {}% (α = {})\n",
+            r.regressions,
+            r.figures.len(),
+            percent(r.max_regression),
+            r.alpha
+        ),
+    });
+    out
+}

@@ -1,0 +1,67 @@
+//! The record of `ipcmark check --json` (schema `ipcmark.check/1`): every
+//! figure the baseline and the run share, whether it regressed beyond the
+//! threshold and beyond the machine's common shift, and the verdict the
+//! exit code gives. Built in `analysis::check` from `analysis::compare`'s
+//! comparison.
+
+use super::build::BuildRecord;
+use super::compare::{CommonShift, Side, Unmatched};
+use serde::{Deserialize, Serialize};
+
+/// Schema of the check JSON.
+pub const CHECK_SCHEMA: &str = "ipcmark.check/1";
+
+/// One figure of the run against the baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckFigure {
+    /// Mechanism or benchmark.
+    pub benchmark: String,
+    /// Mode, with how it was timed.
+    pub mode: String,
+    /// Payload bytes.
+    pub size_bytes: usize,
+    /// The baseline's median, ns.
+    pub baseline_ns: f64,
+    /// The run's median, ns.
+    pub run_ns: f64,
+    /// Relative change: run / baseline − 1.
+    pub change: f64,
+    /// Relative change with the common shift divided out (null without one).
+    pub beyond_shift: Option<f64>,
+    /// p of the test that decided (`compare`'s, beyond the shift where
+    /// there is one).
+    pub p: f64,
+    /// p < alpha.
+    pub significant: bool,
+    /// Significantly slower, by more than the threshold (beyond the shift
+    /// where there is one).
+    pub regressed: bool,
+}
+
+/// The whole check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckReport {
+    /// [`CHECK_SCHEMA`].
+    pub schema: String,
+    /// The build that wrote it.
+    pub build: BuildRecord,
+    /// The baseline.
+    pub baseline: Side,
+    /// The run checked.
+    pub run: Side,
+    /// The largest slowdown allowed, a fraction (0.05 for 5%).
+    pub max_regression: f64,
+    /// Significance level of the tests.
+    pub alpha: f64,
+    /// How much every figure moved together (the machine's speed), which
+    /// the verdicts leave out; null with fewer than five figures.
+    pub common_shift: Option<CommonShift>,
+    /// Every figure both measured.
+    pub figures: Vec<CheckFigure>,
+    /// Figures only one side measured.
+    pub unmatched: Vec<Unmatched>,
+    /// How many regressed.
+    pub regressions: usize,
+    /// No figure regressed (exit 0); else exit 1.
+    pub passed: bool,
+}
