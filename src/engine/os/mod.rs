@@ -15,4 +15,5 @@ pub mod peer;
 pub mod placement;
 pub mod probe;
 pub mod sysroot;
+pub mod topology;
 pub mod wakeup;
