@@ -562,6 +562,7 @@ mod tests {
             budget: Budget::tiny(),
             cpus_available: 2,
             fault: None,
+            home: None,
         }
     }
 

@@ -13,6 +13,7 @@ pub mod mpi_p2p;
 #[cfg(feature = "mpi")]
 pub mod mpi_window;
 pub mod netns;
+pub mod numa;
 pub mod posix_ipc;
 pub mod process;
 pub mod sched;

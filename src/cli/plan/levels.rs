@@ -48,6 +48,7 @@ pub fn sweep(plan: &mut RunPlan, sweep: Option<&parse::LoadSweep>, study: Option
             items: (0..items.len())
                 .filter(|&i| k == 0 || study.is_none_or(|st| !st.once.contains(&items[i].0.id())))
                 .collect(),
+            placement: None,
         })
         .collect();
     plan.settings.load_sweep = Some(

@@ -266,6 +266,7 @@ impl RunPlan {
                 FaultArg::SharedBuffer => Some(Fault::SharedBuffer),
                 FaultArg::Unfair => None,
             }),
+            home: None,
         };
         let load = load_plan(
             args.load.spec.as_ref(),
@@ -314,6 +315,7 @@ impl RunPlan {
                         fifo_refused: refused.clone(),
                     }
                 }),
+                map: None,
             },
             session: session::Plan {
                 items,

@@ -55,6 +55,35 @@ impl Drop for PlacementGuard {
     }
 }
 
+/// Prefers a NUMA node for the pages the calling thread faults in while it
+/// is held (a channel's shared pages, its buffers), and for the peer it
+/// starts meanwhile, which inherits the policy; the default policy is back
+/// when it is dropped. `None` changes nothing.
+pub struct HomeGuard {
+    set: bool,
+}
+
+impl HomeGuard {
+    /// Prefers `node` until dropped.
+    pub fn apply(node: Option<usize>) -> io::Result<HomeGuard> {
+        if let Some(n) = node {
+            crate::sys::numa::set_preferred_node(Some(n))
+                .map_err(|e| io::Error::new(e.kind(), format!("prefer NUMA node {n}: {e}")))?;
+        }
+        Ok(HomeGuard {
+            set: node.is_some(),
+        })
+    }
+}
+
+impl Drop for HomeGuard {
+    fn drop(&mut self) {
+        if self.set {
+            let _ = crate::sys::numa::set_preferred_node(None);
+        }
+    }
+}
+
 /// Checks that SCHED_FIFO at `priority` is permitted, by trying it on the
 /// calling thread and switching back at once.
 pub fn probe_rt(priority: i32) -> io::Result<()> {

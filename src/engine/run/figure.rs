@@ -26,6 +26,9 @@ pub struct FigureResult {
     pub facts: Facts,
     /// CPU of the client and (if any) the server, as reported by each side.
     pub cpus: Vec<usize>,
+    /// The pair of CPUs (client, server) its level placed it on
+    /// (`ipcmark map`); `None`: the run's own placement.
+    pub pair: Option<(usize, usize)>,
     /// A fact the mechanism or benchmark recorded about its figure.
     pub note: Option<String>,
     /// Bytes of the region each side's messages walked (`--cold`); `None`: one
@@ -52,6 +55,7 @@ impl FigureResult {
             outcome: Outcome::Skipped(String::new()),
             facts,
             cpus: Vec::new(),
+            pair: None,
             note: None,
             cold_region: None,
             sweep: None,

@@ -17,7 +17,7 @@ use crate::engine::op::{OpContext, Operation};
 use crate::engine::os::interrupt::ChildExitsHeld;
 use crate::engine::os::objects::ObjectNamer;
 use crate::engine::os::peer::{Fault, Peer, PeerKind, PeerRole, PeerSpec, faulty_end};
-use crate::engine::os::placement::{PlacementGuard, SidePlacement, probe_rt};
+use crate::engine::os::placement::{HomeGuard, PlacementGuard, SidePlacement, probe_rt};
 use crate::engine::os::probe;
 use crate::engine::run::figure::{Facts, FigureResult, OpProof, Outcome, Scheduling};
 use crate::sys::process;
@@ -37,6 +37,10 @@ pub struct RunSettings {
     pub cpus_available: usize,
     /// Test-only fault injected in the server.
     pub fault: Option<Fault>,
+    /// The NUMA node a channel's pages are preferred on while it is open
+    /// (`ipcmark map --home`); `None`: wherever the kernel's first touch
+    /// puts them.
+    pub home: Option<usize>,
 }
 
 /// The measuring thread's placement for a benchmark that needs SCHED_FIFO:
@@ -294,6 +298,9 @@ fn with_channel<T>(
     // Flags of the previous figure's peer (stop request, exit) must not leak
     // into this one, peer or not.
     crate::engine::os::interrupt::reset_for_figure();
+    // Held until the channel is released: its pages are faulted in while it
+    // is opened and measured, and its peer inherits the policy.
+    let _home = HomeGuard::apply(s.home).map_err(|e| format!("set-up: {e}"))?;
     // Order matters on the way out: the peer is stopped (below) before
     // `client` is dropped, which releases the OS objects.
     let (mut client, peer, note) =

@@ -26,6 +26,7 @@ use crate::engine::op::Operation;
 use crate::engine::os::interrupt;
 use crate::engine::os::load::LoadPlan;
 use crate::engine::os::objects::ObjectNamer;
+use crate::engine::os::placement::SidePlacement;
 use crate::engine::run::figure::{FigureResult, Mode, Outcome};
 use crate::engine::run::load::Held;
 use crate::engine::run::passes;
@@ -141,6 +142,21 @@ pub struct Level {
     pub load: Option<LoadPlan>,
     /// The plan's items this level measures, in plan order.
     pub items: Vec<usize>,
+    /// Where this level's figures run, in place of the plan's placement
+    /// (`ipcmark map`: one level per pair of CPUs); `None`: the plan's.
+    pub placement: Option<PairPlacement>,
+}
+
+/// A level's own placement: each side's CPU and policy, and the NUMA node
+/// its channels' pages are preferred on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PairPlacement {
+    /// Where the measuring side runs.
+    pub client: SidePlacement,
+    /// Where the peer runs.
+    pub server: SidePlacement,
+    /// The node the pages are preferred on (`None`: the kernel's first touch).
+    pub home: Option<usize>,
 }
 
 impl Level {
@@ -150,6 +166,7 @@ impl Level {
             label: String::new(),
             load,
             items: (0..items).collect(),
+            placement: None,
         }
     }
 }
@@ -320,9 +337,18 @@ fn run_level(
     observers: &mut [&mut dyn RunObserver],
     results: &mut Vec<FigureResult>,
 ) -> Result<Option<i32>, String> {
+    let level_settings = match &level.placement {
+        Some(p) => RunSettings {
+            client: p.client,
+            server: p.server,
+            home: p.home,
+            ..plan.settings.clone()
+        },
+        None => plan.settings.clone(),
+    };
     let pass_settings = RunSettings {
         budget: passes::pass_budget(&plan.settings.budget, plan.passes),
-        ..plan.settings.clone()
+        ..level_settings.clone()
     };
     let target = plan.settings.budget.precision.target;
     let steps = steps(&plan.items, &level.items);
@@ -354,7 +380,7 @@ fn run_level(
             let s = if repeat && plan.passes > 1 {
                 &pass_settings
             } else {
-                &plan.settings
+                &level_settings
             };
             // A later pass measures again only the figures measured so far: one
             // skipped here stays skipped, one that failed is reported failed.
@@ -365,8 +391,12 @@ fn run_level(
                 // A pass cut short says nothing more about its figures.
                 break 'passes;
             }
+            let pair = level
+                .placement
+                .and_then(|p| Some((p.client.cpu?, p.server.cpu?)));
             for (i, mut r) in figures {
                 r.judge_resolution();
+                r.pair = pair;
                 if pass == 1 {
                     let scored = r.mode() == Mode::Score;
                     results.push(r);

@@ -24,7 +24,7 @@ use crate::engine::models::sampling;
 use crate::engine::os::interrupt;
 use crate::engine::os::objects::ObjectNamer;
 use crate::engine::os::peer::Peer;
-use crate::engine::os::placement::PlacementGuard;
+use crate::engine::os::placement::{HomeGuard, PlacementGuard};
 use crate::engine::run::figure::{Facts, FigureResult, Outcome, SweepFacts};
 use crate::engine::run::runner::{self, RunSettings};
 use crate::stats::drift;
@@ -126,6 +126,17 @@ fn interleaved(
     // The previous figure's peer exit (stop request, SIGCHLD) must not leak
     // into this sweep.
     interrupt::reset_for_figure();
+    // Held until every channel of the sweep is released (see runner's
+    // `with_channel`); dropped after `open`, which is declared after it.
+    let _home = match HomeGuard::apply(s.home) {
+        Ok(h) => h,
+        Err(e) => {
+            return live
+                .iter()
+                .map(|&i| (i, Some(format!("set-up: {e}"))))
+                .collect();
+        }
+    };
     let mut alone = Vec::new();
     let mut open: Vec<Open> = Vec::with_capacity(live.len());
     for &i in live {
