@@ -147,6 +147,64 @@ fn the_report_of_two_runs_draws_every_chart_offline_in_chromium() {
 }
 
 #[test]
+fn the_report_of_a_map_draws_a_heat_map_per_mechanism_in_chromium() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("map.json");
+    let map = Run::new(&sb, &["map", "pipe", "shm-spin"])
+        .args(SHORT)
+        .json_at(&json)
+        .ok();
+    let pairs = map.report["settings"]["map"]["pairs"]
+        .as_array()
+        .unwrap()
+        .len();
+    let page = artefacts().join("map-report.html");
+    Run::new(
+        &sb,
+        &[
+            "report",
+            json.to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
+        ],
+    )
+    .limit(Duration::from_secs(20))
+    .ok();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(
+        html.matches("<svg class=\"heatmap\"").count(),
+        2,
+        "one per mechanism"
+    );
+    assert!(html.contains("<h4>Classes</h4>"));
+    let Some(browser) = chromium() else {
+        shout(
+            "*** SKIPPED: chromium is not installed, so the map's page was not rendered \
+             (apt-get install chromium; .ci/run installs it) ***",
+        );
+        return;
+    };
+    let profile = sb.path("chromium-profile");
+    let dom = headless(&browser, &profile, &page, &["--dump-dom".into()]);
+    let check = selfcheck(&String::from_utf8_lossy(&dom.stdout));
+    let heat: Vec<&Value> = check["static_charts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "heatmap")
+        .collect();
+    assert_eq!(heat.len(), 2, "{check:#}");
+    for h in heat {
+        // A square for every pair measured or skipped.
+        assert_eq!(h["marks"], pairs, "{check:#}");
+    }
+    assert_eq!(check["errors"], serde_json::json!([]), "{check:#}");
+    assert_eq!(check["requests"], serde_json::json!([]), "{check:#}");
+    assert_eq!(check["ok"], true, "{check:#}");
+}
+
+#[test]
 fn report_refuses_bad_usage() {
     let sb = Sandbox::new();
     let out = sb.path("r.html");

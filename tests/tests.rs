@@ -8,6 +8,8 @@ mod util;
 
 // Ping-pong, the default mode: the matrix, precision, passes, sweeps, schema.
 mod pingpong;
+// `ipcmark map`: every pair of CPUs, its classes, CSV, compare.
+mod map;
 // The page: compact by default, within 60 lines; `--long`.
 mod page;
 // Faults, dead and silent peers, signals, `clean`: nothing is left behind.

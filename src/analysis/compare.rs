@@ -37,7 +37,7 @@ const SHIFT_MIN_RESULTS: usize = 5;
 
 type Key = FigureKey;
 
-fn side(path: &str, f: &RunRecord) -> Side {
+pub(crate) fn side(path: &str, f: &RunRecord) -> Side {
     Side {
         path: path.to_string(),
         started_at: f.started_at.clone(),

@@ -8,5 +8,6 @@
 pub mod check;
 pub mod compare;
 pub mod cost_model;
+pub mod map;
 pub mod warnings;
 pub mod watch;

@@ -289,11 +289,16 @@ fn first_few(figures: &[String], n: usize) -> String {
 }
 
 /// "mechanism size", naming a figure in a warning; the id alone for a
-/// figure that moves no payload (an operation, a notification).
+/// figure that moves no payload (an operation, a notification); a map's
+/// figure with its pair ("pipe 64 at 0→1").
 fn figure_name(r: &FigureResult) -> String {
-    match r.size {
+    let name = match r.size {
         0 => r.id.to_string(),
         n => format!("{} {}", r.id, crate::record::units::format_size(n)),
+    };
+    match r.pair {
+        Some((c, s)) => format!("{name} at {c}→{s}"),
+        None => name,
     }
 }
 

@@ -51,6 +51,17 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
     }
     let (la, fa) = load(args.db.as_deref(), &args.a)?;
     let (lb, fb) = load(args.db.as_deref(), &args.b)?;
+    match (fa.settings.map.is_some(), fb.settings.map.is_some()) {
+        (true, true) => return compare_maps((&la, &fa), (&lb, &fb), alpha, &args),
+        (true, false) | (false, true) => {
+            return Err(Failure::usage(format!(
+                "{} is a map (ipcmark map) and {} is not: compare a map with a map",
+                if fa.settings.map.is_some() { &la } else { &lb },
+                if fa.settings.map.is_some() { &lb } else { &la },
+            )));
+        }
+        (false, false) => {}
+    }
     let report = crate::analysis::compare::compare(
         &la,
         &fa,
@@ -64,5 +75,21 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
             .map_err(|e| Failure::run(format!("cannot write {}: {e}", out.display())))?;
     }
     print_stdout(&compare::table::render(&report))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Two maps compared class by class (`analysis::map::compare`).
+fn compare_maps(
+    a: (&str, &RunRecord),
+    b: (&str, &RunRecord),
+    alpha: f64,
+    args: &CompareArgs,
+) -> Result<ExitCode, Failure> {
+    let report = crate::analysis::map::compare(a, b, alpha, crate::output::json::build::current());
+    if let Some(out) = &args.json.path {
+        crate::output::json::write_atomic(out, &report)
+            .map_err(|e| Failure::run(format!("cannot write {}: {e}", out.display())))?;
+    }
+    print_stdout(&crate::output::map::compare_table(&report))?;
     Ok(ExitCode::SUCCESS)
 }

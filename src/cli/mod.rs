@@ -11,6 +11,7 @@ mod generated;
 mod history;
 mod list;
 mod man;
+mod map;
 #[cfg(feature = "mpi")]
 mod mpi;
 pub mod parse;
@@ -82,6 +83,10 @@ enum Command {
     Completions(completions::CompletionsArgs),
     /// Print the manual page (roff) to standard output: `ipcmark man | man -l -`.
     Man,
+    /// Map what a ping-pong costs between every pair of CPUs: a matrix per
+    /// mechanism in topology order, and each class's (same core, same
+    /// last-level cache, other node, …) median.
+    Map(Box<map::MapArgs>),
     /// List the runs kept in the history, or delete some (--prune).
     History(history::HistoryArgs),
     /// Print a stored run's page (or a JSON report's).
@@ -387,6 +392,7 @@ pub fn main() -> ExitCode {
         Command::Workload(args) => workload::workload(*args),
         Command::Completions(args) => completions::completions(args),
         Command::Man => man::man(),
+        Command::Map(args) => map::map(*args),
         Command::History(args) => history::history(args),
         Command::Show(args) => history::show(args),
         Command::Export(args) => history::export(args),

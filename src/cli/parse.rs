@@ -128,6 +128,44 @@ pub fn cpu_list(s: &str) -> Result<Vec<usize>, String> {
     }
 }
 
+/// `ipcmark map --home`: where a channel's shared pages are placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Home {
+    /// New pages for each pair, wherever the kernel's first touch puts them.
+    Fresh,
+    /// On the client's (the writer's) node.
+    Writer,
+    /// On the server's (the reader's) node.
+    Reader,
+    /// On this node.
+    Node(usize),
+}
+
+impl std::fmt::Display for Home {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Home::Fresh => f.write_str("fresh"),
+            Home::Writer => f.write_str("writer"),
+            Home::Reader => f.write_str("reader"),
+            Home::Node(n) => write!(f, "node:{n}"),
+        }
+    }
+}
+
+/// Parses `--home`: fresh, writer, reader or node:N.
+pub fn home(s: &str) -> Result<Home, String> {
+    match s.trim() {
+        "fresh" => Ok(Home::Fresh),
+        "writer" => Ok(Home::Writer),
+        "reader" => Ok(Home::Reader),
+        other => other
+            .strip_prefix("node:")
+            .and_then(|n| n.parse::<usize>().ok())
+            .map(Home::Node)
+            .ok_or_else(|| format!("invalid home '{s}': expected fresh, writer, reader or node:N")),
+    }
+}
+
 /// Parses a duration such as 500us, 20ms, 1s, 1.5s or 2m.
 pub fn duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();

@@ -52,16 +52,21 @@ fn apply_study(args: &mut RunArgs, st: &LoadStudy) -> Result<(), Failure> {
     Ok(())
 }
 
+/// What a command writes of a run's report once its page is printed.
+pub type After<'a> = &'a dyn Fn(&RunRecord) -> Result<(), Failure>;
+
 pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
-    run_with(args, None)
+    run_with(args, None, None)
 }
 
 /// `ipcmark run`, with `items` changing the plan once it is made (and
 /// checked): another command's figures measured, shown and saved as a
-/// run's (`ipcmark mpi`).
+/// run's (`ipcmark mpi`, `ipcmark map`); `after` writes what that command
+/// adds once the page is printed (`map --csv`).
 pub fn run_with(
     mut args: RunArgs,
     items: Option<&dyn Fn(&mut RunPlan)>,
+    after: Option<After>,
 ) -> Result<ExitCode, Failure> {
     if let Some(path) = &args.csv {
         super::check_output_path("--csv", path)?;
@@ -143,6 +148,7 @@ pub fn run_with(
         results: Vec::new(),
         warnings: Vec::new(),
         cost_models: Vec::new(),
+        map: None,
     };
     // The run goes into the history as it is measured (before anything is).
     let history = super::history::writer(
@@ -167,6 +173,9 @@ pub fn run_with(
         let text = crate::output::csv::render(&recorder.report).map_err(Failure::run)?;
         std::fs::write(path, text)
             .map_err(|e| Failure::run(format!("cannot write {}: {e}", path.display())))?;
+    }
+    if let Some(after) = after {
+        after(&recorder.report)?;
     }
     eprint!(
         "{}",

@@ -196,6 +196,7 @@ mod tests {
             ),
             ("score", include_str!("../../tests/reports/score.csv")),
             ("stream", include_str!("../../tests/reports/stream.csv")),
+            ("map", include_str!("../../tests/reports/map.csv")),
         ];
         assert_eq!(expected.len(), FIXTURES.len(), "a fixture has no CSV");
         for ((name, report), (csv_name, csv)) in FIXTURES.iter().zip(expected) {

@@ -8,6 +8,7 @@ pub mod csv;
 pub mod doctor;
 pub mod json;
 pub mod list;
+pub mod map;
 pub mod page;
 pub mod progress;
 pub mod recorder;

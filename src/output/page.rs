@@ -39,6 +39,17 @@ pub fn render(report: &RunRecord, options: Options) -> String {
     if report.settings.load_sweep.is_some() {
         return render_levels(report);
     }
+    if report.settings.map.is_some() {
+        // A map's figures are one mechanism at many pairs: its matrices
+        // and classes, not the run's tables.
+        let mut out = header(report, false, false);
+        out.push_str(&crate::output::map::render(
+            report,
+            options.long,
+            options.colour,
+        ));
+        return out;
+    }
     let results = &report.results;
     let has = |m: Mode| results.iter().any(|r| r.mode == m);
     let mut out = header(
@@ -383,6 +394,11 @@ mod golden {
             "stream",
             include_str!("../../tests/reports/stream.json"),
             include_str!("../../tests/reports/stream.page"),
+        ),
+        (
+            "map",
+            include_str!("../../tests/reports/map.json"),
+            include_str!("../../tests/reports/map.page"),
         ),
     ];
 

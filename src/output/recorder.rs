@@ -106,7 +106,12 @@ impl RunObserver for Recorder {
 
     fn finished(&mut self, results: &[FigureResult], stopped: Option<i32>) -> Result<(), String> {
         self.records(results);
-        self.report.cost_models = crate::analysis::cost_model::fit(&self.report.results);
+        // A map's figures are one mechanism at many pairs: its matrices, not
+        // a cost model across them.
+        self.report.map = crate::analysis::map::summarise(&self.report);
+        if self.report.map.is_none() {
+            self.report.cost_models = crate::analysis::cost_model::fit(&self.report.results);
+        }
         self.report.complete = stopped.is_none();
         self.report.finished_at = Some(now_rfc3339());
         self.save();
@@ -165,10 +170,12 @@ mod tests {
                 load_sweep: None,
                 preset: None,
                 scores: None,
+                map: None,
             },
             results: Vec::new(),
             warnings: Vec::new(),
             cost_models: Vec::new(),
+            map: None,
         }
     }
 

@@ -26,6 +26,9 @@ pub struct FigureKey {
     pub frequency_hz: Option<String>,
     /// Payload bytes (an operation: the bytes it moves).
     pub size_bytes: usize,
+    /// A map's figure: the pair of CPUs (client, server) it measures, which
+    /// is what it is a figure of.
+    pub pair: Option<[usize; 2]>,
 }
 
 impl super::FigureRecord {
@@ -41,6 +44,7 @@ impl super::FigureRecord {
             // Rust's shortest text of the number: 1000, 12.5.
             frequency_hz: self.periodic.as_ref().map(|p| p.frequency_hz.to_string()),
             size_bytes: self.size_bytes,
+            pair: self.pair,
         }
     }
 }
@@ -78,9 +82,10 @@ impl FigureKey {
 }
 
 /// The history's text form (its `figures.key` column):
-/// `benchmark/mode/size`, then `/cold`, `/PACING` (with `@INTERVAL_NS`) and
-/// `/FREQUENCYHz` where they apply: `pipe/pingpong/64`,
-/// `vm-copy/pingpong/64/cold`, `posix-mq/oneway/64/sporadic@100000000`.
+/// `benchmark/mode/size`, then `/cold`, `/PACING` (with `@INTERVAL_NS`),
+/// `/FREQUENCYHz` and a map's `/cpuC-S` where they apply: `pipe/pingpong/64`,
+/// `vm-copy/pingpong/64/cold`, `posix-mq/oneway/64/sporadic@100000000`,
+/// `pipe/pingpong/64/cpu0-1`.
 impl fmt::Display for FigureKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}/{}", self.benchmark, self.mode, self.size_bytes)?;
@@ -95,6 +100,9 @@ impl fmt::Display for FigureKey {
         }
         if let Some(hz) = &self.frequency_hz {
             write!(f, "/{hz}Hz")?;
+        }
+        if let Some([c, s]) = self.pair {
+            write!(f, "/cpu{c}-{s}")?;
         }
         Ok(())
     }

@@ -18,6 +18,7 @@ pub mod environment;
 pub mod facts;
 pub mod key;
 pub mod load;
+pub mod map;
 pub mod remote;
 mod report_views;
 pub mod run;

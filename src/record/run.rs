@@ -10,6 +10,7 @@ use super::facts::{
     PrecisionRecord, SchedulingRecord, ScoreRecord, StreamRecord, SweepRecord,
 };
 use super::load::{CorrectionRecord, LoadRecord, LoadSettingsRecord};
+use super::map::{MapRecord, MapSettingsRecord};
 use super::remote::{RemoteRecord, RemoteRunRecord};
 use super::summary::{CostModel, WarningRecord};
 use serde::{Deserialize, Serialize};
@@ -51,6 +52,9 @@ pub struct RunRecord {
     pub warnings: Vec<WarningRecord>,
     /// Cost model of each mechanism measured at 3 or more sizes.
     pub cost_models: Vec<CostModel>,
+    /// `ipcmark map`'s matrices, once the map is over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub map: Option<MapRecord>,
 }
 
 /// Run-wide settings.
@@ -93,6 +97,9 @@ pub struct Settings {
     /// policy, and the counting period.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scores: Option<ScoreSettingsRecord>,
+    /// `ipcmark map`: the topology, the pairs and where pages were homed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub map: Option<MapSettingsRecord>,
 }
 
 /// `settings.scores`: how the Thread-Metric tests of a run were counted.
@@ -129,6 +136,10 @@ pub struct FigureRecord {
     pub error: Option<String>,
     /// CPUs the client and the server reported running on.
     pub cpus: Vec<usize>,
+    /// `ipcmark map`: the pair of CPUs (client, server) the figure was
+    /// placed on, part of its identity (absent from other runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair: Option<[usize; 2]>,
     /// A fact about the channel (e.g. the file system of a FIFO).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -404,6 +415,7 @@ pub(crate) mod tests {
         ),
         ("score", include_str!("../../tests/reports/score.json")),
         ("stream", include_str!("../../tests/reports/stream.json")),
+        ("map", include_str!("../../tests/reports/map.json")),
     ];
 
     /// Reading a report and writing it again gives the same bytes: every

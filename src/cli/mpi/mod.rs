@@ -235,6 +235,7 @@ fn lead(
     super::run::run_with(
         run,
         Some(&|plan: &mut RunPlan| mpi_only(plan, &figures, &job)),
+        None,
     )
 }
 

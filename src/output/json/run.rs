@@ -55,6 +55,7 @@ pub fn figure(f: &FigureResult) -> FigureRecord {
         reason: None,
         error: None,
         cpus: f.cpus.clone(),
+        pair: f.pair.map(|(c, s)| [c, s]),
         note: f.note.clone(),
         iterations: None,
         samples_ns: None,

@@ -115,6 +115,13 @@ impl Page {
             figs.len()
         );
         s.push_str(&warnings(r));
+        if let Some(map) = super::map::section(letter, r) {
+            // A map's figures are one mechanism at many pairs: its heat
+            // maps stand for the charts against size.
+            s.push_str(&map);
+            s.push_str("</section>\n");
+            return s;
+        }
         let latency: Vec<Mode> = figs
             .iter()
             .map(|f| f.mode)

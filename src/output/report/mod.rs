@@ -19,6 +19,7 @@ mod charts;
 mod comparison;
 mod environment;
 pub mod figures;
+mod map;
 mod svg;
 
 use crate::record::RunRecord;

@@ -167,8 +167,10 @@
       return { id: e.id, kind: e.kind, coloured_pixels: px, drawn: px > 20, error: error };
     });
     var statics = Array.prototype.map.call(document.querySelectorAll("svg.dotplot"), function (s) {
-      return { marks: s.querySelectorAll("circle").length };
-    });
+      return { kind: "dotplot", marks: s.querySelectorAll("circle").length };
+    }).concat(Array.prototype.map.call(document.querySelectorAll("svg.heatmap"), function (s) {
+      return { kind: "heatmap", marks: s.querySelectorAll("rect.cell").length };
+    }));
     var resources = (performance.getEntriesByType ? performance.getEntriesByType("resource") : [])
       .map(function (r) { return r.name; });
     var result = {
