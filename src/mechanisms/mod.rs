@@ -29,6 +29,7 @@ mod udp;
 mod unix_packet;
 mod unix_stream;
 mod vm_copy;
+mod vm_read;
 
 use crate::engine::channel::Mechanism;
 
@@ -55,6 +56,7 @@ pub static REGISTRY: &[&dyn Mechanism] = &[
     &signal_handler::SignalHandler,
     &signal_sigqueue::SignalSigqueue,
     &vm_copy::VmCopy,
+    &vm_read::VmRead,
 ];
 
 /// Finds a mechanism by id.

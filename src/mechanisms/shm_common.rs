@@ -137,7 +137,7 @@ mod tests {
     use crate::engine::os::objects::ObjectNamer;
     use crate::mechanisms::{
         shm_eventfd::ShmEventfd, shm_futex::ShmFutex, shm_posix_sem::ShmPosixSem,
-        shm_spin::ShmSpin, shm_sysv_sem::ShmSysvSem, vm_copy::VmCopy,
+        shm_spin::ShmSpin, shm_sysv_sem::ShmSysvSem, vm_copy::VmCopy, vm_read::VmRead,
     };
     use crate::sys::process::{getpid, gettid};
 
@@ -185,13 +185,14 @@ mod tests {
     #[test]
     fn every_mechanism_echoes_through_a_thread() {
         let _keys = crate::engine::os::objects::sysv_test_lock();
-        let mechs: [&dyn Mechanism; 6] = [
+        let mechs: [&dyn Mechanism; 7] = [
             &ShmPosixSem,
             &ShmSysvSem,
             &ShmFutex,
             &ShmEventfd,
             &ShmSpin,
             &VmCopy,
+            &VmRead,
         ];
         for mech in mechs {
             for size in [1, 8, 64, 4096, 65536 + 3] {

@@ -161,6 +161,26 @@ pub fn process_vm_write(pid: libc::pid_t, src: &[u8], remote_addr: usize) -> io:
     Ok(n as usize)
 }
 
+/// Copies `dst.len()` bytes from process `pid`'s memory at `remote_addr` into `dst`.
+#[inline]
+pub fn process_vm_read(pid: libc::pid_t, dst: &mut [u8], remote_addr: usize) -> io::Result<usize> {
+    let local = libc::iovec {
+        iov_base: dst.as_mut_ptr().cast(),
+        iov_len: dst.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: remote_addr as *mut libc::c_void,
+        iov_len: dst.len(),
+    };
+    // SAFETY: the local iovec covers a valid, exclusively borrowed slice; the
+    // kernel checks the remote range.
+    let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
 unsafe extern "C" {
     // glibc exports sigqueue, but the libc crate does not bind it.
     fn sigqueue(pid: libc::pid_t, sig: libc::c_int, value: libc::sigval) -> libc::c_int;
