@@ -11,6 +11,7 @@ mod pipe;
 mod pipe_self;
 mod posix_mq;
 mod shm_common;
+mod shm_condvar;
 mod shm_eventfd;
 mod shm_futex;
 mod shm_posix_sem;
@@ -51,6 +52,7 @@ pub static REGISTRY: &[&dyn Mechanism] = &[
     &shm_futex::ShmFutex,
     &shm_eventfd::ShmEventfd,
     &shm_spin::ShmSpin,
+    &shm_condvar::ShmCondvar,
     &eventfd::EventFd,
     &signal_sigsuspend::SignalSigsuspend,
     &signal_handler::SignalHandler,
