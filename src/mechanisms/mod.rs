@@ -7,6 +7,7 @@ mod common;
 mod dgram_common;
 mod eventfd;
 mod fifo;
+mod memfd_pass;
 mod pipe;
 mod pipe_self;
 mod posix_mq;
@@ -43,6 +44,7 @@ pub static REGISTRY: &[&dyn Mechanism] = &[
     &unix_stream::UnixStreamPair,
     &unix_packet::UnixPacket::DGRAM,
     &unix_packet::UnixPacket::SEQPACKET,
+    &memfd_pass::MemfdPass,
     &tcp::Tcp,
     &udp::Udp,
     &posix_mq::PosixMq,
