@@ -32,12 +32,14 @@ mod unix_packet;
 mod unix_stream;
 mod vm_copy;
 mod vm_read;
+mod vmsplice;
 
 use crate::engine::channel::Mechanism;
 
 /// Every mechanism, in the order runs and tables show them.
 pub static REGISTRY: &[&dyn Mechanism] = &[
     &pipe::Pipe,
+    &vmsplice::Vmsplice,
     &pipe_self::PipeSelf,
     &fifo::Fifo::DISK,
     &fifo::Fifo::TMPFS,
