@@ -15,6 +15,7 @@ mod shm_common;
 mod shm_condvar;
 mod shm_eventfd;
 mod shm_futex;
+mod shm_loan;
 mod shm_posix_sem;
 mod shm_ring;
 mod shm_spin;
@@ -57,6 +58,8 @@ pub static REGISTRY: &[&dyn Mechanism] = &[
     &shm_eventfd::ShmEventfd,
     &shm_spin::ShmSpin,
     &shm_condvar::ShmCondvar,
+    &shm_loan::ShmLoan::FUTEX,
+    &shm_loan::ShmLoan::SPIN,
     &eventfd::EventFd,
     &signal_sigsuspend::SignalSigsuspend,
     &signal_handler::SignalHandler,
