@@ -7,6 +7,7 @@ mod common;
 mod dgram_common;
 mod eventfd;
 mod fifo;
+mod io_uring;
 mod memfd_pass;
 mod pipe;
 mod pipe_self;
@@ -60,7 +61,9 @@ pub static REGISTRY: &[&dyn Mechanism] = &[
     &shm_condvar::ShmCondvar,
     &shm_loan::ShmLoan::FUTEX,
     &shm_loan::ShmLoan::SPIN,
+    &io_uring::ShmIoUring,
     &eventfd::EventFd,
+    &io_uring::IoUringMsg,
     &signal_sigsuspend::SignalSigsuspend,
     &signal_handler::SignalHandler,
     &signal_sigqueue::SignalSigqueue,
