@@ -387,7 +387,7 @@ impl Mechanism for ShmLoan {
         Ok(Channel {
             client: Box::new(client),
             server: Some(Box::new(server)),
-            note: Some(format!("{} chunks per direction", to_server.n)),
+            note: None,
         })
     }
 
