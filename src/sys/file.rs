@@ -101,28 +101,6 @@ pub fn unlink(path: &CStr) -> io::Result<()> {
     cvt(unsafe { libc::unlink(path.as_ptr()) }).map(|_| ())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn create_write_read_stat_unlink() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = c_path(&dir.path().join("f")).unwrap();
-        let fd = open(&path, libc::O_CREAT | libc::O_RDWR, 0o600).unwrap();
-        assert_eq!(write(&fd, b"hello").unwrap(), 5);
-        assert_eq!(pwrite(&fd, b"J", 0).unwrap(), 1);
-        let mut buf = [0u8; 5];
-        assert_eq!(pread(&fd, &mut buf, 0).unwrap(), 5);
-        assert_eq!(&buf, b"Jello");
-        assert_eq!(lseek(&fd, 2, libc::SEEK_SET).unwrap(), 2);
-        assert_eq!(stat(&path).unwrap().size, 5);
-        close(fd).unwrap();
-        unlink(&path).unwrap();
-        assert_eq!(stat(&path).unwrap_err().raw_os_error(), Some(libc::ENOENT));
-    }
-}
-
 /// A new anonymous memory file (`memfd_create`) that accepts seals
 /// (`MFD_ALLOW_SEALING`), close-on-exec. It has no name in any file system
 /// (`name` shows only in /proc/PID/fd), so it goes with its last descriptor
@@ -155,4 +133,26 @@ pub fn fd_size(fd: &impl AsRawFd) -> io::Result<u64> {
     // SAFETY: valid descriptor number and out-pointer.
     cvt(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) })?;
     Ok(st.st_size as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_write_read_stat_unlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = c_path(&dir.path().join("f")).unwrap();
+        let fd = open(&path, libc::O_CREAT | libc::O_RDWR, 0o600).unwrap();
+        assert_eq!(write(&fd, b"hello").unwrap(), 5);
+        assert_eq!(pwrite(&fd, b"J", 0).unwrap(), 1);
+        let mut buf = [0u8; 5];
+        assert_eq!(pread(&fd, &mut buf, 0).unwrap(), 5);
+        assert_eq!(&buf, b"Jello");
+        assert_eq!(lseek(&fd, 2, libc::SEEK_SET).unwrap(), 2);
+        assert_eq!(stat(&path).unwrap().size, 5);
+        close(fd).unwrap();
+        unlink(&path).unwrap();
+        assert_eq!(stat(&path).unwrap_err().raw_os_error(), Some(libc::ENOENT));
+    }
 }
