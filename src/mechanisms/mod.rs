@@ -41,8 +41,8 @@ use crate::engine::channel::Mechanism;
 /// Every mechanism, in the order runs and tables show them.
 pub static REGISTRY: &[&dyn Mechanism] = &[
     &pipe::Pipe,
-    &vmsplice::Vmsplice,
     &pipe_self::PipeSelf,
+    &vmsplice::Vmsplice,
     &fifo::Fifo::DISK,
     &fifo::Fifo::TMPFS,
     &unix_stream::UnixStreamPair,
