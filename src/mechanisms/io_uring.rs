@@ -442,6 +442,22 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_setup_names_the_cause() {
+        for (errno, says) in [
+            (libc::EPERM, "io_uring_disabled"),
+            (libc::ENOSYS, "no io_uring"),
+        ] {
+            let why = unavailable_because(&io::Error::from_raw_os_error(errno)).unwrap();
+            assert!(why.contains(says), "{why}");
+            assert!(matches!(
+                setup_error(io::Error::from_raw_os_error(errno)),
+                ChannelError::Setup(_)
+            ));
+        }
+        assert!(unavailable_because(&io::Error::from_raw_os_error(libc::ENOMEM)).is_none());
+    }
+
+    #[test]
     fn what_is_no_message_is_refused() {
         let err = message_value(Cqe {
             user_data: 3,
