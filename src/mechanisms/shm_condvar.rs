@@ -60,8 +60,12 @@ impl Guarded {
         self.map.atomic_u32(self.count)
     }
 
-    /// Locks, looking at the stop flags every tick.
+    /// Locks, looking at the stop flags first and every tick.
     fn lock(&self) -> Result<(), ChannelError> {
+        // A signal does not end a pthread wait, so a stop that lands while
+        // hand-offs keep flowing would go unseen: look before every wait, as
+        // `retry` does for the system-call mechanisms.
+        interrupt::check()?;
         loop {
             match self
                 .cv
@@ -107,8 +111,9 @@ impl Guarded {
                 break Ok(c);
             }
             match self.cv.wait_for(TICK) {
-                Ok(Locked::Yes) => {}
-                Ok(Locked::TimedOut) => {
+                // Woken or timed out: either way the stop flags are looked
+                // at, since a signal ends neither kind of wait.
+                Ok(Locked::Yes | Locked::TimedOut) => {
                     if let Err(e) = interrupt::check() {
                         break Err(e);
                     }
