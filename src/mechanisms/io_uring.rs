@@ -415,12 +415,13 @@ mod tests {
     }
 
     #[test]
-    fn a_message_to_a_closed_ring_fails_at_the_sender() {
+    fn a_message_to_what_is_no_ring_fails_at_the_sender() {
         if !available() {
             return;
         }
         let (client, server) = rings().unwrap();
-        // Aim the client at a descriptor that is no ring.
+        // Aim the client at a descriptor that is no ring: the kernel posts
+        // the failure (EBADFD) to the client's own ring.
         let not_a_ring = std::fs::File::open("/dev/null").unwrap();
         let client = Port {
             peer: OwnedFd::from(not_a_ring),
