@@ -71,6 +71,7 @@ fn mechanism_table() -> Table {
             "what it measures",
             "largest message",
             "modes",
+            "needs",
         ]);
     for m in REGISTRY {
         let info = m.info();
@@ -92,11 +93,21 @@ fn mechanism_table() -> Table {
         if info.spins {
             modes.push("needs 2 CPUs");
         }
+        let needs: Vec<String> = m
+            .requires()
+            .map(str::to_string)
+            .into_iter()
+            .chain(
+                m.unavailable()
+                    .map(|why| format!("unavailable here: {why}")),
+            )
+            .collect();
         t.add_row(vec![
             info.id.to_string(),
             info.summary.to_string(),
             largest,
             modes.join(", "),
+            needs.join("; "),
         ]);
     }
     fit_width(&mut t);

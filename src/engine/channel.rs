@@ -120,6 +120,18 @@ pub trait Mechanism: Sync {
     fn size_limit(&self) -> Option<SizeLimit> {
         None
     }
+    /// What it needs beyond any Linux ipcmark runs on (a kernel version with
+    /// the feature that brought it, a package), as `ipcmark list` and the
+    /// docs name it; `None` if nothing.
+    fn requires(&self) -> Option<&'static str> {
+        None
+    }
+    /// Why it cannot run on this system, if it cannot (probed: a system call
+    /// this kernel lacks, a feature switched off). Every figure of it is then
+    /// skipped with this reason.
+    fn unavailable(&self) -> Option<String> {
+        None
+    }
     /// Builds a channel for messages of `ctx.size` bytes. Any OS object it
     /// creates must be released when the returned endpoints are dropped in the
     /// creating process (see [`crate::engine::os::objects::Cleanup`]).

@@ -7,12 +7,16 @@ mod common;
 mod dgram_common;
 mod eventfd;
 mod fifo;
+mod io_uring;
+mod memfd_pass;
 mod pipe;
 mod pipe_self;
 mod posix_mq;
 mod shm_common;
+mod shm_condvar;
 mod shm_eventfd;
 mod shm_futex;
+mod shm_loan;
 mod shm_posix_sem;
 mod shm_ring;
 mod shm_spin;
@@ -29,6 +33,8 @@ mod udp;
 mod unix_packet;
 mod unix_stream;
 mod vm_copy;
+mod vm_read;
+mod vmsplice;
 
 use crate::engine::channel::Mechanism;
 
@@ -36,11 +42,13 @@ use crate::engine::channel::Mechanism;
 pub static REGISTRY: &[&dyn Mechanism] = &[
     &pipe::Pipe,
     &pipe_self::PipeSelf,
+    &vmsplice::Vmsplice,
     &fifo::Fifo::DISK,
     &fifo::Fifo::TMPFS,
     &unix_stream::UnixStreamPair,
     &unix_packet::UnixPacket::DGRAM,
     &unix_packet::UnixPacket::SEQPACKET,
+    &memfd_pass::MemfdPass,
     &tcp::Tcp,
     &udp::Udp,
     &posix_mq::PosixMq,
@@ -50,11 +58,17 @@ pub static REGISTRY: &[&dyn Mechanism] = &[
     &shm_futex::ShmFutex,
     &shm_eventfd::ShmEventfd,
     &shm_spin::ShmSpin,
+    &shm_condvar::ShmCondvar,
+    &shm_loan::ShmLoan::FUTEX,
+    &shm_loan::ShmLoan::SPIN,
+    &io_uring::ShmIoUring,
     &eventfd::EventFd,
+    &io_uring::IoUringMsg,
     &signal_sigsuspend::SignalSigsuspend,
     &signal_handler::SignalHandler,
     &signal_sigqueue::SignalSigqueue,
     &vm_copy::VmCopy,
+    &vm_read::VmRead,
 ];
 
 /// Finds a mechanism by id.

@@ -136,8 +136,9 @@ mod tests {
     use crate::engine::message::fill_pattern;
     use crate::engine::os::objects::ObjectNamer;
     use crate::mechanisms::{
-        shm_eventfd::ShmEventfd, shm_futex::ShmFutex, shm_posix_sem::ShmPosixSem,
-        shm_spin::ShmSpin, shm_sysv_sem::ShmSysvSem, vm_copy::VmCopy,
+        shm_condvar::ShmCondvar, shm_eventfd::ShmEventfd, shm_futex::ShmFutex,
+        shm_posix_sem::ShmPosixSem, shm_spin::ShmSpin, shm_sysv_sem::ShmSysvSem, vm_copy::VmCopy,
+        vm_read::VmRead,
     };
     use crate::sys::process::{getpid, gettid};
 
@@ -185,13 +186,15 @@ mod tests {
     #[test]
     fn every_mechanism_echoes_through_a_thread() {
         let _keys = crate::engine::os::objects::sysv_test_lock();
-        let mechs: [&dyn Mechanism; 6] = [
+        let mechs: [&dyn Mechanism; 8] = [
             &ShmPosixSem,
             &ShmSysvSem,
             &ShmFutex,
             &ShmEventfd,
             &ShmSpin,
             &VmCopy,
+            &VmRead,
+            &ShmCondvar,
         ];
         for mech in mechs {
             for size in [1, 8, 64, 4096, 65536 + 3] {

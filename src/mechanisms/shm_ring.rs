@@ -333,8 +333,8 @@ mod tests {
     use crate::engine::message::fill_pattern;
     use crate::engine::os::objects::ObjectNamer;
     use crate::mechanisms::{
-        shm_eventfd::ShmEventfd, shm_futex::ShmFutex, shm_posix_sem::ShmPosixSem,
-        shm_spin::ShmSpin, shm_sysv_sem::ShmSysvSem,
+        shm_condvar::ShmCondvar, shm_eventfd::ShmEventfd, shm_futex::ShmFutex,
+        shm_posix_sem::ShmPosixSem, shm_spin::ShmSpin, shm_sysv_sem::ShmSysvSem,
     };
     use crate::sys::process::{getpid, gettid};
 
@@ -382,8 +382,14 @@ mod tests {
     #[test]
     fn every_shared_memory_mechanism_streams_through_its_ring() {
         let _keys = crate::engine::os::objects::sysv_test_lock();
-        let mechs: [&dyn Mechanism; 5] =
-            [&ShmPosixSem, &ShmSysvSem, &ShmFutex, &ShmEventfd, &ShmSpin];
+        let mechs: [&dyn Mechanism; 6] = [
+            &ShmPosixSem,
+            &ShmSysvSem,
+            &ShmFutex,
+            &ShmEventfd,
+            &ShmSpin,
+            &ShmCondvar,
+        ];
         for mech in mechs {
             for size in [1, 64, 4096 + 3] {
                 stream_through_thread(mech, size, 3000);

@@ -37,3 +37,14 @@ pub fn echo_sizes(mech: &dyn Mechanism, sizes: &[usize]) {
         echo_once(&mut ch, size);
     }
 }
+
+/// Opens `mech`'s stream channel for `size`-byte messages, as for a thread peer.
+pub fn open_stream(mech: &dyn Mechanism, size: usize) -> Channel {
+    let names = ObjectNamer::new();
+    let ctx = OpenContext {
+        size,
+        names: &names,
+    };
+    mech.open_stream(&ctx)
+        .unwrap_or_else(|e| panic!("{} stream at {size} B: {e}", mech.info().id))
+}

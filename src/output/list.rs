@@ -35,6 +35,10 @@ pub struct MechanismEntry {
     pub self_loop: bool,
     /// Whether the hand-off busy-waits (needs two CPUs).
     pub spins: bool,
+    /// What it needs beyond any Linux (a kernel version, a package), or null.
+    pub requires: Option<&'static str>,
+    /// Why it cannot run on this system, or null.
+    pub unavailable: Option<String>,
 }
 
 /// One operation benchmark as `ipcmark list --json` prints it.
@@ -122,6 +126,8 @@ impl Entry {
             limit_reason,
             self_loop: info.topology == Topology::SelfLoop,
             spins: info.spins,
+            requires: m.requires(),
+            unavailable: m.unavailable(),
         })
     }
 

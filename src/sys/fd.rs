@@ -106,3 +106,29 @@ pub fn close_inherited(fd: std::os::fd::RawFd) {
     // that owns `fd` is never used or dropped in this process again.
     unsafe { libc::close(fd) };
 }
+
+/// Splices `len` bytes of `map` from `offset` into the pipe `fd`
+/// (`vmsplice`): the pipe holds references to those pages, not a copy, so
+/// they must not be written until the reader has taken the bytes (once
+/// unmapped, the pipe's references keep the pages and what they hold).
+/// Blocks while the pipe is full; returns how many bytes went in (maybe
+/// fewer than asked).
+#[inline]
+pub fn vmsplice(
+    fd: &impl AsRawFd,
+    map: &super::mem::SharedMapping,
+    offset: usize,
+    len: usize,
+) -> io::Result<usize> {
+    let iov = libc::iovec {
+        iov_base: map.addr(offset, len) as *mut libc::c_void,
+        iov_len: len,
+    };
+    // SAFETY: the iovec covers mapped memory (bounds-checked by addr); for a
+    // pipe opened for writing the kernel only reads the pages.
+    let n = unsafe { libc::vmsplice(fd.as_raw_fd(), &iov, 1, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}

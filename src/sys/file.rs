@@ -101,6 +101,40 @@ pub fn unlink(path: &CStr) -> io::Result<()> {
     cvt(unsafe { libc::unlink(path.as_ptr()) }).map(|_| ())
 }
 
+/// A new anonymous memory file (`memfd_create`) that accepts seals
+/// (`MFD_ALLOW_SEALING`), close-on-exec. It has no name in any file system
+/// (`name` shows only in /proc/PID/fd), so it goes with its last descriptor
+/// and mapping.
+pub fn memfd_sealable(name: &CStr) -> io::Result<OwnedFd> {
+    // SAFETY: name is a valid C string; the call returns a fresh descriptor.
+    let fd = cvt(unsafe {
+        libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING)
+    })?;
+    // SAFETY: fd is fresh and owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Adds `seals` (`F_SEAL_*`) to a memory file.
+pub fn add_seals(fd: &impl AsRawFd, seals: libc::c_int) -> io::Result<()> {
+    // SAFETY: plain fcntl with an integer argument.
+    cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) }).map(|_| ())
+}
+
+/// The seals (`F_SEAL_*`) a memory file carries.
+pub fn seals(fd: &impl AsRawFd) -> io::Result<libc::c_int> {
+    // SAFETY: plain fcntl without argument.
+    cvt(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GET_SEALS) })
+}
+
+/// The size in bytes of an open file.
+pub fn fd_size(fd: &impl AsRawFd) -> io::Result<u64> {
+    // SAFETY: stat is plain data for fstat to fill.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: valid descriptor number and out-pointer.
+    cvt(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) })?;
+    Ok(st.st_size as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -146,3 +146,66 @@ impl Drop for SharedMapping {
         unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
     }
 }
+
+/// A read-only shared mapping of a whole file (`PROT_READ`, `MAP_SHARED`),
+/// unmapped on drop: for reading a file another process wrote and sealed
+/// without copying it through a system call. Only reads are offered.
+pub struct FileMapping {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+impl FileMapping {
+    /// Maps the first `len` bytes (at least 1) of the file open as `fd`.
+    /// The caller makes sure the file cannot shrink while it is mapped (a
+    /// memory file sealed with `F_SEAL_SHRINK`): a read past a truncated end
+    /// would raise SIGBUS.
+    pub fn read_only(fd: &impl std::os::fd::AsRawFd, len: usize) -> io::Result<Self> {
+        let len = len.max(1);
+        // SAFETY: no address hint; the kernel checks the descriptor.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let ptr = NonNull::new(ptr.cast()).ok_or_else(|| io::Error::other("mmap returned null"))?;
+        Ok(FileMapping { ptr, len })
+    }
+
+    /// Copies from the mapping at `offset` into `dst`.
+    #[inline]
+    pub fn read_bytes(&self, offset: usize, dst: &mut [u8]) {
+        assert!(
+            offset
+                .checked_add(dst.len())
+                .is_some_and(|end| end <= self.len),
+            "file mapping read out of bounds: offset {offset}, len {}, size {}",
+            dst.len(),
+            self.len
+        );
+        // SAFETY: source in bounds (checked) and readable; destination is a
+        // distinct Rust slice.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                self.ptr.as_ptr().add(offset),
+                dst.as_mut_ptr(),
+                dst.len(),
+            )
+        };
+    }
+}
+
+impl Drop for FileMapping {
+    fn drop(&mut self) {
+        // SAFETY: ptr/len are exactly what mmap returned and were never unmapped.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}

@@ -23,6 +23,7 @@ pub mod socket;
 pub mod sync;
 pub mod sysv;
 pub mod timer;
+pub mod uring;
 
 use std::io;
 

@@ -84,3 +84,104 @@ pub fn set_sockopt_int(
     })
     .map(|_| ())
 }
+
+/// Sends the one byte `tag` with descriptor `passed` attached
+/// (`SCM_RIGHTS`), never raising SIGPIPE. The receiver gets its own
+/// descriptor of the same open file; the caller may close its own at once.
+pub fn send_fd(fd: BorrowedFd<'_>, passed: BorrowedFd<'_>, tag: u8) -> io::Result<()> {
+    let mut byte = [tag];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    // u64s: the control buffer must be aligned for cmsghdr.
+    let mut control = [0u64; 4];
+    // SAFETY: CMSG_SPACE is a pure size computation.
+    let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) } as usize;
+    assert!(space <= std::mem::size_of_val(&control));
+    // SAFETY: msghdr is plain data; every pointer set below is valid for the
+    // call; CMSG_FIRSTHDR of a control buffer of `space` bytes is the start
+    // of that buffer, with room for one int (asserted above).
+    let n = unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = space as _;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
+        std::ptr::write_unaligned(
+            libc::CMSG_DATA(cmsg).cast::<libc::c_int>(),
+            passed.as_raw_fd(),
+        );
+        libc::sendmsg(fd.as_raw_fd(), &msg, libc::MSG_NOSIGNAL)
+    };
+    match cvt_long(n as libc::c_long)? {
+        1 => Ok(()),
+        n => Err(io::Error::other(format!("sendmsg sent {n} bytes of 1"))),
+    }
+}
+
+/// What [`recv_fd`] received.
+#[derive(Debug)]
+pub enum Received {
+    /// The peer closed its end: nothing more will come.
+    Closed,
+    /// The byte sent, and the descriptor attached to it, if any
+    /// (close-on-exec; descriptors beyond the first are closed at once).
+    Message(u8, Option<OwnedFd>),
+}
+
+/// Receives one byte and the descriptor passed with it (see [`send_fd`]).
+pub fn recv_fd(fd: BorrowedFd<'_>) -> io::Result<Received> {
+    let mut byte = [0u8];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    // Room for a few descriptors, so that a sender passing more cannot make
+    // the kernel drop (and leak into nothing) what does not fit.
+    let mut control = [0u64; 8];
+    // SAFETY: msghdr is plain data; its pointers are valid for the call.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: msg describes valid buffers.
+    let n = unsafe { libc::recvmsg(fd.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
+    let n = cvt_long(n as libc::c_long)?;
+    let mut first: Option<OwnedFd> = None;
+    // SAFETY: walking the control messages the kernel wrote, within
+    // msg_controllen, with the CMSG_* macros; each SCM_RIGHTS descriptor is
+    // fresh and owned by nobody else, so it is taken into an OwnedFd (the
+    // first kept, the rest closed on drop).
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
+        while !cmsg.is_null() {
+            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
+                let data = libc::CMSG_DATA(cmsg).cast::<libc::c_int>();
+                let count = ((*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize)
+                    / std::mem::size_of::<libc::c_int>();
+                for i in 0..count {
+                    let fd = OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i)));
+                    if first.is_none() {
+                        first = Some(fd);
+                    }
+                }
+            }
+            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+        }
+    }
+    if n == 0 && first.is_none() {
+        return Ok(Received::Closed);
+    }
+    if msg.msg_flags & libc::MSG_CTRUNC != 0 {
+        return Err(io::Error::other(
+            "a passed descriptor was dropped: the control buffer was too small (MSG_CTRUNC)",
+        ));
+    }
+    Ok(Received::Message(byte[0], first))
+}

@@ -161,6 +161,26 @@ pub fn process_vm_write(pid: libc::pid_t, src: &[u8], remote_addr: usize) -> io:
     Ok(n as usize)
 }
 
+/// Copies `dst.len()` bytes from process `pid`'s memory at `remote_addr` into `dst`.
+#[inline]
+pub fn process_vm_read(pid: libc::pid_t, dst: &mut [u8], remote_addr: usize) -> io::Result<usize> {
+    let local = libc::iovec {
+        iov_base: dst.as_mut_ptr().cast(),
+        iov_len: dst.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: remote_addr as *mut libc::c_void,
+        iov_len: dst.len(),
+    };
+    // SAFETY: the local iovec covers a valid, exclusively borrowed slice; the
+    // kernel checks the remote range.
+    let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
 unsafe extern "C" {
     // glibc exports sigqueue, but the libc crate does not bind it.
     fn sigqueue(pid: libc::pid_t, sig: libc::c_int, value: libc::sigval) -> libc::c_int;
@@ -364,5 +384,176 @@ impl Drop for PthreadMutex {
     fn drop(&mut self) {
         // SAFETY: initialised in new; its users are joined before it drops.
         unsafe { libc::pthread_mutex_destroy(self.inner.get()) };
+    }
+}
+
+/// A process-shared pthread mutex and condition variable placed in shared
+/// memory (`PTHREAD_PROCESS_SHARED`), the hand-off much industrial code
+/// uses between processes. The mutex is robust (`PTHREAD_MUTEX_ROBUST`): if
+/// its holder dies, the next locker learns it (`EOWNERDEAD`) instead of
+/// waiting for ever. The condition variable waits on `CLOCK_MONOTONIC`.
+///
+/// Neither object is destroyed: glibc holds nothing for them outside the
+/// memory itself, which goes with the mapping, and destroying a shared
+/// condition variable waits for the other process's waiters to leave it.
+/// A clone is another view of the same two objects.
+#[derive(Clone)]
+pub struct SharedCondvar {
+    map: std::sync::Arc<super::mem::SharedMapping>,
+    mutex: usize,
+    cond: usize,
+}
+
+/// What a timed lock of a [`SharedCondvar`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Locked {
+    /// The lock is held.
+    Yes,
+    /// The deadline passed first.
+    TimedOut,
+    /// The lock is held, but its last holder died holding it: the data it
+    /// guards may be half-written (the mutex is marked consistent again).
+    OwnerDied,
+}
+
+impl SharedCondvar {
+    /// Bytes it takes in the mapping (a multiple of 8).
+    pub const LEN: usize = (std::mem::size_of::<libc::pthread_mutex_t>()
+        + std::mem::size_of::<libc::pthread_cond_t>())
+    .next_multiple_of(8);
+
+    /// Initialises a mutex and a condition variable at `offset` (8-byte
+    /// aligned, [`Self::LEN`] bytes) of `map`, before any other process
+    /// maps it (call before fork).
+    pub fn init(
+        map: &std::sync::Arc<super::mem::SharedMapping>,
+        offset: usize,
+    ) -> io::Result<Self> {
+        let mutex = map.addr(offset, Self::LEN);
+        assert!(mutex.is_multiple_of(8), "misaligned SharedCondvar");
+        let cond = mutex + std::mem::size_of::<libc::pthread_mutex_t>();
+        let pthread = |e: libc::c_int| {
+            if e == 0 {
+                Ok(())
+            } else {
+                Err(io::Error::from_raw_os_error(e))
+            }
+        };
+        // SAFETY: the two objects lie inside the mapping (bounds-checked by
+        // addr), aligned (mmap is page-aligned, offset and the mutex size are
+        // multiples of 8), not yet used by anyone; the attribute objects are
+        // initialised before use and destroyed after; pthread calls return
+        // an error number.
+        unsafe {
+            let mut ma: libc::pthread_mutexattr_t = std::mem::zeroed();
+            pthread(libc::pthread_mutexattr_init(&mut ma))?;
+            let r = pthread(libc::pthread_mutexattr_setpshared(
+                &mut ma,
+                libc::PTHREAD_PROCESS_SHARED,
+            ))
+            .and_then(|()| {
+                pthread(libc::pthread_mutexattr_setrobust(
+                    &mut ma,
+                    libc::PTHREAD_MUTEX_ROBUST,
+                ))
+            })
+            .and_then(|()| pthread(libc::pthread_mutex_init(mutex as *mut _, &ma)));
+            libc::pthread_mutexattr_destroy(&mut ma);
+            r?;
+            let mut ca: libc::pthread_condattr_t = std::mem::zeroed();
+            pthread(libc::pthread_condattr_init(&mut ca))?;
+            let r = pthread(libc::pthread_condattr_setpshared(
+                &mut ca,
+                libc::PTHREAD_PROCESS_SHARED,
+            ))
+            .and_then(|()| {
+                pthread(libc::pthread_condattr_setclock(
+                    &mut ca,
+                    libc::CLOCK_MONOTONIC,
+                ))
+            })
+            .and_then(|()| pthread(libc::pthread_cond_init(cond as *mut _, &ca)));
+            libc::pthread_condattr_destroy(&mut ca);
+            r?;
+        }
+        Ok(SharedCondvar {
+            map: std::sync::Arc::clone(map),
+            mutex,
+            cond,
+        })
+    }
+
+    fn mutex(&self) -> *mut libc::pthread_mutex_t {
+        // Holding the Arc keeps the mapping, hence the address, alive.
+        let _ = &self.map;
+        self.mutex as *mut _
+    }
+
+    fn cond(&self) -> *mut libc::pthread_cond_t {
+        self.cond as *mut _
+    }
+
+    /// Locks the mutex, waiting at most `timeout`.
+    #[inline]
+    pub fn lock_for(&self, timeout: std::time::Duration) -> io::Result<Locked> {
+        let deadline = realtime_deadline(timeout);
+        // SAFETY: initialised in init, inside a live mapping; deadline is valid.
+        match unsafe { pthread_mutex_timedlock(self.mutex(), &deadline) } {
+            0 => Ok(Locked::Yes),
+            libc::ETIMEDOUT => Ok(Locked::TimedOut),
+            libc::EOWNERDEAD => {
+                // SAFETY: this thread now holds the robust mutex.
+                unsafe { libc::pthread_mutex_consistent(self.mutex()) };
+                Ok(Locked::OwnerDied)
+            }
+            e => Err(io::Error::from_raw_os_error(e)),
+        }
+    }
+
+    /// Unlocks the mutex, which the calling thread holds.
+    #[inline]
+    pub fn unlock(&self) -> io::Result<()> {
+        // SAFETY: initialised in init; glibc checks the owner of a robust mutex.
+        match unsafe { libc::pthread_mutex_unlock(self.mutex()) } {
+            0 => Ok(()),
+            e => Err(io::Error::from_raw_os_error(e)),
+        }
+    }
+
+    /// Waits on the condition variable for at most `timeout`, with the mutex
+    /// held (released while waiting, held again on return, whatever the
+    /// outcome). `Locked::TimedOut` if the deadline passed without a signal
+    /// (the caller re-checks its predicate either way: wake-ups may be
+    /// spurious).
+    #[inline]
+    pub fn wait_for(&self, timeout: std::time::Duration) -> io::Result<Locked> {
+        let now = super::clock::monotonic_ns() + timeout.as_nanos() as u64;
+        let deadline = libc::timespec {
+            tv_sec: (now / 1_000_000_000) as libc::time_t,
+            tv_nsec: (now % 1_000_000_000) as libc::c_long,
+        };
+        // SAFETY: both objects initialised in init; the caller holds the
+        // mutex; the deadline is on the condition variable's clock
+        // (CLOCK_MONOTONIC, as monotonic_ns reads).
+        match unsafe { libc::pthread_cond_timedwait(self.cond(), self.mutex(), &deadline) } {
+            0 => Ok(Locked::Yes),
+            libc::ETIMEDOUT => Ok(Locked::TimedOut),
+            libc::EOWNERDEAD => {
+                // SAFETY: this thread holds the robust mutex again.
+                unsafe { libc::pthread_mutex_consistent(self.mutex()) };
+                Ok(Locked::OwnerDied)
+            }
+            e => Err(io::Error::from_raw_os_error(e)),
+        }
+    }
+
+    /// Wakes one waiter of the condition variable.
+    #[inline]
+    pub fn signal(&self) -> io::Result<()> {
+        // SAFETY: initialised in init.
+        match unsafe { libc::pthread_cond_signal(self.cond()) } {
+            0 => Ok(()),
+            e => Err(io::Error::from_raw_os_error(e)),
+        }
     }
 }

@@ -93,6 +93,9 @@ pub fn sizes_for(mech: &dyn Mechanism, requested: &[usize]) -> Vec<usize> {
 
 /// Why this figure cannot run in this configuration, if it cannot.
 pub fn skip_reason(mech: &dyn Mechanism, size: usize, s: &RunSettings) -> Option<String> {
+    if let Some(why) = mech.unavailable() {
+        return Some(why);
+    }
     let info = mech.info();
     if info.payload == Payload::Bytes
         && let Some(limit) = mech.size_limit()
