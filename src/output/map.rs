@@ -299,16 +299,19 @@ fn class_table(matrices: &[MatrixRecord]) -> String {
     let Some(first) = matrices.first() else {
         return String::new();
     };
-    let mut header = vec!["class".to_string(), "pairs".to_string()];
+    // A row per mechanism, a column per class: a machine has a handful of
+    // classes, a map often more mechanisms.
+    let mut header = vec!["mechanism".to_string()];
     header.extend(
-        matrices
+        first
+            .classes
             .iter()
-            .map(|m| format!("{} {}", m.benchmark, size_words(m.size_bytes))),
+            .map(|c| format!("{} ({} pairs)", c.class, c.pairs)),
     );
     let mut table = new_table(header);
-    for (k, class) in first.classes.iter().enumerate() {
-        let mut row = vec![class.class.clone(), class.pairs.to_string()];
-        for m in matrices {
+    for m in matrices {
+        let mut row = vec![format!("{} {}", m.benchmark, size_words(m.size_bytes))];
+        for k in 0..first.classes.len() {
             row.push(match m.classes.get(k) {
                 Some(c) => match c.median_ns {
                     Some(v) if c.measured > 1 => format!(
@@ -325,7 +328,7 @@ fn class_table(matrices: &[MatrixRecord]) -> String {
         }
         table.add_row(row);
     }
-    align_right(&mut table, 1..matrices.len() + 2);
+    align_right(&mut table, 1..first.classes.len() + 1);
     let mut out = format!(
         "classes — median one-way µs of the class's pairs (lowest–highest pair)\n{table}\n"
     );
