@@ -81,6 +81,99 @@ pub fn fit(results: &[FigureRecord]) -> Vec<CostModel> {
         .collect()
 }
 
+/// Where two mechanisms' cost models cross, within the sizes both were
+/// measured at: which is faster below and above each crossing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Crossover {
+    /// The first mechanism (run order).
+    pub a: String,
+    /// The second.
+    pub b: String,
+    /// Smallest size both models cover, bytes.
+    pub from_bytes: usize,
+    /// Largest size both models cover, bytes.
+    pub to_bytes: usize,
+    /// The sizes where their lines cross, bytes, increasing; empty: none.
+    pub at_bytes: Vec<f64>,
+    /// The faster of the two at `from_bytes`.
+    pub faster_first: String,
+}
+
+/// The model's one-way time at `x` bytes on the segment that covers `x`.
+fn line_at(m: &CostModel, x: f64) -> Option<&Segment> {
+    m.segments
+        .iter()
+        .find(|s| s.from_bytes as f64 <= x && x <= s.to_bytes as f64)
+}
+
+/// Every pair of models of the same kind (warm or cold) whose sizes
+/// overlap, with where their fitted lines cross in the overlap: on each
+/// stretch where both are one line, the root of their difference. A gap
+/// between one model's ranges is not crossed (no line there).
+pub fn crossovers(models: &[CostModel]) -> Vec<Crossover> {
+    let mut out = Vec::new();
+    for (i, a) in models.iter().enumerate() {
+        for b in models[i + 1..].iter().filter(|b| b.cold == a.cold) {
+            let span = |m: &CostModel| {
+                let first = m.segments.first().map(|s| s.from_bytes)?;
+                let last = m.segments.last().map(|s| s.to_bytes)?;
+                Some((first, last))
+            };
+            let (Some((fa, ta)), Some((fb, tb))) = (span(a), span(b)) else {
+                continue;
+            };
+            let (lo, hi) = (fa.max(fb), ta.min(tb));
+            if lo >= hi {
+                continue;
+            }
+            // Every boundary of either model inside the overlap.
+            let mut xs: Vec<usize> = a
+                .segments
+                .iter()
+                .chain(&b.segments)
+                .flat_map(|s| [s.from_bytes, s.to_bytes])
+                .filter(|&x| lo < x && x < hi)
+                .chain([lo, hi])
+                .collect();
+            xs.sort_unstable();
+            xs.dedup();
+            let mut at = Vec::new();
+            let mut faster_first = None;
+            for w in xs.windows(2) {
+                let (x0, x1) = (w[0] as f64, w[1] as f64);
+                let mid = (x0 + x1) / 2.0;
+                let (Some(sa), Some(sb)) = (line_at(a, mid), line_at(b, mid)) else {
+                    continue;
+                };
+                let d =
+                    |x: f64| (sa.setup_ns - sb.setup_ns) + (sa.per_byte_ns - sb.per_byte_ns) * x;
+                if faster_first.is_none() {
+                    faster_first = Some(if d(x0) <= 0.0 {
+                        &a.benchmark
+                    } else {
+                        &b.benchmark
+                    });
+                }
+                let slope = sa.per_byte_ns - sb.per_byte_ns;
+                if d(x0) * d(x1) < 0.0 && slope != 0.0 {
+                    at.push(-(sa.setup_ns - sb.setup_ns) / slope);
+                }
+            }
+            if let Some(first) = faster_first {
+                out.push(Crossover {
+                    a: a.benchmark.clone(),
+                    b: b.benchmark.clone(),
+                    from_bytes: lo,
+                    to_bytes: hi,
+                    at_bytes: at,
+                    faster_first: first.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,5 +213,59 @@ mod tests {
         assert!((seg[0].r2 - 1.0).abs() < 1e-12);
         // Fewer than three sizes: no model.
         assert!(fit(&results[..2]).is_empty());
+    }
+
+    fn model(name: &str, segments: &[(usize, usize, f64, f64)]) -> CostModel {
+        CostModel {
+            benchmark: name.into(),
+            cold: false,
+            segments: segments
+                .iter()
+                .map(|&(from, to, setup, per_byte)| Segment {
+                    from_bytes: from,
+                    to_bytes: to,
+                    setup_ns: setup,
+                    per_byte_ns: per_byte,
+                    r2: 1.0,
+                    setup_ci_ns: [setup, setup],
+                    per_byte_ci_ns: [per_byte, per_byte],
+                    sizes: 3,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn two_lines_cross_where_their_difference_is_zero_and_parallel_ones_never() {
+        // copy: 1000 + 1.0·x; pass: 5000 + 0.2·x: equal at x = 5000.
+        let copy = model("copy", &[(64, 65536, 1000.0, 1.0)]);
+        let pass = model("pass", &[(64, 262144, 5000.0, 0.2)]);
+        let c = crossovers(&[copy.clone(), pass]);
+        assert_eq!(c.len(), 1);
+        assert_eq!((c[0].from_bytes, c[0].to_bytes), (64, 65536));
+        assert_eq!(c[0].faster_first, "copy");
+        assert_eq!(c[0].at_bytes.len(), 1);
+        assert!((c[0].at_bytes[0] - 5000.0).abs() < 1e-9);
+        // Always slower: no crossing, and who is faster is said.
+        let slow = model("slow", &[(64, 65536, 9000.0, 1.5)]);
+        let c = crossovers(&[copy, slow]);
+        assert!(c[0].at_bytes.is_empty());
+        assert_eq!(c[0].faster_first, "copy");
+    }
+
+    #[test]
+    fn a_crossing_in_a_gap_between_ranges_is_not_claimed() {
+        // b's second range starts at 8K: the lines would meet at 5000 B,
+        // where b has no line.
+        let a = model("a", &[(64, 65536, 1000.0, 1.0)]);
+        let b = model("b", &[(64, 1024, 5000.0, 0.2), (8192, 65536, 5000.0, 0.2)]);
+        let c = crossovers(&[a, b]);
+        assert!(c[0].at_bytes.is_empty(), "{c:?}");
+        // Past the gap a is slower, but no crossing was seen in a line.
+        assert_eq!(c[0].faster_first, "a");
+        // Warm and cold models are never paired.
+        let mut cold = model("c", &[(64, 65536, 1.0, 1.0)]);
+        cold.cold = true;
+        assert!(crossovers(&[model("w", &[(64, 65536, 1.0, 2.0)]), cold]).is_empty());
     }
 }

@@ -35,6 +35,66 @@ pub fn render(models: &[CostModel]) -> String {
     format!(
         "cost model: one-way time = setup + bytes × per-byte, least squares weighted by 1/time² over each \
          size's median (drift common to interleaved sizes removed), a new range where the per-byte cost \
-         changes significantly\n{t}\n"
+         changes significantly\n{t}\n{}",
+        crossovers(models)
+    )
+}
+
+/// Where the models' lines cross, in words: every pair that crosses, with
+/// the faster below and above; with two models, also that they do not.
+fn crossovers(models: &[CostModel]) -> String {
+    use crate::output::table::cells::format_size;
+    let all = crate::analysis::cost_model::crossovers(models);
+    let mut lines = Vec::new();
+    let mut apart = 0;
+    for c in &all {
+        let other = if c.faster_first == c.a { &c.b } else { &c.a };
+        if c.at_bytes.is_empty() {
+            if all.len() == 1 {
+                lines.push(format!(
+                    "  {} / {}: none from {} to {}: {} is faster at every size both measured",
+                    c.a,
+                    c.b,
+                    format_size(c.from_bytes),
+                    format_size(c.to_bytes),
+                    c.faster_first
+                ));
+            }
+            apart += 1;
+            continue;
+        }
+        let at: Vec<String> = c
+            .at_bytes
+            .iter()
+            .map(|x| {
+                let n = x.round() as usize;
+                let s = format_size(n);
+                if n < 1024 { format!("{s} B") } else { s }
+            })
+            .collect();
+        lines.push(format!(
+            "  {} / {}: cross at {}: {} faster below, {} above",
+            c.a,
+            c.b,
+            at.join(" and "),
+            c.faster_first,
+            if c.at_bytes.len() % 2 == 1 {
+                other
+            } else {
+                &c.faster_first
+            }
+        ));
+    }
+    if all.len() > 1 && apart > 0 {
+        lines.push(format!(
+            "  {apart} other pair(s) do not cross within the sizes both measured"
+        ));
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "crossovers (where two models' lines meet, within the sizes both measured):\n{}\n",
+        lines.join("\n")
     )
 }
