@@ -232,6 +232,21 @@ fn compare_tests_pass_medians_when_both_runs_have_passes() {
         "{text}"
     );
     assert!(!text.contains("without passes"), "{text}");
+    // What it could not see: pipe's passes spread ±8%, so a change under
+    // about 10% passes unseen (its 4% did); the table says so per figure.
+    let mdc = |c: &Value| c["min_detectable_change"].as_f64().unwrap();
+    assert!(mdc(&pipe) > 0.04 && mdc(&pipe) < 0.3, "{pipe}");
+    assert!(mdc(&tcp) > 0.0, "{tcp}");
+    assert!(text.contains("MDC %"), "{text}");
+    let pipe_row = text.lines().find(|l| l.contains("│ pipe ")).unwrap();
+    assert!(
+        pipe_row.contains(&format!("{:.1}", mdc(&pipe) * 100.0)),
+        "{text}"
+    );
+    assert!(
+        text.contains("MDC % = the smallest change each test would have found 4 times in 5"),
+        "{text}"
+    );
 
     // One side without passes: the samples decide, and the output says what
     // that cannot see.
@@ -240,6 +255,9 @@ fn compare_tests_pass_medians_when_both_runs_have_passes() {
     for c in ran.report["comparisons"].as_array().unwrap() {
         assert_eq!(c["test"], "mann-whitney-samples", "{c}");
         assert!(c["welch"].is_null(), "{c}");
+        // The samples alone spread ±0.5%: they would see a far smaller
+        // change, blind to the level's move between runs.
+        assert!(mdc(c) < mdc(&pipe) / 4.0, "{c}");
     }
     assert!(
         ran.stdout.contains("without passes on both sides"),

@@ -23,9 +23,10 @@ fn size_label(bytes: u64) -> String {
     }
 }
 
-/// A cell holding a figure: a number, `*` after the column's lowest.
+/// A cell holding a figure: a number, `*` after the column's lowest (beyond
+/// its interval), `=` after the lowest figures not told apart.
 fn number(cell: &str) -> Option<f64> {
-    cell.trim_end_matches('*').parse().ok()
+    cell.trim_end_matches(['*', '=']).parse().ok()
 }
 
 #[test]
@@ -94,15 +95,45 @@ fn the_default_page_is_a_matrix_that_fits_in_60_lines_of_120_columns() {
             other => panic!("{id}: {other}"),
         }
     }
-    // The lowest figure of each column is marked, and the legend says so.
+    // A column marks its lowest figure `*` (beyond its interval) or its
+    // tied lowest figures `=` (two or more), never both, and only the lowest;
+    // the legend says what each mark used means.
+    let (mut best, mut tied) = (false, false);
     for col in 1..header.len() - 2 {
-        let marked = rows
+        let cells: Vec<&str> = rows.iter().map(|(_, c)| c[col - 1].as_str()).collect();
+        let lowest = cells
             .iter()
-            .filter(|(_, c)| c[col - 1].ends_with('*'))
-            .count();
-        assert!(marked >= 1, "column {}:\n{page}", header[col]);
+            .filter_map(|c| number(c))
+            .fold(f64::INFINITY, f64::min);
+        let stars: Vec<&&str> = cells.iter().filter(|c| c.ends_with('*')).collect();
+        let ties = cells.iter().filter(|c| c.ends_with('=')).count();
+        assert!(
+            stars.len() <= 1 && (ties == 0 || ties >= 2),
+            "column {}:\n{page}",
+            header[col]
+        );
+        assert!(
+            stars.is_empty() || ties == 0,
+            "column {}:\n{page}",
+            header[col]
+        );
+        if let Some(star) = stars.first() {
+            assert_eq!(
+                number(star),
+                Some(lowest),
+                "column {}:\n{page}",
+                header[col]
+            );
+        }
+        best |= !stars.is_empty();
+        tied |= ties > 0;
     }
-    assert!(page.contains("* lowest in its column"), "{page}");
+    assert_eq!(page.contains("* lowest in its column"), best, "{page}");
+    assert_eq!(
+        page.contains("= tied lowest in its column: within each other's interval"),
+        tied,
+        "{page}"
+    );
     // The cost model beside the figures it was fitted on.
     assert_eq!(header[header.len() - 2..], ["setup µs", "per-B ns"]);
     for m in report["cost_models"].as_array().unwrap() {

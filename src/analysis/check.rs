@@ -34,6 +34,7 @@ fn figure(c: &Comparison, shift: Option<f64>, max_regression: f64) -> CheckFigur
         p,
         significant,
         regressed: significant && change > max_regression,
+        min_detectable_change: c.min_detectable_change,
     }
 }
 

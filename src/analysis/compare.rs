@@ -24,7 +24,8 @@ use crate::record::key::FigureKey;
 use crate::record::{FigureRecord, RunRecord, Status};
 use crate::stats::compare::{Interval, MannWhitney, Welch};
 use crate::stats::compare::{
-    bootstrap_median, bootstrap_ratio_of_medians, mann_whitney, welch_log,
+    POWER, bootstrap_median, bootstrap_ratio_of_medians, mann_whitney, min_detectable_normal_log,
+    min_detectable_welch_log, welch_log,
 };
 use crate::stats::median;
 use std::collections::BTreeMap;
@@ -74,6 +75,10 @@ fn compare_sides(key: &Key, sides: &Sides, alpha: f64) -> Option<Comparison> {
             bootstrap_ratio_of_medians(a, b, 1.0 - alpha, RESAMPLES, 0x1bc),
         ),
     };
+    let min_detectable_change = match (test, sides.passes) {
+        (Test::WelchPasses, Some((pa, pb))) => min_detectable_welch_log(pa, pb, alpha, POWER),
+        _ => min_detectable_normal_log(a, b, alpha, POWER),
+    };
     let significant = p < alpha;
     Some(Comparison {
         benchmark: key.benchmark.clone(),
@@ -93,6 +98,7 @@ fn compare_sides(key: &Key, sides: &Sides, alpha: f64) -> Option<Comparison> {
         ratio_interval: ratio_interval.map(IntervalRecord::from),
         mann_whitney: mw.into(),
         welch: welch.map(Into::into),
+        min_detectable_change,
         significant,
         verdict: verdict(significant, mb > ma).into(),
         beyond_shift: None,

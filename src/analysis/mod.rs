@@ -9,5 +9,6 @@ pub mod check;
 pub mod compare;
 pub mod cost_model;
 pub mod map;
+pub mod ranking;
 pub mod warnings;
 pub mod watch;

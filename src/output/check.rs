@@ -13,7 +13,7 @@ pub fn render(r: &CheckReport) -> String {
     if shift.is_some() {
         header.push("beyond shift %");
     }
-    header.extend(["p", "verdict"]);
+    header.extend(["MDC %", "p", "verdict"]);
     let mut t = new_table(header);
     for f in &r.figures {
         let mut row = vec![
@@ -37,10 +37,15 @@ pub fn render(r: &CheckReport) -> String {
             (false, true, false) => "faster",
             (false, false, _) => "n.s.",
         };
-        row.extend([format!("{:.3}", f.p), verdict.to_string()]);
+        row.extend([
+            f.min_detectable_change
+                .map_or("-".into(), |m| format!("{:.1}", m * 100.0)),
+            format!("{:.3}", f.p),
+            verdict.to_string(),
+        ]);
         t.add_row(row);
     }
-    let last = if shift.is_some() { 7 } else { 6 };
+    let last = if shift.is_some() { 8 } else { 7 };
     align_right(&mut t, 3..last + 1);
     let mut out = format!(
         "baseline: {} ({}, {}, Linux {})\nrun:      {} ({}, {}, Linux {})\n{t}\n",
@@ -78,6 +83,23 @@ pub fn render(r: &CheckReport) -> String {
             sanitise::text(&u.mode),
             format_size(u.size_bytes),
             sanitise::text(&u.why)
+        ));
+    }
+    let blind = r
+        .figures
+        .iter()
+        .filter(|f| {
+            f.min_detectable_change
+                .is_some_and(|m| m > r.max_regression)
+        })
+        .count();
+    if blind > 0 {
+        out.push_str(&format!(
+            "{blind} of {} figures could not have seen a slowdown of {}% (MDC %: the smallest \
+             change its test finds 4 times in 5 at α = {}): more --passes on both sides narrow it\n",
+            r.figures.len(),
+            percent(r.max_regression),
+            r.alpha
         ));
     }
     out.push_str(&match r.passed {

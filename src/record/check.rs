@@ -36,6 +36,10 @@ pub struct CheckFigure {
     /// Significantly slower, by more than the threshold (beyond the shift
     /// where there is one).
     pub regressed: bool,
+    /// `compare`'s minimum detectable change (a fraction, 80% power at
+    /// alpha); absent where compare had none and in reports written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_detectable_change: Option<f64>,
 }
 
 /// The whole check.

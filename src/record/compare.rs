@@ -50,6 +50,13 @@ pub struct Comparison {
     pub ratio_interval: Option<IntervalRecord>,
     /// Whether that interval excludes 1 (beside the test's p, which may disagree at the edge).
     pub interval_excludes_one: Option<bool>,
+    /// The smallest change of B relative to A (a fraction: 0.05 = 5%) that
+    /// `test` at alpha would have found with 80% power, from the spread
+    /// this result showed: Welch's on the logs of the pass medians, or a
+    /// normal approximation on the logs of the samples for Mann–Whitney.
+    /// Absent where it could not be computed and in reports written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_detectable_change: Option<f64>,
     /// The verdict: p < alpha.
     pub significant: bool,
     /// "slower", "faster" or "no significant difference" (B relative to A).
@@ -137,4 +144,27 @@ pub struct WelchRecord {
     pub df: f64,
     /// Interval of the ratio of geometric means B / A.
     pub ratio_interval: IntervalRecord,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A comparison written before `min_detectable_change` existed still reads.
+    #[test]
+    fn a_comparison_without_its_minimum_detectable_change_reads() {
+        let old = r#"{"benchmark": "pipe", "mode": "pingpong", "size_bytes": 64,
+            "median_a_ns": 1000.0, "median_b_ns": 1100.0, "diff_ns": 100.0,
+            "diff_percent": 10.0, "test": "mann-whitney-samples", "p": 0.01,
+            "mann_whitney": {"u": 3.0, "p": 0.01, "exact": true}, "welch": null,
+            "ratio_interval": null, "interval_excludes_one": null,
+            "significant": true, "verdict": "slower", "beyond_shift": null}"#;
+        let c: Comparison = serde_json::from_str(old).unwrap();
+        assert_eq!(c.min_detectable_change, None);
+        let mut with = serde_json::to_value(&c).unwrap();
+        assert!(with.get("min_detectable_change").is_none());
+        with["min_detectable_change"] = 0.12.into();
+        let c: Comparison = serde_json::from_value(with).unwrap();
+        assert_eq!(c.min_detectable_change, Some(0.12));
+    }
 }

@@ -263,9 +263,117 @@ pub fn welch_log(a: &[f64], b: &[f64], level: f64) -> Option<Welch> {
     })
 }
 
+/// The power the minimum detectable change is sized for.
+pub const POWER: f64 = 0.8;
+
+/// The smallest change of B's level relative to A's (a fraction: 0.05 = 5%)
+/// that Welch's two-sided t test on `ln a` against `ln b` at `alpha` would
+/// find with chance `power`, given the spread the replicates showed:
+/// `exp((t(1 − α/2, df) + t(power, df)) · se) − 1`, with the standard error
+/// and Welch–Satterthwaite df of [`welch_log`]. `None` unless each side has
+/// at least two positive finite values; 0 where neither side spreads.
+pub fn min_detectable_welch_log(a: &[f64], b: &[f64], alpha: f64, power: f64) -> Option<f64> {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let ((va, na), (vb, nb)) = (log_spread(a)?, log_spread(b)?);
+    let se2 = va / na + vb / nb;
+    if se2 <= 0.0 {
+        return Some(0.0);
+    }
+    let df = se2 * se2 / ((va / na).powi(2) / (na - 1.0) + (vb / nb).powi(2) / (nb - 1.0));
+    let t = StudentsT::new(0.0, 1.0, df).ok()?;
+    let k = t.inverse_cdf(1.0 - alpha / 2.0) + t.inverse_cdf(power);
+    Some((k * se2.sqrt()).exp_m1())
+}
+
+/// As [`min_detectable_welch_log`] for Mann–Whitney U on samples, by its
+/// normal approximation on the logs of the samples: `exp((z(1 − α/2) +
+/// z(power)) · se) − 1`, `se` the standard error of the difference of the
+/// two mean logs. An approximation (U is about 95% as efficient as t on
+/// normal data, more on heavy tails) and, as its test, blind to how much a
+/// run's level moves between runs.
+pub fn min_detectable_normal_log(a: &[f64], b: &[f64], alpha: f64, power: f64) -> Option<f64> {
+    use statrs::distribution::{ContinuousCDF, Normal};
+    let ((va, na), (vb, nb)) = (log_spread(a)?, log_spread(b)?);
+    let se2 = va / na + vb / nb;
+    if se2 <= 0.0 {
+        return Some(0.0);
+    }
+    let z = Normal::new(0.0, 1.0).ok()?;
+    let k = z.inverse_cdf(1.0 - alpha / 2.0) + z.inverse_cdf(power);
+    Some((k * se2.sqrt()).exp_m1())
+}
+
+/// The sample variance of `ln v` and the count; `None` under two values or
+/// any not positive and finite.
+fn log_spread(v: &[f64]) -> Option<(f64, f64)> {
+    if v.len() < 2 || v.iter().any(|x| !(*x > 0.0 && x.is_finite())) {
+        return None;
+    }
+    let logs: Vec<f64> = v.iter().map(|x| x.ln()).collect();
+    let n = logs.len() as f64;
+    let mean = logs.iter().sum::<f64>() / n;
+    let var = logs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    Some((var, n))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_minimum_detectable_change_matches_a_hand_computation() {
+        // ln a = {0, 0.1}, ln b = {0, 0.1}: each variance 0.005, se² =
+        // 0.005/2 · 2 = 0.005, df = 0.005² / (2 · 0.0025² / 1) = 2;
+        // t(0.975, 2) = 4.302653, t(0.8, 2) = 1.060660;
+        // (4.302653 + 1.060660) · √0.005 = 0.379243 → e^x − 1 = 0.461179.
+        let v = [1.0, 0.1f64.exp()];
+        let mdc = min_detectable_welch_log(&v, &v, 0.05, POWER).unwrap();
+        assert!((mdc - 0.461_179).abs() < 1e-4, "{mdc}");
+        // The normal one: (1.959964 + 0.841621) · √0.005 = 0.198102 → 0.219087.
+        let mdc = min_detectable_normal_log(&v, &v, 0.05, POWER).unwrap();
+        assert!((mdc - 0.219_087).abs() < 1e-4, "{mdc}");
+        // No spread on either side: any change is seen.
+        assert_eq!(
+            min_detectable_welch_log(&[2.0; 3], &[3.0; 3], 0.05, POWER),
+            Some(0.0)
+        );
+        assert_eq!(
+            min_detectable_welch_log(&[2.0], &[3.0; 3], 0.05, POWER),
+            None
+        );
+    }
+
+    #[test]
+    fn the_minimum_detectable_change_shrinks_with_more_passes_and_less_spread() {
+        let passes = |n: usize, spread: f64| -> Vec<f64> {
+            (0..n)
+                .map(|i| 100.0 * (1.0 + spread * if i % 2 == 0 { 1.0 } else { -1.0 }))
+                .collect()
+        };
+        let mdc = |n, spread| {
+            let v = passes(n, spread);
+            min_detectable_welch_log(&v, &v, 0.05, POWER).unwrap()
+        };
+        assert!(
+            mdc(10, 0.05) < mdc(4, 0.05),
+            "{} {}",
+            mdc(10, 0.05),
+            mdc(4, 0.05)
+        );
+        assert!(mdc(4, 0.01) < mdc(4, 0.05));
+        let normal = |n, spread| {
+            let v = passes(n, spread);
+            min_detectable_normal_log(&v, &v, 0.05, POWER).unwrap()
+        };
+        assert!(normal(100, 0.05) < normal(10, 0.05));
+        assert!(normal(10, 0.01) < normal(10, 0.05));
+        // A stricter α needs a larger change.
+        let v = passes(6, 0.03);
+        assert!(
+            min_detectable_welch_log(&v, &v, 0.01, POWER).unwrap()
+                > min_detectable_welch_log(&v, &v, 0.05, POWER).unwrap()
+        );
+    }
 
     #[test]
     fn exact_p_matches_tables() {

@@ -3,7 +3,7 @@
 
 use crate::output::table::format_size;
 use crate::record::compare::{CompareReport, Test};
-use comfy_table::CellAlignment;
+use comfy_table::{CellAlignment, ColumnConstraint};
 
 /// The comparison as the terminal shows it.
 pub fn render(r: &CompareReport) -> String {
@@ -15,6 +15,7 @@ pub fn render(r: &CompareReport) -> String {
         "Δ %",
         "p",
         "B/A 95% CI",
+        "MDC %",
         "verdict",
     ];
     if r.common_shift.is_some() {
@@ -49,6 +50,7 @@ pub fn render(r: &CompareReport) -> String {
             format!("{:+.1}", c.diff_percent),
             format!("{:.3}", c.p),
             ci,
+            c.min_detectable_change.map_or("-".to_string(), mdc_cell),
             verdict,
         ];
         if r.common_shift.is_some() {
@@ -64,7 +66,11 @@ pub fn render(r: &CompareReport) -> String {
         }
         t.add_row(row);
     }
-    for col in 1..7 {
+    // The names whole: the other columns wrap first.
+    if let Some(c) = t.column_mut(0) {
+        c.set_constraint(ColumnConstraint::ContentWidth);
+    }
+    for col in 1..8 {
         if let Some(c) = t.column_mut(col) {
             c.set_cell_alignment(CellAlignment::Right);
         }
@@ -98,6 +104,28 @@ pub fn render(r: &CompareReport) -> String {
         r.alpha,
         r.alpha * r.comparisons.len() as f64
     );
+    let mut mdc: Vec<f64> = r
+        .comparisons
+        .iter()
+        .filter_map(|c| c.min_detectable_change)
+        .collect();
+    if !mdc.is_empty() {
+        mdc.sort_by(f64::total_cmp);
+        out.push_str(&format!(
+            "MDC % = the smallest change each test would have found 4 times in 5 (80% power at \
+             α = {}), from the spread that result showed ({:.1}–{:.1}%, median {:.1}%): a smaller \
+             change can pass unseen{}\n",
+            r.alpha,
+            mdc[0] * 100.0,
+            mdc[mdc.len() - 1] * 100.0,
+            crate::stats::median(&mdc) * 100.0,
+            if with_passes < r.comparisons.len() {
+                "; on samples alone, a normal approximation on their logs"
+            } else {
+                ""
+            }
+        ));
+    }
     if with_passes < r.comparisons.len() {
         out.push_str(
             "without passes on both sides a test sees only the samples of each run, not how \
@@ -139,4 +167,15 @@ pub fn render(r: &CompareReport) -> String {
         ));
     }
     out
+}
+
+/// A minimum detectable change (a fraction) as the table's percent: one
+/// decimal under 100%, whole percents above (a figure that blind needs no more).
+fn mdc_cell(m: f64) -> String {
+    let pct = m * 100.0;
+    if pct < 100.0 {
+        format!("{pct:.1}")
+    } else {
+        format!("{pct:.0}")
+    }
 }

@@ -8,25 +8,19 @@
 use super::cells::{fit_width, size_cell};
 use super::figure::outcome;
 use super::legend::{Legend, NoNumber};
+pub use crate::analysis::ranking::Better;
+use crate::analysis::ranking::{Evidence, Rank, rank};
 use crate::record::FigureRecord;
 use comfy_table::{
     Attribute, Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, Table, presets,
 };
 
-/// Which figure of a column is the best one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Better {
-    /// The smallest (a time).
-    Lower,
-    /// The largest (a throughput).
-    Higher,
-}
-
 /// A cell of the matrix.
 #[derive(Debug, Clone)]
 pub enum Value {
-    /// A figure: its value (to find the column's best) and its text.
-    Number(f64, String),
+    /// A figure: what its place in the column rests on (its value, its
+    /// interval and passes) and its text.
+    Number(Evidence, String),
     /// No number: why, and the note its footnote says.
     None(NoNumber, Option<String>),
 }
@@ -39,7 +33,7 @@ impl Value {
         match NoNumber::of(outcome(r), r.size_bytes) {
             Some((kind, note)) => Value::None(kind, note),
             None => match number(r) {
-                Some((v, text)) => Value::Number(v, text),
+                Some((v, text)) => Value::Number(Evidence::of(r, v), text),
                 None => Value::None(NoNumber::BelowResolution, None),
             },
         }
@@ -77,8 +71,12 @@ pub struct Matrix<'a> {
     pub colour: bool,
 }
 
-/// The mark of a column's best figure.
+/// The mark of a column's best figure, where it is best beyond its
+/// uncertainty.
 pub const BEST: &str = "*";
+
+/// The mark of the best figures of a column that are not told apart.
+pub const TIED: &str = "=";
 
 /// Whether `rows` are drawn as a list: none has more than one size.
 pub fn is_list<'a>(rows: impl IntoIterator<Item = &'a Row>) -> bool {
@@ -95,19 +93,20 @@ impl Matrix<'_> {
             .collect();
         sizes.sort_unstable();
         sizes.dedup();
-        let best: Vec<Option<f64>> = sizes
+        // Each column's marks, in the rows' order (the analysis decides).
+        let marks: Vec<Vec<Rank>> = sizes
             .iter()
             .map(|&size| {
-                let values = rows.iter().flat_map(|r| {
-                    r.cells.iter().filter_map(move |(s, v)| match v {
-                        Value::Number(x, _) if *s == size && x.is_finite() => Some(*x),
-                        _ => None,
+                let column: Vec<Option<Evidence>> = rows
+                    .iter()
+                    .map(|r| {
+                        r.cells.iter().find_map(|(s, v)| match v {
+                            Value::Number(e, _) if *s == size => Some(e.clone()),
+                            _ => None,
+                        })
                     })
-                });
-                match self.better {
-                    Better::Lower => values.reduce(f64::min),
-                    Better::Higher => values.reduce(f64::max),
-                }
+                    .collect();
+                rank(&column, self.better)
             })
             .collect();
         let mut t = Table::new();
@@ -122,12 +121,12 @@ impl Matrix<'_> {
         };
         header.extend(self.extra.iter().map(|h| h.to_string()));
         t.set_header(header);
-        let mut marked = false;
-        for row in rows {
+        let (mut marked, mut tied) = (false, false);
+        for (i, row) in rows.iter().enumerate() {
             let mut label = row.label.clone();
             label.push_str(&legend.notes(row.notes.iter().map(String::as_str)));
             let mut cells = vec![Cell::new(label)];
-            for (&size, best) in sizes.iter().zip(&best) {
+            for (&size, marks) in sizes.iter().zip(&marks) {
                 let here = row.cells.iter().find(|(s, _)| *s == size);
                 if list {
                     // The list's one figure: its size, then it.
@@ -138,13 +137,17 @@ impl Matrix<'_> {
                 }
                 let cell = match here {
                     None => Cell::new(""),
-                    Some((_, Value::Number(x, text))) if Some(*x) == *best => {
+                    Some((_, Value::Number(_, text))) if marks[i] == Rank::Best => {
                         marked = true;
                         self.style(
                             Cell::new(format!("{text}{BEST}")),
                             &[Attribute::Bold],
                             Some(Color::Green),
                         )
+                    }
+                    Some((_, Value::Number(_, text))) if marks[i] == Rank::Tied => {
+                        tied = true;
+                        self.style(Cell::new(format!("{text}{TIED}")), &[], Some(Color::Green))
                     }
                     // A trailing space keeps the digits under the marked one's.
                     Some((_, Value::Number(_, text))) => Cell::new(format!("{text} ")),
@@ -181,6 +184,18 @@ impl Matrix<'_> {
                     Better::Lower => "lowest in its column",
                     Better::Higher => "highest in its column",
                 },
+            );
+        }
+        if tied {
+            let (most, place) = match (self.better, list) {
+                (Better::Lower, true) => ("lowest", "at its size"),
+                (Better::Higher, true) => ("highest", "at its size"),
+                (Better::Lower, false) => ("lowest", "in its column"),
+                (Better::Higher, false) => ("highest", "in its column"),
+            };
+            legend.mark(
+                TIED,
+                format!("tied {most} {place}: within each other's interval"),
             );
         }
         for i in 0..t.column_count() {
@@ -220,7 +235,14 @@ mod tests {
             label: label.into(),
             cells: cells
                 .iter()
-                .map(|&(s, v)| (s, Value::Number(v, format!("{v:.1}"))))
+                .map(|&(s, v)| {
+                    let known = Evidence {
+                        value: v,
+                        relative: Some((0.99, 1.01)),
+                        passes: vec![],
+                    };
+                    (s, Value::Number(known, format!("{v:.1}")))
+                })
                 .collect(),
             ..Row::default()
         }
@@ -261,7 +283,11 @@ mod tests {
             lines[4].contains("0.5*") && lines[4].contains("n/a²"),
             "{text}"
         );
-        assert!(lines[5].contains("4.0*"), "{text}");
+        // Alone in its column: nothing to rank it against.
+        assert!(
+            lines[5].contains("4.0 ") && !lines[5].contains('*'),
+            "{text}"
+        );
         assert!(!text.contains('\u{1b}'), "no colour asked: {text:?}");
         let legend = legend.render();
         assert!(
@@ -282,7 +308,7 @@ mod tests {
         let mut r = row("pipe", &[(64, 5.0)]);
         r.extra.push("1.2".into());
         r.more.push(("└ from 4K".into(), vec!["3.4".into()]));
-        let text = m.render(&[r], &mut Legend::default());
+        let text = m.render(&[r, row("shm", &[(64, 9.0)])], &mut Legend::default());
         assert!(text.contains('\u{1b}'), "{text:?}");
         assert!(text.contains("└ from 4K") && text.contains("3.4"), "{text}");
     }
@@ -317,7 +343,48 @@ mod tests {
         );
         assert_eq!(cells(lines[3]), ["pipe", "64", "5.0"], "{text}");
         assert_eq!(cells(lines[4]), ["shm-spin", "64", "0.5*"], "{text}");
-        assert_eq!(cells(lines[5]), ["eventfd", "8", "4.0*"], "{text}");
+        assert_eq!(cells(lines[5]), ["eventfd", "8", "4.0"], "{text}");
         assert!(legend.render().starts_with("* lowest at its size"));
+    }
+
+    #[test]
+    fn figures_within_each_others_interval_are_marked_tied() {
+        let near = |label: &str, v: f64| Row {
+            label: label.into(),
+            cells: vec![(
+                64,
+                Value::Number(
+                    Evidence {
+                        value: v,
+                        relative: Some((0.92, 1.08)),
+                        passes: vec![],
+                    },
+                    format!("{v:.2}"),
+                ),
+            )],
+            ..Row::default()
+        };
+        let rows = vec![
+            near("pipe", 6.39),
+            near("shm-futex", 6.41),
+            near("uds", 9.5),
+        ];
+        let m = Matrix {
+            label: "one-way µs",
+            better: Better::Lower,
+            extra: vec![],
+            colour: false,
+        };
+        let mut legend = Legend::default();
+        let text = m.render(&rows, &mut legend);
+        assert!(text.contains("6.39=") && text.contains("6.41="), "{text}");
+        assert!(text.contains("9.50 ") && !text.contains('*'), "{text}");
+        assert!(
+            legend
+                .render()
+                .starts_with("= tied lowest at its size: within each other's interval"),
+            "{}",
+            legend.render()
+        );
     }
 }
