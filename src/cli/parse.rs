@@ -646,4 +646,14 @@ mod tests {
                 .contains("at most")
         );
     }
+
+    #[test]
+    fn a_rate_reads_messages_per_second_with_k_or_m_and_refuses_the_rest() {
+        assert_eq!(rate("50k/s"), Ok(50_000.0));
+        assert_eq!(rate("50000"), Ok(50_000.0));
+        assert_eq!(rate("1.5M/s"), Ok(1_500_000.0));
+        for bad in ["fast", "0", "-5k/s", "k/s", ""] {
+            assert!(rate(bad).is_err(), "{bad}");
+        }
+    }
 }

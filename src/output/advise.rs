@@ -67,7 +67,7 @@ pub fn render(r: &AdviseReport) -> String {
         ));
     }
     let mut out = format!(
-        "need: {} — host {} ({} runs read)\n",
+        "need: {} — host {}, runs read: {}\n",
         need.join(", "),
         sanitise::text(&r.host),
         r.runs_read
