@@ -8,9 +8,11 @@
 //! size was measured, else its cost model's line (`cost_models[]`, setup +
 //! bytes × per-byte) where a segment covers the size, else a straight line
 //! between the two nearest measured sizes around it; a size outside the
-//! sizes measured is not predicted (the mechanism is unrankable). Its p99
-//! is the predicted median times the p99 / median ratio of the nearest
-//! measured size. Rate and CPU per message come from the latest stream
+//! sizes measured is not predicted (the mechanism is unrankable). A
+//! median here is a figure's centre: its drift-corrected median where it
+//! was swept with others (what the cost model is fitted on), else its
+//! median. Its p99 is the predicted median times the p99 / median ratio of
+//! the nearest measured size. Rate and CPU per message come from the latest stream
 //! figure of the mechanism at the nearest size. Every number names the run
 //! and the figure it came from.
 
@@ -37,9 +39,12 @@ fn usable(f: &FigureRecord, mode: Mode, cpus: Option<&[usize]>) -> bool {
         && cpus.is_none_or(|c| f.cpus == c)
 }
 
-/// One measured size of a mechanism: median and p99, ns.
+/// One measured size of a mechanism, ns: its centre (the drift-corrected
+/// median where it was swept with others, as the cost model and `watch`
+/// read it, else its median), its median and its p99.
 struct Point {
     size: usize,
+    centre: f64,
     median: f64,
     p99: Option<f64>,
 }
@@ -69,12 +74,13 @@ fn pingpong_runs<'a>(
             .iter()
             .filter(|f| usable(f, Mode::PingPong, cpus))
         {
-            if let Some(l) = &f.latency_ns {
+            if let (Some(l), Some(centre)) = (&f.latency_ns, super::watch::centre(f)) {
                 let points = here.entry(&f.benchmark).or_default();
                 // A size measured twice in a run (passes apart) is taken once.
                 if !points.iter().any(|p| p.size == f.size_bytes) {
                     points.push(Point {
                         size: f.size_bytes,
+                        centre,
                         median: l.median,
                         p99: l.p99,
                     });
@@ -106,7 +112,7 @@ fn predict_p50(name: &str, m: &Measured, size: usize) -> Result<Sourced, String>
     };
     if let Some(p) = m.points.iter().find(|p| p.size == size) {
         return Ok(sourced(
-            p.median,
+            p.centre,
             format!("measured median, {name} pingpong {}", format_size(size)),
         ));
     }
@@ -133,7 +139,7 @@ fn predict_p50(name: &str, m: &Measured, size: usize) -> Result<Sourced, String>
         (Some(a), Some(b)) => {
             let t = (size - a.size) as f64 / (b.size - a.size) as f64;
             Ok(sourced(
-                a.median + t * (b.median - a.median),
+                a.centre + t * (b.centre - a.centre),
                 format!(
                     "interpolated between the medians of {name} pingpong {} and {} (no cost model covers {})",
                     format_size(a.size),
@@ -164,15 +170,13 @@ fn predict_p99(name: &str, m: &Measured, size: usize, p50: f64) -> Option<Source
         .iter()
         .filter(|p| p.p99.is_some() && p.median > 0.0)
         .min_by(|a, b| log_distance(a.size, size).total_cmp(&log_distance(b.size, size)))?;
+    // The ratio within one figure (its p99 and its own median, measured
+    // together), applied to the median predicted.
     let ratio = p.p99? / p.median;
-    let from = if p.size == size {
-        format!("measured p99, {name} pingpong {}", format_size(size))
-    } else {
-        format!(
-            "predicted median × p99/median {ratio:.2} of {name} pingpong {}",
-            format_size(p.size)
-        )
-    };
+    let from = format!(
+        "median × p99/median {ratio:.2} of {name} pingpong {}",
+        format_size(p.size)
+    );
     Some(Sourced {
         value: p50 * ratio,
         run_id: m.run_id,
@@ -487,15 +491,16 @@ mod tests {
             .results
             .iter()
             .find(|f| f.size_bytes == 4096)
-            .unwrap()
-            .latency_ns
-            .clone()
             .unwrap();
+        let centre = crate::analysis::watch::centre(f).unwrap();
+        let l = f.latency_ns.as_ref().unwrap();
         let r = run(need(4096), &h);
         let pipe = of(&r, "pipe");
-        assert_eq!(pipe.p50.value, f.median);
+        assert_eq!(pipe.p50.value, centre);
         assert!(pipe.p50.from.contains("measured median"));
-        assert!((pipe.p99.as_ref().unwrap().value - f.p99.unwrap()).abs() < 1e-6);
+        let p99 = centre * l.p99.unwrap() / l.median;
+        assert!((pipe.p99.as_ref().unwrap().value - p99).abs() < 1e-6);
+        assert!(pipe.p99.as_ref().unwrap().from.contains("4K"));
     }
 
     #[test]
@@ -508,7 +513,7 @@ mod tests {
             .results
             .iter()
             .filter(|f| f.benchmark == "pipe")
-            .map(|f| f.latency_ns.as_ref().unwrap().median)
+            .map(|f| crate::analysis::watch::centre(f).unwrap())
             .collect();
         let expected = m[0] + (544.0 - 64.0) / (1024.0 - 64.0) * (m[1] - m[0]);
         assert!((pipe.p50.value - expected).abs() < 1e-6);

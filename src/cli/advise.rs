@@ -132,7 +132,7 @@ fn verify(
                 benchmark: a.benchmark.clone(),
                 run_id: id,
                 predicted_p50_ns: a.p50.value,
-                measured_p50_ns: l.map(|l| l.median),
+                measured_p50_ns: f.and_then(crate::analysis::watch::centre),
                 predicted_p99_ns: a.p99.as_ref().map(|s| s.value),
                 measured_p99_ns: l.and_then(|l| l.p99),
             }
