@@ -21,6 +21,8 @@ mod usage;
 mod compare;
 // `ipcmark watch` and `ipcmark check`: change points of the history, a CI gate.
 mod watch;
+// `ipcmark advise`: a mechanism for a stated need, from the history.
+mod advise;
 // `ipcmark report --html`: the page, rendered in headless Chromium.
 mod report;
 // The run history: history, show, export, import, prune; CSV.

@@ -5,6 +5,7 @@
 //! ran under ([`warnings`], read from the figures as measured and the
 //! machine). Output renders them; nothing here prints.
 
+pub mod advise;
 pub mod check;
 pub mod compare;
 pub mod cost_model;

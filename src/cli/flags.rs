@@ -85,6 +85,8 @@ impl Json {
     /// `watch --json`: the change points, written once.
     pub const WATCH_HELP: &str =
         "Also write the change points and their groups as JSON (ipcmark.watch/1) to this file";
+    /// `advise --json`: the ranking, written once.
+    pub const ADVISE_HELP: &str = "Also write the ranking and where each prediction came from as JSON (ipcmark.advise/1) to this file";
     /// `check --json`: the verdict, written once.
     pub const CHECK_HELP: &str =
         "Also write the check as JSON (ipcmark.check/1) to this file, whatever its verdict";

@@ -1,6 +1,7 @@
 //! The command line: arguments, validation, and the commands that tie the
 //! registry, the engine and the output together.
 
+mod advise;
 mod check;
 mod clean;
 mod compare;
@@ -69,6 +70,10 @@ enum Command {
     /// A gate for CI: exit 1 when a figure of RUN is significantly slower than
     /// in BASELINE by more than --max-regression, beyond the machine's common shift.
     Check(check::CheckArgs),
+    /// Rank the mechanisms measured on this host for a stated need (a
+    /// message size and bounds on p50, p99, rate, CPU per message), each
+    /// prediction with the run it came from; --verify measures the top two.
+    Advise(advise::AdviseArgs),
     /// Write an offline HTML report of runs: charts against message size,
     /// latency distributions, the comparison of two runs, the environment.
     Report(report::ReportArgs),
@@ -332,7 +337,6 @@ impl RunArgs {
     /// and takes only some of `run`'s flag groups (`ipcmark mpi`), which it
     /// sets over these; asking clap, rather than spelling the defaults
     /// again, keeps each default in one place.
-    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     fn defaults() -> Result<RunArgs, Failure> {
         use clap::FromArgMatches;
         let matches = RunArgs::augment_args(clap::Command::new("run"))
@@ -388,6 +392,7 @@ pub fn main() -> ExitCode {
         Command::Compare(args) => compare::compare(args),
         Command::Watch(args) => watch::watch(args),
         Command::Check(args) => check::check(args),
+        Command::Advise(args) => advise::advise(args),
         Command::Report(args) => report::report(args),
         Command::Workload(args) => workload::workload(*args),
         Command::Completions(args) => completions::completions(args),

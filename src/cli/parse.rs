@@ -190,6 +190,26 @@ pub fn duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// Parses a message rate: a number of messages per second with an optional
+/// k or M multiplier and an optional `/s` (50k/s, 50000, 1.5M/s).
+pub fn rate(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let t = t.strip_suffix("/s").unwrap_or(t);
+    let (num, mult) = match t.chars().last() {
+        Some('k') | Some('K') => (&t[..t.len() - 1], 1e3),
+        Some('M') => (&t[..t.len() - 1], 1e6),
+        _ => (t, 1.0),
+    };
+    let bad =
+        || format!("invalid rate '{s}': expected messages per second, e.g. 50k/s, 50000 or 1.5M/s");
+    let v: f64 = num.parse().map_err(|_| bad())?;
+    let r = v * mult;
+    if !r.is_finite() || r <= 0.0 || r > 1e9 {
+        return Err(format!("rate '{s}' is out of range: above 0, at most 1G/s"));
+    }
+    Ok(r)
+}
+
 /// Parses `--interval`: a duration above zero, at most one minute (a
 /// sporadic figure sends tens of messages, each waited for that long).
 pub fn interval(s: &str) -> Result<Duration, String> {
@@ -625,5 +645,15 @@ mod tests {
                 .unwrap_err()
                 .contains("at most")
         );
+    }
+
+    #[test]
+    fn a_rate_reads_messages_per_second_with_k_or_m_and_refuses_the_rest() {
+        assert_eq!(rate("50k/s"), Ok(50_000.0));
+        assert_eq!(rate("50000"), Ok(50_000.0));
+        assert_eq!(rate("1.5M/s"), Ok(1_500_000.0));
+        for bad in ["fast", "0", "-5k/s", "k/s", ""] {
+            assert!(rate(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! Output: the JSON reports, the terminal tables and progress. Reads results,
 //! never measures.
 
+pub mod advise;
 pub mod check;
 pub mod compare;
 pub mod cost_model;

@@ -10,6 +10,7 @@
 //! the page of `run` and `show`, CSV, the HTML report, `compare`, the
 //! history — reads them.
 
+pub mod advise;
 pub mod build;
 pub mod check;
 pub mod compare;

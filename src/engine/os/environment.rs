@@ -184,6 +184,11 @@ pub(crate) fn virtualization_in(root: &SysRoot, cpuinfo: &str) -> String {
     }
 }
 
+/// This host's name, as a run's environment records it (`hostname`).
+pub fn hostname() -> String {
+    uname().0
+}
+
 /// Collects the environment of this run, with what became of its CPU
 /// wake-up latency request and, for a rank of an MPI job, the `job`.
 pub fn collect(cpu_latency: CpuLatencyState, job: Option<&MpiJob>) -> Environment {

@@ -1,0 +1,633 @@
+//! `ipcmark advise`: the ping-pong mechanisms measured on one host ranked
+//! by a stated need, from the history's run records alone (nothing here
+//! measures or reads a file).
+//!
+//! For each mechanism the latest run with its ping-pong figures is read
+//! (on `--cpus`, when given, only figures measured on those CPUs). Its
+//! predicted one-way median at the size is the measured median where that
+//! size was measured, else its cost model's line (`cost_models[]`, setup +
+//! bytes × per-byte) where a segment covers the size, else a straight line
+//! between the two nearest measured sizes around it; a size outside the
+//! sizes measured is not predicted (the mechanism is unrankable). A
+//! median here is a figure's centre: its drift-corrected median where it
+//! was swept with others (what the cost model is fitted on), else its
+//! median. Its p99 is the predicted median times the p99 / median ratio of
+//! the nearest measured size. Rate and CPU per message come from the latest stream
+//! figure of the mechanism at the nearest size. Every number names the run
+//! and the figure it came from.
+
+use crate::record::advise::{
+    ADVISE_SCHEMA, Advice, AdviseReport, Crossover, Meets, Need, Sourced, Standing, Unrankable,
+};
+use crate::record::build::BuildRecord;
+use crate::record::summary::CostModel;
+use crate::record::units::format_size;
+use crate::record::{FigureRecord, Mode, RunRecord, Status};
+use std::collections::BTreeMap;
+
+/// How many of the top picks are paired for crossovers.
+const CROSSOVER_PICKS: usize = 3;
+
+/// A figure a prediction may read: measured, with a latency, warm, not
+/// under load, not a map's cell, on the CPUs asked for.
+fn usable(f: &FigureRecord, mode: Mode, cpus: Option<&[usize]>) -> bool {
+    f.mode == mode
+        && f.status == Status::Ok
+        && f.cold_region_bytes.is_none()
+        && f.pair.is_none()
+        && f.load.is_none()
+        && cpus.is_none_or(|c| f.cpus == c)
+}
+
+/// One measured size of a mechanism, ns: its centre (the drift-corrected
+/// median where it was swept with others, as the cost model and `watch`
+/// read it, else its median), its median and its p99.
+struct Point {
+    size: usize,
+    centre: f64,
+    median: f64,
+    p99: Option<f64>,
+}
+
+/// What one mechanism's latest ping-pong run holds.
+struct Measured<'a> {
+    run_id: i64,
+    points: Vec<Point>,
+    model: Option<&'a CostModel>,
+}
+
+fn log_distance(a: usize, b: usize) -> f64 {
+    ((a.max(1) as f64).ln() - (b.max(1) as f64).ln()).abs()
+}
+
+/// Every run of `runs` holding ping-pong figures of each mechanism,
+/// latest (highest id) first, each with its points sorted by size.
+fn pingpong_runs<'a>(
+    runs: &'a [(i64, RunRecord)],
+    cpus: Option<&[usize]>,
+) -> BTreeMap<String, Vec<Measured<'a>>> {
+    let mut out: BTreeMap<String, Vec<Measured<'a>>> = BTreeMap::new();
+    for (id, run) in runs.iter().rev() {
+        let mut here: BTreeMap<&str, Vec<Point>> = BTreeMap::new();
+        for f in run
+            .results
+            .iter()
+            .filter(|f| usable(f, Mode::PingPong, cpus))
+        {
+            if let (Some(l), Some(centre)) = (&f.latency_ns, super::watch::centre(f)) {
+                let points = here.entry(&f.benchmark).or_default();
+                // A size measured twice in a run (passes apart) is taken once.
+                if !points.iter().any(|p| p.size == f.size_bytes) {
+                    points.push(Point {
+                        size: f.size_bytes,
+                        centre,
+                        median: l.median,
+                        p99: l.p99,
+                    });
+                }
+            }
+        }
+        for (name, mut points) in here {
+            points.sort_by_key(|p| p.size);
+            let model = run
+                .cost_models
+                .iter()
+                .find(|m| m.benchmark == name && !m.cold);
+            out.entry(name.to_string()).or_default().push(Measured {
+                run_id: *id,
+                points,
+                model,
+            });
+        }
+    }
+    out
+}
+
+/// The predicted median at `size`, or why there is none.
+fn predict_p50(name: &str, m: &Measured, size: usize) -> Result<Sourced, String> {
+    let sourced = |value, from: String| Sourced {
+        value,
+        run_id: m.run_id,
+        from,
+    };
+    if let Some(p) = m.points.iter().find(|p| p.size == size) {
+        return Ok(sourced(
+            p.centre,
+            format!("measured median, {name} pingpong {}", format_size(size)),
+        ));
+    }
+    if let Some(seg) = m.model.and_then(|c| {
+        c.segments
+            .iter()
+            .find(|s| s.from_bytes <= size && size <= s.to_bytes)
+    }) {
+        return Ok(sourced(
+            seg.setup_ns + size as f64 * seg.per_byte_ns,
+            format!(
+                "cost model of {name} ({}–{}: {:.0} ns + {:.4} ns/B, r² {:.3})",
+                format_size(seg.from_bytes),
+                format_size(seg.to_bytes),
+                seg.setup_ns,
+                seg.per_byte_ns,
+                seg.r2
+            ),
+        ));
+    }
+    let below = m.points.iter().rev().find(|p| p.size < size);
+    let above = m.points.iter().find(|p| p.size > size);
+    match (below, above) {
+        (Some(a), Some(b)) => {
+            let t = (size - a.size) as f64 / (b.size - a.size) as f64;
+            Ok(sourced(
+                a.centre + t * (b.centre - a.centre),
+                format!(
+                    "interpolated between the medians of {name} pingpong {} and {} (no cost model covers {})",
+                    format_size(a.size),
+                    format_size(b.size),
+                    format_size(size)
+                ),
+            ))
+        }
+        _ => {
+            let sizes: Vec<String> = m.points.iter().map(|p| format_size(p.size)).collect();
+            Err(format!(
+                "nothing measured at or around {}: its ping-pong sizes are {} (run {}); \
+                 run `ipcmark run {name} --sizes {}`",
+                format_size(size),
+                sizes.join(", "),
+                m.run_id,
+                format_size(size)
+            ))
+        }
+    }
+}
+
+/// The predicted p99: the median times the p99 / median ratio of the
+/// nearest measured size that has a p99.
+fn predict_p99(name: &str, m: &Measured, size: usize, p50: f64) -> Option<Sourced> {
+    let p = m
+        .points
+        .iter()
+        .filter(|p| p.p99.is_some() && p.median > 0.0)
+        .min_by(|a, b| log_distance(a.size, size).total_cmp(&log_distance(b.size, size)))?;
+    // The ratio within one figure (its p99 and its own median, measured
+    // together), applied to the median predicted.
+    let ratio = p.p99? / p.median;
+    let from = format!(
+        "median × p99/median {ratio:.2} of {name} pingpong {}",
+        format_size(p.size)
+    );
+    Some(Sourced {
+        value: p50 * ratio,
+        run_id: m.run_id,
+        from,
+    })
+}
+
+/// Rate and CPU per message from the latest stream figure of `name`
+/// nearest `size`.
+fn stream(
+    runs: &[(i64, RunRecord)],
+    name: &str,
+    size: usize,
+    cpus: Option<&[usize]>,
+) -> (Option<Sourced>, Option<Sourced>) {
+    for (id, run) in runs.iter().rev() {
+        let nearest = run
+            .results
+            .iter()
+            .filter(|f| f.benchmark == name && usable(f, Mode::Stream, cpus))
+            .filter(|f| f.stream.is_some())
+            .min_by(|a, b| {
+                log_distance(a.size_bytes, size).total_cmp(&log_distance(b.size_bytes, size))
+            });
+        let Some(f) = nearest else { continue };
+        let s = f.stream.as_ref().expect("filtered on stream");
+        let figure = format!("{name} stream {}", format_size(f.size_bytes));
+        let rate = s.messages_per_s.map(|v| Sourced {
+            value: v,
+            run_id: *id,
+            from: format!("messages/s of {figure}"),
+        });
+        let cpu = match (s.cpu_ns_per_message.sender, s.cpu_ns_per_message.receiver) {
+            (Some(a), Some(b)) => Some(Sourced {
+                value: a + b,
+                run_id: *id,
+                from: format!("sender + receiver CPU per message of {figure}"),
+            }),
+            _ => None,
+        };
+        return (rate, cpu);
+    }
+    (None, None)
+}
+
+/// Relative miss of an upper bound (0 when met).
+fn over(value: f64, bound: f64) -> f64 {
+    (value / bound - 1.0).max(0.0)
+}
+
+/// Judges one mechanism against the need: each bound, where it stands,
+/// its largest miss.
+fn judge(a: &mut Advice, need: &Need) {
+    let mut miss: f64 = 0.0;
+    let mut check = |bound: Option<f64>, value: Option<f64>, lower: bool| -> Option<bool> {
+        let (b, v) = (bound?, value?);
+        let m = if lower {
+            over(b, v.max(f64::MIN_POSITIVE))
+        } else {
+            over(v, b)
+        };
+        miss = miss.max(m);
+        Some(m == 0.0)
+    };
+    a.meets = Meets {
+        p50: check(need.p50_ns, Some(a.p50.value), false),
+        p99: check(need.p99_ns, a.p99.as_ref().map(|s| s.value), false),
+        rate: check(need.rate_per_s, a.rate.as_ref().map(|s| s.value), true),
+        cpu_per_msg: check(
+            need.cpu_per_msg_ns,
+            a.cpu_per_msg.as_ref().map(|s| s.value),
+            false,
+        ),
+    };
+    let stated = [
+        (need.p50_ns.is_some(), a.meets.p50),
+        (need.p99_ns.is_some(), a.meets.p99),
+        (need.rate_per_s.is_some(), a.meets.rate),
+        (need.cpu_per_msg_ns.is_some(), a.meets.cpu_per_msg),
+    ];
+    a.miss = miss;
+    a.standing = if stated.iter().any(|(_, m)| *m == Some(false)) {
+        Standing::Misses
+    } else if stated.iter().any(|(s, m)| *s && m.is_none()) {
+        Standing::Unknown
+    } else {
+        Standing::MeetsAll
+    };
+}
+
+/// The size where two lines cross within `lo..=hi`, if they do.
+fn cross(a: (f64, f64), b: (f64, f64), lo: usize, hi: usize) -> Option<f64> {
+    let slope = a.1 - b.1;
+    if slope == 0.0 {
+        return None;
+    }
+    let x = (b.0 - a.0) / slope;
+    (x >= lo as f64 && x <= hi as f64).then_some(x)
+}
+
+/// Where two cost models cross within the sizes both cover, and which is
+/// faster below; none when either has no model or they share no sizes.
+pub fn crossover(
+    a: &str,
+    ma: &CostModel,
+    b: &str,
+    mb: &CostModel,
+    run_ids: [i64; 2],
+) -> Option<Crossover> {
+    let mut shared = None;
+    for sa in &ma.segments {
+        for sb in &mb.segments {
+            let (lo, hi) = (
+                sa.from_bytes.max(sb.from_bytes),
+                sa.to_bytes.min(sb.to_bytes),
+            );
+            if lo > hi {
+                continue;
+            }
+            let la = (sa.setup_ns, sa.per_byte_ns);
+            let lb = (sb.setup_ns, sb.per_byte_ns);
+            let at = |l: (f64, f64), x: f64| l.0 + l.1 * x;
+            if let Some(x) = cross(la, lb, lo, hi) {
+                let below = (lo as f64 + x) / 2.0;
+                let faster = if at(la, below) <= at(lb, below) { a } else { b };
+                return Some(Crossover {
+                    a: a.into(),
+                    b: b.into(),
+                    size_bytes: Some(x),
+                    faster_below: faster.into(),
+                    run_ids,
+                });
+            }
+            if shared.is_none() {
+                let mid = (lo as f64 + hi as f64) / 2.0;
+                let faster = if at(la, mid) <= at(lb, mid) { a } else { b };
+                shared = Some(faster);
+            }
+        }
+    }
+    shared.map(|faster| Crossover {
+        a: a.into(),
+        b: b.into(),
+        size_bytes: None,
+        faster_below: faster.into(),
+        run_ids,
+    })
+}
+
+/// Ranks the ping-pong mechanisms of `host`'s runs (`runs`: every run of
+/// the history with its id, oldest first; others' hosts are left out) by
+/// `need`.
+pub fn advise(
+    host: &str,
+    need: Need,
+    runs: &[(i64, RunRecord)],
+    build: BuildRecord,
+) -> AdviseReport {
+    let runs: Vec<(i64, RunRecord)> = runs
+        .iter()
+        .filter(|(_, r)| r.environment.hostname == host)
+        .cloned()
+        .collect();
+    let cpus = need.cpus.as_deref();
+    let measured = pingpong_runs(&runs, cpus);
+    let (mut ranking, mut unrankable) = (Vec::new(), Vec::new());
+    let mut chosen: BTreeMap<&str, &Measured> = BTreeMap::new();
+    for (name, all) in &measured {
+        // The latest run that can predict at the size; when none can, the
+        // latest one's reason.
+        let mut predicted = None;
+        for m in all {
+            match predict_p50(name, m, need.size_bytes) {
+                Ok(p50) => {
+                    predicted = Some(Ok((m, p50)));
+                    break;
+                }
+                Err(why) => {
+                    predicted.get_or_insert(Err(why));
+                }
+            }
+        }
+        match predicted.expect("a mechanism here has a run") {
+            Err(reason) => unrankable.push(Unrankable {
+                benchmark: name.clone(),
+                reason,
+            }),
+            Ok((m, p50)) => {
+                chosen.insert(name, m);
+                let p99 = predict_p99(name, m, need.size_bytes, p50.value);
+                let (rate, cpu_per_msg) = stream(&runs, name, need.size_bytes, cpus);
+                let mut a = Advice {
+                    rank: 0,
+                    benchmark: name.clone(),
+                    p50,
+                    p99,
+                    rate,
+                    cpu_per_msg,
+                    meets: Meets::default(),
+                    standing: Standing::MeetsAll,
+                    miss: 0.0,
+                };
+                judge(&mut a, &need);
+                ranking.push(a);
+            }
+        }
+    }
+    let order = |a: &Advice| match a.standing {
+        Standing::MeetsAll => 0,
+        Standing::Unknown => 1,
+        Standing::Misses => 2,
+    };
+    let latency = |a: &Advice| a.p99.as_ref().map_or(a.p50.value, |s| s.value);
+    ranking.sort_by(|a, b| {
+        order(a).cmp(&order(b)).then_with(|| match a.standing {
+            Standing::Misses => a.miss.total_cmp(&b.miss),
+            _ => latency(a).total_cmp(&latency(b)),
+        })
+    });
+    for (i, a) in ranking.iter_mut().enumerate() {
+        a.rank = i + 1;
+    }
+    let mut crossovers = Vec::new();
+    let top: Vec<&Advice> = ranking.iter().take(CROSSOVER_PICKS).collect();
+    for (i, a) in top.iter().enumerate() {
+        for b in &top[i + 1..] {
+            let (ma, mb) = (chosen[a.benchmark.as_str()], chosen[b.benchmark.as_str()]);
+            if let (Some(ca), Some(cb)) = (ma.model, mb.model)
+                && let Some(c) =
+                    crossover(&a.benchmark, ca, &b.benchmark, cb, [ma.run_id, mb.run_id])
+            {
+                crossovers.push(c);
+            }
+        }
+    }
+    AdviseReport {
+        schema: ADVISE_SCHEMA.into(),
+        build,
+        host: host.into(),
+        need,
+        runs_read: runs.len(),
+        ranking,
+        unrankable,
+        crossovers,
+        verify: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::watch::tests::fixture;
+    use crate::record::summary::Segment;
+
+    fn need(size: usize) -> Need {
+        Need {
+            size_bytes: size,
+            rate_per_s: None,
+            p50_ns: None,
+            p99_ns: None,
+            cpu_per_msg_ns: None,
+            cpus: None,
+        }
+    }
+
+    fn runs(names: &[&str]) -> Vec<(i64, RunRecord)> {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (i as i64 + 1, fixture(n)))
+            .collect()
+    }
+
+    fn run(need: Need, runs: &[(i64, RunRecord)]) -> AdviseReport {
+        let host = runs[0].1.environment.hostname.clone();
+        advise(&host, need, runs, runs[0].1.build.clone())
+    }
+
+    fn of<'a>(r: &'a AdviseReport, name: &str) -> &'a Advice {
+        r.ranking.iter().find(|a| a.benchmark == name).unwrap()
+    }
+
+    #[test]
+    fn a_size_its_cost_model_covers_is_setup_plus_bytes_times_per_byte() {
+        let h = runs(&["cost-model"]);
+        let seg = &h[0].1.cost_models[0].segments[0];
+        let r = run(need(2048), &h);
+        let pipe = of(&r, "pipe");
+        let expected = seg.setup_ns + 2048.0 * seg.per_byte_ns;
+        assert!(
+            (pipe.p50.value - expected).abs() < 1e-6,
+            "{}",
+            pipe.p50.value
+        );
+        assert!(pipe.p50.from.contains("cost model"), "{}", pipe.p50.from);
+        assert_eq!(pipe.p50.run_id, 1);
+        // p99 from the nearest measured size's ratio, which it names.
+        let p99 = pipe.p99.as_ref().unwrap();
+        assert!(
+            p99.from.contains("1K") || p99.from.contains("4K"),
+            "{}",
+            p99.from
+        );
+        assert!(p99.value > pipe.p50.value);
+    }
+
+    #[test]
+    fn a_size_measured_directly_is_its_median_and_its_p99() {
+        let h = runs(&["cost-model"]);
+        let f = h[0]
+            .1
+            .results
+            .iter()
+            .find(|f| f.size_bytes == 4096)
+            .unwrap();
+        let centre = crate::analysis::watch::centre(f).unwrap();
+        let l = f.latency_ns.as_ref().unwrap();
+        let r = run(need(4096), &h);
+        let pipe = of(&r, "pipe");
+        assert_eq!(pipe.p50.value, centre);
+        assert!(pipe.p50.from.contains("measured median"));
+        let p99 = centre * l.p99.unwrap() / l.median;
+        assert!((pipe.p99.as_ref().unwrap().value - p99).abs() < 1e-6);
+        assert!(pipe.p99.as_ref().unwrap().from.contains("4K"));
+    }
+
+    #[test]
+    fn without_a_model_a_size_between_two_measured_is_interpolated_and_says_so() {
+        let h = runs(&["ipc-quick"]);
+        let r = run(need(544), &h);
+        let pipe = of(&r, "pipe");
+        let m: Vec<f64> = h[0]
+            .1
+            .results
+            .iter()
+            .filter(|f| f.benchmark == "pipe")
+            .map(|f| crate::analysis::watch::centre(f).unwrap())
+            .collect();
+        let expected = m[0] + (544.0 - 64.0) / (1024.0 - 64.0) * (m[1] - m[0]);
+        assert!((pipe.p50.value - expected).abs() < 1e-6);
+        assert!(pipe.p50.from.contains("interpolated"), "{}", pipe.p50.from);
+    }
+
+    #[test]
+    fn nothing_measured_around_the_size_is_unrankable_with_its_reason() {
+        let h = runs(&["ipc-quick"]);
+        let r = run(need(16384), &h);
+        assert!(r.ranking.is_empty());
+        let names: Vec<&str> = r.unrankable.iter().map(|u| u.benchmark.as_str()).collect();
+        assert_eq!(names, ["pipe", "shm-futex"]);
+        assert!(
+            r.unrankable[0].reason.contains("64, 1K"),
+            "{}",
+            r.unrankable[0].reason
+        );
+        assert!(r.unrankable[0].reason.contains("--sizes 16K"));
+    }
+
+    #[test]
+    fn the_latest_run_that_can_predict_is_read() {
+        // Run 2 (ipc-quick) is later but did not measure 4K; run 1 did.
+        let h = runs(&["cost-model", "ipc-quick"]);
+        assert_eq!(of(&run(need(4096), &h), "pipe").p50.run_id, 1);
+        assert_eq!(of(&run(need(1024), &h), "pipe").p50.run_id, 2);
+    }
+
+    #[test]
+    fn those_meeting_every_bound_come_first_then_the_rest_by_their_miss() {
+        let h = runs(&["ipc-quick"]);
+        // Unbounded, the lower p99 leads.
+        let free = run(need(1024), &h);
+        let lead = &free.ranking[0];
+        let other = &free.ranking[1];
+        assert!(lead.p99.as_ref().unwrap().value <= other.p99.as_ref().unwrap().value);
+        assert!(
+            free.ranking
+                .iter()
+                .all(|a| a.standing == Standing::MeetsAll)
+        );
+        // A p50 bound between the two medians puts the faster median first.
+        let (fast, slow) = match lead.p50.value < other.p50.value {
+            true => (lead, other),
+            false => (other, lead),
+        };
+        let mut n = need(1024);
+        n.p50_ns = Some((fast.p50.value + slow.p50.value) / 2.0);
+        let bound = run(n, &h);
+        assert_eq!(bound.ranking[0].benchmark, fast.benchmark);
+        assert_eq!(bound.ranking[0].meets.p50, Some(true));
+        assert_eq!(bound.ranking[0].standing, Standing::MeetsAll);
+        assert_eq!(bound.ranking[1].meets.p50, Some(false));
+        assert_eq!(bound.ranking[1].standing, Standing::Misses);
+        assert!(bound.ranking[1].miss > 0.0);
+        assert_eq!(bound.ranking[1].rank, 2);
+    }
+
+    #[test]
+    fn rate_and_cpu_come_from_a_stream_figure_or_are_not_measured() {
+        let h = runs(&["cost-model", "stream"]);
+        let s = h[1].1.results[0].stream.clone().unwrap();
+        let mut n = need(4096);
+        n.rate_per_s = Some(s.messages_per_s.unwrap() / 2.0);
+        let r = run(n.clone(), &h);
+        let pipe = of(&r, "pipe");
+        assert_eq!(pipe.rate.as_ref().unwrap().value, s.messages_per_s.unwrap());
+        assert_eq!(pipe.rate.as_ref().unwrap().run_id, 2);
+        let cpu = s.cpu_ns_per_message.sender.unwrap() + s.cpu_ns_per_message.receiver.unwrap();
+        assert!((pipe.cpu_per_msg.as_ref().unwrap().value - cpu).abs() < 1e-6);
+        assert_eq!(pipe.meets.rate, Some(true));
+        // Without a stream figure, a rate bound cannot be judged.
+        let r = run(n, &h[..1]);
+        assert!(of(&r, "pipe").rate.is_none());
+        assert_eq!(of(&r, "pipe").standing, Standing::Unknown);
+    }
+
+    fn model(name: &str, setup: f64, per_byte: f64, to: usize) -> CostModel {
+        CostModel {
+            benchmark: name.into(),
+            cold: false,
+            segments: vec![Segment {
+                from_bytes: 64,
+                to_bytes: to,
+                setup_ns: setup,
+                per_byte_ns: per_byte,
+                r2: 1.0,
+                setup_ci_ns: [setup, setup],
+                per_byte_ci_ns: [per_byte, per_byte],
+                sizes: 3,
+            }],
+        }
+    }
+
+    #[test]
+    fn two_lines_cross_where_they_are_equal_within_the_shared_sizes() {
+        let a = model("a", 1000.0, 1.0, 16384);
+        let b = model("b", 3000.0, 0.5, 16384);
+        let c = crossover("a", &a, "b", &b, [1, 2]).unwrap();
+        assert!((c.size_bytes.unwrap() - 4000.0).abs() < 1e-9);
+        assert_eq!(c.faster_below, "a");
+        // Beyond the sizes measured there is no crossover.
+        let short = model("b", 3000.0, 0.5, 2048);
+        let c = crossover("a", &a, "b", &short, [1, 2]).unwrap();
+        assert_eq!(c.size_bytes, None);
+        assert_eq!(c.faster_below, "a");
+    }
+
+    #[test]
+    fn another_hosts_runs_are_not_read() {
+        let h = runs(&["cost-model"]);
+        let r = advise("elsewhere", need(4096), &h, h[0].1.build.clone());
+        assert!(r.ranking.is_empty() && r.unrankable.is_empty());
+        assert_eq!(r.runs_read, 0);
+    }
+}

@@ -1,0 +1,179 @@
+//! The terminal rendering of `ipcmark advise`: the ranking, where each
+//! prediction came from, the mechanisms that could not be ranked, the
+//! crossovers, and `--verify`'s predicted against measured.
+
+use crate::output::sanitise;
+use crate::output::table::{align_right, format_size, new_table};
+use crate::record::advise::{AdviseReport, Meets, Sourced, Standing};
+
+fn us(ns: f64) -> String {
+    format!("{:.2}", ns / 1e3)
+}
+
+fn opt(s: &Option<Sourced>, f: impl Fn(f64) -> String) -> String {
+    s.as_ref().map_or("not measured".into(), |s| f(s.value))
+}
+
+fn rate(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+fn meets(m: &Meets) -> String {
+    let parts: Vec<String> = [
+        ("p50", m.p50),
+        ("p99", m.p99),
+        ("rate", m.rate),
+        ("cpu", m.cpu_per_msg),
+    ]
+    .iter()
+    .filter_map(|(n, v)| v.map(|ok| format!("{n} {}", if ok { "yes" } else { "NO" })))
+    .collect();
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// The advice as the terminal shows it.
+pub fn render(r: &AdviseReport) -> String {
+    let n = &r.need;
+    let mut need = vec![format!("size {}", format_size(n.size_bytes))];
+    if let Some(v) = n.p50_ns {
+        need.push(format!("p50 ≤ {} µs", us(v)));
+    }
+    if let Some(v) = n.p99_ns {
+        need.push(format!("p99 ≤ {} µs", us(v)));
+    }
+    if let Some(v) = n.rate_per_s {
+        need.push(format!("rate ≥ {}/s", rate(v)));
+    }
+    if let Some(v) = n.cpu_per_msg_ns {
+        need.push(format!("CPU/msg ≤ {} µs", us(v)));
+    }
+    if let Some(c) = &n.cpus {
+        need.push(format!(
+            "on CPUs {}",
+            c.iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        ));
+    }
+    let mut out = format!(
+        "need: {} — host {}, runs read: {}\n",
+        need.join(", "),
+        sanitise::text(&r.host),
+        r.runs_read
+    );
+    let mut t = new_table(vec![
+        "#",
+        "mechanism",
+        "p50 µs",
+        "p99 µs",
+        "rate msg/s",
+        "CPU/msg µs",
+        "meets",
+        "standing",
+    ]);
+    for a in &r.ranking {
+        let standing = match a.standing {
+            Standing::MeetsAll => "meets all".to_string(),
+            Standing::Unknown => "cannot tell".to_string(),
+            Standing::Misses => format!("misses by {:.0}%", a.miss * 100.0),
+        };
+        t.add_row(vec![
+            a.rank.to_string(),
+            sanitise::text(&a.benchmark).into_owned(),
+            us(a.p50.value),
+            opt(&a.p99, us),
+            opt(&a.rate, rate),
+            opt(&a.cpu_per_msg, us),
+            meets(&a.meets),
+            standing,
+        ]);
+    }
+    align_right(&mut t, 2..6);
+    out.push_str(&format!("{t}\n"));
+    out.push_str("where each prediction came from:\n");
+    for a in &r.ranking {
+        let mut line = format!(
+            "  {}: p50 {} (run {})",
+            sanitise::text(&a.benchmark),
+            sanitise::text(&a.p50.from),
+            a.p50.run_id
+        );
+        for (what, s) in [("p99", &a.p99), ("rate", &a.rate), ("CPU", &a.cpu_per_msg)] {
+            if let Some(s) = s {
+                line.push_str(&format!(
+                    "; {what} {} (run {})",
+                    sanitise::text(&s.from),
+                    s.run_id
+                ));
+            }
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    for u in &r.unrankable {
+        out.push_str(&format!(
+            "unrankable: {}: {}\n",
+            sanitise::text(&u.benchmark),
+            sanitise::text(&u.reason)
+        ));
+    }
+    if r.crossovers.is_empty() {
+        out.push_str("crossovers between the top picks: none (no two of them have cost models)\n");
+    }
+    for c in &r.crossovers {
+        let (a, b) = (sanitise::text(&c.a), sanitise::text(&c.b));
+        let faster = sanitise::text(&c.faster_below);
+        match c.size_bytes {
+            Some(x) => out.push_str(&format!(
+                "crossover {a} / {b}: at {:.0} bytes ({faster} faster below; runs {}, {})\n",
+                x, c.run_ids[0], c.run_ids[1]
+            )),
+            None => out.push_str(&format!(
+                "crossover {a} / {b}: none within the sizes both measured ({faster} faster throughout)\n"
+            )),
+        }
+    }
+    if let Some(v) = &r.verify {
+        let mut t = new_table(vec![
+            "mechanism",
+            "run",
+            "p50 predicted µs",
+            "p50 measured µs",
+            "ratio",
+            "p99 predicted µs",
+            "p99 measured µs",
+            "ratio",
+        ]);
+        let ratio = |m: Option<f64>, p: Option<f64>| match (m, p) {
+            (Some(m), Some(p)) if p > 0.0 => format!("{:.2}", m / p),
+            _ => "-".into(),
+        };
+        let cell = |v: Option<f64>| v.map_or("-".into(), us);
+        for x in v {
+            t.add_row(vec![
+                sanitise::text(&x.benchmark).into_owned(),
+                x.run_id.map_or("-".into(), |i| i.to_string()),
+                us(x.predicted_p50_ns),
+                cell(x.measured_p50_ns),
+                ratio(x.measured_p50_ns, Some(x.predicted_p50_ns)),
+                cell(x.predicted_p99_ns),
+                cell(x.measured_p99_ns),
+                ratio(x.measured_p99_ns, x.predicted_p99_ns),
+            ]);
+        }
+        align_right(&mut t, 1..8);
+        out.push_str(&format!("verify (measured / predicted):\n{t}\n"));
+    }
+    out
+}

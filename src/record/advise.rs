@@ -1,0 +1,159 @@
+//! The record of `ipcmark advise --json` (schema `ipcmark.advise/1`): a
+//! stated need (a message size and bounds on p50, p99, rate and CPU per
+//! message), every ping-pong mechanism measured on the host ranked by it,
+//! each predicted figure with the run and figure it came from, those that
+//! could not be ranked with why, the crossover sizes between the top picks,
+//! and, with `--verify`, the prediction against a fresh measurement. Built
+//! in `analysis::advise` from the history's run records.
+
+use super::build::BuildRecord;
+use serde::{Deserialize, Serialize};
+
+/// Schema of the advise JSON.
+pub const ADVISE_SCHEMA: &str = "ipcmark.advise/1";
+
+/// What the user needs (`--size`, `--rate`, `--p50`, `--p99`,
+/// `--cpu-per-msg`, `--cpus`); a bound not stated is null.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Need {
+    /// Message size, bytes.
+    pub size_bytes: usize,
+    /// Messages per second to sustain.
+    pub rate_per_s: Option<f64>,
+    /// Largest one-way median, ns.
+    pub p50_ns: Option<f64>,
+    /// Largest one-way 99th percentile, ns.
+    pub p99_ns: Option<f64>,
+    /// Largest CPU time per message (sender and receiver together), ns.
+    pub cpu_per_msg_ns: Option<f64>,
+    /// The CPUs the figures must have been measured on (null: any).
+    pub cpus: Option<Vec<usize>>,
+}
+
+/// A predicted or measured number and where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sourced {
+    /// The number (ns, or messages per second for a rate).
+    pub value: f64,
+    /// The run of the history it was read from.
+    pub run_id: i64,
+    /// How it was obtained, in words: the figure or the model and the size.
+    pub from: String,
+}
+
+/// Whether a mechanism meets each stated bound: null where the bound was
+/// not stated or the figure it needs was not measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Meets {
+    /// p50 bound.
+    pub p50: Option<bool>,
+    /// p99 bound.
+    pub p99: Option<bool>,
+    /// Rate bound.
+    pub rate: Option<bool>,
+    /// CPU-per-message bound.
+    pub cpu_per_msg: Option<bool>,
+}
+
+/// Where a mechanism stands against the need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Standing {
+    /// Every stated bound met.
+    MeetsAll,
+    /// No bound missed, but a stated one could not be judged (its figure
+    /// was not measured).
+    Unknown,
+    /// At least one bound missed.
+    Misses,
+}
+
+/// One ranked mechanism.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Advice {
+    /// Place in the ranking, from 1.
+    pub rank: usize,
+    /// Mechanism id.
+    pub benchmark: String,
+    /// Predicted one-way median at the size.
+    pub p50: Sourced,
+    /// Predicted one-way 99th percentile at the size (null: no p99 measured).
+    pub p99: Option<Sourced>,
+    /// Sustainable messages per second, from a stream figure (null: not measured).
+    pub rate: Option<Sourced>,
+    /// CPU per message, sender and receiver together, from a stream figure
+    /// (null: not measured).
+    pub cpu_per_msg: Option<Sourced>,
+    /// Each stated bound, met or not.
+    pub meets: Meets,
+    /// Where it stands.
+    pub standing: Standing,
+    /// Its largest relative miss of a bound (0 when none missed).
+    pub miss: f64,
+}
+
+/// A mechanism measured on the host that could not be ranked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Unrankable {
+    /// Mechanism id.
+    pub benchmark: String,
+    /// Why, in words.
+    pub reason: String,
+}
+
+/// Where two mechanisms' cost models cross.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Crossover {
+    /// One mechanism.
+    pub a: String,
+    /// The other.
+    pub b: String,
+    /// The size at which their lines cross, bytes (null: they do not cross
+    /// within the sizes both measured).
+    pub size_bytes: Option<f64>,
+    /// The faster of the two below the crossover (or over the whole shared
+    /// range when there is none).
+    pub faster_below: String,
+    /// The runs the two models came from.
+    pub run_ids: [i64; 2],
+}
+
+/// One mechanism of `--verify`: predicted against measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verified {
+    /// Mechanism id.
+    pub benchmark: String,
+    /// The run that measured it (saved in the history).
+    pub run_id: Option<i64>,
+    /// Predicted median, ns.
+    pub predicted_p50_ns: f64,
+    /// Measured median, ns (null: the figure did not measure).
+    pub measured_p50_ns: Option<f64>,
+    /// Predicted p99, ns.
+    pub predicted_p99_ns: Option<f64>,
+    /// Measured p99, ns.
+    pub measured_p99_ns: Option<f64>,
+}
+
+/// The report of `ipcmark advise`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AdviseReport {
+    /// [`ADVISE_SCHEMA`].
+    pub schema: String,
+    /// The build that advised.
+    pub build: BuildRecord,
+    /// The host whose runs were read.
+    pub host: String,
+    /// The need.
+    pub need: Need,
+    /// Runs of the host read.
+    pub runs_read: usize,
+    /// The ranking, best first.
+    pub ranking: Vec<Advice>,
+    /// Mechanisms that could not be ranked.
+    pub unrankable: Vec<Unrankable>,
+    /// Crossovers between the top picks that have cost models.
+    pub crossovers: Vec<Crossover>,
+    /// `--verify`'s measurements (null without it).
+    pub verify: Option<Vec<Verified>>,
+}

@@ -1,0 +1,92 @@
+//! `ipcmark advise` on a history made by importing real reports
+//! (tests/reports/): the ranking and where each prediction came from, its
+//! JSON, bad usage, and a history with nothing to rank.
+
+use crate::util::*;
+use std::path::Path;
+
+/// A history holding tests/reports/`names`, imported in order.
+fn history(sb: &Sandbox, names: &[&str]) -> std::path::PathBuf {
+    let db = sb.path("h.sqlite");
+    let mut args = vec!["import".to_string()];
+    args.extend(names.iter().map(|n| format!("tests/reports/{n}.json")));
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    Run::new(sb, &argv).db(&db).ok();
+    db
+}
+
+/// The host the fixtures were measured on.
+fn host() -> String {
+    read_json(Path::new("tests/reports/cost-model.json"))["environment"]["hostname"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn advise_ranks_from_the_history_with_where_each_figure_came_from() {
+    let sb = Sandbox::new();
+    let db = history(&sb, &["cost-model", "ipc-quick", "stream"]);
+    let host = host();
+    let json = sb.path("advise.json");
+    let ran = Run::new(
+        &sb,
+        &["advise", "--size", "2K", "--p99", "50us", "--host", &host],
+    )
+    .db(&db)
+    .arg("--json")
+    .arg(json.display().to_string())
+    .ok();
+    // pipe: the cost model of run 1 covers 2K; shm-futex (run 2, 64 and 1K
+    // only) has nothing around it.
+    assert!(ran.stdout.contains("cost model of pipe"), "{}", ran.stdout);
+    assert!(
+        ran.stdout.contains("unrankable: shm-futex"),
+        "{}",
+        ran.stdout
+    );
+    assert!(ran.stdout.contains("(run 1)"), "{}", ran.stdout);
+    let report = read_json(&json);
+    assert_eq!(report["schema"], "ipcmark.advise/1");
+    assert_eq!(report["need"]["size_bytes"], 2048);
+    assert_eq!(report["need"]["p99_ns"], 50000.0);
+    let pipe = &report["ranking"][0];
+    assert_eq!(pipe["benchmark"], "pipe");
+    assert_eq!(pipe["rank"], 1);
+    assert_eq!(pipe["p50"]["run_id"], 1);
+    // Rate and CPU from the stream run (run 3).
+    assert_eq!(pipe["rate"]["run_id"], 3);
+    assert_eq!(report["unrankable"][0]["benchmark"], "shm-futex");
+    assert!(report["verify"].is_null());
+}
+
+#[test]
+fn advise_refuses_bad_usage_with_one_line_and_an_empty_history_with_exit_1() {
+    let sb = Sandbox::new();
+    let db = sb.path("empty.sqlite");
+    for (args, says) in [
+        (vec!["advise", "--size", "0"], "out of range"),
+        (
+            vec!["advise", "--size", "4K", "--rate", "fast"],
+            "invalid rate",
+        ),
+        (
+            vec!["advise", "--size", "4K", "--p99", "20"],
+            "invalid duration",
+        ),
+        (vec!["advise"], "--size"),
+    ] {
+        let ran = Run::new(&sb, &args).db(&db).exits(2);
+        assert_eq!(ran.stderr.lines().count(), 1, "{args:?}: {}", ran.stderr);
+        assert!(ran.stderr.contains(says), "{args:?}: {}", ran.stderr);
+    }
+    let ran = Run::new(&sb, &["advise", "--size", "4K"]).db(&db).exits(1);
+    assert_eq!(ran.stderr.lines().count(), 1, "{}", ran.stderr);
+    assert!(ran.stderr.contains("ipcmark run"), "{}", ran.stderr);
+    // A history whose sizes are far from the one asked has nothing to rank either.
+    let db = history(&sb, &["ipc-quick"]);
+    let ran = Run::new(&sb, &["advise", "--size", "16K", "--host", &host()])
+        .db(&db)
+        .exits(1);
+    assert!(ran.stderr.contains("--sizes 16K"), "{}", ran.stderr);
+}
