@@ -256,26 +256,11 @@ pub fn mpi_ranks(job: &MpiRecord) -> String {
     out
 }
 
-/// CPUs as the kernel lists them: `0-3,6`.
+/// CPUs as the kernel lists them: `0-3,6`; `?` for none.
 fn cpu_ranges(cpus: &[usize]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let mut j = i;
-        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
-            j += 1;
-        }
-        parts.push(if j > i {
-            format!("{}-{}", cpus[i], cpus[j])
-        } else {
-            cpus[i].to_string()
-        });
-        i = j + 1;
-    }
-    if parts.is_empty() {
-        "?".into()
-    } else {
-        parts.join(",")
+    match crate::engine::os::environment::format_cpu_list(cpus) {
+        s if s.is_empty() => "?".into(),
+        s => s,
     }
 }
 

@@ -402,6 +402,26 @@ pub fn online_cpus() -> usize {
         .unwrap_or_else(crate::sys::sched::configured_cpus)
 }
 
+/// CPUs as the kernel lists them ("0-3,6"), the inverse of
+/// [`parse_cpu_list`] for CPUs in increasing order; empty for none.
+pub fn format_cpu_list(cpus: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i {
+            format!("{}-{}", cpus[i], cpus[j])
+        } else {
+            cpus[i].to_string()
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
 /// Parses a kernel CPU list such as "0-3,6".
 pub fn parse_cpu_list(s: &str) -> Vec<usize> {
     let mut out = Vec::new();

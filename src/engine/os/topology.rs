@@ -10,7 +10,7 @@
 //! cache, node 0), and [`Topology::notes`] says what was missing and what
 //! was assumed instead.
 
-use crate::engine::os::environment::parse_cpu_list;
+use crate::engine::os::environment::{format_cpu_list, parse_cpu_list};
 use crate::engine::os::sysroot::SysRoot;
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
@@ -281,31 +281,12 @@ impl Gaps {
                 } else if cpus.len() == 1 {
                     format!("CPU {}", cpus[0])
                 } else {
-                    format!("CPUs {}", cpu_ranges(&cpus))
+                    format!("CPUs {}", format_cpu_list(&cpus))
                 };
                 format!("{missing} for {whom}: {assumed}")
             })
             .collect()
     }
-}
-
-/// CPUs as the kernel lists them: `0-3,8`.
-fn cpu_ranges(cpus: &[usize]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let mut j = i;
-        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
-            j += 1;
-        }
-        parts.push(if j > i {
-            format!("{}-{}", cpus[i], cpus[j])
-        } else {
-            cpus[i].to_string()
-        });
-        i = j + 1;
-    }
-    parts.join(",")
 }
 
 /// A sysfs id; `None` where unreadable or negative (some kernels write
@@ -861,8 +842,11 @@ mod tests {
             let t = format!("{CPU_DIR}/cpu{cpu}/topology");
             self.write(&format!("{t}/physical_package_id"), &package.to_string());
             self.write(&format!("{t}/core_id"), &core.to_string());
-            self.write(&format!("{t}/thread_siblings_list"), &cpu_ranges(siblings));
-            self.write(&format!("{t}/core_cpus_list"), &cpu_ranges(siblings));
+            self.write(
+                &format!("{t}/thread_siblings_list"),
+                &format_cpu_list(siblings),
+            );
+            self.write(&format!("{t}/core_cpus_list"), &format_cpu_list(siblings));
         }
 
         /// One `cache/indexN/` of one CPU.
@@ -870,7 +854,7 @@ mod tests {
             let c = format!("{CPU_DIR}/cpu{cpu}/cache/index{index}");
             self.write(&format!("{c}/level"), &level.to_string());
             self.write(&format!("{c}/type"), kind);
-            self.write(&format!("{c}/shared_cpu_list"), &cpu_ranges(shared));
+            self.write(&format!("{c}/shared_cpu_list"), &format_cpu_list(shared));
         }
 
         /// L1d, L1i and L2 of the core's threads, and the L3 `llc`.
@@ -882,7 +866,10 @@ mod tests {
         }
 
         fn node(&self, node: usize, cpus: &[usize]) {
-            self.write(&format!("{NODE_DIR}/node{node}/cpulist"), &cpu_ranges(cpus));
+            self.write(
+                &format!("{NODE_DIR}/node{node}/cpulist"),
+                &format_cpu_list(cpus),
+            );
         }
     }
 
