@@ -267,18 +267,9 @@ fn judge(a: &mut Advice, need: &Need) {
     };
 }
 
-/// The size where two lines cross within `lo..=hi`, if they do.
-fn cross(a: (f64, f64), b: (f64, f64), lo: usize, hi: usize) -> Option<f64> {
-    let slope = a.1 - b.1;
-    if slope == 0.0 {
-        return None;
-    }
-    let x = (b.0 - a.0) / slope;
-    (x >= lo as f64 && x <= hi as f64).then_some(x)
-}
-
-/// Where two cost models cross within the sizes both cover, and which is
-/// faster below; none when either has no model or they share no sizes.
+/// Where two cost models cross within the sizes both cover (the first
+/// crossing: `analysis::cost_model::crossing`), and which is faster below;
+/// none when they share no sizes. `a` and `b` name the mechanisms.
 pub fn crossover(
     a: &str,
     ma: &CostModel,
@@ -286,42 +277,12 @@ pub fn crossover(
     mb: &CostModel,
     run_ids: [i64; 2],
 ) -> Option<Crossover> {
-    let mut shared = None;
-    for sa in &ma.segments {
-        for sb in &mb.segments {
-            let (lo, hi) = (
-                sa.from_bytes.max(sb.from_bytes),
-                sa.to_bytes.min(sb.to_bytes),
-            );
-            if lo > hi {
-                continue;
-            }
-            let la = (sa.setup_ns, sa.per_byte_ns);
-            let lb = (sb.setup_ns, sb.per_byte_ns);
-            let at = |l: (f64, f64), x: f64| l.0 + l.1 * x;
-            if let Some(x) = cross(la, lb, lo, hi) {
-                let below = (lo as f64 + x) / 2.0;
-                let faster = if at(la, below) <= at(lb, below) { a } else { b };
-                return Some(Crossover {
-                    a: a.into(),
-                    b: b.into(),
-                    size_bytes: Some(x),
-                    faster_below: faster.into(),
-                    run_ids,
-                });
-            }
-            if shared.is_none() {
-                let mid = (lo as f64 + hi as f64) / 2.0;
-                let faster = if at(la, mid) <= at(lb, mid) { a } else { b };
-                shared = Some(faster);
-            }
-        }
-    }
-    shared.map(|faster| Crossover {
+    let c = super::cost_model::crossing(ma, mb)?;
+    Some(Crossover {
         a: a.into(),
         b: b.into(),
-        size_bytes: None,
-        faster_below: faster.into(),
+        size_bytes: c.at_bytes.first().copied(),
+        faster_below: if c.faster_first == ma.benchmark { a } else { b }.into(),
         run_ids,
     })
 }

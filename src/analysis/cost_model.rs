@@ -107,71 +107,75 @@ fn line_at(m: &CostModel, x: f64) -> Option<&Segment> {
 }
 
 /// Every pair of models of the same kind (warm or cold) whose sizes
-/// overlap, with where their fitted lines cross in the overlap: on each
-/// stretch where both are one line, the root of their difference. A gap
-/// between one model's ranges is not crossed (no line there).
+/// overlap, with where their lines cross ([`crossing`]), in run order.
 pub fn crossovers(models: &[CostModel]) -> Vec<Crossover> {
-    let mut out = Vec::new();
-    for (i, a) in models.iter().enumerate() {
-        for b in models[i + 1..].iter().filter(|b| b.cold == a.cold) {
-            let span = |m: &CostModel| {
-                let first = m.segments.first().map(|s| s.from_bytes)?;
-                let last = m.segments.last().map(|s| s.to_bytes)?;
-                Some((first, last))
-            };
-            let (Some((fa, ta)), Some((fb, tb))) = (span(a), span(b)) else {
-                continue;
-            };
-            let (lo, hi) = (fa.max(fb), ta.min(tb));
-            if lo >= hi {
-                continue;
-            }
-            // Every boundary of either model inside the overlap.
-            let mut xs: Vec<usize> = a
-                .segments
+    models
+        .iter()
+        .enumerate()
+        .flat_map(|(i, a)| {
+            models[i + 1..]
                 .iter()
-                .chain(&b.segments)
-                .flat_map(|s| [s.from_bytes, s.to_bytes])
-                .filter(|&x| lo < x && x < hi)
-                .chain([lo, hi])
-                .collect();
-            xs.sort_unstable();
-            xs.dedup();
-            let mut at = Vec::new();
-            let mut faster_first = None;
-            for w in xs.windows(2) {
-                let (x0, x1) = (w[0] as f64, w[1] as f64);
-                let mid = (x0 + x1) / 2.0;
-                let (Some(sa), Some(sb)) = (line_at(a, mid), line_at(b, mid)) else {
-                    continue;
-                };
-                let d =
-                    |x: f64| (sa.setup_ns - sb.setup_ns) + (sa.per_byte_ns - sb.per_byte_ns) * x;
-                if faster_first.is_none() {
-                    faster_first = Some(if d(x0) <= 0.0 {
-                        &a.benchmark
-                    } else {
-                        &b.benchmark
-                    });
-                }
-                let slope = sa.per_byte_ns - sb.per_byte_ns;
-                if d(x0) * d(x1) < 0.0 && slope != 0.0 {
-                    at.push(-(sa.setup_ns - sb.setup_ns) / slope);
-                }
-            }
-            if let Some(first) = faster_first {
-                out.push(Crossover {
-                    a: a.benchmark.clone(),
-                    b: b.benchmark.clone(),
-                    from_bytes: lo,
-                    to_bytes: hi,
-                    at_bytes: at,
-                    faster_first: first.clone(),
-                });
-            }
+                .filter(move |b| b.cold == a.cold)
+                .filter_map(move |b| crossing(a, b))
+        })
+        .collect()
+}
+
+/// Where the fitted lines of `a` and `b` cross within the sizes both
+/// cover: on each stretch where both are one line, the root of their
+/// difference (a gap between one model's ranges is not crossed: it has no
+/// line there). `None` when they share no sizes.
+pub fn crossing(a: &CostModel, b: &CostModel) -> Option<Crossover> {
+    let span = |m: &CostModel| {
+        let first = m.segments.first().map(|s| s.from_bytes)?;
+        let last = m.segments.last().map(|s| s.to_bytes)?;
+        Some((first, last))
+    };
+    let ((fa, ta), (fb, tb)) = (span(a)?, span(b)?);
+    let (lo, hi) = (fa.max(fb), ta.min(tb));
+    if lo >= hi {
+        return None;
+    }
+    // Every boundary of either model inside the overlap.
+    let mut xs: Vec<usize> = a
+        .segments
+        .iter()
+        .chain(&b.segments)
+        .flat_map(|s| [s.from_bytes, s.to_bytes])
+        .filter(|&x| lo < x && x < hi)
+        .chain([lo, hi])
+        .collect();
+    xs.sort_unstable();
+    xs.dedup();
+    let mut at = Vec::new();
+    let mut faster_first = None;
+    for w in xs.windows(2) {
+        let (x0, x1) = (w[0] as f64, w[1] as f64);
+        let mid = (x0 + x1) / 2.0;
+        let (Some(sa), Some(sb)) = (line_at(a, mid), line_at(b, mid)) else {
+            continue;
+        };
+        let d = |x: f64| (sa.setup_ns - sb.setup_ns) + (sa.per_byte_ns - sb.per_byte_ns) * x;
+        if faster_first.is_none() {
+            faster_first = Some(if d(x0) <= 0.0 {
+                &a.benchmark
+            } else {
+                &b.benchmark
+            });
+        }
+        let slope = sa.per_byte_ns - sb.per_byte_ns;
+        if d(x0) * d(x1) < 0.0 && slope != 0.0 {
+            at.push(-(sa.setup_ns - sb.setup_ns) / slope);
         }
     }
-    out
+    Some(Crossover {
+        a: a.benchmark.clone(),
+        b: b.benchmark.clone(),
+        from_bytes: lo,
+        to_bytes: hi,
+        at_bytes: at,
+        faster_first: faster_first?.clone(),
+    })
 }
 
 #[cfg(test)]
