@@ -55,6 +55,19 @@ pub struct CheckRecord {
     pub fix: String,
 }
 
+/// The checks that can change during a run, taken over one pass (from its
+/// start to its end, so that a rate is the pass's): `pass_checks` of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PassChecksRecord {
+    /// With `--load-sweep`: the level (from 1) the pass belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<usize>,
+    /// The pass, from 1.
+    pub pass: usize,
+    /// The checks over the pass.
+    pub checks: Vec<CheckRecord>,
+}
+
 /// `ipcmark doctor --json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DoctorRecord {
