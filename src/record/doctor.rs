@@ -24,6 +24,17 @@ pub enum CheckStatus {
     Skip,
 }
 
+/// A verdict as the reports write it ("pass", "warn", …).
+pub fn status_word(s: CheckStatus) -> &'static str {
+    match s {
+        CheckStatus::Pass => "pass",
+        CheckStatus::Info => "info",
+        CheckStatus::Warn => "warn",
+        CheckStatus::Fail => "fail",
+        CheckStatus::Skip => "skip",
+    }
+}
+
 /// What a condition costs here.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CostRecord {
