@@ -116,9 +116,15 @@ pub fn separate(results: &[FigureRecord], passes: usize) -> Option<Separation> {
 }
 
 /// Writes the run's level and each figure's own interval into `report`
-/// (once every figure is measured); a run of one pass gets neither.
+/// (once every figure is measured); a run of one pass gets neither, nor a
+/// run of several levels (`--load-sweep`, `ipcmark map`'s pairs), whose
+/// pass k of one level and pass k of another ran at different times.
 pub fn apply(report: &mut RunRecord) {
-    let Some(s) = separate(&report.results, report.settings.passes) else {
+    let levels = report.settings.load_sweep.is_some() || report.settings.map.is_some();
+    let separated = (!levels)
+        .then(|| separate(&report.results, report.settings.passes))
+        .flatten();
+    let Some(s) = separated else {
         report.level = None;
         return;
     };
@@ -227,5 +233,10 @@ mod tests {
                 .iter()
                 .all(|r| r.passes.as_ref().unwrap().own_interval.is_some())
         );
+        // A map's passes are per pair, at different times: no level.
+        let mut map = RunRecord::parse(include_str!("../../tests/reports/map.json")).unwrap();
+        assert!(map.settings.passes >= 2);
+        apply(&mut map);
+        assert_eq!(map.level, None);
     }
 }

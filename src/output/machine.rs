@@ -6,6 +6,7 @@
 use crate::analysis::level::half_width;
 use crate::output::doctor::{cost_text, status_name, table};
 use crate::output::sanitise;
+use crate::output::table::cells::{PAGE_WIDTH, wrap};
 use crate::record::RunRecord;
 use crate::record::doctor::{CheckRecord, CheckStatus};
 use crate::record::units::percent;
@@ -47,6 +48,15 @@ fn over_passes(report: &RunRecord) -> Vec<(String, Vec<(usize, &CheckRecord)>)> 
     by_id
 }
 
+/// Whether check `id` warned or failed at the run's start.
+fn at_start(report: &RunRecord, id: &str) -> bool {
+    report
+        .checks
+        .iter()
+        .flatten()
+        .any(|c| c.id == id && flagged(c.status))
+}
+
 /// What the passes add to the line: a check whose verdict changed from pass
 /// to pass, with the worst and the first pass it was given in ("steal-time
 /// fail in pass 3"), and one that warned or failed in every pass.
@@ -68,7 +78,8 @@ fn pass_notes(report: &RunRecord) -> Vec<String> {
         let status = status_name(worst.status).to_lowercase();
         if changed {
             notes.push(format!("{} {status} in pass {pass}", label(worst)));
-        } else {
+        } else if !at_start(report, &worst.id) {
+            // Named once: as it was at the start, where it already did not pass.
             notes.push(format!("{} in every pass", label(worst)));
         }
     }
@@ -99,7 +110,7 @@ pub fn checks_line(report: &RunRecord) -> Option<String> {
         line.push_str(&format!(" — {}", named.join(", ")));
     }
     line.push_str(": ipcmark doctor");
-    Some(line)
+    Some(wrap(&line, PAGE_WIDTH))
 }
 
 /// The machine's level during the run on one line: its interval, common to
@@ -109,8 +120,8 @@ pub fn level_line(report: &RunRecord) -> Option<String> {
     let l = report.level.as_ref()?;
     Some(match &l.interval {
         Some(i) if !l.factors.is_empty() => format!(
-            "machine level: ±{}% over {} passes, common to the {} figures measured in every pass \
-             (the intervals above are each figure's own)",
+            "machine level: ±{}% over {} passes, common to all {} figures in every pass; \
+             the intervals above are each figure's own",
             percent(half_width(i)),
             l.passes,
             l.figures
@@ -227,7 +238,29 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("swap-activity in every pass"), "{line}");
+        // A check that did not pass at the start either is named once.
+        let mut both = r.clone();
+        both.checks.as_mut().unwrap()[0] = check("swap-activity", CheckStatus::Warn, None);
+        let line = checks_line(&both).unwrap();
+        assert_eq!(line.matches("swap-activity").count(), 1, "{line}");
         assert!(!line.contains("cpu-pressure"), "{line}");
+        // A long line wraps within the page.
+        let mut many = r.clone();
+        for c in many.checks.as_mut().unwrap().iter_mut().take(12) {
+            c.status = CheckStatus::Warn;
+        }
+        let line = checks_line(&many).unwrap();
+        assert!(line.lines().count() > 1, "{line}");
+        assert!(
+            line.lines().all(|l| l.chars().count() <= PAGE_WIDTH),
+            "{line}"
+        );
+        assert!(
+            line.lines()
+                .skip(1)
+                .all(|l| l.starts_with("  ") && !l.starts_with("   ")),
+            "{line}"
+        );
         let long = long(&r, false);
         assert!(
             long.contains("cpu-governor") && long.contains("steal-time"),
@@ -251,7 +284,7 @@ mod tests {
         });
         let line = level_line(&r).unwrap();
         assert!(
-            line.starts_with("machine level: ±3.1% over 5 passes, common to the 12 figures"),
+            line.starts_with("machine level: ±3.1% over 5 passes, common to all 12 figures"),
             "{line}"
         );
         r.level = Some(LevelRecord {

@@ -211,21 +211,58 @@ pub fn precision_line(figures: &[FigureRecord]) -> Option<String> {
     let missed = achieved.iter().filter(|p| !p.4).count();
     // The target is met or missed by the whole interval, the machine's
     // level in it.
-    let whole = if own { " with the machine's level" } else { "" };
+    let whole = if own { " (whole interval)" } else { "" };
     let verdict = match missed {
         0 => format!("every figure within it{whole}"),
         1 => format!("1 figure wider than the target{whole}: see --long or the JSON"),
         n => format!("{n} figures wider than the target{whole}: see --long or the JSON"),
     };
     let which = if own { "95%, own" } else { "95%" };
-    Some(format!(
-        "intervals ({which}): {range} {over} ({target}); {verdict}"
-    ))
+    let line = format!("intervals ({which}): {range} {over} ({target}); {verdict}");
+    // The whole intervals' line is as it always was; the own line, longer,
+    // keeps within the page.
+    Some(if own {
+        crate::output::table::cells::wrap(&line, WIDTH)
+    } else {
+        line
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_precision_line_shows_own_intervals_where_every_figure_has_one() {
+        let run =
+            crate::record::RunRecord::parse(include_str!("../../../tests/reports/passes.json"))
+                .unwrap();
+        let mut figures = run.results.clone();
+        let whole = precision_line(&figures).unwrap();
+        assert!(whole.starts_with("intervals (95%): ±"), "{whole}");
+        for r in &mut figures {
+            r.passes.as_mut().unwrap().own_interval = Some(crate::record::facts::IntervalRecord {
+                low: 0.97,
+                high: 1.03,
+            });
+        }
+        let own = precision_line(&figures[..1]).unwrap();
+        assert!(
+            own.starts_with("intervals (95%, own): ±3% over 2 passes (target 2%)"),
+            "{own}"
+        );
+        assert!(
+            own.contains("wider than the target (whole interval)"),
+            "{own}"
+        );
+        // One figure without its own interval: the whole intervals, as before.
+        figures[0].passes.as_mut().unwrap().own_interval = None;
+        assert_eq!(precision_line(&figures[..1]).unwrap(), {
+            let mut f = run.results.clone();
+            f.truncate(1);
+            precision_line(&f).unwrap()
+        });
+    }
 
     #[test]
     fn marks_count_in_superscript() {
