@@ -4,13 +4,13 @@
 //! Every figure of a pass is measured under the machine's speed of that
 //! pass (another tenant, a frequency step), so part of the spread of a
 //! figure's pass medians is common to all figures. That part is the run's
-//! *level*: each pass's factor is the drift common to the figures with a
-//! median in every pass ([`drift::round_factors`], passes as rounds: the
-//! geometric mean over figures of a pass median ÷ the figure's median over
-//! passes), and its 95% interval is the Student t interval of the factors'
-//! logarithms ([`t_interval`]) — one number per run, the machine's share of
-//! every figure's interval. A figure's *own* interval is the same Student t
-//! interval over its pass medians each divided by its pass's factor.
+//! *level*: each pass's factor is the median over the figures with a
+//! median in every pass of (the figure's pass median ÷ its geometric mean
+//! over passes), and its 95% interval is the Student t interval of the
+//! factors' logarithms ([`t_interval`]) — one number per run, the machine's
+//! share of every figure's interval. A figure's *own* interval is the same
+//! Student t interval over its pass medians each divided by its pass's
+//! factor.
 //!
 //! Separating needs figures enough that one figure's own variation does not
 //! pass for the machine's ([`MIN_FIGURES`]) and two passes at least; with
@@ -20,8 +20,8 @@
 use crate::record::facts::IntervalRecord;
 use crate::record::run::LevelRecord;
 use crate::record::{FigureRecord, RunRecord, Status};
-use crate::stats::drift;
 use crate::stats::interval::t_interval;
+use crate::stats::median;
 
 /// The confidence of both intervals (that of every figure's interval).
 const LEVEL: f64 = 0.95;
@@ -51,6 +51,26 @@ pub fn pass_medians(r: &FigureRecord) -> &[f64] {
         Some(p) => &p.medians_ns,
         None => &[],
     }
+}
+
+/// Each pass's factor: the median over figures of the log of (the
+/// figure's pass median ÷ the geometric mean of its pass medians), taken
+/// back to a factor. The median, so that one figure's slow pass is not
+/// read as the machine's; the geometric mean as a figure's typical value,
+/// so that a factor common to every figure in one pass moves that pass's
+/// level by exactly that factor and every figure's own values by none.
+fn pass_factors(series: &[&[f64]], passes: usize) -> Vec<f64> {
+    let logs: Vec<Vec<f64>> = series
+        .iter()
+        .map(|m| {
+            let l: Vec<f64> = m.iter().map(|v| v.ln()).collect();
+            let mean = l.iter().sum::<f64>() / l.len() as f64;
+            l.iter().map(|v| v - mean).collect()
+        })
+        .collect();
+    (0..passes)
+        .map(|k| median(&logs.iter().map(|l| l[k]).collect::<Vec<_>>()).exp())
+        .collect()
 }
 
 /// The 95% interval of the mean of `units` as factors of that mean.
@@ -89,9 +109,7 @@ pub fn separate(results: &[FigureRecord], passes: usize) -> Option<Separation> {
         return Some(not_separable());
     }
     let series: Vec<&[f64]> = members.iter().map(|&i| pass_medians(&results[i])).collect();
-    let Some(factors) = drift::round_factors(&series) else {
-        return Some(not_separable());
-    };
+    let factors = pass_factors(&series, passes);
     // The level's interval is of the factors' logarithms (a level is a
     // ratio), taken back to factors of its centre.
     let logs: Vec<f64> = factors.iter().map(|f| f.ln()).collect();
@@ -200,6 +218,30 @@ mod tests {
         // are) is wider than its own.
         let whole = relative(pass_medians(&run([1.0, 1.0, 1.1, 1.0, 1.0])[0])).unwrap();
         assert!(half_width(&whole) > half_width(slow.own[0].as_ref().unwrap()));
+    }
+
+    #[test]
+    fn one_figures_slow_pass_is_its_own_not_the_machines() {
+        let mut figures = run([1.0; 5]);
+        let m = &mut figures[1].passes.as_mut().unwrap().medians_ns;
+        m[4] *= 5.0;
+        let s = separate(&figures, 5).unwrap();
+        assert!(
+            s.level.factors.iter().all(|f| (f - 1.0).abs() < 0.05),
+            "{:?}",
+            s.level.factors
+        );
+        // The others' own intervals stay narrow; the one that jumped is wide.
+        assert!(
+            half_width(s.own[0].as_ref().unwrap()) < 0.1,
+            "{:?}",
+            s.own[0]
+        );
+        assert!(
+            half_width(s.own[1].as_ref().unwrap()) > 1.0,
+            "{:?}",
+            s.own[1]
+        );
     }
 
     #[test]

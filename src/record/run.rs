@@ -75,8 +75,8 @@ pub struct LevelRecord {
     pub figures: usize,
     /// Passes of the run.
     pub passes: usize,
-    /// Each pass's factor (a figure's pass median ÷ its typical value, as
-    /// common to all figures: geometric mean over them), in pass order;
+    /// Each pass's factor (the median over figures of a figure's pass
+    /// median ÷ the geometric mean of its pass medians), in pass order;
     /// empty where too few figures or passes separate it.
     pub factors: Vec<f64>,
     /// The 95% interval of the run's level, as factors of its centre (the
