@@ -150,13 +150,33 @@ fn the_default_page_is_a_matrix_that_fits_in_60_lines_of_120_columns() {
         .flatten()
         .expect("fifo says where its FIFOs are");
     assert_eq!(page.matches(fifo).count(), 1, "{page}");
-    // The precision once, not per row.
+    // The precision once, not per row: each figure's own interval, the
+    // machine's level apart on a line of its own (docs/trust.md).
     let precision: Vec<&str> = page
         .lines()
-        .filter(|l| l.starts_with("intervals (95%): ±"))
+        .filter(|l| l.starts_with("intervals (95%, own): ±"))
         .collect();
     assert_eq!(precision.len(), 1, "{page}");
     assert!(precision[0].contains("over 2 passes"), "{}", precision[0]);
+    let level: Vec<&str> = page
+        .lines()
+        .filter(|l| l.starts_with("machine level: ±"))
+        .collect();
+    assert_eq!(level.len(), 1, "{page}");
+    assert!(
+        report["level"]["factors"].as_array().unwrap().len() == 2,
+        "{report}"
+    );
+    // The machine's checks on one line, under the header.
+    assert_eq!(
+        page.lines().filter(|l| l.starts_with("machine: ")).count(),
+        1,
+        "{page}"
+    );
+    assert!(
+        report["pass_checks"].as_array().unwrap().len() == 2,
+        "{report}"
+    );
     assert!(!page.contains("spread"), "{page}");
 }
 

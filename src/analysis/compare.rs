@@ -17,9 +17,10 @@
 
 use crate::record::build::BuildRecord;
 use crate::record::compare::{
-    Beyond, COMPARE_SCHEMA, CommonShift, CompareReport, Comparison, IntervalRecord,
-    MannWhitneyRecord, Side, Test, Unmatched, WelchRecord,
+    Beyond, COMPARE_SCHEMA, CheckDifference, CommonShift, CompareReport, Comparison,
+    IntervalRecord, MannWhitneyRecord, Side, Test, Unmatched, WelchRecord,
 };
+use crate::record::doctor::{CheckRecord, CheckStatus};
 use crate::record::key::FigureKey;
 use crate::record::{FigureRecord, RunRecord, Status};
 use crate::stats::compare::{Interval, MannWhitney, Welch};
@@ -132,7 +133,55 @@ fn common_shift(comparisons: &[&Comparison], alpha: f64) -> Option<CommonShift> 
         },
         significant: !ci.contains(0.0),
         results: logs.len(),
+        explained_by: Vec::new(),
     })
+}
+
+/// The checks a verdict alone compares: what they find is a measurement
+/// or a rate that differs from one reading to the next (pressure, steal,
+/// a wake-up's cost), not a setting.
+fn measured_check(c: &CheckRecord) -> bool {
+    c.cost.is_some() || crate::engine::os::doctor::PER_PASS.contains(&c.id.as_str())
+}
+
+/// The checks at the two runs' starts that differ: in verdict, or — for a
+/// check that reads a setting (a governor, a clock source) — in what it
+/// found. `None` where a run has no checks.
+pub fn checks_differ(a: &RunRecord, b: &RunRecord) -> Option<Vec<CheckDifference>> {
+    let (ca, cb) = (a.checks.as_ref()?, b.checks.as_ref()?);
+    let name = |s: CheckStatus| crate::record::doctor::status_word(s);
+    let mut out = Vec::new();
+    let mut ids: Vec<&str> = ca.iter().map(|c| c.id.as_str()).collect();
+    ids.extend(
+        cb.iter()
+            .map(|c| c.id.as_str())
+            .filter(|id| !ca.iter().any(|c| c.id == *id)),
+    );
+    for id in ids {
+        let x = ca.iter().find(|c| c.id == id);
+        let y = cb.iter().find(|c| c.id == id);
+        let change = match (x, y) {
+            (Some(x), Some(y)) if x.status != y.status => {
+                format!("{} → {}", name(x.status), name(y.status))
+            }
+            (Some(x), Some(y))
+                if x.found != y.found && !measured_check(x) && !measured_check(y) =>
+            {
+                format!("{} → {}", x.found, y.found)
+            }
+            (Some(_), Some(_)) => continue,
+            (Some(x), None) => format!("{} → not checked", name(x.status)),
+            (None, Some(y)) => format!("not checked → {}", name(y.status)),
+            (None, None) => continue,
+        };
+        out.push(CheckDifference {
+            id: id.to_string(),
+            status_a: x.map(|c| c.status),
+            status_b: y.map(|c| c.status),
+            change,
+        });
+    }
+    Some(out)
 }
 
 /// Tests each result again with B divided by the common factor (its pass
@@ -214,6 +263,13 @@ pub fn compare(
         &comparisons.iter().map(|(c, ..)| c).collect::<Vec<_>>(),
         alpha,
     );
+    let differ = checks_differ(a, b);
+    // A check that differs may explain a shift: it is then not said to be
+    // the machine's level alone.
+    let shift = shift.map(|mut sh| {
+        sh.explained_by = differ.iter().flatten().map(|d| d.id.clone()).collect();
+        sh
+    });
     let comparisons = comparisons
         .into_iter()
         .map(|(mut c, sides)| {
@@ -231,6 +287,7 @@ pub fn compare(
         b: side(path_b, b),
         comparisons,
         common_shift: shift,
+        checks_differ: differ,
         unmatched,
     }
 }
@@ -261,5 +318,66 @@ impl From<Welch> for WelchRecord {
             df: w.df,
             ratio_interval: w.ratio_interval.into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run() -> RunRecord {
+        RunRecord::parse(include_str!("../../tests/reports/passes.json")).unwrap()
+    }
+
+    fn check(id: &str, status: CheckStatus, found: &str) -> CheckRecord {
+        CheckRecord {
+            id: id.into(),
+            title: id.into(),
+            status,
+            found: found.into(),
+            cost: None,
+            needs_root: false,
+            fix: "fix".into(),
+        }
+    }
+
+    #[test]
+    fn the_checks_that_differ_are_named_by_verdict_or_setting() {
+        let (mut a, mut b) = (run(), run());
+        assert_eq!(checks_differ(&a, &b), None, "no checks: nothing to say");
+        a.checks = Some(vec![
+            check("cpu-governor", CheckStatus::Pass, "performance"),
+            check("clocksource", CheckStatus::Pass, "tsc"),
+            check("cpu-pressure", CheckStatus::Pass, "some 0.1%"),
+            check("timer-slack", CheckStatus::Pass, "1 ns"),
+        ]);
+        b.checks = Some(vec![
+            check("cpu-governor", CheckStatus::Warn, "powersave"),
+            check("clocksource", CheckStatus::Pass, "hpet"),
+            // A pressure's reading moves from run to run: its verdict only.
+            check("cpu-pressure", CheckStatus::Pass, "some 0.4%"),
+            check("timer-slack", CheckStatus::Pass, "1 ns"),
+        ]);
+        let d = checks_differ(&a, &b).unwrap();
+        let said: Vec<(&str, &str)> = d
+            .iter()
+            .map(|d| (d.id.as_str(), d.change.as_str()))
+            .collect();
+        assert_eq!(
+            said,
+            [
+                ("cpu-governor", "pass → warn"),
+                ("clocksource", "tsc → hpet")
+            ]
+        );
+        assert_eq!(d[0].status_b, Some(CheckStatus::Warn));
+        // The comparison's record carries them, and its shift (if any) names them.
+        let r = compare("a", &a, "b", &b, 0.05, a.build.clone());
+        assert_eq!(r.checks_differ.as_ref().map(Vec::len), Some(2));
+        if let Some(sh) = &r.common_shift {
+            assert_eq!(sh.explained_by, ["cpu-governor", "clocksource"]);
+        }
+        let same = compare("a", &a, "a", &a, 0.05, a.build.clone());
+        assert_eq!(same.checks_differ, Some(vec![]));
     }
 }

@@ -41,17 +41,7 @@ impl Evidence {
     /// "batches" basis has it — and its pass medians (the drift-corrected
     /// ones only where the plain ones are missing).
     pub fn of(r: &FigureRecord, value: f64) -> Evidence {
-        let passes = r
-            .passes
-            .as_ref()
-            .map(|p| {
-                if p.medians_ns.is_empty() {
-                    p.drift_corrected_medians_ns.clone()
-                } else {
-                    p.medians_ns.clone()
-                }
-            })
-            .unwrap_or_default();
+        let passes = super::level::pass_medians(r).to_vec();
         let relative = r.precision.as_ref().and_then(|p| {
             let (low, high) = (p.interval_ns.low, p.interval_ns.high);
             let centre = if p.basis == "passes" && !passes.is_empty() {

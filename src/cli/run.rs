@@ -143,6 +143,8 @@ pub fn run_with(
                 .map(Into::into)
                 .collect(),
         ),
+        pass_checks: None,
+        level: None,
         remote: remote.as_ref().map(|r| r.record.clone()),
         settings: plan.settings.clone(),
         results: Vec::new(),
@@ -156,7 +158,8 @@ pub fn run_with(
         args.output.save.no_save,
         crate::history::Report::Run(&report),
     )?;
-    let mut recorder = Recorder::new(report, machine_env, plan.json.clone());
+    let mut recorder = Recorder::new(report, machine_env, plan.json.clone())
+        .with_pass_checks(SysRoot::host(), pair.clone());
     if let Some(w) = history {
         recorder = recorder.with_sink(Box::new(w));
     }

@@ -57,7 +57,7 @@ pub fn record(
     }
 }
 
-fn status_name(s: CheckStatus) -> &'static str {
+pub fn status_name(s: CheckStatus) -> &'static str {
     match s {
         CheckStatus::Pass => "PASS",
         CheckStatus::Info => "INFO",
@@ -68,7 +68,7 @@ fn status_name(s: CheckStatus) -> &'static str {
 }
 
 /// A cost as the table shows it: "4.1 µs", "12%".
-fn cost_text(c: &CostRecord) -> String {
+pub fn cost_text(c: &CostRecord) -> String {
     let unit = match c.unit.as_str() {
         "us" => " µs",
         "ns" => " ns",
@@ -84,51 +84,7 @@ fn cost_text(c: &CostRecord) -> String {
 /// saw less for not being root.
 pub fn render(r: &DoctorRecord, colour: bool) -> String {
     let clean = |s: &str| sanitise::text(s).into_owned();
-    let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(vec!["status", "check", "found", "fix"]);
-    for c in &r.checks {
-        let mut status = Cell::new(status_name(c.status));
-        if colour {
-            let fg = match c.status {
-                CheckStatus::Pass => Color::Green,
-                CheckStatus::Info => Color::Cyan,
-                CheckStatus::Warn => Color::Yellow,
-                CheckStatus::Fail => Color::Red,
-                CheckStatus::Skip => Color::DarkGrey,
-            };
-            status = status.fg(fg).add_attribute(Attribute::Bold);
-        }
-        let fix = match c.status {
-            CheckStatus::Warn | CheckStatus::Fail => clean(&c.fix),
-            _ => String::new(),
-        };
-        let id = if c.needs_root && !r.root {
-            format!("{} (root)", clean(&c.id))
-        } else {
-            clean(&c.id)
-        };
-        let found = match &c.cost {
-            Some(cost) => format!("{} [costs here: {}]", clean(&c.found), cost_text(cost)),
-            None => clean(&c.found),
-        };
-        t.add_row(vec![
-            status,
-            Cell::new(id),
-            Cell::new(found),
-            Cell::new(fix),
-        ]);
-    }
-    for col in [0, 1] {
-        if let Some(c) = t.column_mut(col) {
-            c.set_constraint(ColumnConstraint::ContentWidth);
-        }
-    }
-    if colour {
-        t.enforce_styling();
-    }
-    fit_width(&mut t);
+    let t = table(&r.checks, Some(r.root), colour);
     let count = |s: CheckStatus| r.checks.iter().filter(|c| c.status == s).count();
     let mut out = format!(
         "ipcmark doctor: {} for a run on CPUs {}{}\n",
@@ -140,7 +96,7 @@ pub fn render(r: &DoctorRecord, colour: bool) -> String {
             .join(","),
         if r.root { "" } else { " (not root)" }
     );
-    out.push_str(&t.to_string());
+    out.push_str(&t);
     out.push('\n');
     out.push_str(&format!(
         "{} checks: {} pass, {} info, {} warn, {} fail, {} skipped\n",
@@ -166,6 +122,59 @@ pub fn render(r: &DoctorRecord, colour: bool) -> String {
         }
     }
     out
+}
+
+/// The checks as a table: status, check (marked "(root)" where it needs
+/// root and `root` says the examiner was not), what was found with its
+/// cost here, and the fix where a check warns or fails.
+pub fn table(checks: &[CheckRecord], root: Option<bool>, colour: bool) -> String {
+    let clean = |s: &str| sanitise::text(s).into_owned();
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(vec!["status", "check", "found", "fix"]);
+    for c in checks {
+        let mut status = Cell::new(status_name(c.status));
+        if colour {
+            let fg = match c.status {
+                CheckStatus::Pass => Color::Green,
+                CheckStatus::Info => Color::Cyan,
+                CheckStatus::Warn => Color::Yellow,
+                CheckStatus::Fail => Color::Red,
+                CheckStatus::Skip => Color::DarkGrey,
+            };
+            status = status.fg(fg).add_attribute(Attribute::Bold);
+        }
+        let fix = match c.status {
+            CheckStatus::Warn | CheckStatus::Fail => clean(&c.fix),
+            _ => String::new(),
+        };
+        let id = if c.needs_root && root == Some(false) {
+            format!("{} (root)", clean(&c.id))
+        } else {
+            clean(&c.id)
+        };
+        let found = match &c.cost {
+            Some(cost) => format!("{} [costs here: {}]", clean(&c.found), cost_text(cost)),
+            None => clean(&c.found),
+        };
+        t.add_row(vec![
+            status,
+            Cell::new(id),
+            Cell::new(found),
+            Cell::new(fix),
+        ]);
+    }
+    for col in [0, 1] {
+        if let Some(c) = t.column_mut(col) {
+            c.set_constraint(ColumnConstraint::ContentWidth);
+        }
+    }
+    if colour {
+        t.enforce_styling();
+    }
+    fit_width(&mut t);
+    t.to_string()
 }
 
 #[cfg(test)]

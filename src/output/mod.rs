@@ -9,6 +9,7 @@ pub mod csv;
 pub mod doctor;
 pub mod json;
 pub mod list;
+pub mod machine;
 pub mod map;
 pub mod page;
 pub mod progress;

@@ -97,6 +97,10 @@ pub fn render(report: &RunRecord, options: Options) -> String {
             )),
         }
     }
+    if let Some(l) = crate::output::machine::level_line(report) {
+        out.push_str(&l);
+        out.push('\n');
+    }
     out.push_str(&table::load::render(results));
     out.push_str(&table::remote::render(results));
     if let Some(p) = report
@@ -110,6 +114,9 @@ pub fn render(report: &RunRecord, options: Options) -> String {
     // The compact page shows each model beside its figures.
     if options.long && !report.cost_models.is_empty() {
         out.push_str(&crate::output::cost_model::render(&report.cost_models));
+    }
+    if options.long {
+        out.push_str(&crate::output::machine::long(report, options.colour));
     }
     out
 }
@@ -207,6 +214,10 @@ fn header(report: &RunRecord, pingpong: bool, ops: bool) -> String {
     }
     if let Some(job) = &env.mpi {
         h.push_str(&mpi_ranks(job));
+    }
+    if let Some(line) = crate::output::machine::checks_line(report) {
+        h.push('\n');
+        h.push_str(&line);
     }
     h
 }

@@ -9,11 +9,14 @@
 //! not all was saved ([`Recorder::unsaved`]) instead of losing the table.
 
 use crate::analysis::warnings::{self, Warning};
+use crate::engine::os::doctor::{self, Sample};
 use crate::engine::os::environment::Environment;
+use crate::engine::os::sysroot::SysRoot;
 use crate::engine::run::figure::FigureResult;
 use crate::engine::run::session::RunObserver;
 use crate::output::json;
 use crate::record::RunRecord;
+use crate::record::doctor::PassChecksRecord;
 use std::path::PathBuf;
 
 /// Keeps the report of a run and writes it to `path` (if any) as it grows.
@@ -28,6 +31,39 @@ pub struct Recorder {
     sink: Option<Box<dyn ReportSink>>,
     /// Why each place given up could not be written, in the order they failed.
     unsaved: Vec<String>,
+    /// The checks taken over each pass, if asked for.
+    passes: Option<PassChecker>,
+}
+
+/// Takes the checks of what can change over each pass: the counters at a
+/// pass's start, then at its end (the next pass's start, or the level's
+/// end), and the checks of [`doctor::PER_PASS`] over that window.
+struct PassChecker {
+    root: SysRoot,
+    cpus: Vec<usize>,
+    /// The level now running, with `--load-sweep`.
+    level: Option<usize>,
+    /// The pass now running: its level, number and counters at its start.
+    open: Option<(Option<usize>, usize, Sample)>,
+}
+
+impl PassChecker {
+    /// Ends the pass now running, if any, into `report`.
+    fn close(&mut self, report: &mut RunRecord) {
+        let Some((level, pass, before)) = self.open.take() else {
+            return;
+        };
+        let after = Sample::read(&self.root, crate::sys::clock::monotonic_ns());
+        let checks = doctor::examine_pass(&self.root, &self.cpus, &before, &after);
+        report
+            .pass_checks
+            .get_or_insert_with(Vec::new)
+            .push(PassChecksRecord {
+                level,
+                pass,
+                checks: checks.iter().map(Into::into).collect(),
+            });
+    }
 }
 
 /// Something else that keeps the report as it grows (the run history):
@@ -49,7 +85,20 @@ impl Recorder {
             path,
             sink: None,
             unsaved: Vec::new(),
+            passes: None,
         }
+    }
+
+    /// The recorder that also checks the machine over each pass, reading
+    /// it under `root` for a run on `cpus`.
+    pub fn with_pass_checks(mut self, root: SysRoot, cpus: Vec<usize>) -> Recorder {
+        self.passes = Some(PassChecker {
+            root,
+            cpus,
+            level: None,
+            open: None,
+        });
+        self
     }
 
     /// The recorder that also hands the report to `sink` at every save.
@@ -93,6 +142,20 @@ impl Recorder {
 }
 
 impl RunObserver for Recorder {
+    fn level_started(&mut self, level: usize, _levels: usize, _label: &str) {
+        if let Some(p) = &mut self.passes {
+            p.level = Some(level);
+        }
+    }
+
+    fn pass_started(&mut self, pass: usize, _passes: usize) {
+        if let Some(p) = &mut self.passes {
+            p.close(&mut self.report);
+            let at = Sample::read(&p.root, crate::sys::clock::monotonic_ns());
+            p.open = Some((p.level, pass, at));
+        }
+    }
+
     fn recorded(&mut self, results: &[FigureResult]) -> Result<(), String> {
         self.records(results);
         self.save();
@@ -100,11 +163,18 @@ impl RunObserver for Recorder {
     }
 
     fn measured(&mut self, results: &[FigureResult]) {
+        // A level's passes are over.
+        if let Some(p) = &mut self.passes {
+            p.close(&mut self.report);
+        }
         self.warnings = warnings::collect(&self.environment, results);
         self.report.warnings = self.warnings.iter().map(Into::into).collect();
     }
 
     fn finished(&mut self, results: &[FigureResult], stopped: Option<i32>) -> Result<(), String> {
+        if let Some(p) = &mut self.passes {
+            p.close(&mut self.report);
+        }
         self.records(results);
         // A map's figures are one mechanism at many pairs: its matrices, not
         // a cost model across them.
@@ -112,6 +182,7 @@ impl RunObserver for Recorder {
         if self.report.map.is_none() {
             self.report.cost_models = crate::analysis::cost_model::fit(&self.report.results);
         }
+        crate::analysis::level::apply(&mut self.report);
         self.report.complete = stopped.is_none();
         self.report.finished_at = Some(now_rfc3339());
         self.save();
@@ -154,6 +225,8 @@ mod tests {
             command_line: vec!["ipcmark".into(), "run".into()],
             environment: (&machine()).into(),
             checks: None,
+            pass_checks: None,
+            level: None,
             remote: None,
             settings: crate::record::Settings {
                 sizes: vec![64],
@@ -238,6 +311,45 @@ mod tests {
             "{:?}",
             r.unsaved()
         );
+    }
+
+    #[test]
+    fn each_pass_is_checked_from_its_start_to_its_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = SysRoot::at(dir.path());
+        let stat = |steal: u64| {
+            let p = dir.path().join("proc");
+            std::fs::create_dir_all(&p).unwrap();
+            std::fs::write(
+                p.join("stat"),
+                format!(
+                    "cpu  0 0 0 0 0 0 0 0\ncpu0 0 0 0 {} 0 0 0 {steal}\n",
+                    100 + steal
+                ),
+            )
+            .unwrap();
+        };
+        let mut r = Recorder::new(report(), machine(), None).with_pass_checks(root, vec![0]);
+        stat(0);
+        r.pass_started(1, 2);
+        r.pass_started(2, 2);
+        stat(50);
+        r.measured(&[]);
+        assert_eq!(r.finished(&[], None), Ok(()));
+        let passes = r.report.pass_checks.as_ref().unwrap();
+        assert_eq!(passes.len(), 2, "{passes:?}");
+        assert_eq!((passes[0].pass, passes[1].pass), (1, 2));
+        let steal = |i: usize| {
+            passes[i]
+                .checks
+                .iter()
+                .find(|c| c.id == "steal-time")
+                .unwrap()
+                .status
+        };
+        use crate::record::doctor::CheckStatus;
+        assert_eq!(steal(0), CheckStatus::Pass);
+        assert_eq!(steal(1), CheckStatus::Fail, "{passes:?}");
     }
 
     #[test]

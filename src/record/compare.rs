@@ -3,6 +3,7 @@
 //! embeds (built from `stats::compare`'s types in `analysis::compare`).
 
 use super::build::BuildRecord;
+use super::doctor::CheckStatus;
 use serde::{Deserialize, Serialize};
 
 /// Schema of the comparison JSON.
@@ -89,6 +90,26 @@ pub struct CommonShift {
     pub significant: bool,
     /// Results it is the median of.
     pub results: usize,
+    /// The machine's checks that differ between the runs (their ids, see
+    /// `checks_differ`), which may explain the shift; empty when none do
+    /// and the shift is the machine's level (left out then, and in
+    /// reports written before it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub explained_by: Vec<String>,
+}
+
+/// A check of the machine that differs between the two runs, in its
+/// verdict or in what it found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckDifference {
+    /// The check's id (`ipcmark doctor`'s).
+    pub id: String,
+    /// Its verdict in A (null: not taken there).
+    pub status_a: Option<CheckStatus>,
+    /// Its verdict in B (null: not taken there).
+    pub status_b: Option<CheckStatus>,
+    /// What changed, in words: "warn → pass", or what it found in A → in B.
+    pub change: String,
 }
 
 /// A result present on one side only, or not measured on one side.
@@ -112,6 +133,11 @@ pub struct CompareReport {
     pub comparisons: Vec<Comparison>,
     /// Null with fewer than [`super::SHIFT_MIN_RESULTS`] results.
     pub common_shift: Option<CommonShift>,
+    /// The machine's checks at each run's start that differ between the
+    /// two (verdict, or what a check that reads a setting found); null
+    /// where a run has no checks (written before runs carried them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks_differ: Option<Vec<CheckDifference>>,
     pub unmatched: Vec<Unmatched>,
 }
 

@@ -24,6 +24,17 @@ pub enum CheckStatus {
     Skip,
 }
 
+/// A verdict as the reports write it ("pass", "warn", …).
+pub fn status_word(s: CheckStatus) -> &'static str {
+    match s {
+        CheckStatus::Pass => "pass",
+        CheckStatus::Info => "info",
+        CheckStatus::Warn => "warn",
+        CheckStatus::Fail => "fail",
+        CheckStatus::Skip => "skip",
+    }
+}
+
 /// What a condition costs here.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CostRecord {
@@ -53,6 +64,19 @@ pub struct CheckRecord {
     pub needs_root: bool,
     /// The one-line fix, for when it does not pass.
     pub fix: String,
+}
+
+/// The checks that can change during a run, taken over one pass (from its
+/// start to its end, so that a rate is the pass's): `pass_checks` of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PassChecksRecord {
+    /// With `--load-sweep`: the level (from 1) the pass belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<usize>,
+    /// The pass, from 1.
+    pub pass: usize,
+    /// The checks over the pass.
+    pub checks: Vec<CheckRecord>,
 }
 
 /// `ipcmark doctor --json`.

@@ -308,4 +308,11 @@ pub struct PassesRecord {
     /// Each pass's drift-corrected median, ns; left out when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub drift_corrected_medians_ns: Vec<f64>,
+    /// The figure's own 95% interval, as factors of its centre (e.g. 0.96
+    /// and 1.04): the Student t interval of its pass medians once each is
+    /// divided by its pass's factor of the run's `level` (docs/trust.md).
+    /// Absent where the run's level could not be separated (too few
+    /// figures or passes) and in earlier reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_interval: Option<IntervalRecord>,
 }

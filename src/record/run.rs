@@ -3,11 +3,11 @@
 //! settings and one [`FigureRecord`] per figure.
 
 use super::build::BuildRecord;
-use super::doctor::CheckRecord;
+use super::doctor::{CheckRecord, PassChecksRecord};
 use super::environment::{BudgetRecord, EnvironmentRecord};
 use super::facts::{
-    CounterCheckRecord, EventsRecord, KernelCallRecord, OneWayRecord, PassesRecord, PeriodicRecord,
-    PrecisionRecord, SchedulingRecord, ScoreRecord, StreamRecord, SweepRecord,
+    CounterCheckRecord, EventsRecord, IntervalRecord, KernelCallRecord, OneWayRecord, PassesRecord,
+    PeriodicRecord, PrecisionRecord, SchedulingRecord, ScoreRecord, StreamRecord, SweepRecord,
 };
 use super::load::{CorrectionRecord, LoadRecord, LoadSettingsRecord};
 use super::map::{MapRecord, MapSettingsRecord};
@@ -41,6 +41,16 @@ pub struct RunRecord {
     /// that need no window, docs/trust.md); absent from earlier reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checks: Option<Vec<CheckRecord>>,
+    /// The checks that can change (steal, quota throttling, pressure, swap)
+    /// taken over each pass, in the order the passes ran; absent from
+    /// earlier reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_checks: Option<Vec<PassChecksRecord>>,
+    /// With `--passes` 2 or more: the machine's level in each pass, common
+    /// to every figure, and its interval (docs/trust.md); absent from
+    /// earlier reports and runs of one pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<LevelRecord>,
     /// With `--remote`: the agent and its host.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteRunRecord>,
@@ -55,6 +65,23 @@ pub struct RunRecord {
     /// `ipcmark map`'s matrices, once the map is over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub map: Option<MapRecord>,
+}
+
+/// `level`: the machine's speed during each pass, the component common to
+/// every figure of the pass, apart from each figure's own variation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelRecord {
+    /// Figures with a median in every pass, that the level is read from.
+    pub figures: usize,
+    /// Passes of the run.
+    pub passes: usize,
+    /// Each pass's factor (the median over figures of a figure's pass
+    /// median ÷ the geometric mean of its pass medians), in pass order;
+    /// empty where too few figures or passes separate it.
+    pub factors: Vec<f64>,
+    /// The 95% interval of the run's level, as factors of its centre (the
+    /// machine's share of every figure's interval); null where not separable.
+    pub interval: Option<IntervalRecord>,
 }
 
 /// Run-wide settings.

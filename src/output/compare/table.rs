@@ -1,6 +1,7 @@
 //! The terminal rendering of a comparison: one row per compared result, then
 //! the method, the common shift and what was not compared.
 
+use crate::output::sanitise;
 use crate::output::table::format_size;
 use crate::record::compare::{CompareReport, Test};
 use comfy_table::{CellAlignment, ColumnConstraint};
@@ -157,6 +158,10 @@ pub fn render(r: &CompareReport) -> String {
             r.comparisons.len()
         ));
     }
+    if let Some(line) = machine_line(r) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     for u in &r.unmatched {
         out.push_str(&format!(
             "not compared: {} {} {}: {}\n",
@@ -169,6 +174,45 @@ pub fn render(r: &CompareReport) -> String {
     out
 }
 
+/// What the comparison says of the machine, on one line: the checks that
+/// differ between the runs, and the common shift as the machine's level
+/// ("machine: −4.2% between the runs (common to all figures)") unless a
+/// differing check may explain it, which is then named; `None` where
+/// neither applies.
+pub fn machine_line(r: &CompareReport) -> Option<String> {
+    let differ: Vec<String> = r
+        .checks_differ
+        .iter()
+        .flatten()
+        .map(|d| format!("{} {}", sanitise::text(&d.id), sanitise::text(&d.change)))
+        .collect();
+    let shift = r.common_shift.as_ref().map(|sh| {
+        let pct = format!("{:+.1}%", (sh.factor - 1.0) * 100.0).replace('-', "−");
+        let within = if sh.significant {
+            ""
+        } else {
+            "; not significant"
+        };
+        if sh.explained_by.is_empty() {
+            format!("machine: {pct} between the runs (common to all figures{within})")
+        } else {
+            format!(
+                "common shift {pct} between the runs{within}, where the machine's checks differ: \
+                 {}",
+                differ.join(", ")
+            )
+        }
+    });
+    match (shift, differ.is_empty()) {
+        (Some(s), _) => Some(s),
+        (None, false) => Some(format!(
+            "the machine's checks differ between the runs: {}",
+            differ.join(", ")
+        )),
+        (None, true) => None,
+    }
+}
+
 /// A minimum detectable change (a fraction) as the table's percent: one
 /// decimal under 100%, whole percents above (a figure that blind needs no more).
 fn mdc_cell(m: f64) -> String {
@@ -177,5 +221,72 @@ fn mdc_cell(m: f64) -> String {
         format!("{pct:.1}")
     } else {
         format!("{pct:.0}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::compare::{CheckDifference, CommonShift, IntervalRecord};
+    use crate::record::doctor::CheckStatus;
+
+    fn report(
+        factor: f64,
+        significant: bool,
+        differ: Option<Vec<CheckDifference>>,
+    ) -> CompareReport {
+        let run =
+            crate::record::RunRecord::parse(include_str!("../../../tests/reports/passes.json"))
+                .unwrap();
+        let mut r =
+            crate::analysis::compare::compare("a", &run, "b", &run, 0.05, run.build.clone());
+        r.common_shift = Some(CommonShift {
+            factor,
+            interval: IntervalRecord {
+                low: factor - 0.01,
+                high: factor + 0.01,
+            },
+            significant,
+            results: 7,
+            explained_by: differ.iter().flatten().map(|d| d.id.clone()).collect(),
+        });
+        r.checks_differ = differ;
+        r
+    }
+
+    #[test]
+    fn the_shift_is_the_machines_unless_a_check_differs() {
+        let r = report(0.958, true, Some(vec![]));
+        assert_eq!(
+            machine_line(&r).unwrap(),
+            "machine: −4.2% between the runs (common to all figures)"
+        );
+        let r = report(1.003, false, None);
+        assert_eq!(
+            machine_line(&r).unwrap(),
+            "machine: +0.3% between the runs (common to all figures; not significant)"
+        );
+        let governor = CheckDifference {
+            id: "cpu-governor".into(),
+            status_a: Some(CheckStatus::Pass),
+            status_b: Some(CheckStatus::Warn),
+            change: "pass → warn".into(),
+        };
+        let r = report(0.958, true, Some(vec![governor.clone()]));
+        let line = machine_line(&r).unwrap();
+        assert_eq!(
+            line,
+            "common shift −4.2% between the runs, where the machine's checks differ: \
+             cpu-governor pass → warn"
+        );
+        let mut r = report(1.0, false, Some(vec![governor]));
+        r.common_shift = None;
+        assert!(
+            machine_line(&r)
+                .unwrap()
+                .starts_with("the machine's checks differ")
+        );
+        r.checks_differ = Some(vec![]);
+        assert_eq!(machine_line(&r), None);
     }
 }

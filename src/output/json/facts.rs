@@ -242,6 +242,8 @@ impl From<&PassFacts> for PassesRecord {
             count: p.count,
             medians_ns: p.medians_ns.clone(),
             drift_corrected_medians_ns: p.drift_corrected_medians_ns.clone(),
+            // Known once every figure is measured (`analysis::level`).
+            own_interval: None,
         }
     }
 }

@@ -61,6 +61,9 @@ pub fn comparison(a: &RunInput, b: &RunInput, la: &str, lb: &str, alpha: f64) ->
             }
         ));
     }
+    if let Some(line) = crate::output::compare::table::machine_line(&c) {
+        s.push_str(&format!("<p class=\"machine\">{}</p>", esc(&line)));
+    }
     if c.comparisons.is_empty() {
         s.push_str("<p class=\"empty\">No figure was measured in both runs.</p>");
     } else {

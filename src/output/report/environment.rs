@@ -5,7 +5,10 @@
 
 use super::figures::timestamp;
 use super::{RunInput, esc, letter};
+use crate::output::doctor::status_name;
+use crate::output::machine;
 use crate::record::RunRecord;
+use crate::record::doctor::CheckRecord;
 use crate::record::environment::MpiRecord;
 
 /// A value of a report as a cell shows it: absent "—", a flag yes or no, a
@@ -231,6 +234,19 @@ pub fn section(runs: &[RunInput]) -> String {
         .collect();
     let command = |r: &RunInput| r.report.command_line.join(" ");
     rows.extend(mpi_rows(runs));
+    let or_none = |l: Option<String>| l.unwrap_or_else(|| "—".into());
+    rows.push((
+        "machine".into(),
+        runs.iter()
+            .map(|r| or_none(machine::checks_line(&r.report)))
+            .collect(),
+    ));
+    rows.push((
+        "machine level".into(),
+        runs.iter()
+            .map(|r| or_none(machine::level_line(&r.report)))
+            .collect(),
+    ));
     rows.push(("command".into(), runs.iter().map(command).collect()));
     for (label, cells) in rows {
         // When and how each run was started always differ: not worth a mark.
@@ -275,10 +291,65 @@ pub fn section(runs: &[RunInput]) -> String {
         }
         s.push_str("</tbody></table></details>");
     }
+    s.push_str(&checks_tables(runs));
     if runs.len() > 1 {
         s.push_str("<p class=\"note\">Marked rows differ between the runs.</p>");
     }
     s.push_str("</section>\n");
+    s
+}
+
+/// Every check of each run, a row per check (at the start, then each
+/// pass's), its status and what it found; folded, as `ipcmark doctor`
+/// prints them in full. Empty where no run has checks.
+fn checks_tables<'a>(runs: &'a [RunInput]) -> String {
+    // (row label, the check of each run) in the order first seen.
+    let mut rows: Vec<(String, Vec<Option<&'a CheckRecord>>)> = Vec::new();
+    let add = |rows: &mut Vec<(String, Vec<Option<&'a CheckRecord>>)>,
+               label: String,
+               run: usize,
+               c: &'a CheckRecord| {
+        match rows.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, cells)) => cells[run] = Some(c),
+            None => {
+                let mut cells = vec![None; runs.len()];
+                cells[run] = Some(c);
+                rows.push((label, cells));
+            }
+        }
+    };
+    for (i, r) in runs.iter().enumerate() {
+        for c in r.report.checks.iter().flatten() {
+            add(&mut rows, c.id.clone(), i, c);
+        }
+        for p in r.report.pass_checks.iter().flatten() {
+            let pass = match p.level {
+                Some(l) => format!("level {l} pass {}", p.pass),
+                None => format!("pass {}", p.pass),
+            };
+            for c in &p.checks {
+                add(&mut rows, format!("{} ({pass})", c.id), i, c);
+            }
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "<details class=\"checks\"><summary>The machine's checks (ipcmark doctor), at the start \
+         and over each pass</summary><table class=\"data env\"><tbody>",
+    );
+    for (label, cells) in rows {
+        s.push_str(&format!("<tr><th>{}</th>", esc(&label)));
+        for c in cells {
+            let text = c.map_or("—".to_string(), |c| {
+                format!("{}: {}", status_name(c.status), c.found)
+            });
+            s.push_str(&format!("<td>{}</td>", esc(&text)));
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</tbody></table></details>");
     s
 }
 

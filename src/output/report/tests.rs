@@ -302,3 +302,30 @@ fn every_modes_report_renders_and_compares_with_itself() {
         data(&html);
     }
 }
+
+#[test]
+fn the_environment_has_each_runs_machine_line_and_every_check() {
+    let map: RunRecord = RunRecord::parse(include_str!("../../../tests/reports/map.json")).unwrap();
+    let mut b = map.clone();
+    b.pass_checks = Some(vec![crate::record::doctor::PassChecksRecord {
+        level: None,
+        pass: 2,
+        checks: vec![b.checks.as_ref().unwrap()[0].clone()],
+    }]);
+    let html = render(&[input("a.json", map.clone()), input("b.json", b)], 0.05).html;
+    let env = html.split("id=\"environment\"").nth(1).unwrap();
+    let line = crate::output::machine::checks_line(&map).unwrap();
+    assert!(
+        env.contains(&format!("<td>{}</td>", super::esc(&line))),
+        "{env}"
+    );
+    let first = &map.checks.as_ref().unwrap()[0];
+    assert!(env.contains(&format!("<th>{}</th>", first.id)), "{env}");
+    assert!(
+        env.contains(&format!("<th>{} (pass 2)</th><td>—</td>", first.id)),
+        "a pass only run b had: {env}"
+    );
+    // A run without checks has none to show.
+    let html = render(&[input("a.json", run(1.0))], 0.05).html;
+    assert!(!html.contains("class=\"checks\""));
+}

@@ -26,6 +26,26 @@ pub fn short_cpu_name(model: &str) -> String {
         .join(" ")
 }
 
+/// `text` in lines of at most `width` columns, broken at spaces, each line
+/// after the first indented by two.
+pub fn wrap(text: &str, width: usize) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let indent = if lines.is_empty() { 0 } else { 2 };
+        let used = line.chars().count();
+        if used > indent && used + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+            line.push_str("  ");
+        } else if used > indent {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines.join("\n")
+}
+
 /// `fields` joined by " | " on lines of at most `width` columns: a field
 /// that would pass the edge starts the next line (indented by two), and a
 /// field wider than a whole line is cut with "…", so no machine's names

@@ -160,23 +160,33 @@ pub fn superscript(n: usize) -> String {
 
 /// How precisely the measured `figures` are known, on one line: the range
 /// of their intervals' half-widths, what those rest on, the target, and how
-/// many are wider than it; `None` when no figure has an interval.
+/// many are wider than it; `None` when no figure has an interval. Where
+/// every figure has its own interval (the run's level divided out,
+/// `analysis::level`), the range is of those, said to be the figures' own:
+/// the machine's level has its own line.
 pub fn precision_line(figures: &[FigureRecord]) -> Option<String> {
-    // (achieved, basis, units, target, met) of each figure with an interval.
+    // (achieved, basis, units, target, met, own) of each figure with an interval.
     let achieved: Vec<_> = figures
         .iter()
         .filter_map(|r| match outcome(r) {
-            Outcome::Ok(m) => m
-                .precision
-                .and_then(|p| Some((p.achieved?, p.basis.as_str(), p.units, p.target, p.met))),
+            Outcome::Ok(m) => m.precision.and_then(|p| {
+                let own = r
+                    .passes
+                    .as_ref()
+                    .and_then(|p| p.own_interval.as_ref())
+                    .map(crate::analysis::level::half_width);
+                Some((p.achieved?, p.basis.as_str(), p.units, p.target, p.met, own))
+            }),
             _ => None,
         })
         .collect();
     let first = achieved.first()?;
+    let own = achieved.iter().all(|p| p.5.is_some());
     let (lo, hi) = achieved
         .iter()
+        .map(|p| if own { p.5.unwrap_or(p.0) } else { p.0 })
         .fold((f64::INFINITY, 0.0_f64), |(lo, hi), p| {
-            (lo.min(p.0), hi.max(p.0))
+            (lo.min(p), hi.max(p))
         });
     let over = match first.1 {
         "passes" if achieved.iter().all(|p| (p.1, p.2) == (first.1, first.2)) => {
@@ -199,19 +209,60 @@ pub fn precision_line(figures: &[FigureRecord]) -> Option<String> {
         "targets vary".to_string()
     };
     let missed = achieved.iter().filter(|p| !p.4).count();
+    // The target is met or missed by the whole interval, the machine's
+    // level in it.
+    let whole = if own { " (whole interval)" } else { "" };
     let verdict = match missed {
-        0 => "every figure within it".to_string(),
-        1 => "1 figure wider than the target: see --long or the JSON".to_string(),
-        n => format!("{n} figures wider than the target: see --long or the JSON"),
+        0 => format!("every figure within it{whole}"),
+        1 => format!("1 figure wider than the target{whole}: see --long or the JSON"),
+        n => format!("{n} figures wider than the target{whole}: see --long or the JSON"),
     };
-    Some(format!(
-        "intervals (95%): {range} {over} ({target}); {verdict}"
-    ))
+    let which = if own { "95%, own" } else { "95%" };
+    let line = format!("intervals ({which}): {range} {over} ({target}); {verdict}");
+    // The whole intervals' line is as it always was; the own line, longer,
+    // keeps within the page.
+    Some(if own {
+        crate::output::table::cells::wrap(&line, WIDTH)
+    } else {
+        line
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_precision_line_shows_own_intervals_where_every_figure_has_one() {
+        let run =
+            crate::record::RunRecord::parse(include_str!("../../../tests/reports/passes.json"))
+                .unwrap();
+        let mut figures = run.results.clone();
+        let whole = precision_line(&figures).unwrap();
+        assert!(whole.starts_with("intervals (95%): ±"), "{whole}");
+        for r in &mut figures {
+            r.passes.as_mut().unwrap().own_interval = Some(crate::record::facts::IntervalRecord {
+                low: 0.97,
+                high: 1.03,
+            });
+        }
+        let own = precision_line(&figures[..1]).unwrap();
+        assert!(
+            own.starts_with("intervals (95%, own): ±3% over 2 passes (target 2%)"),
+            "{own}"
+        );
+        assert!(
+            own.contains("wider than the target (whole interval)"),
+            "{own}"
+        );
+        // One figure without its own interval: the whole intervals, as before.
+        figures[0].passes.as_mut().unwrap().own_interval = None;
+        assert_eq!(precision_line(&figures[..1]).unwrap(), {
+            let mut f = run.results.clone();
+            f.truncate(1);
+            precision_line(&f).unwrap()
+        });
+    }
 
     #[test]
     fn marks_count_in_superscript() {

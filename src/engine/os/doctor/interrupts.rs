@@ -248,8 +248,8 @@ fn steal(x: &Inputs) -> Outcome {
         STEAL_WARN,
         STEAL_FAIL,
         format!(
-            "{found} of {} s stolen by the hypervisor",
-            super::WINDOW.as_secs_f64()
+            "{found} of {:.1} s stolen by the hypervisor",
+            x.after.seconds_since(x.before)
         ),
     )
     .cost(worst, "%", "of a measured CPU's time stolen")

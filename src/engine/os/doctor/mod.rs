@@ -263,21 +263,21 @@ pub struct Inputs<'a> {
 
 /// Runs every check on `inputs`.
 pub fn run_checks(inputs: &Inputs) -> Vec<Check> {
-    CHECKS
-        .iter()
-        .map(|d| {
-            let o = (d.run)(inputs);
-            Check {
-                id: d.id,
-                title: d.title,
-                status: o.status,
-                found: o.found,
-                cost: o.cost,
-                needs_root: d.needs_root,
-                fix: o.fix.unwrap_or_else(|| d.fix.to_string()),
-            }
-        })
-        .collect()
+    CHECKS.iter().map(|d| run_one(d, inputs)).collect()
+}
+
+/// Check `d` on `inputs`: its data with what it found.
+fn run_one(d: &Definition, inputs: &Inputs) -> Check {
+    let o = (d.run)(inputs);
+    Check {
+        id: d.id,
+        title: d.title,
+        status: o.status,
+        found: o.found,
+        cost: o.cost,
+        needs_root: d.needs_root,
+        fix: o.fix.unwrap_or_else(|| d.fix.to_string()),
+    }
 }
 
 /// Examines this machine for a run on `cpus` (at least one): the first
@@ -365,6 +365,43 @@ pub fn examine_at_run_start(
     .collect()
 }
 
+/// The checks of what can change while a run measures, taken over each
+/// pass: time stolen by the hypervisor, a quota's throttled periods, CPU
+/// and memory pressure, swapping. Not the run queue nor busy CPUs: during
+/// a pass the run itself is the load they would see.
+pub const PER_PASS: &[&str] = &[
+    "steal-time",
+    "cgroup-cpu-quota",
+    "cpu-pressure",
+    "memory-pressure",
+    "swap-activity",
+];
+
+/// The checks of [`PER_PASS`] over a pass on `cpus`, from the counters at
+/// its start (`before`) to those at its end (`after`): nothing measured,
+/// nothing waited for.
+pub fn examine_pass(root: &SysRoot, cpus: &[usize], before: &Sample, after: &Sample) -> Vec<Check> {
+    let why = "not measured over a pass";
+    let measured = Measured {
+        loop_rate: [Err(why.into()), Err(why.into())],
+        clock_read_ns: Err(why.into()),
+        wakeup: Err(why.into()),
+        latency_hold: Err(why.into()),
+    };
+    let inputs = Inputs {
+        root,
+        cpus,
+        before,
+        after,
+        measured: &measured,
+    };
+    CHECKS
+        .iter()
+        .filter(|d| PER_PASS.contains(&d.id))
+        .map(|d| run_one(d, &inputs))
+        .collect()
+}
+
 /// `cpus` as the kernel writes a list ("0,1").
 fn cpu_names(cpus: &[usize]) -> String {
     cpus.iter()
@@ -449,6 +486,33 @@ mod tests {
             .find(|c| c.id == "cpu-wakeup-latency")
             .unwrap();
         assert!(wakeup.found.contains("--cpu-latency off"), "{wakeup:?}");
+    }
+
+    #[test]
+    fn a_pass_is_checked_over_its_own_window() {
+        let t = fixture::Tree::new();
+        t.file(
+            "/proc/stat",
+            "cpu  0 0 0 0 0 0 0 0\ncpu0 0 0 0 100 0 0 0 0\ncpu1 0 0 0 100 0 0 0 0",
+        );
+        let before = t.sample(0.0);
+        // 3 s later, a quarter of CPU 0's time was stolen.
+        t.file(
+            "/proc/stat",
+            "cpu  0 0 0 0 0 0 0 0\ncpu0 0 0 0 250 0 0 0 50\ncpu1 0 0 0 400 0 0 0 0",
+        );
+        let after = t.sample(3.0);
+        let checks = examine_pass(&t.root(), &[0, 1], &before, &after);
+        let ids: Vec<&str> = checks.iter().map(|c| c.id).collect();
+        assert_eq!(ids.len(), PER_PASS.len());
+        assert!(ids.iter().all(|id| PER_PASS.contains(id)), "{ids:?}");
+        let steal = checks.iter().find(|c| c.id == "steal-time").unwrap();
+        assert_eq!(steal.status, Status::Fail, "{steal:?}");
+        assert!(steal.found.contains("of 3.0 s"), "{steal:?}");
+        // The same counters with nothing stolen pass.
+        let calm = examine_pass(&t.root(), &[0, 1], &after, &after);
+        let steal = calm.iter().find(|c| c.id == "steal-time").unwrap();
+        assert_eq!(steal.status, Status::Pass, "{steal:?}");
     }
 
     #[test]
