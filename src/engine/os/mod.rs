@@ -16,4 +16,5 @@ pub mod placement;
 pub mod probe;
 pub mod sysroot;
 pub mod topology;
+pub mod tracefs;
 pub mod wakeup;
