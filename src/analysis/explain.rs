@@ -301,8 +301,8 @@ pub fn summarise(trips: &[RoundTrip]) -> (RoundTripRecord, Vec<PartRecord>) {
             PartRecord {
                 name: name.to_string(),
                 mean_ns: mean,
-                median_ns: quantile(&values, 0.5),
-                p99_ns: quantile(&values, 0.99),
+                median_ns: Some(quantile(&values, 0.5)),
+                p99_ns: Some(quantile(&values, 0.99)),
                 share: if mean_total > 0.0 {
                     mean / mean_total
                 } else {

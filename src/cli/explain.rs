@@ -136,7 +136,14 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
             let explained = if full {
                 traced(mech, fig.size_bytes, &c, round_trips, &names)
             } else {
-                Err(not_root(&fig.benchmark, fig.size_bytes))
+                coarse(mech, fig.size_bytes, &c, round_trips, &names).map(|mut ex| {
+                    let counts = ex.note.take().unwrap_or_default();
+                    ex.note = Some(format!(
+                        "{}\n  {counts}",
+                        not_root(&fig.benchmark, fig.size_bytes)
+                    ));
+                    (ex, None)
+                })
             };
             match explained {
                 Ok((mut ex, load_note)) => {
@@ -169,12 +176,150 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
     super::run::run_with(run, Some(&capture), Some(&after))
 }
 
-/// Why there is no full anatomy without root, and the command that gives it.
+/// Why an anatomy without root is coarse, and the command that gives the full one.
 fn not_root(name: &str, size: usize) -> String {
     format!(
-        "tracing the kernel's tracepoints needs root (tracefs); run \
-         `sudo ipcmark explain {name} --sizes {size}` for the anatomy"
+        "coarse: without root the kernel's tracepoints cannot be read (tracefs), so these \
+         are per-task counters over the whole pass (/proc/<tid>/schedstat, /proc/<tid>/status, \
+         /proc/interrupts, /proc/softirqs, /proc/stat): means only, the two sides' CPU time \
+         overlaps across CPUs (the residual may be below zero), a wake-up's idle exit is not \
+         told from sleep, and a system call from user time; `sudo ipcmark explain {name} \
+         --sizes {size}` gives the full anatomy"
     )
+}
+
+/// What a coarse anatomy reads before and after the pass: each side's
+/// counters, the kernel's interrupt counts, each CPU's times.
+type Counters = (
+    Vec<(i32, Option<crate::engine::os::schedstat::TaskCounters>)>,
+    crate::engine::os::load::account::KernelCounters,
+    std::collections::BTreeMap<usize, crate::engine::os::load::account::CpuTimes>,
+);
+
+/// The coarse anatomy of one figure without tracing: the same stamped
+/// pass, with each side's scheduler counters and the measured CPUs'
+/// interrupt, softirq and steal counts read before and after it.
+fn coarse(
+    mech: &dyn crate::engine::channel::Mechanism,
+    size: usize,
+    c: &Captured,
+    round_trips: usize,
+    names: &ObjectNamer,
+) -> Result<ExplainRecord, String> {
+    use crate::engine::os::load::account::{self, KernelCounters};
+    use crate::engine::os::schedstat::TaskCounters;
+    use crate::engine::os::sysroot::SysRoot;
+    let root = SysRoot::host();
+    let steal = |root: &SysRoot| {
+        account::parse_cpu_times(&root.read_raw("/proc/stat").unwrap_or_default()).1
+    };
+    let mut before: Option<Counters> = None;
+    let mut after = None;
+    let pass = run_stamped_pass(mech, size, &c.settings, names, round_trips, &mut |on| {
+        match on {
+            Some(tids) => {
+                let tasks = tids
+                    .iter()
+                    .map(|&t| (t, TaskCounters::read(&root, t)))
+                    .collect();
+                before = Some((tasks, KernelCounters::read(), steal(&root)));
+            }
+            None => {
+                if let Some((tasks, _, _)) = &before {
+                    let now: Vec<Option<TaskCounters>> = tasks
+                        .iter()
+                        .map(|(t, _)| TaskCounters::read(&root, *t))
+                        .collect();
+                    after = Some((now, KernelCounters::read(), steal(&root)));
+                }
+            }
+        }
+        Ok(())
+    })?;
+    let (Some((tasks, k0, s0)), Some((now, k1, s1))) = (before, after) else {
+        return Err("the pass's counters were not read".into());
+    };
+    let n = (pass.stamps.len() - 1).max(1) as f64;
+    let total = pass
+        .stamps
+        .last()
+        .zip(pass.stamps.first())
+        .map_or(0, |(l, f)| l - f) as f64;
+    let mean = total / n;
+    let part = |name: String, ns: f64| crate::record::explain::PartRecord {
+        name,
+        mean_ns: ns / n,
+        median_ns: None,
+        p99_ns: None,
+        share: if mean > 0.0 { ns / n / mean } else { 0.0 },
+    };
+    let mut parts = Vec::new();
+    let mut switches = Vec::new();
+    for (i, ((_, b), a)) in tasks.iter().zip(&now).enumerate() {
+        let side = if i == 0 { "client" } else { "server" };
+        let (Some(b), Some(a)) = (b, a) else {
+            return Err(format!("the {side}'s /proc/<tid>/schedstat cannot be read"));
+        };
+        let d = a.since(b);
+        parts.push(part(format!("{side} on a CPU"), d.run_ns as f64));
+        parts.push(part(format!("{side} run-queue wait"), d.wait_ns as f64));
+        switches.push(format!(
+            "{side} {:.2} voluntary and {:.3} involuntary switches",
+            d.voluntary as f64 / n,
+            d.involuntary as f64 / n
+        ));
+    }
+    let tick_ns = 1e9 / crate::sys::clock::ticks_per_second() as f64;
+    let stolen: u64 = pass
+        .cpus
+        .iter()
+        .map(|cpu| {
+            let b = s0.get(cpu).map_or(0, |t| t.steal);
+            s1.get(cpu).map_or(0, |t| t.steal).saturating_sub(b)
+        })
+        .sum();
+    parts.push(part("steal (10 ms ticks)".into(), stolen as f64 * tick_ns));
+    let named: f64 = parts.iter().map(|p| p.mean_ns).sum();
+    parts.push(part(anatomy::RESIDUAL.into(), (mean - named) * n));
+    let mut counts = Vec::new();
+    for d in account::delta(&k0, &k1, &pass.cpus) {
+        let lines: Vec<String> = d
+            .interrupts
+            .iter()
+            .map(|(k, v)| format!("{k} {:.3}", *v as f64 / n))
+            .chain(
+                d.softirqs
+                    .iter()
+                    .map(|(k, v)| format!("{k} {:.3}", *v as f64 / n)),
+            )
+            .collect();
+        counts.push(format!("CPU {}: {}", d.cpu, lines.join(", ")));
+    }
+    let stamps = &pass.stamps;
+    let mut rts: Vec<f64> = stamps.windows(2).map(|w| (w[1] - w[0]) as f64).collect();
+    rts.sort_by(f64::total_cmp);
+    Ok(ExplainRecord {
+        method: "coarse".into(),
+        parts,
+        traced_round_trip_ns: RoundTripRecord {
+            mean,
+            median: if rts.is_empty() {
+                0.0
+            } else {
+                crate::stats::quantile_sorted(&rts, 0.5)
+            },
+        },
+        untraced_round_trip_ns: None,
+        round_trips: (stamps.len() - 1) as u64,
+        lost_events: 0,
+        instance: None,
+        events: Vec::new(),
+        note: Some(format!(
+            "per round trip: {}; interrupts and softirqs on the measured CPUs: {}",
+            switches.join("; "),
+            counts.join("; ")
+        )),
+    })
 }
 
 /// The traced pass of one figure and its anatomy; with a load, a line on

@@ -54,13 +54,14 @@ pub fn render(
         "part", "mean ns", "median", "p99", "one-way", "share"
     );
     for p in &ex.parts {
+        let ns = |v: Option<f64>| v.map_or_else(|| "—".to_string(), |v| format!("{v:.0}"));
         let _ = writeln!(
             out,
-            "  {:<name_w$}  {:>9.0}  {:>9.0}  {:>9.0}  {:>9.0}  {:>5.1}%  {}",
+            "  {:<name_w$}  {:>9.0}  {:>9}  {:>9}  {:>9.0}  {:>5.1}%  {}",
             text(&p.name),
             p.mean_ns,
-            p.median_ns,
-            p.p99_ns,
+            ns(p.median_ns),
+            ns(p.p99_ns),
             p.mean_ns / 2.0,
             100.0 * p.share,
             bar(p.share)
@@ -91,6 +92,13 @@ pub fn render(
         100.0 * share_of(is_interrupt)
     );
     match &ex.untraced_round_trip_ns {
+        Some(u) if u.median > 0.0 && ex.method != "full" => {
+            let _ = writeln!(
+                out,
+                "  pass median {:.0} ns (untraced, stamped), the run's figure × 2: {:.0} ns",
+                t.median, u.median
+            );
+        }
         Some(u) if u.median > 0.0 => {
             let _ = writeln!(
                 out,
@@ -115,7 +123,9 @@ pub fn render(
         let _ = writeln!(out, "  {l}");
     }
     if let Some(n) = &ex.note {
-        let _ = writeln!(out, "  {}", text(n));
+        for line in n.lines() {
+            let _ = writeln!(out, "  {}", text(line.trim()));
+        }
     }
     if long && !ex.events.is_empty() {
         let _ = writeln!(out, "  events: {}", ex.events.join(" "));
@@ -132,8 +142,8 @@ mod tests {
         PartRecord {
             name: name.into(),
             mean_ns: mean,
-            median_ns: mean,
-            p99_ns: mean,
+            median_ns: Some(mean),
+            p99_ns: None,
             share,
         }
     }

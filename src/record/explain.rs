@@ -10,12 +10,14 @@ pub struct PartRecord {
     /// "client user", "server read", "server wake-up: idle exit", …, and
     /// "residual" (the round trip less every other part).
     pub name: String,
-    /// Mean per round trip, ns: the parts' means add up to the traced mean.
+    /// Mean per round trip, ns: the parts' means add up to the traced mean
+    /// (a coarse residual may be below zero: the two sides' counters overlap).
     pub mean_ns: f64,
-    /// Median per round trip, ns.
-    pub median_ns: f64,
-    /// 99th percentile per round trip, ns.
-    pub p99_ns: f64,
+    /// Median per round trip, ns (null in a coarse anatomy: counters give
+    /// only a total over the pass).
+    pub median_ns: Option<f64>,
+    /// 99th percentile per round trip, ns (null as the median).
+    pub p99_ns: Option<f64>,
     /// Its mean over the traced mean round trip (0–1).
     pub share: f64,
 }
