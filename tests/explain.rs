@@ -71,6 +71,8 @@ fn a_figure_is_explained_and_its_instance_removed() {
     assert!(text.contains("residual"), "{text}");
     assert!(instances().is_empty(), "left: {:?}", instances());
     let report = read_json(&json);
+    let errors = schema_errors("docs/schema/run.schema.json", &report);
+    assert!(errors.is_empty(), "{errors:#?}");
     let ex = &results(&report)[0]["explain"];
     let parts = ex["parts"].as_array().expect("explain.parts");
     assert!(parts.iter().any(|p| p["name"] == "residual"), "{ex}");
