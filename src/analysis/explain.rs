@@ -142,6 +142,21 @@ impl Sweep<'_> {
         }
     }
 
+    /// A holder asleep while the other side is active was woken for
+    /// something else (a socket's reader woken by its peer's read, which
+    /// shares its wait queue): the message is with the side that runs.
+    fn settle(&mut self) {
+        let asleep = |s: Sched| matches!(s, Sched::Blocked | Sched::Unknown);
+        let holder = self.state[self.holder as usize].sched;
+        let other = self.holder.other();
+        if asleep(holder)
+            && self.tasks.server.is_some()
+            && !asleep(self.state[other as usize].sched)
+        {
+            self.holder = other;
+        }
+    }
+
     fn apply(&mut self, e: &TraceEvent) {
         match e.kind {
             EventKind::SysEnter { id } | EventKind::SysExit { id } => {
@@ -259,6 +274,7 @@ pub fn decompose(
         }
         if let Some(e) = next_event.next() {
             sweep.apply(e);
+            sweep.settle();
         }
     }
     debug_assert!(now == last || trips.is_empty());
@@ -621,6 +637,36 @@ mod tests {
         let (_, parts) = summarise(&decompose(&events, &stamps, tasks(), &name));
         let r = parts.iter().find(|p| p.name == RESIDUAL).unwrap();
         assert_eq!(r.mean_ns, 0.0);
+    }
+
+    #[test]
+    fn a_wake_up_for_something_else_leaves_the_message_with_the_side_that_runs() {
+        use EventKind::*;
+        let (mut events, stamps) = trace(1);
+        // During the server's read (t+60..t+70) the client is woken, runs
+        // 2 ns and sleeps again: the server still has the message.
+        let t = 100;
+        events.extend([
+            ev(
+                t + 62,
+                1,
+                S,
+                Waking {
+                    pid: C,
+                    target_cpu: 0,
+                },
+            ),
+            switch(t + 63, 0, 0, C),
+            switch(t + 65, 0, C, 0),
+        ]);
+        events.sort_by_key(|e| e.ts_ns);
+        let trips = decompose(&events, &stamps, tasks(), &name);
+        let p = &trips[0].parts;
+        assert_eq!(p.values().sum::<u64>(), 150);
+        assert!(!p.contains_key(RESIDUAL), "{p:?}");
+        assert_eq!(p["server read"], 10 - 3, "{p:?}");
+        assert_eq!(p["server user"], 10);
+        assert_eq!(p["server write"], 10);
     }
 
     #[test]
