@@ -85,12 +85,15 @@ pub fn render(
             .map(|p| p.share)
             .sum()
     };
-    let _ = writeln!(
-        out,
-        "  wake-ups {:.1}% · interrupts and softirqs {:.1}% of the round trip",
-        100.0 * share_of(is_wake_up),
-        100.0 * share_of(is_interrupt)
-    );
+    // A coarse anatomy has neither part: counters cannot bound them.
+    if ex.method == "full" {
+        let _ = writeln!(
+            out,
+            "  wake-ups {:.1}% · interrupts and softirqs {:.1}% of the round trip",
+            100.0 * share_of(is_wake_up),
+            100.0 * share_of(is_interrupt)
+        );
+    }
     match &ex.untraced_round_trip_ns {
         Some(u) if u.median > 0.0 && ex.method != "full" => {
             let _ = writeln!(
