@@ -12,6 +12,8 @@ mod pingpong;
 mod map;
 // The page: compact by default, within 60 lines; `--long`.
 mod page;
+// `ipcmark explain`: the anatomy of a figure, its tracefs instance removed.
+mod explain;
 // Faults, dead and silent peers, signals, `clean`: nothing is left behind.
 mod objects;
 mod robustness;

@@ -9,6 +9,7 @@ pub mod advise;
 pub mod check;
 pub mod compare;
 pub mod cost_model;
+pub mod explain;
 pub mod level;
 pub mod map;
 pub mod ranking;

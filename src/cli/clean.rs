@@ -7,6 +7,11 @@ use std::process::ExitCode;
 pub fn clean() -> Result<ExitCode, Failure> {
     let mut report = clean_stale();
     crate::testbed::clean_stale(&mut report);
+    // A killed `ipcmark explain`'s tracefs instance, its events on.
+    let (removed, failed) =
+        crate::engine::os::tracefs::clean_stale(crate::sys::process::process_exists);
+    report.removed.extend(removed);
+    report.failed.extend(failed);
     let mut out = String::new();
     for r in &report.removed {
         out.push_str(&format!("removed {r}\n"));

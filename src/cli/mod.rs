@@ -7,6 +7,7 @@ mod clean;
 mod compare;
 mod completions;
 mod doctor;
+mod explain;
 mod flags;
 mod generated;
 mod history;
@@ -88,6 +89,11 @@ enum Command {
     Completions(completions::CompletionsArgs),
     /// Print the manual page (roff) to standard output: `ipcmark man | man -l -`.
     Man,
+    /// Where a ping-pong figure's round trip goes: each figure measured as
+    /// `run` does, then a separate traced pass cut into parts (user time,
+    /// system calls by name, the wake-up's idle exit, run-queue wait and
+    /// interrupts, a residual) from the kernel's tracepoints (root).
+    Explain(Box<explain::ExplainArgs>),
     /// Map what a ping-pong costs between every pair of CPUs: a matrix per
     /// mechanism in topology order, and each class's (same core, same
     /// last-level cache, other node, …) median.
@@ -398,6 +404,7 @@ pub fn main() -> ExitCode {
         Command::Completions(args) => completions::completions(args),
         Command::Man => man::man(),
         Command::Map(args) => map::map(*args),
+        Command::Explain(args) => explain::explain(*args),
         Command::History(args) => history::history(args),
         Command::Show(args) => history::show(args),
         Command::Export(args) => history::export(args),

@@ -7,6 +7,7 @@ pub mod compare;
 pub mod cost_model;
 pub mod csv;
 pub mod doctor;
+pub mod explain;
 pub mod json;
 pub mod list;
 pub mod machine;

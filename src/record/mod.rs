@@ -16,6 +16,7 @@ pub mod check;
 pub mod compare;
 pub mod doctor;
 pub mod environment;
+pub mod explain;
 pub mod facts;
 pub mod key;
 pub mod load;

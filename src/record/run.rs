@@ -263,6 +263,10 @@ pub struct FigureRecord {
     /// figure and the fraction reached.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteRecord>,
+    /// `ipcmark explain`: where the figure's round trip goes, part by part,
+    /// from a separate traced pass (absent from `run`'s reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<super::explain::ExplainRecord>,
 }
 
 /// A figure's timing model: how it was measured, and so which fields it has.

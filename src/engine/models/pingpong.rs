@@ -384,6 +384,69 @@ impl Prepared {
             hist.record_ns(one_way);
         }
 
+        self.check_end(ep, echoed)?;
+
+        let summary = Summary::of(&samples_ns)
+            .ok_or_else(|| ChannelError::Setup("no samples were taken".into()))?;
+        let latency = hist
+            .percentiles()
+            .ok_or_else(|| ChannelError::Setup("no round trip was timed".into()))?;
+        Ok(Measurement {
+            iterations: self.iterations,
+            samples_ns,
+            summary,
+            precision,
+            loop_overhead_ns: self.overhead_rt / 2.0,
+            clock_overhead_ns: self.clock_ns,
+            latency,
+            verified_round_trips: 2 * budget.verify_rounds,
+            histogram: Some(hist),
+        })
+    }
+
+    /// A pass of `round_trips` single round trips, each stamped with
+    /// CLOCK_MONOTONIC as it starts (and the last as it ends), with
+    /// `around(true)` called just before it and `around(false)` just after
+    /// (on every path once the first was called): the traced pass of `ipcmark explain`, whose
+    /// tracing the caller turns on and off. Content and the peer's count
+    /// are checked after it as after a figure's samples.
+    pub fn stamped_pass(
+        mut self,
+        ep: &mut dyn Endpoint,
+        round_trips: usize,
+        echoed: Option<&AtomicU64>,
+        around: &mut dyn FnMut(bool) -> Result<(), String>,
+    ) -> Result<Vec<u64>, ChannelError> {
+        // Touched now, so that no page fault lands in the pass.
+        let mut stamps = vec![u64::MAX; round_trips.max(1) + 1];
+        around(true).map_err(ChannelError::Setup)?;
+        let pass = {
+            let _wd = Watchdog::arm(
+                self.budget.histogram_time * 4
+                    + self.budget.timeout
+                    + Duration::from_micros(100) * round_trips as u32,
+            );
+            by_loop!(
+                self.self_loop,
+                timestamped(ep, &mut self.buf, self.seq, &mut stamps)
+            )
+        };
+        let stopped = around(false).map_err(ChannelError::Setup);
+        pass?;
+        stopped?;
+        self.seq += (stamps.len() - 1) as u64;
+        self.check_end(ep, echoed)?;
+        Ok(stamps)
+    }
+
+    /// Content checked again, and every reply the client received returned
+    /// by the peer (`echoed`: its count, `None` without a peer).
+    fn check_end(
+        &mut self,
+        ep: &mut dyn Endpoint,
+        echoed: Option<&AtomicU64>,
+    ) -> Result<(), ChannelError> {
+        let budget = self.budget;
         by_loop!(
             self.self_loop,
             verify(
@@ -417,23 +480,7 @@ impl Prepared {
                 )));
             }
         }
-
-        let summary = Summary::of(&samples_ns)
-            .ok_or_else(|| ChannelError::Setup("no samples were taken".into()))?;
-        let latency = hist
-            .percentiles()
-            .ok_or_else(|| ChannelError::Setup("no round trip was timed".into()))?;
-        Ok(Measurement {
-            iterations: self.iterations,
-            samples_ns,
-            summary,
-            precision,
-            loop_overhead_ns: self.overhead_rt / 2.0,
-            clock_overhead_ns: self.clock_ns,
-            latency,
-            verified_round_trips: 2 * budget.verify_rounds,
-            histogram: Some(hist),
-        })
+        Ok(())
     }
 }
 

@@ -14,6 +14,8 @@ pub mod objects;
 pub mod peer;
 pub mod placement;
 pub mod probe;
+pub mod schedstat;
 pub mod sysroot;
 pub mod topology;
+pub mod tracefs;
 pub mod wakeup;

@@ -169,6 +169,69 @@ fn measure_figure(
     )
 }
 
+/// What runs around a stamped pass: given the sides' thread ids as it
+/// begins, `None` as it ends.
+pub type PassHook<'a> = dyn FnMut(Option<&[i32]>) -> Result<(), String> + 'a;
+
+/// What a stamped pass gave ([`run_stamped_pass`]).
+#[derive(Debug, Clone)]
+pub struct StampedPass {
+    /// CLOCK_MONOTONIC at the start of each round trip, and after the last.
+    pub stamps: Vec<u64>,
+    /// The measuring thread's id.
+    pub client_tid: i32,
+    /// The echo's thread id (`None`: a self-loop).
+    pub server_tid: Option<i32>,
+    /// The CPUs the two sides were seen on.
+    pub cpus: Vec<usize>,
+}
+
+/// A ping-pong figure's channel, peer and placement as [`run_figure`] makes
+/// them, warmed up and calibrated as it is, then one pass of `round_trips`
+/// stamped round trips between `around(true)` and `around(false)` (a
+/// traced pass: the caller's tracing is on only during it) instead of the
+/// figure's samples. `around` is given the two sides' thread ids as the
+/// pass begins, `None` as it ends.
+pub fn run_stamped_pass(
+    mech: &dyn Mechanism,
+    size: usize,
+    s: &RunSettings,
+    names: &ObjectNamer,
+    round_trips: usize,
+    around: &mut PassHook,
+) -> Result<StampedPass, String> {
+    let info = mech.info();
+    if let Some(reason) = skip_reason(mech, size, s) {
+        return Err(reason);
+    }
+    let self_loop = info.topology == Topology::SelfLoop;
+    let mut result = FigureResult::new(info.id, Facts::PingPong, size);
+    let mut tasks = (0, None);
+    let stamps = with_channel(
+        || mech.open(&OpenContext { size, names }),
+        info.topology,
+        pingpong::echo_role(),
+        size,
+        s,
+        &mut result,
+        |client, peer| {
+            tasks = (process::gettid(), peer.map(|p| p.identity().tid));
+            let echoed = peer.map(|p| pingpong::echo_count(p.board()));
+            let prepared = pingpong::Prepared::new(client, size, self_loop, &s.budget, None)?;
+            let tids: Vec<i32> = [Some(tasks.0), tasks.1].into_iter().flatten().collect();
+            prepared.stamped_pass(client, round_trips, echoed, &mut |on| {
+                around(on.then_some(tids.as_slice()))
+            })
+        },
+    )?;
+    Ok(StampedPass {
+        stamps,
+        client_tid: tasks.0,
+        server_tid: tasks.1,
+        cpus: result.cpus,
+    })
+}
+
 /// Why a mechanism cannot run in mode `oneway` at `size`, if it cannot: the
 /// message must carry the stamp, and a second process must receive it.
 pub fn oneway_skip_reason(mech: &dyn Mechanism, size: usize) -> Option<String> {

@@ -88,6 +88,7 @@ pub fn figure(f: &FigureResult) -> FigureRecord {
         load: f.load.as_ref().map(Into::into),
         correction: f.correction.as_ref().map(Into::into),
         remote: super::remote::of(f),
+        explain: None,
     };
     match &f.outcome {
         Outcome::Skipped(why) => {

@@ -14,7 +14,7 @@ use std::sync::Mutex;
 static LEFT_BEHIND: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Notes an object that a release action could not remove: "what: why".
-pub(super) fn left_behind(what: String) {
+pub fn left_behind(what: String) {
     LEFT_BEHIND
         .lock()
         .unwrap_or_else(|e| e.into_inner())

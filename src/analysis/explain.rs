@@ -1,0 +1,761 @@
+//! The anatomy of a round trip (`ipcmark explain`): a traced pass's events
+//! and the client's stamps, one per round trip, cut each round trip into
+//! exclusive parts along its critical path, so the parts of every round trip
+//! add up to it exactly.
+//!
+//! The critical path is the side that holds the message (the *token*): the
+//! client at each stamp; the server from the moment the client's side wakes
+//! it (`sched_waking` of the server's task); the client again when the
+//! server's side wakes it. Each nanosecond goes to what the holder is doing
+//! then, as the events say: user time, a system call by name, a wake-up
+//! (`sched_waking` → `sched_switch` to it: *idle exit* while its CPU runs
+//! the idle task before the wake-up is queued there (`sched_wakeup`),
+//! *run-queue wait* while another task runs there, *rest* for the switch
+//! itself), *preempted* (switched out still runnable), and interrupt or
+//! softirq time on the holder's CPU meanwhile. What the events cannot say
+//! (a holder asleep without a wake-up seen, a task whose state is not yet
+//! known) is the *residual*. Nothing here names a mechanism: system calls
+//! are named from the kernel's table of numbers ([`syscall_name`]).
+
+use crate::engine::os::tracefs::decode::{EventKind, TraceEvent};
+use crate::record::explain::{PartRecord, RoundTripRecord};
+use crate::stats::quantile_sorted;
+use std::collections::{BTreeMap, HashMap};
+
+/// The name of the part that no event accounts for.
+pub const RESIDUAL: &str = "residual";
+
+/// Which side a task is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Client,
+    Server,
+}
+
+impl Side {
+    fn word(self) -> &'static str {
+        match self {
+            Side::Client => "client",
+            Side::Server => "server",
+        }
+    }
+    fn other(self) -> Side {
+        match self {
+            Side::Client => Side::Server,
+            Side::Server => Side::Client,
+        }
+    }
+}
+
+/// What the scheduler has a task doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sched {
+    Unknown,
+    Running(usize),
+    Blocked,
+    /// Woken for `cpu`; `queued` once `sched_wakeup` put it on that CPU's queue.
+    Woken {
+        cpu: usize,
+        queued: bool,
+    },
+    Preempted(usize),
+}
+
+/// One side's task.
+#[derive(Debug, Clone, Copy)]
+struct Task {
+    sched: Sched,
+    /// `None`: not yet known; `Some(None)`: in user space; `Some(Some(id))`:
+    /// in system call `id`.
+    syscall: Option<Option<i64>>,
+}
+
+/// The parts of one round trip, ns, the residual included.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoundTrip {
+    /// From its stamp to the next, ns.
+    pub total_ns: u64,
+    /// Each part's time, ns; they add up to `total_ns`.
+    pub parts: BTreeMap<String, u64>,
+}
+
+/// The two tasks of a figure, by thread id; a self-loop has no server.
+#[derive(Debug, Clone, Copy)]
+pub struct Tasks {
+    /// The measuring thread.
+    pub client: i32,
+    /// The echo's thread.
+    pub server: Option<i32>,
+}
+
+struct Sweep<'a> {
+    tasks: Tasks,
+    state: [Task; 2],
+    /// The task running on each CPU (0: idle), as last switched.
+    curr: HashMap<usize, i32>,
+    /// Interrupt nesting per CPU.
+    irq: HashMap<usize, u32>,
+    holder: Side,
+    name: &'a dyn Fn(i64) -> String,
+}
+
+impl Sweep<'_> {
+    fn side_of(&self, pid: i32) -> Option<Side> {
+        if pid == self.tasks.client {
+            Some(Side::Client)
+        } else if Some(pid) == self.tasks.server {
+            Some(Side::Server)
+        } else {
+            None
+        }
+    }
+
+    fn task(&mut self, side: Side) -> &mut Task {
+        &mut self.state[side as usize]
+    }
+
+    fn in_irq(&self, cpu: usize) -> bool {
+        self.irq.get(&cpu).is_some_and(|&d| d > 0)
+    }
+
+    /// The part the time from now until the next event goes to.
+    fn part(&self) -> String {
+        let side = self.holder;
+        let w = side.word();
+        let task = self.state[side as usize];
+        match task.sched {
+            Sched::Running(cpu) if self.in_irq(cpu) => format!("{w} irq+softirq"),
+            Sched::Running(_) => match task.syscall {
+                Some(None) => format!("{w} user"),
+                Some(Some(id)) => format!("{w} {}", (self.name)(id)),
+                None => RESIDUAL.into(),
+            },
+            Sched::Woken { cpu, .. } if self.in_irq(cpu) => format!("{w} wake-up: irq+softirq"),
+            Sched::Woken { cpu, queued } => match self.curr.get(&cpu) {
+                Some(0) if !queued => format!("{w} wake-up: idle exit"),
+                Some(&other) if other != 0 => format!("{w} wake-up: run-queue wait"),
+                _ => format!("{w} wake-up: rest"),
+            },
+            Sched::Preempted(cpu) if self.in_irq(cpu) => format!("{w} irq+softirq"),
+            Sched::Preempted(_) => format!("{w} preempted"),
+            Sched::Blocked | Sched::Unknown => RESIDUAL.into(),
+        }
+    }
+
+    /// A holder asleep while the other side is active was woken for
+    /// something else (a socket's reader woken by its peer's read, which
+    /// shares its wait queue): the message is with the side that runs.
+    fn settle(&mut self) {
+        let asleep = |s: Sched| matches!(s, Sched::Blocked | Sched::Unknown);
+        let holder = self.state[self.holder as usize].sched;
+        let other = self.holder.other();
+        if asleep(holder)
+            && self.tasks.server.is_some()
+            && !asleep(self.state[other as usize].sched)
+        {
+            self.holder = other;
+        }
+    }
+
+    fn apply(&mut self, e: &TraceEvent) {
+        match e.kind {
+            EventKind::SysEnter { id } | EventKind::SysExit { id } => {
+                if let Some(side) = self.side_of(e.pid) {
+                    let t = self.task(side);
+                    t.syscall = Some(matches!(e.kind, EventKind::SysEnter { .. }).then_some(id));
+                    t.sched = Sched::Running(e.cpu);
+                }
+            }
+            EventKind::Waking { pid, target_cpu } => {
+                if let Some(side) = self.side_of(pid) {
+                    let t = self.task(side);
+                    if !matches!(t.sched, Sched::Running(_)) {
+                        t.sched = Sched::Woken {
+                            cpu: target_cpu.max(0) as usize,
+                            queued: false,
+                        };
+                    }
+                    // The message reached the other side.
+                    if side == self.holder.other() {
+                        self.holder = side;
+                    }
+                }
+            }
+            EventKind::Wakeup { pid, target_cpu } => {
+                if let Some(side) = self.side_of(pid)
+                    && let Sched::Woken { .. } = self.task(side).sched
+                {
+                    self.task(side).sched = Sched::Woken {
+                        cpu: target_cpu.max(0) as usize,
+                        queued: true,
+                    };
+                }
+            }
+            EventKind::Switch {
+                prev_pid,
+                prev_runnable,
+                next_pid,
+            } => {
+                self.curr.insert(e.cpu, next_pid);
+                if let Some(side) = self.side_of(prev_pid) {
+                    self.task(side).sched = if prev_runnable {
+                        Sched::Preempted(e.cpu)
+                    } else {
+                        Sched::Blocked
+                    };
+                }
+                if let Some(side) = self.side_of(next_pid) {
+                    self.task(side).sched = Sched::Running(e.cpu);
+                }
+            }
+            EventKind::IrqEntry => *self.irq.entry(e.cpu).or_default() += 1,
+            EventKind::IrqExit => {
+                let d = self.irq.entry(e.cpu).or_default();
+                *d = d.saturating_sub(1);
+            }
+            EventKind::Other => {}
+        }
+    }
+}
+
+/// Cuts the round trips between consecutive `stamps` (the client's clock,
+/// on the trace's clock) into parts from `events` (ordered by time).
+/// `name` names a system call by its number.
+pub fn decompose(
+    events: &[TraceEvent],
+    stamps: &[u64],
+    tasks: Tasks,
+    name: &dyn Fn(i64) -> String,
+) -> Vec<RoundTrip> {
+    let Some((&first, _)) = stamps.split_first() else {
+        return Vec::new();
+    };
+    let unknown = Task {
+        sched: Sched::Unknown,
+        syscall: None,
+    };
+    let mut sweep = Sweep {
+        tasks,
+        state: [unknown; 2],
+        curr: HashMap::new(),
+        irq: HashMap::new(),
+        holder: Side::Client,
+        name,
+    };
+    let mut trips: Vec<RoundTrip> = stamps
+        .windows(2)
+        .map(|w| RoundTrip {
+            total_ns: w[1].saturating_sub(w[0]),
+            parts: BTreeMap::new(),
+        })
+        .collect();
+    let last = *stamps.last().expect("stamps");
+    // The round trip `now` falls in (the next stamp after it is `stamps[k + 1]`).
+    let mut k = 0usize;
+    let mut now = first;
+    let mut next_event = events.iter().peekable();
+    // Events before the first stamp only set the state.
+    while let Some(e) = next_event.next_if(|e| e.ts_ns <= first) {
+        sweep.apply(e);
+    }
+    sweep.holder = Side::Client;
+    while k < trips.len() {
+        let end = stamps[k + 1];
+        let until = next_event.peek().map_or(end, |e| e.ts_ns.min(end));
+        if until > now {
+            *trips[k].parts.entry(sweep.part()).or_default() += until - now;
+            now = until;
+        }
+        if now >= end {
+            k += 1;
+            // The client holds the message at every stamp: it has its reply.
+            sweep.holder = Side::Client;
+            continue;
+        }
+        if let Some(e) = next_event.next() {
+            sweep.apply(e);
+            sweep.settle();
+        }
+    }
+    debug_assert!(now == last || trips.is_empty());
+    trips
+}
+
+/// The statistics of each part across `trips`: mean (so the means add up
+/// to the mean round trip), median and p99, share of the mean round trip;
+/// largest mean first, the residual last (and always present).
+pub fn summarise(trips: &[RoundTrip]) -> (RoundTripRecord, Vec<PartRecord>) {
+    let totals: Vec<f64> = trips.iter().map(|t| t.total_ns as f64).collect();
+    let mean_total = if totals.is_empty() {
+        0.0
+    } else {
+        totals.iter().sum::<f64>() / totals.len() as f64
+    };
+    let centre = RoundTripRecord {
+        mean: mean_total,
+        median: quantile(&totals, 0.5),
+    };
+    let mut names: Vec<&str> = trips
+        .iter()
+        .flat_map(|t| t.parts.keys().map(String::as_str))
+        .collect();
+    names.push(RESIDUAL);
+    names.sort();
+    names.dedup();
+    let mut parts: Vec<PartRecord> = names
+        .into_iter()
+        .map(|name| {
+            let values: Vec<f64> = trips
+                .iter()
+                .map(|t| t.parts.get(name).copied().unwrap_or(0) as f64)
+                .collect();
+            let mean = if values.is_empty() {
+                0.0
+            } else {
+                values.iter().sum::<f64>() / values.len() as f64
+            };
+            PartRecord {
+                name: name.to_string(),
+                mean_ns: mean,
+                median_ns: Some(quantile(&values, 0.5)),
+                p99_ns: Some(quantile(&values, 0.99)),
+                share: if mean_total > 0.0 {
+                    mean / mean_total
+                } else {
+                    0.0
+                },
+            }
+        })
+        .collect();
+    parts.sort_by(|a, b| {
+        (a.name == RESIDUAL)
+            .cmp(&(b.name == RESIDUAL))
+            .then(b.mean_ns.total_cmp(&a.mean_ns))
+    });
+    (centre, parts)
+}
+
+fn quantile(values: &[f64], q: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    quantile_sorted(&v, q)
+}
+
+/// Whether a part is the wake-up of either side (its parts: idle exit,
+/// run-queue wait, interrupts meanwhile, rest).
+pub fn is_wake_up(name: &str) -> bool {
+    name.contains(" wake-up: ")
+}
+
+/// Whether a part is interrupt or softirq time.
+pub fn is_interrupt(name: &str) -> bool {
+    name.ends_with("irq+softirq")
+}
+
+/// A system call's name from its number on this architecture, or
+/// "syscall N" for one the table lacks.
+pub fn syscall_name(id: i64) -> String {
+    SYSCALLS
+        .iter()
+        .find(|(n, _)| *n == id)
+        .map_or_else(|| format!("syscall {id}"), |(_, name)| name.to_string())
+}
+
+/// The system calls an IPC round trip makes, by number.
+#[cfg(target_arch = "x86_64")]
+const SYSCALLS: &[(i64, &str)] = &[
+    (0, "read"),
+    (1, "write"),
+    (7, "poll"),
+    (15, "rt_sigreturn"),
+    (19, "readv"),
+    (20, "writev"),
+    (23, "select"),
+    (24, "sched_yield"),
+    (35, "nanosleep"),
+    (39, "getpid"),
+    (44, "sendto"),
+    (45, "recvfrom"),
+    (46, "sendmsg"),
+    (47, "recvmsg"),
+    (62, "kill"),
+    (65, "semop"),
+    (69, "msgsnd"),
+    (70, "msgrcv"),
+    (128, "rt_sigtimedwait"),
+    (129, "rt_sigqueueinfo"),
+    (130, "rt_sigsuspend"),
+    (186, "gettid"),
+    (202, "futex"),
+    (220, "semtimedop"),
+    (228, "clock_gettime"),
+    (230, "clock_nanosleep"),
+    (232, "epoll_wait"),
+    (234, "tgkill"),
+    (242, "mq_timedsend"),
+    (243, "mq_timedreceive"),
+    (270, "pselect6"),
+    (271, "ppoll"),
+    (275, "splice"),
+    (278, "vmsplice"),
+    (281, "epoll_pwait"),
+    (299, "recvmmsg"),
+    (307, "sendmmsg"),
+    (310, "process_vm_readv"),
+    (311, "process_vm_writev"),
+    (426, "io_uring_enter"),
+    (449, "futex_waitv"),
+];
+
+/// The system calls an IPC round trip makes, by number.
+#[cfg(target_arch = "aarch64")]
+const SYSCALLS: &[(i64, &str)] = &[
+    (22, "epoll_pwait"),
+    (63, "read"),
+    (64, "write"),
+    (65, "readv"),
+    (66, "writev"),
+    (72, "pselect6"),
+    (73, "ppoll"),
+    (75, "vmsplice"),
+    (76, "splice"),
+    (98, "futex"),
+    (101, "nanosleep"),
+    (113, "clock_gettime"),
+    (115, "clock_nanosleep"),
+    (124, "sched_yield"),
+    (129, "kill"),
+    (131, "tgkill"),
+    (133, "rt_sigsuspend"),
+    (137, "rt_sigtimedwait"),
+    (138, "rt_sigqueueinfo"),
+    (139, "rt_sigreturn"),
+    (172, "getpid"),
+    (178, "gettid"),
+    (182, "mq_timedsend"),
+    (183, "mq_timedreceive"),
+    (188, "msgrcv"),
+    (189, "msgsnd"),
+    (192, "semtimedop"),
+    (193, "semop"),
+    (206, "sendto"),
+    (207, "recvfrom"),
+    (211, "sendmsg"),
+    (212, "recvmsg"),
+    (243, "recvmmsg"),
+    (269, "sendmmsg"),
+    (270, "process_vm_readv"),
+    (271, "process_vm_writev"),
+    (426, "io_uring_enter"),
+    (449, "futex_waitv"),
+];
+
+/// Other architectures: every call is named by its number.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const SYSCALLS: &[(i64, &str)] = &[];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const C: i32 = 100;
+    const S: i32 = 200;
+    const READ: i64 = 1000;
+    const WRITE: i64 = 1001;
+
+    fn name(id: i64) -> String {
+        match id {
+            READ => "read".into(),
+            WRITE => "write".into(),
+            n => format!("syscall {n}"),
+        }
+    }
+
+    fn ev(ts_ns: u64, cpu: usize, pid: i32, kind: EventKind) -> TraceEvent {
+        TraceEvent {
+            ts_ns,
+            cpu,
+            pid,
+            kind,
+        }
+    }
+
+    fn switch(ts: u64, cpu: usize, prev: i32, next: i32) -> TraceEvent {
+        ev(
+            ts,
+            cpu,
+            prev,
+            EventKind::Switch {
+                prev_pid: prev,
+                prev_runnable: false,
+                next_pid: next,
+            },
+        )
+    }
+
+    /// One round trip of a blocking channel across CPUs 0 (client) and 1
+    /// (server), both asleep in their idle tasks between messages, starting
+    /// at `t`: every part 10 ns long but the idle exits (30 ns), with an
+    /// interrupt of 5 ns on CPU 1 during the server's idle exit.
+    fn round_trip(t: u64) -> Vec<TraceEvent> {
+        use EventKind::*;
+        vec![
+            // client user [t, t+10); write [t+10, t+20) wakes the server.
+            ev(t + 10, 0, C, SysEnter { id: WRITE }),
+            ev(
+                t + 20,
+                0,
+                C,
+                Waking {
+                    pid: S,
+                    target_cpu: 1,
+                },
+            ),
+            // The client finishes its write and blocks in read, off the path.
+            ev(t + 25, 0, C, SysExit { id: WRITE }),
+            ev(t + 27, 0, C, SysEnter { id: READ }),
+            switch(t + 29, 0, C, 0),
+            // Server wake-up: idle exit 30 (5 of them an interrupt), rest 10.
+            ev(t + 30, 1, 0, IrqEntry),
+            ev(t + 35, 1, 0, IrqExit),
+            ev(
+                t + 50,
+                1,
+                0,
+                Wakeup {
+                    pid: S,
+                    target_cpu: 1,
+                },
+            ),
+            switch(t + 60, 1, 0, S),
+            // Server read's rest 10, user 10, write 10 up to the waking.
+            ev(t + 70, 1, S, SysExit { id: READ }),
+            ev(t + 80, 1, S, SysEnter { id: WRITE }),
+            ev(
+                t + 90,
+                1,
+                S,
+                Waking {
+                    pid: C,
+                    target_cpu: 0,
+                },
+            ),
+            ev(t + 95, 1, S, SysExit { id: WRITE }),
+            ev(t + 96, 1, S, SysEnter { id: READ }),
+            switch(t + 97, 1, S, 0),
+            // Client wake-up: idle exit 30, rest 10.
+            ev(
+                t + 120,
+                0,
+                0,
+                Wakeup {
+                    pid: C,
+                    target_cpu: 0,
+                },
+            ),
+            switch(t + 130, 0, 0, C),
+            // Client read's rest 10, then user to the next stamp.
+            ev(t + 140, 0, C, SysExit { id: READ }),
+        ]
+    }
+
+    fn trace(n: usize) -> (Vec<TraceEvent>, Vec<u64>) {
+        // Before the first stamp: the client returns from a system call;
+        // the server went to sleep in a read.
+        let mut events = vec![
+            ev(0, 0, C, EventKind::SysExit { id: 1 }),
+            ev(0, 1, S, EventKind::SysEnter { id: READ }),
+            switch(1, 1, S, 0),
+        ];
+        let mut stamps = vec![100];
+        for i in 0..n {
+            let t = 100 + 150 * i as u64;
+            events.extend(round_trip(t));
+            stamps.push(t + 150);
+        }
+        (events, stamps)
+    }
+
+    fn tasks() -> Tasks {
+        Tasks {
+            client: C,
+            server: Some(S),
+        }
+    }
+
+    #[test]
+    fn a_round_trip_is_cut_into_its_parts_along_the_message() {
+        let (events, stamps) = trace(3);
+        let trips = decompose(&events, &stamps, tasks(), &name);
+        assert_eq!(trips.len(), 3);
+        for t in &trips {
+            let want: BTreeMap<String, u64> = [
+                ("client user", 10 + 10),
+                ("client write", 10),
+                ("server wake-up: idle exit", 25),
+                ("server wake-up: irq+softirq", 5),
+                ("server wake-up: rest", 10),
+                ("server read", 10),
+                ("server user", 10),
+                ("server write", 10),
+                ("client wake-up: idle exit", 30),
+                ("client wake-up: rest", 10),
+                ("client read", 10),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+            assert_eq!(t.parts, want);
+            assert_eq!(t.total_ns, 150);
+            assert_eq!(t.parts.values().sum::<u64>(), t.total_ns);
+        }
+    }
+
+    #[test]
+    fn the_parts_means_add_up_to_the_mean_round_trip_and_the_residual_is_shown() {
+        let (mut events, stamps) = trace(4);
+        // The second round trip's wake-up of the client was lost: the
+        // client sleeps with the message, time nobody can account for.
+        events.retain(|e| !(e.ts_ns == 250 + 90 && matches!(e.kind, EventKind::Waking { .. })));
+        let trips = decompose(&events, &stamps, tasks(), &name);
+        for t in &trips {
+            assert_eq!(t.parts.values().sum::<u64>(), t.total_ns);
+        }
+        assert!(trips[1].parts.get(RESIDUAL).copied().unwrap_or(0) > 0);
+        let (centre, parts) = summarise(&trips);
+        assert_eq!(centre.mean, 150.0);
+        let sum: f64 = parts.iter().map(|p| p.mean_ns).sum();
+        assert!((sum - centre.mean).abs() < 1e-9, "{sum}");
+        let shares: f64 = parts.iter().map(|p| p.share).sum();
+        assert!((shares - 1.0).abs() < 1e-9);
+        assert_eq!(parts.last().unwrap().name, RESIDUAL);
+        // Without a lost event there is still a residual row, at zero.
+        let (events, stamps) = trace(2);
+        let (_, parts) = summarise(&decompose(&events, &stamps, tasks(), &name));
+        let r = parts.iter().find(|p| p.name == RESIDUAL).unwrap();
+        assert_eq!(r.mean_ns, 0.0);
+    }
+
+    #[test]
+    fn a_wake_up_for_something_else_leaves_the_message_with_the_side_that_runs() {
+        use EventKind::*;
+        let (mut events, stamps) = trace(1);
+        // During the server's read (t+60..t+70) the client is woken, runs
+        // 2 ns and sleeps again: the server still has the message.
+        let t = 100;
+        events.extend([
+            ev(
+                t + 62,
+                1,
+                S,
+                Waking {
+                    pid: C,
+                    target_cpu: 0,
+                },
+            ),
+            switch(t + 63, 0, 0, C),
+            switch(t + 65, 0, C, 0),
+        ]);
+        events.sort_by_key(|e| e.ts_ns);
+        let trips = decompose(&events, &stamps, tasks(), &name);
+        let p = &trips[0].parts;
+        assert_eq!(p.values().sum::<u64>(), 150);
+        assert!(!p.contains_key(RESIDUAL), "{p:?}");
+        assert_eq!(p["server read"], 10 - 3, "{p:?}");
+        assert_eq!(p["server user"], 10);
+        assert_eq!(p["server write"], 10);
+    }
+
+    #[test]
+    fn on_one_cpu_the_wake_up_waits_behind_the_waker() {
+        use EventKind::*;
+        // Client and server on CPU 0: the server is woken at 20 but runs
+        // only when the client blocks at 40.
+        let t = 100;
+        let events = vec![
+            ev(0, 0, S, SysEnter { id: READ }),
+            ev(0, 0, C, SysExit { id: 1 }),
+            switch(1, 0, S, C),
+            ev(t + 10, 0, C, SysEnter { id: WRITE }),
+            ev(
+                t + 20,
+                0,
+                C,
+                Waking {
+                    pid: S,
+                    target_cpu: 0,
+                },
+            ),
+            ev(
+                t + 21,
+                0,
+                C,
+                Wakeup {
+                    pid: S,
+                    target_cpu: 0,
+                },
+            ),
+            ev(t + 30, 0, C, SysExit { id: WRITE }),
+            ev(t + 35, 0, C, SysEnter { id: READ }),
+            switch(t + 40, 0, C, S),
+            ev(t + 50, 0, S, SysExit { id: READ }),
+            ev(t + 55, 0, S, SysEnter { id: WRITE }),
+            ev(
+                t + 60,
+                0,
+                S,
+                Waking {
+                    pid: C,
+                    target_cpu: 0,
+                },
+            ),
+            ev(t + 65, 0, S, SysExit { id: WRITE }),
+            ev(t + 66, 0, S, SysEnter { id: READ }),
+            switch(t + 70, 0, S, C),
+            ev(t + 80, 0, C, SysExit { id: READ }),
+        ];
+        let trips = decompose(&events, &[t, t + 90], tasks(), &name);
+        let p = &trips[0].parts;
+        assert_eq!(p["server wake-up: run-queue wait"], 20);
+        assert_eq!(p["client wake-up: run-queue wait"], 10);
+        assert_eq!(p["client user"], 20);
+        assert_eq!(p.values().sum::<u64>(), 90);
+        assert!(!p.contains_key(RESIDUAL));
+    }
+
+    #[test]
+    fn a_mechanism_without_system_calls_is_user_time_and_interference() {
+        use EventKind::*;
+        let events = vec![
+            ev(0, 0, C, SysExit { id: 1 }),
+            ev(120, 0, 0, IrqEntry),
+            ev(130, 0, 0, IrqExit),
+        ];
+        let trips = decompose(
+            &events,
+            &[100, 150, 200],
+            Tasks {
+                client: C,
+                server: Some(S),
+            },
+            &name,
+        );
+        assert_eq!(trips[0].parts["client user"], 40);
+        assert_eq!(trips[0].parts["client irq+softirq"], 10);
+        assert_eq!(trips[1].parts["client user"], 50);
+        assert!(is_interrupt("client irq+softirq") && is_wake_up("server wake-up: rest"));
+    }
+
+    #[test]
+    fn system_calls_are_named_from_the_architecture_table() {
+        #[cfg(target_arch = "x86_64")]
+        {
+            assert_eq!(syscall_name(0), "read");
+            assert_eq!(syscall_name(202), "futex");
+        }
+        assert_eq!(syscall_name(-5), "syscall -5");
+    }
+}

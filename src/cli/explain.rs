@@ -1,0 +1,403 @@
+//! `ipcmark explain`: where a ping-pong figure's round trip goes. Each
+//! figure is measured untraced exactly as `ipcmark run` measures it (the
+//! run is `run`'s, its page and report too); then, with the same placement
+//! and load, a separate pass of `--round-trips` stamped round trips is
+//! traced in a private tracefs instance, and the analysis cuts each round
+//! trip into parts (`analysis::explain`). Tracing is never inside the
+//! figure: the traced and untraced medians are both reported, and their
+//! ratio is the tracing's overhead (docs/explain.md).
+
+use super::plan::RunPlan;
+use super::{Failure, RunArgs, flags, heading, parse, print_stdout};
+use crate::analysis::explain::{self as anatomy, Tasks};
+use crate::engine::channel::Topology as Shape;
+use crate::engine::os::load::LoadPlan;
+use crate::engine::os::objects::ObjectNamer;
+use crate::engine::os::tracefs::Instance;
+use crate::engine::run::load::Held;
+use crate::engine::run::runner::{RunSettings, run_stamped_pass};
+use crate::record::explain::{ExplainRecord, RoundTripRecord};
+use crate::record::{Mode, RunRecord, Status};
+use clap::Args;
+use std::cell::RefCell;
+use std::process::ExitCode;
+
+/// Arguments of `ipcmark explain`: `run`'s placement, budget, load and
+/// output flags, and the traced pass's length.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// Ping-pong mechanisms to explain (pipe, unix-stream, shm-futex, …).
+    /// See `ipcmark list`.
+    #[arg(value_name = "NAME", required = true)]
+    names: Vec<String>,
+    #[command(flatten)]
+    sizes: flags::Sizes,
+    /// CPUs for client and server ("0,1"); one CPU puts both sides on it.
+    #[arg(long, value_name = "A,B", value_parser = parse::cpu_list_arg,
+          help_heading = heading::PLACEMENT)]
+    cpus: Option<parse::CpuList>,
+    /// Pin client and server to the same CPU (the first of --cpus).
+    #[arg(long, help_heading = heading::PLACEMENT)]
+    same_cpu: bool,
+    /// Run both sides under SCHED_FIFO at this priority (1-99).
+    #[arg(long, value_name = "PRIO", value_parser = clap::value_parser!(i32).range(1..=99),
+          help_heading = heading::PLACEMENT)]
+    rt: Option<i32>,
+    #[command(flatten, next_help_heading = heading::PLACEMENT)]
+    cpu_latency: flags::CpuLatency,
+    #[command(flatten)]
+    budget: flags::Budget,
+    #[command(flatten)]
+    output: flags::Output,
+    #[command(flatten)]
+    load: flags::Load,
+    /// Round trips in each figure's traced pass.
+    #[arg(long, value_name = "N", default_value_t = 2000,
+          value_parser = clap::value_parser!(u64).range(10..=200_000),
+          help_heading = heading::SELECTION)]
+    round_trips: u64,
+}
+
+/// Refuses a name that is not a mechanism (a benchmark or a group).
+fn check_names(names: &[String]) -> Result<(), Failure> {
+    for name in names {
+        if crate::mechanisms::find(name).is_none() {
+            return Err(Failure::usage(format!(
+                "explain explains ping-pong mechanisms; '{name}' is not one (mechanisms: {})",
+                crate::mechanisms::ids().join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What the run's plan placed and loaded its figures with, kept for the
+/// traced passes.
+#[derive(Clone)]
+struct Captured {
+    settings: RunSettings,
+    load: Option<LoadPlan>,
+}
+
+/// Runs `ipcmark explain`.
+pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
+    check_names(&args.names)?;
+    let round_trips = args.round_trips as usize;
+    let json = args.output.json.path.clone();
+    let long = args.output.long;
+    let run = RunArgs {
+        names: args.names,
+        sizes: args.sizes,
+        cpus: args.cpus,
+        same_cpu: args.same_cpu,
+        rt: args.rt,
+        cpu_latency: args.cpu_latency,
+        budget: args.budget,
+        output: args.output,
+        load: args.load,
+        ..RunArgs::defaults()?
+    };
+    let captured: RefCell<Option<Captured>> = RefCell::new(None);
+    let capture = |plan: &mut RunPlan| {
+        *captured.borrow_mut() = Some(Captured {
+            settings: plan.session.settings.clone(),
+            load: plan.session.levels.first().and_then(|l| l.load.clone()),
+        });
+    };
+    let after = |report: &RunRecord| -> Result<(), Failure> {
+        let Some(c) = captured.borrow().clone() else {
+            return Err(Failure::run("explain: the run made no plan"));
+        };
+        let mut report = report.clone();
+        let full = crate::sys::process::geteuid() == 0;
+        let names = ObjectNamer::new();
+        let mut out = String::new();
+        let mut failed = Vec::new();
+        for fig in report.results.iter_mut() {
+            if fig.mode != Mode::PingPong || fig.status != Status::Ok {
+                continue;
+            }
+            if crate::engine::os::interrupt::stop_requested().is_some() {
+                break;
+            }
+            let Some(mech) = crate::mechanisms::find(&fig.benchmark) else {
+                continue;
+            };
+            // The figure's one-way samples, doubled: its round trip as
+            // `run` reports it (loop overhead subtracted).
+            let untraced = fig
+                .samples_ns
+                .as_deref()
+                .filter(|v| !v.is_empty())
+                .map(|v| RoundTripRecord {
+                    mean: 2.0 * v.iter().sum::<f64>() / v.len() as f64,
+                    median: 2.0 * crate::stats::median(v),
+                });
+            let explained = if full {
+                traced(mech, fig.size_bytes, &c, round_trips, &names)
+            } else {
+                coarse(mech, fig.size_bytes, &c, round_trips, &names).map(|mut ex| {
+                    let counts = ex.note.take().unwrap_or_default();
+                    ex.note = Some(format!(
+                        "{}\n  {counts}",
+                        not_root(&fig.benchmark, fig.size_bytes)
+                    ));
+                    (ex, None)
+                })
+            };
+            match explained {
+                Ok((mut ex, load_note)) => {
+                    ex.untraced_round_trip_ns = untraced;
+                    out.push_str(&crate::output::explain::render(
+                        &fig.benchmark,
+                        fig.size_bytes,
+                        &ex,
+                        load_note.as_deref(),
+                        long,
+                    ));
+                    fig.explain = Some(ex);
+                }
+                Err(e) => failed.push(format!("{} {} B: {e}", fig.benchmark, fig.size_bytes)),
+            }
+        }
+        print_stdout(&out)?;
+        if let Some(path) = &json {
+            crate::output::json::write_atomic(path, &report)
+                .map_err(|e| Failure::run(format!("cannot write {}: {e}", path.display())))?;
+        }
+        if !failed.is_empty() {
+            return Err(Failure::run(format!(
+                "explain: no anatomy for {}",
+                failed.join("; ")
+            )));
+        }
+        Ok(())
+    };
+    super::run::run_with(run, Some(&capture), Some(&after))
+}
+
+/// Why an anatomy without root is coarse, and the command that gives the full one.
+fn not_root(name: &str, size: usize) -> String {
+    format!(
+        "coarse: without root the kernel's tracepoints cannot be read (tracefs), so these \
+         are per-task counters over the whole pass (/proc/<tid>/schedstat, /proc/<tid>/status, \
+         /proc/interrupts, /proc/softirqs, /proc/stat): means only, the two sides' CPU time \
+         overlaps across CPUs (the residual may be below zero), a wake-up's idle exit is not \
+         told from sleep, and a system call from user time; `sudo ipcmark explain {name} \
+         --sizes {size}` gives the full anatomy"
+    )
+}
+
+/// What a coarse anatomy reads before and after the pass: each side's
+/// counters, the kernel's interrupt counts, each CPU's times.
+type Counters = (
+    Vec<(i32, Option<crate::engine::os::schedstat::TaskCounters>)>,
+    crate::engine::os::load::account::KernelCounters,
+    std::collections::BTreeMap<usize, crate::engine::os::load::account::CpuTimes>,
+);
+
+/// The coarse anatomy of one figure without tracing: the same stamped
+/// pass, with each side's scheduler counters and the measured CPUs'
+/// interrupt, softirq and steal counts read before and after it.
+fn coarse(
+    mech: &dyn crate::engine::channel::Mechanism,
+    size: usize,
+    c: &Captured,
+    round_trips: usize,
+    names: &ObjectNamer,
+) -> Result<ExplainRecord, String> {
+    use crate::engine::os::load::account::{self, KernelCounters};
+    use crate::engine::os::schedstat::TaskCounters;
+    use crate::engine::os::sysroot::SysRoot;
+    let root = SysRoot::host();
+    let steal = |root: &SysRoot| {
+        account::parse_cpu_times(&root.read_raw("/proc/stat").unwrap_or_default()).1
+    };
+    let mut before: Option<Counters> = None;
+    let mut after = None;
+    let pass = run_stamped_pass(mech, size, &c.settings, names, round_trips, &mut |on| {
+        match on {
+            Some(tids) => {
+                let tasks = tids
+                    .iter()
+                    .map(|&t| (t, TaskCounters::read(&root, t)))
+                    .collect();
+                before = Some((tasks, KernelCounters::read(), steal(&root)));
+            }
+            None => {
+                if let Some((tasks, _, _)) = &before {
+                    let now: Vec<Option<TaskCounters>> = tasks
+                        .iter()
+                        .map(|(t, _)| TaskCounters::read(&root, *t))
+                        .collect();
+                    after = Some((now, KernelCounters::read(), steal(&root)));
+                }
+            }
+        }
+        Ok(())
+    })?;
+    let (Some((tasks, k0, s0)), Some((now, k1, s1))) = (before, after) else {
+        return Err("the pass's counters were not read".into());
+    };
+    let n = (pass.stamps.len() - 1).max(1) as f64;
+    let total = pass
+        .stamps
+        .last()
+        .zip(pass.stamps.first())
+        .map_or(0, |(l, f)| l - f) as f64;
+    let mean = total / n;
+    let part = |name: String, ns: f64| crate::record::explain::PartRecord {
+        name,
+        mean_ns: ns / n,
+        median_ns: None,
+        p99_ns: None,
+        share: if mean > 0.0 { ns / n / mean } else { 0.0 },
+    };
+    let mut parts = Vec::new();
+    let mut switches = Vec::new();
+    for (i, ((_, b), a)) in tasks.iter().zip(&now).enumerate() {
+        let side = if i == 0 { "client" } else { "server" };
+        let (Some(b), Some(a)) = (b, a) else {
+            return Err(format!("the {side}'s /proc/<tid>/schedstat cannot be read"));
+        };
+        let d = a.since(b);
+        parts.push(part(format!("{side} on a CPU"), d.run_ns as f64));
+        parts.push(part(format!("{side} run-queue wait"), d.wait_ns as f64));
+        switches.push(format!(
+            "{side} {:.2} voluntary and {:.3} involuntary switches",
+            d.voluntary as f64 / n,
+            d.involuntary as f64 / n
+        ));
+    }
+    let tick_ns = 1e9 / crate::sys::clock::ticks_per_second() as f64;
+    let stolen: u64 = pass
+        .cpus
+        .iter()
+        .map(|cpu| {
+            let b = s0.get(cpu).map_or(0, |t| t.steal);
+            s1.get(cpu).map_or(0, |t| t.steal).saturating_sub(b)
+        })
+        .sum();
+    parts.push(part("steal (10 ms ticks)".into(), stolen as f64 * tick_ns));
+    let named: f64 = parts.iter().map(|p| p.mean_ns).sum();
+    parts.push(part(anatomy::RESIDUAL.into(), (mean - named) * n));
+    let mut counts = Vec::new();
+    for d in account::delta(&k0, &k1, &pass.cpus) {
+        let lines: Vec<String> = d
+            .interrupts
+            .iter()
+            .map(|(k, v)| format!("{k} {:.3}", *v as f64 / n))
+            .chain(
+                d.softirqs
+                    .iter()
+                    .map(|(k, v)| format!("{k} {:.3}", *v as f64 / n)),
+            )
+            .collect();
+        counts.push(format!("CPU {}: {}", d.cpu, lines.join(", ")));
+    }
+    let stamps = &pass.stamps;
+    let mut rts: Vec<f64> = stamps.windows(2).map(|w| (w[1] - w[0]) as f64).collect();
+    rts.sort_by(f64::total_cmp);
+    Ok(ExplainRecord {
+        method: "coarse".into(),
+        parts,
+        traced_round_trip_ns: RoundTripRecord {
+            mean,
+            median: if rts.is_empty() {
+                0.0
+            } else {
+                crate::stats::quantile_sorted(&rts, 0.5)
+            },
+        },
+        untraced_round_trip_ns: None,
+        round_trips: (stamps.len() - 1) as u64,
+        lost_events: 0,
+        instance: None,
+        events: Vec::new(),
+        note: Some(format!(
+            "per round trip: {}; interrupts and softirqs on the measured CPUs: {}",
+            switches.join("; "),
+            counts.join("; ")
+        )),
+    })
+}
+
+/// The traced pass of one figure and its anatomy; with a load, a line on
+/// what the load's own handlers took per round trip.
+fn traced(
+    mech: &dyn crate::engine::channel::Mechanism,
+    size: usize,
+    c: &Captured,
+    round_trips: usize,
+    names: &ObjectNamer,
+) -> Result<(ExplainRecord, Option<String>), String> {
+    let s = &c.settings;
+    let mut cpus: Vec<usize> = [s.client.cpu, s.server.cpu].into_iter().flatten().collect();
+    if mech.info().topology == Shape::SelfLoop {
+        cpus.truncate(1);
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    if cpus.is_empty() {
+        cpus = crate::sys::sched::allowed_cpus()
+            .map_err(|e| format!("cannot read the CPUs allowed: {e}"))?;
+    }
+    // About 40 events of 40 bytes per round trip, and the traced CPUs'
+    // other tasks' switches and interrupts: 2 KiB per round trip per CPU,
+    // at least 4 MiB.
+    let buffer_kb = (round_trips * 2).max(4096);
+    let inst = Instance::create(&cpus, buffer_kb)?;
+    let mut held = c.load.as_ref().map(Held::start).transpose()?;
+    let mark = held.as_mut().map(Held::before).transpose()?;
+    let pass = run_stamped_pass(mech, size, s, names, round_trips, &mut |on| match on {
+        Some(tasks) => inst.start(tasks),
+        None => inst.stop(),
+    })?;
+    let load = match (held.as_mut(), &mark) {
+        (Some(h), Some(m)) => Some(h.after(m, &pass.cpus)?),
+        _ => None,
+    };
+    let trace = inst.read()?;
+    let events = inst.events.clone();
+    let instance = inst.dir().display().to_string();
+    drop(inst);
+    let trips = anatomy::decompose(
+        &trace.events,
+        &pass.stamps,
+        Tasks {
+            client: pass.client_tid,
+            server: pass.server_tid,
+        },
+        &anatomy::syscall_name,
+    );
+    let (centre, parts) = anatomy::summarise(&trips);
+    // The load's handler time per round trip: its rate over the window it
+    // was held (the pass and its set-up) times the traced round trip.
+    let load_note = load.filter(|l| l.window_ns > 0).map(|l| {
+        let (count, handler) = pass.cpus.iter().fold((0, 0), |(n, h), &cpu| {
+            let (cn, ch, _) = l.sources_on(cpu);
+            (n + cn, h + ch)
+        });
+        format!(
+            "load: its interrupt sources on CPUs {:?} handled {count} interrupts in {:.1} ms, \
+             {:.0} ns of handler time per traced round trip (stamped in the handler)",
+            pass.cpus,
+            l.window_ns as f64 / 1e6,
+            handler as f64 / l.window_ns as f64 * centre.mean
+        )
+    });
+    Ok((
+        ExplainRecord {
+            method: "full".into(),
+            parts,
+            traced_round_trip_ns: centre,
+            untraced_round_trip_ns: None,
+            round_trips: trips.len() as u64,
+            lost_events: trace.lost,
+            instance: Some(instance),
+            events,
+            note: None,
+        },
+        load_note,
+    ))
+}

@@ -1,0 +1,187 @@
+//! The anatomy of a figure (`ipcmark explain`) as a waterfall: its parts as
+//! rows (mean, median, p99 per round trip and one way, share with a bar in
+//! text), the residual last, then the traced and untraced round trips and
+//! their ratio, the tracing's overhead, and what was lost.
+
+use crate::analysis::explain::{is_interrupt, is_wake_up};
+use crate::output::sanitise::text;
+use crate::record::explain::ExplainRecord;
+use crate::record::units::format_size;
+use std::fmt::Write;
+
+/// Width of a share bar at 100%, in characters.
+const BAR: usize = 30;
+
+/// A share (0–1) as a bar of eighths.
+fn bar(share: f64) -> String {
+    let eighths = (share.clamp(0.0, 1.0) * (BAR * 8) as f64).round() as usize;
+    let mut s = "█".repeat(eighths / 8);
+    if !eighths.is_multiple_of(8) {
+        s.push(['▏', '▎', '▍', '▌', '▋', '▊', '▉'][eighths % 8 - 1]);
+    }
+    s
+}
+
+/// The waterfall of one figure; `load` is a line on the load's own
+/// handler time, when one was held; `long` adds the events traced.
+pub fn render(
+    benchmark: &str,
+    size: usize,
+    ex: &ExplainRecord,
+    load: Option<&str>,
+    long: bool,
+) -> String {
+    let mut out = String::new();
+    let t = &ex.traced_round_trip_ns;
+    let _ = writeln!(
+        out,
+        "\n{} {} — anatomy of a round trip ({} traced round trips, {})",
+        text(benchmark),
+        format_size(size),
+        ex.round_trips,
+        ex.method
+    );
+    let name_w = ex
+        .parts
+        .iter()
+        .map(|p| p.name.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let _ = writeln!(
+        out,
+        "  {:<name_w$}  {:>9}  {:>9}  {:>9}  {:>9}  {:>6}",
+        "part", "mean ns", "median", "p99", "one-way", "share"
+    );
+    for p in &ex.parts {
+        let ns = |v: Option<f64>| v.map_or_else(|| "—".to_string(), |v| format!("{v:.0}"));
+        let _ = writeln!(
+            out,
+            "  {:<name_w$}  {:>9.0}  {:>9}  {:>9}  {:>9.0}  {:>5.1}%  {}",
+            text(&p.name),
+            p.mean_ns,
+            ns(p.median_ns),
+            ns(p.p99_ns),
+            p.mean_ns / 2.0,
+            100.0 * p.share,
+            bar(p.share)
+        );
+    }
+    let sum: f64 = ex.parts.iter().map(|p| p.mean_ns).sum();
+    let _ = writeln!(
+        out,
+        "  {:<name_w$}  {:>9.0}  {:>9.0}  {:>9}  {:>9.0}  (parts' means add up to {:.0} ns)",
+        "round trip",
+        t.mean,
+        t.median,
+        "",
+        t.mean / 2.0,
+        sum
+    );
+    let share_of = |f: fn(&str) -> bool| -> f64 {
+        ex.parts
+            .iter()
+            .filter(|p| f(&p.name))
+            .map(|p| p.share)
+            .sum()
+    };
+    // A coarse anatomy has neither part: counters cannot bound them.
+    if ex.method == "full" {
+        let _ = writeln!(
+            out,
+            "  wake-ups {:.1}% · interrupts and softirqs {:.1}% of the round trip",
+            100.0 * share_of(is_wake_up),
+            100.0 * share_of(is_interrupt)
+        );
+    }
+    match &ex.untraced_round_trip_ns {
+        Some(u) if u.median > 0.0 && ex.method != "full" => {
+            let _ = writeln!(
+                out,
+                "  pass median {:.0} ns (untraced, stamped), the run's figure × 2: {:.0} ns",
+                t.median, u.median
+            );
+        }
+        Some(u) if u.median > 0.0 => {
+            let _ = writeln!(
+                out,
+                "  traced median {:.0} ns, untraced {:.0} ns (run's figure × 2): tracing costs ×{:.2}",
+                t.median,
+                u.median,
+                t.median / u.median
+            );
+        }
+        _ => {}
+    }
+    if ex.lost_events > 0 {
+        let _ = writeln!(
+            out,
+            "  {} events were lost: the parts of the round trips they fell in are partly residual",
+            ex.lost_events
+        );
+    } else if ex.method == "full" {
+        let _ = writeln!(out, "  no event was lost");
+    }
+    if let Some(l) = load {
+        let _ = writeln!(out, "  {l}");
+    }
+    if let Some(n) = &ex.note {
+        for line in n.lines() {
+            let _ = writeln!(out, "  {}", text(line.trim()));
+        }
+    }
+    if long && !ex.events.is_empty() {
+        let _ = writeln!(out, "  events: {}", ex.events.join(" "));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::explain::{PartRecord, RoundTripRecord};
+
+    fn part(name: &str, mean: f64, share: f64) -> PartRecord {
+        PartRecord {
+            name: name.into(),
+            mean_ns: mean,
+            median_ns: Some(mean),
+            p99_ns: None,
+            share,
+        }
+    }
+
+    #[test]
+    fn the_waterfall_has_a_row_per_part_the_overhead_and_what_was_lost() {
+        let ex = ExplainRecord {
+            method: "full".into(),
+            parts: vec![
+                part("server wake-up: idle exit", 6000.0, 0.75),
+                part("client write", 2000.0, 0.25),
+                part("residual", 0.0, 0.0),
+            ],
+            traced_round_trip_ns: RoundTripRecord {
+                mean: 8000.0,
+                median: 7900.0,
+            },
+            untraced_round_trip_ns: Some(RoundTripRecord {
+                mean: 6000.0,
+                median: 5000.0,
+            }),
+            round_trips: 2000,
+            lost_events: 3,
+            instance: None,
+            events: vec![],
+            note: None,
+        };
+        let text = render("pipe", 64, &ex, None, false);
+        assert!(text.contains("server wake-up: idle exit"), "{text}");
+        assert!(text.contains("75.0%"), "{text}");
+        assert!(text.contains("residual"), "{text}");
+        assert!(text.contains("×1.58"), "{text}");
+        assert!(text.contains("3 events were lost"), "{text}");
+        assert!(text.contains("add up to 8000 ns"), "{text}");
+        assert_eq!(bar(1.0).chars().count(), BAR);
+        assert_eq!(bar(0.0), "");
+    }
+}

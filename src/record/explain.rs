@@ -1,0 +1,56 @@
+//! The record of `ipcmark explain` (`explain` of a figure): where a traced
+//! pass's round trips went, part by part, beside the untraced figure, and
+//! how the pass was traced (docs/explain.md).
+
+use serde::{Deserialize, Serialize};
+
+/// One part of a round trip across the traced round trips.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartRecord {
+    /// "client user", "server read", "server wake-up: idle exit", …, and
+    /// "residual" (the round trip less every other part).
+    pub name: String,
+    /// Mean per round trip, ns: the parts' means add up to the traced mean
+    /// (a coarse residual may be below zero: the two sides' counters overlap).
+    pub mean_ns: f64,
+    /// Median per round trip, ns (null in a coarse anatomy: counters give
+    /// only a total over the pass).
+    pub median_ns: Option<f64>,
+    /// 99th percentile per round trip, ns (null as the median).
+    pub p99_ns: Option<f64>,
+    /// Its mean over the traced mean round trip (0–1).
+    pub share: f64,
+}
+
+/// A round trip's centre: mean and median, ns.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RoundTripRecord {
+    /// Mean, ns.
+    pub mean: f64,
+    /// Median, ns.
+    pub median: f64,
+}
+
+/// `explain` of a figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExplainRecord {
+    /// "full" (tracepoints) or "coarse" (/proc counters, without root).
+    pub method: String,
+    /// The parts, largest mean first, the residual last.
+    pub parts: Vec<PartRecord>,
+    /// The traced pass's round trips (client clock, stamp to stamp).
+    pub traced_round_trip_ns: RoundTripRecord,
+    /// The figure as `run` measures it (twice its one-way time).
+    pub untraced_round_trip_ns: Option<RoundTripRecord>,
+    /// Round trips in the traced pass.
+    pub round_trips: u64,
+    /// Events the kernel lost during the pass (0: none).
+    pub lost_events: u64,
+    /// The tracefs instance the pass was traced in.
+    pub instance: Option<String>,
+    /// The events enabled, as `system:name`.
+    pub events: Vec<String>,
+    /// What a coarse anatomy could not see, and the command that gives the
+    /// full one.
+    pub note: Option<String>,
+}
