@@ -53,7 +53,7 @@ impl PassChecker {
         let Some((level, pass, before)) = self.open.take() else {
             return;
         };
-        let after = Sample::read(&self.root, crate::sys::clock::monotonic_ns());
+        let after = Sample::read_now(&self.root);
         let checks = doctor::examine_pass(&self.root, &self.cpus, &before, &after);
         report
             .pass_checks
@@ -151,7 +151,7 @@ impl RunObserver for Recorder {
     fn pass_started(&mut self, pass: usize, _passes: usize) {
         if let Some(p) = &mut self.passes {
             p.close(&mut self.report);
-            let at = Sample::read(&p.root, crate::sys::clock::monotonic_ns());
+            let at = Sample::read_now(&p.root);
             p.open = Some((p.level, pass, at));
         }
     }

@@ -224,6 +224,11 @@ impl Sample {
         }
     }
 
+    /// Reads the counters under `root`, stamped now (the monotonic clock).
+    pub fn read_now(root: &SysRoot) -> Sample {
+        Sample::read(root, crate::sys::clock::monotonic_ns())
+    }
+
     /// Seconds from `before` to this sample (at least 1 ns).
     fn seconds_since(&self, before: &Sample) -> f64 {
         self.at_ns.saturating_sub(before.at_ns).max(1) as f64 / 1e9
@@ -341,7 +346,7 @@ pub fn examine_at_run_start(
     cpus: &[usize],
     latency: &super::environment::CpuLatencyState,
 ) -> Vec<Check> {
-    let sample = Sample::read(root, crate::sys::clock::monotonic_ns());
+    let sample = Sample::read_now(root);
     let not_measured = || Err("not measured at a run's start".to_string());
     let measured = Measured {
         loop_rate: [not_measured(), not_measured()],
