@@ -118,7 +118,7 @@ pub fn checks_line(report: &RunRecord) -> Option<String> {
 /// it could not be told apart; `None` for a run of one pass.
 pub fn level_line(report: &RunRecord) -> Option<String> {
     let l = report.level.as_ref()?;
-    Some(match &l.interval {
+    let line = match &l.interval {
         Some(i) if !l.factors.is_empty() => format!(
             "machine level: ±{}% over {} passes, common to all {} figures in every pass; \
              the intervals above are each figure's own",
@@ -132,7 +132,9 @@ pub fn level_line(report: &RunRecord) -> Option<String> {
             if l.figures == 1 { "" } else { "s" },
             l.passes
         ),
-    })
+    };
+    // A wide interval (a disturbed pass) lengthens the line past the page.
+    Some(wrap(&line, PAGE_WIDTH))
 }
 
 /// `--long`: every check at the run's start, and each pass's checks as
@@ -297,6 +299,22 @@ mod tests {
             level_line(&r)
                 .unwrap()
                 .starts_with("machine level: not separable: 2 figures / 2 passes"),
+        );
+        // A disturbed pass of two makes a wide level: its line still fits.
+        r.level = Some(LevelRecord {
+            figures: 144,
+            passes: 2,
+            factors: vec![0.01, 1.0],
+            interval: Some(IntervalRecord {
+                low: 0.006,
+                high: 158.76,
+            }),
+        });
+        let line = level_line(&r).unwrap();
+        assert!(line.contains("±15776"), "{line}");
+        assert!(
+            line.lines().all(|l| l.chars().count() <= PAGE_WIDTH),
+            "{line}"
         );
     }
 }
