@@ -4,7 +4,7 @@
 //! clean-up then removes). Apart from the names it reads and the verdicts
 //! it applies; the top of this folder: nothing here uses it.
 
-use super::names::{NameOwner, Owner, disk_temp_base, owner_of_name, tmpfs_base};
+use super::names::{HELPER_PID_FILE, NameOwner, Owner, disk_temp_base, owner_of_name, tmpfs_base};
 use super::sysvipc::{clean_sysv_objects, parse_sysvipc};
 use super::verdict::{CleanReport, Here, Processes, System, Verdict, judge};
 use crate::sys::process::geteuid;
@@ -115,6 +115,11 @@ fn clean_dir(
             continue;
         }
         let res = if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+            if let Some(pid) = end_helper(&path) {
+                report
+                    .removed
+                    .push(format!("{label}'s helper process {pid}"));
+            }
             fs::remove_dir_all(&path)
         } else {
             fs::remove_file(&path)
@@ -124,6 +129,23 @@ fn clean_dir(
             Err(e) => report.failed.push(format!("{label}: {e}")),
         }
     }
+}
+
+/// Ends the helper program an abandoned directory's [`HELPER_PID_FILE`]
+/// names, if its command line still names the directory (a pid alone may
+/// be another process's by now); its pid if it was sent SIGKILL.
+fn end_helper(dir: &Path) -> Option<libc::pid_t> {
+    let pid: libc::pid_t = fs::read_to_string(dir.join(HELPER_PID_FILE))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    let cmdline = fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let dir_text = dir.display().to_string();
+    let names_dir = cmdline
+        .split(|&b| b == 0)
+        .any(|arg| String::from_utf8_lossy(arg).contains(&dir_text));
+    (names_dir && crate::sys::process::kill(pid, libc::SIGKILL).is_ok()).then_some(pid)
 }
 
 #[cfg(test)]
