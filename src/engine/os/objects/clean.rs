@@ -190,4 +190,38 @@ mod tests {
         );
         assert!(report.kept.iter().any(|k| k.contains("older ipcmark")));
     }
+
+    /// A helper still running for an abandoned directory (its parent-death
+    /// signal lost: it ignored SIGTERM, or was started elsewhere) is killed
+    /// when its command line names the directory, and only then: a pid file
+    /// naming any other process kills nothing.
+    #[test]
+    fn an_abandoned_directory_s_helper_is_killed_only_if_it_names_the_directory() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = base.path().join("ipcmark-1-2-3-abc-dbus-0");
+        fs::create_dir(&dir).unwrap();
+        // `sh -c CMD NAME`: NAME is $0, on the command line, unused.
+        let mut helper = std::process::Command::new("sh")
+            .args(["-c", "trap '' TERM; sleep 60"])
+            .arg(&dir)
+            .spawn()
+            .unwrap();
+        let pid = helper.id() as libc::pid_t;
+        let mut other = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        fs::write(dir.join(HELPER_PID_FILE), format!("{}\n", other.id())).unwrap();
+        assert_eq!(end_helper(&dir), None, "a process not naming the directory");
+        assert!(other.try_wait().unwrap().is_none());
+        fs::write(dir.join(HELPER_PID_FILE), format!("{pid}\n")).unwrap();
+        assert_eq!(end_helper(&dir), Some(pid));
+        let status = helper.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+        // Gone: nothing to kill, nothing to say.
+        assert_eq!(end_helper(&dir), None);
+        let _ = other.kill();
+        let _ = other.wait();
+    }
 }
