@@ -17,6 +17,8 @@ mod explain;
 // Faults, dead and silent peers, signals, `clean`: nothing is left behind.
 mod objects;
 mod robustness;
+// dbus and dbus-p2p: the skip without dbus-daemon, the private bus's release.
+mod dbus;
 // Bad input, `list`, the README's tables.
 mod usage;
 // `ipcmark compare`.

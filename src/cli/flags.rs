@@ -44,6 +44,16 @@ pub mod heading {
     pub const WORKLOAD: &str = "Workload parameters";
 }
 
+/// `--dbus-address`: the bus the `dbus` mechanism calls through.
+#[derive(Debug, Clone, Default, Args)]
+pub struct DbusBus {
+    /// The D-Bus bus the dbus mechanism's calls go through (unix:path=… or
+    /// unix:abstract=…, as in $DBUS_SESSION_BUS_ADDRESS); default: a private
+    /// dbus-daemon that ipcmark starts and stops for each figure.
+    #[arg(long = "dbus-address", value_name = "ADDRESS", help_heading = heading::SELECTION)]
+    pub address: Option<String>,
+}
+
 /// `--db`: the history database a command reads or saves runs in.
 #[derive(Debug, Clone, Default, Args)]
 pub struct Db {

@@ -229,6 +229,8 @@ pub struct RunArgs {
     #[arg(long, value_enum, value_name = "MODE", help_heading = heading::SELECTION)]
     mode: Option<ModeArg>,
     #[command(flatten)]
+    dbus: flags::DbusBus,
+    #[command(flatten)]
     sizes: flags::Sizes,
     /// Give every message a buffer not in cache: each message uses the next
     /// slot of a region twice the size of the last-level cache.

@@ -71,6 +71,9 @@ pub fn run_with(
     if let Some(path) = &args.csv {
         super::check_output_path("--csv", path)?;
     }
+    if let Some(address) = &args.dbus.address {
+        crate::mechanisms::set_bus_address(address).map_err(Failure::usage)?;
+    }
     let study = match args
         .preset
         .as_deref()

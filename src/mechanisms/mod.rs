@@ -4,6 +4,8 @@
 //! validation, docs tables, conformance tests) is derived from the registry.
 
 mod common;
+mod dbus;
+mod dbus_wire;
 mod dgram_common;
 mod eventfd;
 mod fifo;
@@ -38,6 +40,8 @@ mod vmsplice;
 
 use crate::engine::channel::Mechanism;
 
+pub use dbus::set_bus_address;
+
 /// Every mechanism, in the order runs and tables show them.
 pub static REGISTRY: &[&dyn Mechanism] = &[
     &pipe::Pipe,
@@ -69,6 +73,8 @@ pub static REGISTRY: &[&dyn Mechanism] = &[
     &signal_sigqueue::SignalSigqueue,
     &vm_copy::VmCopy,
     &vm_read::VmRead,
+    &dbus::Dbus,
+    &dbus::DbusP2p,
 ];
 
 /// Finds a mechanism by id.

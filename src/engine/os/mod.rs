@@ -5,6 +5,7 @@
 //! costs, and the seccomp probe. Nothing here times a figure
 //! or knows a timing model.
 
+pub mod daemon;
 pub mod doctor;
 pub mod environment;
 pub mod group;

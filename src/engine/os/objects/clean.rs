@@ -4,7 +4,7 @@
 //! clean-up then removes). Apart from the names it reads and the verdicts
 //! it applies; the top of this folder: nothing here uses it.
 
-use super::names::{NameOwner, Owner, disk_temp_base, owner_of_name, tmpfs_base};
+use super::names::{HELPER_PID_FILE, NameOwner, Owner, disk_temp_base, owner_of_name, tmpfs_base};
 use super::sysvipc::{clean_sysv_objects, parse_sysvipc};
 use super::verdict::{CleanReport, Here, Processes, System, Verdict, judge};
 use crate::sys::process::geteuid;
@@ -115,6 +115,11 @@ fn clean_dir(
             continue;
         }
         let res = if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+            if let Some(pid) = end_helper(&path) {
+                report
+                    .removed
+                    .push(format!("{label}'s helper process {pid}"));
+            }
             fs::remove_dir_all(&path)
         } else {
             fs::remove_file(&path)
@@ -124,6 +129,23 @@ fn clean_dir(
             Err(e) => report.failed.push(format!("{label}: {e}")),
         }
     }
+}
+
+/// Ends the helper program an abandoned directory's [`HELPER_PID_FILE`]
+/// names, if its command line still names the directory (a pid alone may
+/// be another process's by now); its pid if it was sent SIGKILL.
+fn end_helper(dir: &Path) -> Option<libc::pid_t> {
+    let pid: libc::pid_t = fs::read_to_string(dir.join(HELPER_PID_FILE))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    let cmdline = fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let dir_text = dir.display().to_string();
+    let names_dir = cmdline
+        .split(|&b| b == 0)
+        .any(|arg| String::from_utf8_lossy(arg).contains(&dir_text));
+    (names_dir && crate::sys::process::kill(pid, libc::SIGKILL).is_ok()).then_some(pid)
 }
 
 #[cfg(test)]
@@ -167,5 +189,39 @@ mod tests {
                 .any(|k| k.contains("another PID namespace"))
         );
         assert!(report.kept.iter().any(|k| k.contains("older ipcmark")));
+    }
+
+    /// A helper still running for an abandoned directory (its parent-death
+    /// signal lost: it ignored SIGTERM, or was started elsewhere) is killed
+    /// when its command line names the directory, and only then: a pid file
+    /// naming any other process kills nothing.
+    #[test]
+    fn an_abandoned_directory_s_helper_is_killed_only_if_it_names_the_directory() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = base.path().join("ipcmark-1-2-3-abc-dbus-0");
+        fs::create_dir(&dir).unwrap();
+        // `sh -c CMD NAME`: NAME is $0, on the command line, unused.
+        let mut helper = std::process::Command::new("sh")
+            .args(["-c", "trap '' TERM; sleep 60"])
+            .arg(&dir)
+            .spawn()
+            .unwrap();
+        let pid = helper.id() as libc::pid_t;
+        let mut other = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        fs::write(dir.join(HELPER_PID_FILE), format!("{}\n", other.id())).unwrap();
+        assert_eq!(end_helper(&dir), None, "a process not naming the directory");
+        assert!(other.try_wait().unwrap().is_none());
+        fs::write(dir.join(HELPER_PID_FILE), format!("{pid}\n")).unwrap();
+        assert_eq!(end_helper(&dir), Some(pid));
+        let status = helper.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+        // Gone: nothing to kill, nothing to say.
+        assert_eq!(end_helper(&dir), None);
+        let _ = other.kill();
+        let _ = other.wait();
     }
 }

@@ -29,7 +29,7 @@ mod verdict;
 
 // The paths the rest of the crate uses, as before the split.
 pub use clean::clean_stale;
-pub use names::{ObjectNamer, disk_temp_base, tmpfs_base};
+pub use names::{HELPER_PID_FILE, ObjectNamer, disk_temp_base, tmpfs_base};
 pub use release::{Cleanup, left_behind as note_left_behind, take_left_behind};
 pub use verdict::CleanReport;
 // Used only by tests elsewhere in the crate.

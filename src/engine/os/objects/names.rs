@@ -355,6 +355,11 @@ pub fn tmpfs_base() -> PathBuf {
     PathBuf::from("/dev/shm")
 }
 
+/// The file in a named directory that holds the pid of a helper program
+/// running for it (`engine::os::daemon`), whose command line names the
+/// directory: `clean` ends the helper before it removes the directory.
+pub const HELPER_PID_FILE: &str = "daemon.pid";
+
 #[cfg(test)]
 mod tests {
     use super::*;
