@@ -18,6 +18,7 @@ use crate::output::json;
 use crate::record::RunRecord;
 use crate::record::doctor::PassChecksRecord;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 /// Keeps the report of a run and writes it to `path` (if any) as it grows.
 pub struct Recorder {
@@ -27,6 +28,10 @@ pub struct Recorder {
     environment: Environment,
     /// The warnings the figures gave, once measured.
     pub warnings: Vec<Warning>,
+    /// How long each pass took (summed over load levels), and when the
+    /// pass under way started: the precision warning sizes more passes by it.
+    pass_times: Vec<Duration>,
+    pass_clock: Option<(usize, Instant)>,
     path: Option<PathBuf>,
     sink: Option<Box<dyn ReportSink>>,
     /// Why each place given up could not be written, in the order they failed.
@@ -82,6 +87,8 @@ impl Recorder {
             report,
             environment,
             warnings: Vec::new(),
+            pass_times: Vec::new(),
+            pass_clock: None,
             path,
             sink: None,
             unsaved: Vec::new(),
@@ -129,6 +136,16 @@ impl Recorder {
         }
     }
 
+    /// Adds the time of the pass under way, if any, to its pass's total.
+    fn end_pass(&mut self) {
+        if let Some((pass, start)) = self.pass_clock.take() {
+            if self.pass_times.len() < pass {
+                self.pass_times.resize(pass, Duration::ZERO);
+            }
+            self.pass_times[pass - 1] += start.elapsed();
+        }
+    }
+
     fn give_up(&mut self, why: String) {
         eprintln!("warning: {why}; the report is no longer saved there, the run goes on");
         self.unsaved.push(why);
@@ -149,11 +166,14 @@ impl RunObserver for Recorder {
     }
 
     fn pass_started(&mut self, pass: usize, _passes: usize) {
+        self.end_pass();
         if let Some(p) = &mut self.passes {
             p.close(&mut self.report);
             let at = Sample::read_now(&p.root);
             p.open = Some((p.level, pass, at));
         }
+        // Started after the checks' reading, which is not the pass's time.
+        self.pass_clock = Some((pass.max(1), Instant::now()));
     }
 
     fn recorded(&mut self, results: &[FigureResult]) -> Result<(), String> {
@@ -163,11 +183,12 @@ impl RunObserver for Recorder {
     }
 
     fn measured(&mut self, results: &[FigureResult]) {
+        self.end_pass();
         // A level's passes are over.
         if let Some(p) = &mut self.passes {
             p.close(&mut self.report);
         }
-        self.warnings = warnings::collect(&self.environment, results);
+        self.warnings = warnings::collect(&self.environment, results, &self.pass_times);
         self.report.warnings = self.warnings.iter().map(Into::into).collect();
     }
 

@@ -31,7 +31,13 @@ pub fn run_page(label: &str, report: &RunRecord, options: Options) -> Shown {
         report.started_at,
         command(&report.command_line)
     );
-    for w in &report.warnings {
+    // As the run printed them: not the machine's conditions the user
+    // cannot change, which the record keeps.
+    for w in report
+        .warnings
+        .iter()
+        .filter(|w| crate::analysis::warnings::printed_kind(&w.kind))
+    {
         about.push_str(&format!("warning: {}\n", w.message));
     }
     Shown {

@@ -252,7 +252,7 @@ impl RunPlan {
                 PeerArg::Process => PeerKind::Process,
                 PeerArg::Thread => PeerKind::Thread,
             },
-            budget: budget(args),
+            budget: budget(args, preset),
             cpus_available,
             // After the 16 messages checked before timing, and before the 16
             // checked after it, however few the timed ones are: a figure whose

@@ -83,8 +83,12 @@ pub(super) fn placement(
     Ok((side(client_cpu), side(server_cpu), note, allowed.len()))
 }
 
-pub(super) fn budget(args: &RunArgs) -> Budget {
+/// The run's budget from its flags; a preset's own sampling time
+/// ([`crate::presets::Preset::max_time`]) where `--max-time` is not given,
+/// never longer than the default (`--quick`'s included).
+pub(super) fn budget(args: &RunArgs, preset: Option<&crate::presets::Preset>) -> Budget {
     let quick = args.budget.quick;
+    let default_max_time = Duration::from_millis(if quick { 250 } else { 1000 });
     Budget {
         warmup: Duration::from_millis(if quick { 30 } else { 100 }),
         sample_time: args
@@ -103,10 +107,11 @@ pub(super) fn budget(args: &RunArgs) -> Budget {
                     PRECISION
                 },
             ),
-            max_time: args
-                .budget
-                .max_time
-                .unwrap_or(Duration::from_millis(if quick { 250 } else { 1000 })),
+            max_time: args.budget.max_time.unwrap_or(
+                preset
+                    .and_then(|p| p.max_time)
+                    .map_or(default_max_time, |t| t.min(default_max_time)),
+            ),
         },
         histogram_time: Duration::from_millis(if quick { 50 } else { 200 }),
         verify_rounds: 16,

@@ -176,3 +176,29 @@ fn a_pass_takes_its_share_of_the_budget() {
     );
     assert_eq!(pass.warmup, run.warmup / 5);
 }
+
+#[test]
+fn a_preset_samples_for_its_own_time_unless_max_time_says_otherwise() {
+    let max_time = |line: &[&str]| plan(line).session.settings.budget.precision.max_time;
+    assert_eq!(
+        max_time(&["--preset", "qnx-table4"]),
+        Duration::from_millis(300)
+    );
+    assert_eq!(max_time(&["pipe"]), Duration::from_secs(1));
+    // Never longer than --quick's, and --max-time overrides it; the
+    // passes stay.
+    assert_eq!(
+        max_time(&["--preset", "qnx-table4", "--quick"]),
+        Duration::from_millis(250)
+    );
+    assert_eq!(
+        max_time(&["--preset", "qnx-table4", "--max-time", "2s"]),
+        Duration::from_secs(2)
+    );
+    assert_eq!(plan(&["--preset", "qnx-table4"]).session.passes, 5);
+    // A preset without one samples as a run without a preset does.
+    assert_eq!(
+        max_time(&["--preset", "mq-article"]),
+        Duration::from_secs(1)
+    );
+}

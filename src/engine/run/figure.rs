@@ -296,6 +296,11 @@ pub struct PassFacts {
     /// Each pass's drift-corrected median (a figure of a sweep), ns; empty
     /// unless every pass had one.
     pub drift_corrected_medians_ns: Vec<f64>,
+    /// Each pass's relative range of samples ((max − min) / median), in the
+    /// order they ran: a pass far more scattered than the others was
+    /// disturbed (`analysis::warnings`), where a spread every pass shows is
+    /// the figure's own distribution.
+    pub relative_ranges: Vec<f64>,
 }
 
 #[cfg(test)]

@@ -83,11 +83,13 @@ pub fn merge(into: &mut FigureResult, next: FigureResult, pass: usize, target: f
         }
     };
     let first_median = base.summary.median;
+    let first_range = base.summary.relative_range();
     let first_corrected = into.sweep.and_then(|sw| sw.drift_corrected_median_ns);
     let facts = into.passes.get_or_insert_with(|| PassFacts {
         count: 1,
         medians_ns: vec![first_median],
         drift_corrected_medians_ns: first_corrected.into_iter().collect(),
+        relative_ranges: vec![first_range],
     });
     let corrected = next.sweep.and_then(|sw| sw.drift_corrected_median_ns);
     match corrected {
@@ -98,6 +100,7 @@ pub fn merge(into: &mut FigureResult, next: FigureResult, pass: usize, target: f
     }
     facts.count += 1;
     facts.medians_ns.push(m.summary.median);
+    facts.relative_ranges.push(m.summary.relative_range());
     pool(base, *m, pass);
     base.precision = pass_precision(&facts.medians_ns, target);
     match (&mut into.load, &next.load) {
@@ -253,6 +256,10 @@ mod tests {
         assert_eq!(facts.count, 3);
         assert_eq!(facts.medians_ns, vec![101.0, 201.5, 150.5]);
         assert!(facts.drift_corrected_medians_ns.is_empty());
+        assert_eq!(
+            facts.relative_ranges,
+            vec![2.0 / 101.0, 3.0 / 201.5, 1.0 / 150.5]
+        );
         assert_eq!(f.cpus, vec![0, 1, 2]);
         let Outcome::Ok(m) = &f.outcome else {
             panic!("merged figure failed: {:?}", f.outcome)
@@ -356,6 +363,7 @@ mod tests {
                 count: corrected.len(),
                 medians_ns: corrected.to_vec(),
                 drift_corrected_medians_ns: corrected.to_vec(),
+                relative_ranges: Vec::new(),
             });
             f
         };
