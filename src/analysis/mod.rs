@@ -11,5 +11,6 @@ pub mod compare;
 pub mod cost_model;
 pub mod map;
 pub mod ranking;
+pub mod selftest;
 pub mod warnings;
 pub mod watch;

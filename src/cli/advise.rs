@@ -51,21 +51,32 @@ pub struct AdviseArgs {
     #[arg(long)]
     verify: bool,
     #[command(flatten)]
+    selftest_runs: flags::SelftestRuns,
+    #[command(flatten)]
     db: flags::Db,
     #[command(flatten)]
     json: flags::Json,
 }
 
 /// Every run report of `host` in the history at `path`, with its id,
-/// oldest first (reports of other kinds, such as workloads, are left out).
-fn host_runs(path: &std::path::Path, host: &str) -> Result<Vec<(i64, RunRecord)>, Failure> {
+/// oldest first (reports of other kinds, such as workloads, are left out,
+/// and the runs of `ipcmark selftest` unless `selftest_runs`).
+fn host_runs(
+    path: &std::path::Path,
+    host: &str,
+    selftest_runs: bool,
+) -> Result<Vec<(i64, RunRecord)>, Failure> {
     if !path.exists() {
         return Ok(Vec::new());
     }
     let store = Store::open_reader(path).map_err(super::history::failure)?;
+    let selftests = match selftest_runs {
+        true => Default::default(),
+        false => store.selftest_runs().map_err(super::history::failure)?,
+    };
     let mut out = Vec::new();
     for run in store.runs().map_err(super::history::failure)? {
-        if run.host != host {
+        if run.host != host || selftests.contains(&run.id) {
             continue;
         }
         let report = store.load_report(run.id).map_err(super::history::failure)?;
@@ -158,7 +169,7 @@ pub fn advise(args: AdviseArgs) -> Result<ExitCode, Failure> {
         cpu_per_msg_ns: ns(args.cpu_per_msg),
         cpus: args.cpus.as_ref().map(|c| c.0.clone()),
     };
-    let runs = host_runs(&path, &host)?;
+    let runs = host_runs(&path, &host, args.selftest_runs.include)?;
     let mut report = advise::advise(&host, need, &runs, crate::output::json::build::current());
     if report.ranking.is_empty() {
         let why = match report.unrankable.first() {

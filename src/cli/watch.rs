@@ -37,6 +37,8 @@ pub struct WatchArgs {
     #[arg(long, value_name = "PERCENT", default_value = "5%", value_parser = parse::relative_change)]
     min_magnitude: f64,
     #[command(flatten)]
+    selftest_runs: flags::SelftestRuns,
+    #[command(flatten)]
     db: flags::Db,
     #[command(flatten)]
     json: flags::Json,
@@ -56,10 +58,15 @@ struct Indexed {
 fn index(store: &Store, args: &WatchArgs) -> Result<(Vec<Indexed>, Vec<i64>), Failure> {
     let mut series: BTreeMap<(String, String), Indexed> = BTreeMap::new();
     let mut order: Vec<i64> = Vec::new();
+    let selftests = match args.selftest_runs.include {
+        true => Default::default(),
+        false => store.selftest_runs().map_err(super::history::failure)?,
+    };
     for row in store.watch_index().map_err(super::history::failure)? {
         let started = row.started_at.parse::<jiff::Timestamp>().ok();
         if args.since.is_some_and(|s| started.is_none_or(|t| t < s))
             || args.host.as_ref().is_some_and(|h| *h != row.host)
+            || selftests.contains(&row.run_id)
         {
             continue;
         }
