@@ -63,7 +63,11 @@ pub fn render(r: &SelftestReport) -> String {
     if r.pairs.iter().any(|p| p.common_shift.is_some()) {
         out.push_str("* the shift is significant (its interval excludes 1)\n");
     }
-    let flagged: Vec<_> = r.figures.iter().filter(|f| f.flagged > 0).collect();
+    let flagged: Vec<_> = r
+        .figures
+        .iter()
+        .filter(|f| f.flagged > 0 || f.flagged_beyond_shift > 0)
+        .collect();
     if !flagged.is_empty() {
         let mut t = new_table(vec![
             "figure flagged",
