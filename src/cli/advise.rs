@@ -203,13 +203,24 @@ fn measure_missing(
     Ok(())
 }
 
-/// Predicted against measured for the top two.
+/// Predicted against measured for the top two that can run one way.
 fn verify(
     args: &AdviseArgs,
     report: &AdviseReport,
     path: &std::path::Path,
 ) -> Result<Vec<Verified>, Failure> {
-    let top: Vec<_> = report.ranking.iter().take(2).collect();
+    // The top two that can run one way at the size (a mechanism that
+    // sends to itself has no receiver to time).
+    let top: Vec<_> = report
+        .ranking
+        .iter()
+        .filter(|a| {
+            crate::mechanisms::find(&a.benchmark).is_none_or(|m| {
+                crate::engine::run::runner::oneway_skip_reason(m, args.size).is_none()
+            })
+        })
+        .take(2)
+        .collect();
     let names = top.iter().map(|a| a.benchmark.clone()).collect();
     let (record, id) = measure(args, names, path)?;
     Ok(top
@@ -229,7 +240,9 @@ fn verify(
                 benchmark: a.benchmark.clone(),
                 run_id: id,
                 predicted_p50_ns: a.p50.value,
-                measured_p50_ns: l.map(|l| l.median),
+                // The messages' own median (a one-way figure's `median` is
+                // of its window means), of the population its p99 is of.
+                measured_p50_ns: l.map(|l| l.p50.unwrap_or(l.median)),
                 predicted_p99_ns,
                 measured_p99_ns,
                 measured_as: Some(match pacing(args.rate) {
@@ -271,7 +284,17 @@ pub fn advise(args: AdviseArgs) -> Result<ExitCode, Failure> {
                 "--measure measures this host; --host {host} names another"
             )));
         }
-        let ids = crate::mechanisms::ids();
+        // A mechanism of a fixed payload (eventfd's 8 bytes, a signal) runs
+        // at that size whatever is asked: it cannot carry another.
+        let ids: Vec<&str> = crate::mechanisms::REGISTRY
+            .iter()
+            .map(|m| m.info())
+            .filter(|i| match i.payload {
+                crate::engine::channel::Payload::Fixed(n) => n == args.size,
+                crate::engine::channel::Payload::Bytes => true,
+            })
+            .map(|i| i.id)
+            .collect();
         let missing = advise::missing(&host, &need, &runs, &ids);
         if missing.pingpong.is_empty() && missing.stream.is_empty() {
             eprintln!("advise --measure: the history has every figure the need asks for");
