@@ -160,7 +160,7 @@ fn check_and_watch_refuse_bad_arguments_with_one_line() {
 /// of one run's figure between runs here: see `measured_noise` in
 /// src/analysis/watch.rs), every figure `step` times slower and the kernel
 /// named `kernel` from run 21 on.
-fn history(sb: &Sandbox, seed: u64, step: f64, kernel: &str) -> PathBuf {
+pub(crate) fn history(sb: &Sandbox, seed: u64, step: f64, kernel: &str) -> PathBuf {
     let base = fixture("ipc-quick");
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut normal = || {
