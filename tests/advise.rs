@@ -90,3 +90,80 @@ fn advise_refuses_bad_usage_with_one_line_and_an_empty_history_with_exit_1() {
         .exits(1);
     assert!(ran.stderr.contains("--sizes 16K"), "{}", ran.stderr);
 }
+
+#[test]
+fn verify_measures_the_top_two_one_way_paced_at_the_rate() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let db = history(&sb, &["cost-model", "ipc-quick"]);
+    let json = sb.path("advise.json");
+    // 2 000 messages a second: 4 000 messages each, two seconds.
+    let ran = Run::new(
+        &sb,
+        &[
+            "advise",
+            "--size",
+            "1K",
+            "--rate",
+            "2k/s",
+            "--verify",
+            "--host",
+            &host(),
+        ],
+    )
+    .db(&db)
+    .arg("--json")
+    .arg(json.display().to_string())
+    .limit(std::time::Duration::from_secs(120))
+    .ok();
+    assert!(ran.stdout.contains("p99 ±25%"), "{}", ran.stdout);
+    let report = read_json(&json);
+    let verify = report["verify"].as_array().unwrap();
+    assert_eq!(
+        verify.len(),
+        2.min(report["ranking"].as_array().unwrap().len())
+    );
+    for v in verify {
+        assert_eq!(v["measured_as"], "oneway, sporadic every 500000 ns", "{v}");
+        assert_eq!(v["messages"], 4000, "{v}");
+        assert!(v["measured_p50_ns"].as_f64().unwrap() > 0.0, "{v}");
+        let within = v["p99_within_25_percent"].as_bool().unwrap();
+        let ratio =
+            v["measured_p99_ns"].as_f64().unwrap() / v["predicted_p99_ns"].as_f64().unwrap();
+        assert_eq!(within, (ratio - 1.0).abs() <= 0.25, "{v}");
+    }
+    // The verify run is this machine's, one way, in the history.
+    let id = verify[0]["run_id"].as_i64().unwrap().to_string();
+    let shown = Run::new(&sb, &["export", &id, "--format", "json"])
+        .db(&db)
+        .ok();
+    assert!(
+        shown.stdout.contains("\"pacing\": \"sporadic\""),
+        "{}",
+        shown.stdout
+    );
+}
+
+#[test]
+fn measure_refuses_another_host() {
+    let sb = Sandbox::new();
+    let db = history(&sb, &["ipc-quick"]);
+    let ran = Run::new(
+        &sb,
+        &[
+            "advise",
+            "--size",
+            "64",
+            "--measure",
+            "--host",
+            "not-this-one",
+        ],
+    )
+    .db(&db)
+    .exits(2);
+    assert!(
+        ran.stderr.contains("--measure measures this host"),
+        "{}",
+        ran.stderr
+    );
+}

@@ -248,3 +248,46 @@ fn report_refuses_bad_usage() {
     ];
     refused_all(&sb, cases, Some(&out));
 }
+
+#[test]
+fn the_report_with_the_history_s_change_points_and_advise_renders_cleanly_in_chromium() {
+    let sb = Sandbox::new();
+    // Forty imported runs, every figure 10% slower from run 21 on.
+    let db = crate::watch::history(&sb, 7, 1.10, "6.6.0-test");
+    let advise = sb.path("advise.json");
+    let host =
+        read_json(std::path::Path::new("tests/reports/ipc-quick.json"))["environment"]["hostname"]
+            .as_str()
+            .unwrap()
+            .to_string();
+    Run::new(&sb, &["advise", "--size", "64", "--host", &host])
+        .db(&db)
+        .json_at(&advise)
+        .ok();
+    let page = artefacts().join("report-history.html");
+    Run::new(&sb, &["report", "last", "--watch", "--advise"])
+        .arg(advise.display().to_string())
+        .args(&["--html", page.to_str().unwrap()])
+        .db(&db)
+        .ok();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<svg class=\"series\"").count(), 4);
+    let Some(browser) = chromium() else {
+        shout(
+            "*** SKIPPED: chromium is not installed, so the history's page was not rendered \
+             (apt-get install chromium; .ci/run installs it) ***",
+        );
+        return;
+    };
+    let profile = sb.path("chromium-profile");
+    let dom = headless(&browser, &profile, &page, &["--dump-dom".into()]);
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let check = selfcheck(&dom);
+    assert_eq!(check["errors"], serde_json::json!([]), "{check:#}");
+    assert_eq!(check["csp_violations"], serde_json::json!([]), "{check:#}");
+    assert_eq!(check["requests"], serde_json::json!([]), "{check:#}");
+    assert_eq!(check["ok"], true, "{check:#}");
+    // The static charts and the ranking reach the rendered page.
+    assert_eq!(dom.matches("class=\"change regression\"").count(), 4);
+    assert!(dom.contains("advise-ranking"));
+}

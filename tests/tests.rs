@@ -27,6 +27,8 @@ mod compare;
 mod watch;
 // `ipcmark advise`: a mechanism for a stated need, from the history.
 mod advise;
+// `ipcmark selftest`: A/A pairs, the test of compare's test.
+mod selftest;
 // `ipcmark report --html`: the page, rendered in headless Chromium.
 mod report;
 // The run history: history, show, export, import, prune; CSV.

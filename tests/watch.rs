@@ -160,7 +160,7 @@ fn check_and_watch_refuse_bad_arguments_with_one_line() {
 /// of one run's figure between runs here: see `measured_noise` in
 /// src/analysis/watch.rs), every figure `step` times slower and the kernel
 /// named `kernel` from run 21 on.
-fn history(sb: &Sandbox, seed: u64, step: f64, kernel: &str) -> PathBuf {
+pub(crate) fn history(sb: &Sandbox, seed: u64, step: f64, kernel: &str) -> PathBuf {
     let base = fixture("ipc-quick");
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut normal = || {
@@ -317,4 +317,56 @@ fn a_new_run_recomputes_only_the_series_it_touched() {
         .db(&db)
         .ok();
     assert_eq!(kept(&db), before);
+}
+
+#[test]
+fn report_draws_each_changed_series_with_its_change_point_and_advise_s_ranking() {
+    let sb = Sandbox::new();
+    let db = history(&sb, 7, 1.10, "6.6.0-test");
+    let host = fixture("ipc-quick")["environment"]["hostname"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let advise = sb.path("advise.json");
+    Run::new(&sb, &["advise", "--size", "64", "--host", &host])
+        .db(&db)
+        .json_at(&advise)
+        .ok();
+    let page = sb.path("report.html");
+    let (page_s, advise_s) = (page.display().to_string(), advise.display().to_string());
+    Run::new(
+        &sb,
+        &[
+            "report", "last", "--html", &page_s, "--watch", "--advise", &advise_s,
+        ],
+    )
+    .db(&db)
+    .ok();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("id=\"watch\""), "no watch section");
+    // Four series stepped at run 21: each drawn, its change marked a regression.
+    assert_eq!(html.matches("<svg class=\"series\"").count(), 4);
+    assert_eq!(html.matches("<line class=\"change regression\"").count(), 4);
+    assert!(html.contains("<td>20 → 21</td>"));
+    assert!(html.contains("id=\"advise\"") && html.contains("advise-ranking"));
+    let ranked = read_json(&advise)["ranking"].as_array().unwrap().len();
+    let table = html.split("advise-ranking").nth(1).unwrap();
+    let table = table.split("</table>").next().unwrap();
+    assert_eq!(table.matches("<tr><td>").count(), ranked);
+    // Another record is refused as advise's, naming what it reads.
+    let wrong = write(&sb, "run.json", &fixture("ipc-quick"));
+    let ran = Run::new(
+        &sb,
+        &[
+            "report",
+            "last",
+            "--html",
+            &page_s,
+            "--advise",
+            &wrong.display().to_string(),
+        ],
+    )
+    .db(&db)
+    .exits(2);
+    assert!(ran.stderr.contains("ipcmark.advise/1"), "{}", ran.stderr);
 }

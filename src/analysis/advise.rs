@@ -287,6 +287,48 @@ pub fn crossover(
     })
 }
 
+/// What `advise --measure` runs before it advises: the candidates of
+/// `host` with no figure at the need's size (on its CPUs), by mode.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Missing {
+    /// Candidates with no ping-pong figure at the size.
+    pub pingpong: Vec<String>,
+    /// Candidates with no stream figure at the size (only when the need
+    /// states a rate or a CPU per message, which stream figures judge).
+    pub stream: Vec<String>,
+}
+
+/// The figures `candidates` lack in `host`'s `runs` for `need`: a
+/// candidate has its size in a mode when some run holds a usable figure
+/// of it there, or one skipped there (it cannot run at that size here:
+/// measuring it again would skip it again).
+pub fn missing(host: &str, need: &Need, runs: &[(i64, RunRecord)], candidates: &[&str]) -> Missing {
+    let cpus = need.cpus.as_deref();
+    let has = |name: &str, mode: Mode| {
+        runs.iter()
+            .filter(|(_, r)| r.environment.hostname == host)
+            .flat_map(|(_, r)| &r.results)
+            .any(|f| {
+                f.benchmark == name
+                    && f.size_bytes == need.size_bytes
+                    && (usable(f, mode, cpus) || (f.mode == mode && f.status == Status::Skipped))
+            })
+    };
+    let streams = need.rate_per_s.is_some() || need.cpu_per_msg_ns.is_some();
+    Missing {
+        pingpong: candidates
+            .iter()
+            .filter(|n| !has(n, Mode::PingPong))
+            .map(|n| n.to_string())
+            .collect(),
+        stream: candidates
+            .iter()
+            .filter(|n| streams && !has(n, Mode::Stream))
+            .map(|n| n.to_string())
+            .collect(),
+    }
+}
+
 /// Ranks the ping-pong mechanisms of `host`'s runs (`runs`: every run of
 /// the history with its id, oldest first; others' hosts are left out) by
 /// `need`.
@@ -590,5 +632,45 @@ mod tests {
         let r = advise("elsewhere", need(4096), &h, h[0].1.build.clone());
         assert!(r.ranking.is_empty() && r.unrankable.is_empty());
         assert_eq!(r.runs_read, 0);
+    }
+
+    #[test]
+    fn missing_names_what_the_size_lacks_by_mode_and_skipped_counts_as_known() {
+        let runs = runs(&["ipc-quick", "stream"]);
+        let host = runs[0].1.environment.hostname.clone();
+        let pp: Vec<&FigureRecord> = runs[0]
+            .1
+            .results
+            .iter()
+            .filter(|f| f.mode == Mode::PingPong && f.status == Status::Ok)
+            .collect();
+        let (have, size) = (pp[0].benchmark.clone(), pp[0].size_bytes);
+        let candidates = [have.as_str(), "no-such-mechanism"];
+        let m = missing(&host, &need(size), &runs, &candidates);
+        assert_eq!(m.pingpong, vec!["no-such-mechanism".to_string()]);
+        assert!(
+            m.stream.is_empty(),
+            "no rate or CPU stated: no stream needed"
+        );
+        let mut with_rate = need(size);
+        with_rate.rate_per_s = Some(50_000.0);
+        let m = missing(&host, &with_rate, &runs, &candidates);
+        assert!(m.stream.contains(&"no-such-mechanism".to_string()));
+        // Another host's figures are not this host's.
+        let m = missing("elsewhere", &need(size), &runs, &candidates);
+        assert_eq!(m.pingpong.len(), 2);
+        // A figure skipped at the size is known: not measured again.
+        let mut skipped = runs.clone();
+        let f = skipped[0]
+            .1
+            .results
+            .iter_mut()
+            .find(|f| f.benchmark == have && f.size_bytes == size && f.mode == Mode::PingPong)
+            .unwrap();
+        f.status = Status::Skipped;
+        assert!(
+            missing(&host, &need(size), &skipped, &candidates).pingpong
+                == vec!["no-such-mechanism".to_string()]
+        );
     }
 }

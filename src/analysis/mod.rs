@@ -13,5 +13,6 @@ pub mod explain;
 pub mod level;
 pub mod map;
 pub mod ranking;
+pub mod selftest;
 pub mod warnings;
 pub mod watch;

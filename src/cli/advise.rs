@@ -3,8 +3,8 @@
 //! history, ranks its ping-pong mechanisms by the stated need
 //! (`analysis::advise`), prints `output::advise`'s table and writes the JSON
 //! if asked. With `--verify` the top two are measured at the size by a
-//! ping-pong run (`run::run_with`, saved like any run) and each prediction
-//! is set against what it measured. Exit 0 when it ranked, 1 when the
+//! one-way run paced at `--rate` (`run::run_with`, saved like any run) and
+//! each prediction is set against what it measured. Exit 0 when it ranked, 1 when the
 //! history has nothing to rank.
 
 use super::{Failure, RunArgs, flags, parse, print_stdout};
@@ -46,10 +46,19 @@ pub struct AdviseArgs {
     /// The host whose runs are read (default: this one).
     #[arg(long, value_name = "HOST")]
     host: Option<String>,
-    /// Measure the top two at the size (a ping-pong run, saved in the
-    /// history) and print predicted against measured.
+    /// Measure the top two at the size one way, paced at --rate (saturated
+    /// without it; a run saved in the history), and print predicted against
+    /// measured p50 and p99, and whether the p99 is within ±25%.
     #[arg(long)]
     verify: bool,
+    /// First measure what the history lacks on this host for the need:
+    /// each IPC mechanism with no ping-pong figure at the size (and no
+    /// stream figure there, with --rate or --cpu-per-msg), in one run of
+    /// each mode at the default budget, saved in the history; then advise.
+    #[arg(long)]
+    measure: bool,
+    #[command(flatten)]
+    selftest_runs: flags::SelftestRuns,
     #[command(flatten)]
     db: flags::Db,
     #[command(flatten)]
@@ -57,15 +66,24 @@ pub struct AdviseArgs {
 }
 
 /// Every run report of `host` in the history at `path`, with its id,
-/// oldest first (reports of other kinds, such as workloads, are left out).
-fn host_runs(path: &std::path::Path, host: &str) -> Result<Vec<(i64, RunRecord)>, Failure> {
+/// oldest first (reports of other kinds, such as workloads, are left out,
+/// and the runs of `ipcmark selftest` unless `selftest_runs`).
+fn host_runs(
+    path: &std::path::Path,
+    host: &str,
+    selftest_runs: bool,
+) -> Result<Vec<(i64, RunRecord)>, Failure> {
     if !path.exists() {
         return Ok(Vec::new());
     }
     let store = Store::open_reader(path).map_err(super::history::failure)?;
+    let selftests = match selftest_runs {
+        true => Default::default(),
+        false => store.selftest_runs().map_err(super::history::failure)?,
+    };
     let mut out = Vec::new();
     for run in store.runs().map_err(super::history::failure)? {
-        if run.host != host {
+        if run.host != host || selftests.contains(&run.id) {
             continue;
         }
         let report = store.load_report(run.id).map_err(super::history::failure)?;
@@ -76,16 +94,40 @@ fn host_runs(path: &std::path::Path, host: &str) -> Result<Vec<(i64, RunRecord)>
     Ok(out)
 }
 
-/// Measures `names` at `size` in one ping-pong run saved in the history;
-/// its report and id.
+/// How far the measured p99 may lie from the predicted and the prediction
+/// hold (the issue's ±25%).
+const P99_TOLERANCE: f64 = 0.25;
+
+/// The interval between two messages of `--verify`'s one-way run at `rate`
+/// messages a second (none: saturated).
+fn pacing(rate: Option<f64>) -> Option<Duration> {
+    rate.filter(|r| *r > 0.0)
+        .map(|r| Duration::from_secs_f64(1.0 / r).max(Duration::from_nanos(1)))
+}
+
+/// Messages `--verify` times per mechanism: two seconds at the rate, at
+/// least 2 000 (a p99 from 20 messages above it) and at most 20 000 (a slow
+/// rate would take minutes); saturated, 20 000.
+fn verify_messages(rate: Option<f64>) -> u64 {
+    rate.map_or(20_000, |r| (r * 2.0).clamp(2_000.0, 20_000.0) as u64)
+}
+
+/// Measures `names` at `size` in one one-way run saved in the history,
+/// paced at `--rate` (sporadic, one message per 1/rate) or saturated
+/// without one; its report and id.
 fn measure(
     args: &AdviseArgs,
     names: Vec<String>,
     path: &std::path::Path,
 ) -> Result<(RunRecord, Option<i64>), Failure> {
+    let messages = verify_messages(args.rate);
     let mut run = RunArgs {
         names,
         cpus: args.cpus.clone(),
+        mode: Some(super::ModeArg::Oneway),
+        interval: pacing(args.rate),
+        messages: Some(messages),
+        window: Some(messages),
         ..RunArgs::defaults()?
     };
     run.sizes.list = Some(parse::SizeList {
@@ -109,13 +151,76 @@ fn measure(
     Ok((record, id))
 }
 
-/// Predicted against measured for the top two.
+/// `--measure`: runs, in the history at `path`, what `missing` names
+/// (ping-pong, then stream, at the size), each run's page left unprinted;
+/// one line on stderr for each.
+fn measure_missing(
+    args: &AdviseArgs,
+    missing: advise::Missing,
+    path: &std::path::Path,
+) -> Result<(), Failure> {
+    for (names, mode) in [
+        (missing.pingpong, None),
+        (missing.stream, Some(super::ModeArg::Stream)),
+    ] {
+        if names.is_empty() {
+            continue;
+        }
+        eprintln!(
+            "advise --measure: {} at {} ({}): {}",
+            if mode.is_some() {
+                "stream"
+            } else {
+                "ping-pong"
+            },
+            crate::output::table::format_size(args.size),
+            names.len(),
+            names.join(" ")
+        );
+        let mut run = RunArgs {
+            names,
+            cpus: args.cpus.clone(),
+            mode,
+            quiet: true,
+            ..RunArgs::defaults()?
+        };
+        run.sizes.list = Some(parse::SizeList {
+            sizes: vec![args.size],
+            sweep: false,
+        });
+        run.output.save.db.path = Some(path.to_path_buf());
+        super::run::run_with(run, None, None)?;
+        if let Some(sig) = crate::engine::os::interrupt::stop_requested() {
+            return Err(Failure {
+                code: 128 + sig as u8,
+                message: format!(
+                    "advise --measure: interrupted by {}; what was measured is kept in the history",
+                    crate::engine::os::interrupt::signal_name(sig)
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Predicted against measured for the top two that can run one way.
 fn verify(
     args: &AdviseArgs,
     report: &AdviseReport,
     path: &std::path::Path,
 ) -> Result<Vec<Verified>, Failure> {
-    let top: Vec<_> = report.ranking.iter().take(2).collect();
+    // The top two that can run one way at the size (a mechanism that
+    // sends to itself has no receiver to time).
+    let top: Vec<_> = report
+        .ranking
+        .iter()
+        .filter(|a| {
+            crate::mechanisms::find(&a.benchmark).is_none_or(|m| {
+                crate::engine::run::runner::oneway_skip_reason(m, args.size).is_none()
+            })
+        })
+        .take(2)
+        .collect();
     let names = top.iter().map(|a| a.benchmark.clone()).collect();
     let (record, id) = measure(args, names, path)?;
     Ok(top
@@ -123,18 +228,32 @@ fn verify(
         .map(|a| {
             let f = record.results.iter().find(|f| {
                 f.benchmark == a.benchmark
-                    && f.mode == crate::record::Mode::PingPong
+                    && f.mode == crate::record::Mode::OneWay
                     && f.size_bytes == args.size
                     && f.status == crate::record::Status::Ok
             });
             let l = f.and_then(|f| f.latency_ns.as_ref());
+            let predicted_p99_ns = a.p99.as_ref().map(|s| s.value);
+            let measured_p99_ns = l.and_then(|l| l.p99);
+            let oneway = f.and_then(|f| f.oneway.as_ref());
             Verified {
                 benchmark: a.benchmark.clone(),
                 run_id: id,
                 predicted_p50_ns: a.p50.value,
-                measured_p50_ns: f.and_then(crate::analysis::watch::centre),
-                predicted_p99_ns: a.p99.as_ref().map(|s| s.value),
-                measured_p99_ns: l.and_then(|l| l.p99),
+                // The messages' own median (a one-way figure's `median` is
+                // of its window means), of the population its p99 is of.
+                measured_p50_ns: l.map(|l| l.p50.unwrap_or(l.median)),
+                predicted_p99_ns,
+                measured_p99_ns,
+                measured_as: Some(match pacing(args.rate) {
+                    Some(d) => format!("oneway, sporadic every {} ns", d.as_nanos()),
+                    None => "oneway, saturated".into(),
+                }),
+                messages: oneway.map(|o| o.messages_sent),
+                p99_within_25_percent: match (measured_p99_ns, predicted_p99_ns) {
+                    (Some(m), Some(p)) if p > 0.0 => Some((m / p - 1.0).abs() <= P99_TOLERANCE),
+                    _ => None,
+                },
             }
         })
         .collect())
@@ -158,7 +277,32 @@ pub fn advise(args: AdviseArgs) -> Result<ExitCode, Failure> {
         cpu_per_msg_ns: ns(args.cpu_per_msg),
         cpus: args.cpus.as_ref().map(|c| c.0.clone()),
     };
-    let runs = host_runs(&path, &host)?;
+    let mut runs = host_runs(&path, &host, args.selftest_runs.include)?;
+    if args.measure {
+        if host != crate::engine::os::environment::hostname() {
+            return Err(Failure::usage(format!(
+                "--measure measures this host; --host {host} names another"
+            )));
+        }
+        // A mechanism of a fixed payload (eventfd's 8 bytes, a signal) runs
+        // at that size whatever is asked: it cannot carry another.
+        let ids: Vec<&str> = crate::mechanisms::REGISTRY
+            .iter()
+            .map(|m| m.info())
+            .filter(|i| match i.payload {
+                crate::engine::channel::Payload::Fixed(n) => n == args.size,
+                crate::engine::channel::Payload::Bytes => true,
+            })
+            .map(|i| i.id)
+            .collect();
+        let missing = advise::missing(&host, &need, &runs, &ids);
+        if missing.pingpong.is_empty() && missing.stream.is_empty() {
+            eprintln!("advise --measure: the history has every figure the need asks for");
+        } else {
+            measure_missing(&args, missing, &path)?;
+            runs = host_runs(&path, &host, args.selftest_runs.include)?;
+        }
+    }
     let mut report = advise::advise(&host, need, &runs, crate::output::json::build::current());
     if report.ranking.is_empty() {
         let why = match report.unrankable.first() {

@@ -80,6 +80,17 @@ pub struct Save {
     pub no_save: bool,
 }
 
+/// `--selftest-runs`: whether the runs `ipcmark selftest` made are read
+/// (`watch`, `advise`). Left out by default: they are real figures of the
+/// host, but at a short budget, and a selftest makes forty in minutes.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SelftestRuns {
+    /// Also read the runs `ipcmark selftest` made (left out by default:
+    /// --quick budgets, many runs in a few minutes).
+    #[arg(id = "selftest-runs", long = "selftest-runs")]
+    pub include: bool,
+}
+
 /// `--json FILE`: the report written as JSON.
 #[derive(Debug, Clone, Default, Args)]
 pub struct Json {
@@ -100,6 +111,8 @@ impl Json {
     /// `check --json`: the verdict, written once.
     pub const CHECK_HELP: &str =
         "Also write the check as JSON (ipcmark.check/1) to this file, whatever its verdict";
+    /// `selftest --json`: its record, written once at the end.
+    pub const SELFTEST_HELP: &str = "Also write the selftest as JSON (ipcmark.selftest/1) to this file, whatever its verdict (and when stopped, with the pairs done)";
 }
 
 /// `--alpha`: the significance level of a comparison of two runs

@@ -239,7 +239,8 @@ fn exit_status(r: &mut Roff) {
         [bold("1")],
         "Some figure failed (the table says what broke), a workload run failed, ipcmark \
          check found a figure significantly slower than the baseline by more than \
-         --max-regression, or the command could not be carried out (a report could not be written, ipcmark clean \
+         --max-regression, ipcmark selftest found compare's false-positive rate over \
+         alpha + 2 points, or the command could not be carried out (a report could not be written, ipcmark clean \
          could not remove an object).",
     );
     item(
@@ -294,7 +295,7 @@ fn files(r: &mut Roff) {
         [bold("~/.local/share/ipcmark/history.sqlite")],
         "The run history (SQLite, see XDG_DATA_HOME): every run and workload as it is \
          measured, read by ipcmark history, show, compare, export, watch and check; \
-         names given with history --tag.",
+         names given with history --tag; ipcmark selftest's records and the runs it made.",
     );
     item(
         r,

@@ -20,6 +20,7 @@ pub mod parse;
 mod plan;
 mod report;
 mod run;
+mod selftest;
 mod serve;
 mod testbed;
 mod watch;
@@ -75,6 +76,10 @@ enum Command {
     /// message size and bounds on p50, p99, rate, CPU per message), each
     /// prediction with the run it came from; --verify measures the top two.
     Advise(advise::AdviseArgs),
+    /// Test compare's test on this machine: A/A pairs of a short suite run
+    /// back to back, its false-positive rate against α and the machine's
+    /// run-to-run shift (exit 1 when the rate is over α + 2 points).
+    Selftest(selftest::SelftestArgs),
     /// Write an offline HTML report of runs: charts against message size,
     /// latency distributions, the comparison of two runs, the environment.
     Report(report::ReportArgs),
@@ -337,6 +342,11 @@ pub struct RunArgs {
     /// Inject a fault in the echo server (for testing ipcmark itself).
     #[arg(long, value_enum, hide = true)]
     fault: Option<FaultArg>,
+    /// Leaves the page and the warnings unprinted: for a command that runs
+    /// runs of its own and prints its own summary of them (`selftest`);
+    /// never a flag.
+    #[arg(skip)]
+    quiet: bool,
 }
 
 impl RunArgs {
@@ -401,6 +411,7 @@ pub fn main() -> ExitCode {
         Command::Watch(args) => watch::watch(args),
         Command::Check(args) => check::check(args),
         Command::Advise(args) => advise::advise(args),
+        Command::Selftest(args) => selftest::selftest(args),
         Command::Report(args) => report::report(args),
         Command::Workload(args) => workload::workload(*args),
         Command::Completions(args) => completions::completions(args),

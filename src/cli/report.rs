@@ -25,6 +25,40 @@ pub struct ReportArgs {
     html: PathBuf,
     #[command(flatten)]
     alpha: super::flags::Alpha,
+    /// Add the history's change points (as `ipcmark watch`): every figure
+    /// series that changed level, drawn across its runs with the change
+    /// points marked, and its table of changes.
+    #[arg(long)]
+    watch: bool,
+    /// Add advise's ranking from its JSON (`ipcmark advise … --json FILE`).
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
+    advise: Option<PathBuf>,
+}
+
+/// Reads `advise --json`'s record from `path` (its strings made safe).
+fn load_advise(path: &Path) -> Result<crate::record::advise::AdviseReport, Failure> {
+    use crate::record::advise::ADVISE_SCHEMA;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::usage(format!("--advise: cannot read {}: {e}", path.display())))?;
+    let mut value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| Failure::usage(format!("--advise: {} is not JSON: {e}", path.display())))?;
+    crate::output::sanitise::report(&mut value);
+    match crate::record::schema_of(&value) {
+        Some(ADVISE_SCHEMA) => {}
+        other => {
+            return Err(Failure::usage(format!(
+                "--advise: {} has schema '{}'; it reads '{ADVISE_SCHEMA}' (ipcmark advise --json FILE)",
+                path.display(),
+                other.unwrap_or("none")
+            )));
+        }
+    }
+    serde_json::from_value(value).map_err(|e| {
+        Failure::usage(format!(
+            "--advise: {} is not an advise record: {e}",
+            path.display()
+        ))
+    })
 }
 
 /// Reads one run named on the command line — a history id (`last`,
@@ -66,7 +100,15 @@ pub fn report(args: ReportArgs) -> Result<ExitCode, Failure> {
             Ok(RunInput { label, report })
         })
         .collect::<Result<Vec<_>, Failure>>()?;
-    let page = report::render(&runs, alpha);
+    let mut sections = Vec::new();
+    if args.watch {
+        let charted = super::watch::charted(args.db.as_deref(), &[])?;
+        sections.push(report::history::watch_section(&charted, charted.len()));
+    }
+    if let Some(path) = &args.advise {
+        sections.push(report::history::advise_section(&load_advise(path)?));
+    }
+    let page = report::render_with(&runs, alpha, &sections);
     crate::output::json::write_text_atomic(&args.html, &page.html)
         .map_err(|e| Failure::run(format!("cannot write {}: {e}", args.html.display())))?;
     print_stdout(&format!(

@@ -171,10 +171,12 @@ pub fn run_with(
     let observers: &mut [&mut dyn RunObserver] = &mut [&mut progress, &mut recorder];
     let session = session::run(&plan.session, &names, observers).map_err(Failure::run)?;
 
-    print_stdout(&page::render(
-        &recorder.report,
-        page::Options::for_stdout(args.output.long),
-    ))?;
+    if !args.quiet {
+        print_stdout(&page::render(
+            &recorder.report,
+            page::Options::for_stdout(args.output.long),
+        ))?;
+    }
     if let Some(path) = &args.csv {
         let text = crate::output::csv::render(&recorder.report).map_err(Failure::run)?;
         std::fs::write(path, text)
@@ -183,16 +185,18 @@ pub fn run_with(
     if let Some(after) = after {
         after(&recorder.report)?;
     }
-    eprint!(
-        "{}",
-        crate::output::warnings::render(
-            &recorder.warnings,
-            args.output.long,
-            crate::output::terminal::colour_on(crate::output::terminal::is_users_terminal(
-                &std::io::stderr()
-            ))
-        )
-    );
+    if !args.quiet {
+        eprint!(
+            "{}",
+            crate::output::warnings::render(
+                &recorder.warnings,
+                args.output.long,
+                crate::output::terminal::colour_on(crate::output::terminal::is_users_terminal(
+                    &std::io::stderr()
+                ))
+            )
+        );
+    }
     let failed = session
         .results
         .iter()

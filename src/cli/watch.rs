@@ -37,6 +37,8 @@ pub struct WatchArgs {
     #[arg(long, value_name = "PERCENT", default_value = "5%", value_parser = parse::relative_change)]
     min_magnitude: f64,
     #[command(flatten)]
+    selftest_runs: flags::SelftestRuns,
+    #[command(flatten)]
     db: flags::Db,
     #[command(flatten)]
     json: flags::Json,
@@ -56,10 +58,15 @@ struct Indexed {
 fn index(store: &Store, args: &WatchArgs) -> Result<(Vec<Indexed>, Vec<i64>), Failure> {
     let mut series: BTreeMap<(String, String), Indexed> = BTreeMap::new();
     let mut order: Vec<i64> = Vec::new();
+    let selftests = match args.selftest_runs.include {
+        true => Default::default(),
+        false => store.selftest_runs().map_err(super::history::failure)?,
+    };
     for row in store.watch_index().map_err(super::history::failure)? {
         let started = row.started_at.parse::<jiff::Timestamp>().ok();
         if args.since.is_some_and(|s| started.is_none_or(|t| t < s))
             || args.host.as_ref().is_some_and(|h| *h != row.host)
+            || selftests.contains(&row.run_id)
         {
             continue;
         }
@@ -84,8 +91,53 @@ fn index(store: &Store, args: &WatchArgs) -> Result<(Vec<Indexed>, Vec<i64>), Fa
     Ok((series.into_values().collect(), order))
 }
 
+/// Every series of the history at `db` (of `names`, or all), computed
+/// afresh with watch's default settings and with its values, for the HTML
+/// report's charts (`report --watch`); and how many series it read.
+pub(super) fn charted(
+    db: Option<&std::path::Path>,
+    names: &[String],
+) -> Result<Vec<crate::output::report::history::Charted>, Failure> {
+    let path = history::path_or_default(db).map_err(super::history::failure)?;
+    let store = Store::open_reader(&path).map_err(super::history::failure)?;
+    let args = WatchArgs {
+        names: names.to_vec(),
+        since: None,
+        host: None,
+        min_magnitude: watch::Options::default().min_magnitude,
+        selftest_runs: flags::SelftestRuns::default(),
+        db: flags::Db::default(),
+        json: flags::Json::default(),
+    };
+    let opts = watch::Options::default();
+    let (indexed, order) = index(&store, &args)?;
+    let mut series = Vec::new();
+    let mut values = Vec::new();
+    for s in &indexed {
+        let (record, v) = compute_values(&store, s, &opts)?;
+        series.push(record);
+        values.push(v);
+    }
+    // Grouping numbers each change's group, as `watch` shows it.
+    watch::group(&mut series, &order);
+    Ok(series
+        .into_iter()
+        .zip(values)
+        .map(|(series, values)| crate::output::report::history::Charted { series, values })
+        .collect())
+}
+
 /// One series computed from its figures in the history.
 fn compute(store: &Store, s: &Indexed, opts: &watch::Options) -> Result<SeriesRecord, Failure> {
+    compute_values(store, s, opts).map(|(r, _)| r)
+}
+
+/// [`compute`], with the series' values (run id, ns).
+fn compute_values(
+    store: &Store,
+    s: &Indexed,
+    opts: &watch::Options,
+) -> Result<(SeriesRecord, Vec<(i64, f64)>), Failure> {
     let (mut refs, mut values, mut first) = (Vec::new(), Vec::new(), None);
     for (id, started_at, ordinal) in &s.runs {
         let f = store
@@ -102,7 +154,9 @@ fn compute(store: &Store, s: &Indexed, opts: &watch::Options) -> Result<SeriesRe
     }
     let figure =
         first.ok_or_else(|| Failure::run(format!("{}: no figure of its series reads", s.key)))?;
-    Ok(watch::series(&figure, &s.host, &refs, &values, opts))
+    let record = watch::series(&figure, &s.host, &refs, &values, opts);
+    let ids = refs.iter().map(|r| r.id);
+    Ok((record, ids.zip(values).collect()))
 }
 
 /// The run `id`'s record, read once.

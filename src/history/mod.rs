@@ -11,6 +11,7 @@
 mod import;
 mod open;
 mod schema;
+mod selftest;
 mod watch;
 mod writer;
 
@@ -471,6 +472,19 @@ pub(crate) mod tests {
             .find(|(n, _)| *n == name)
             .unwrap();
         RunRecord::parse(text).unwrap()
+    }
+
+    /// `n` runs saved in the history at `path` (the ipc-quick report's,
+    /// as they start); their ids.
+    pub(crate) fn saved_runs(path: &Path, n: usize) -> Vec<RunId> {
+        let r = started(&run("ipc-quick"));
+        (0..n)
+            .map(|_| {
+                RunWriter::start(Store::open(path).unwrap(), Report::Run(&r))
+                    .unwrap()
+                    .id()
+            })
+            .collect()
     }
 
     /// `whole` as it starts: no figure yet, not complete, not finished.

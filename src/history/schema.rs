@@ -67,14 +67,35 @@ CREATE TABLE watch_series (
 ) WITHOUT ROWID;
 ";
 
+/// Version 4: `ipcmark selftest`'s record (`ipcmark.selftest/1`, null
+/// while it runs) and the mark on each of its runs, so that `watch` and
+/// `advise` can leave them out (or, asked, take them). Deleting a run
+/// deletes its mark; the selftest's record stays, naming the run's id.
+const V4: &str = "
+CREATE TABLE selftests (
+    id            INTEGER PRIMARY KEY,
+    started_at    TEXT    NOT NULL,           -- RFC 3339
+    host          TEXT    NOT NULL,
+    passed        INTEGER,                    -- 1 when its rate was within alpha + 2 points
+    record        TEXT                        -- the JSON record; null until it ends
+);
+
+CREATE TABLE selftest_runs (
+    run_id        INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    selftest_id   INTEGER NOT NULL REFERENCES selftests (id) ON DELETE CASCADE,
+    pair          INTEGER NOT NULL,           -- from 1
+    side          TEXT    NOT NULL CHECK (side IN ('a', 'b'))
+);
+";
+
 /// Every migration, oldest first. Append only: a released one never changes.
 pub fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3)])
+    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4)])
 }
 
 /// The schema version this binary writes.
 pub fn latest() -> usize {
-    3
+    4
 }
 
 /// The oldest schema a reader (which migrates nothing) reads: the later

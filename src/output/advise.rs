@@ -154,6 +154,7 @@ pub fn render(r: &AdviseReport) -> String {
             "p99 predicted µs",
             "p99 measured µs",
             "ratio",
+            "p99 ±25%",
         ]);
         let ratio = |m: Option<f64>, p: Option<f64>| match (m, p) {
             (Some(m), Some(p)) if p > 0.0 => format!("{:.2}", m / p),
@@ -170,10 +171,25 @@ pub fn render(r: &AdviseReport) -> String {
                 cell(x.predicted_p99_ns),
                 cell(x.measured_p99_ns),
                 ratio(x.measured_p99_ns, x.predicted_p99_ns),
+                match x.p99_within_25_percent {
+                    Some(true) => "within".into(),
+                    Some(false) => "outside".into(),
+                    None => "-".into(),
+                },
             ]);
         }
         align_right(&mut t, 1..8);
-        out.push_str(&format!("verify (measured / predicted):\n{t}\n"));
+        let how = v
+            .iter()
+            .find_map(|x| x.measured_as.as_ref().map(|m| (m, x.messages)))
+            .map_or(String::new(), |(m, n)| {
+                format!(
+                    ", measured {}{}",
+                    sanitise::text(m),
+                    n.map_or(String::new(), |n| format!(", {n} messages each"))
+                )
+            });
+        out.push_str(&format!("verify (measured / predicted{how}):\n{t}\n"));
     }
     out
 }

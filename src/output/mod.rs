@@ -17,6 +17,7 @@ pub mod progress;
 pub mod recorder;
 pub mod report;
 pub mod sanitise;
+pub mod selftest;
 pub mod stored;
 pub mod table;
 pub mod terminal;

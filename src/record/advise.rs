@@ -133,6 +133,18 @@ pub struct Verified {
     pub predicted_p99_ns: Option<f64>,
     /// Measured p99, ns.
     pub measured_p99_ns: Option<f64>,
+    /// How it was measured: `oneway, sporadic every N ns` (paced at
+    /// `--rate`) or `oneway, saturated` (no rate stated); absent in
+    /// reports written when verify ran a ping-pong.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_as: Option<String>,
+    /// Messages timed (absent as `measured_as`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<u64>,
+    /// Whether the measured p99 lies within ±25% of the predicted one
+    /// (null where either is missing; absent as `measured_as`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_within_25_percent: Option<bool>,
 }
 
 /// The report of `ipcmark advise`.

@@ -24,6 +24,7 @@ pub mod map;
 pub mod remote;
 mod report_views;
 pub mod run;
+pub mod selftest;
 pub mod summary;
 pub mod units;
 pub mod watch;

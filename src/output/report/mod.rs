@@ -19,6 +19,7 @@ mod charts;
 mod comparison;
 mod environment;
 pub mod figures;
+pub mod history;
 mod map;
 mod svg;
 
@@ -97,7 +98,14 @@ fn letter(i: usize) -> String {
 
 /// Renders the report of `runs` (at least one), comparing each later run
 /// with the first at significance level `alpha`.
+#[cfg(test)]
 pub fn render(runs: &[RunInput], alpha: f64) -> Rendered {
+    render_with(runs, alpha, &[])
+}
+
+/// [`render`], with `sections` (the history's: [`history::watch_section`],
+/// [`history::advise_section`]) after the runs' and before the environment.
+pub fn render_with(runs: &[RunInput], alpha: f64, sections: &[String]) -> Rendered {
     let mut page = charts::Page::default();
     let mut body = String::new();
     body.push_str(&header(runs));
@@ -114,6 +122,9 @@ pub fn render(runs: &[RunInput], alpha: f64) -> Rendered {
     }
     for (i, run) in runs.iter().enumerate() {
         body.push_str(&page.run_sections(&letter(i), run));
+    }
+    for extra in sections {
+        body.push_str(extra);
     }
     body.push_str(&environment::section(runs));
     let html = format!(

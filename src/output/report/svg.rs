@@ -196,6 +196,88 @@ impl Forest {
     }
 }
 
+/// A change point on a series chart: the index of the first point at the
+/// new level, and its label (verdict and magnitude).
+pub struct Mark {
+    pub index: usize,
+    pub label: String,
+    /// `regression`, `improvement` or `unstable`: the mark's class.
+    pub class: String,
+}
+
+/// A series of one figure across runs (`ipcmark watch`): its values (with
+/// each run's id) in run order on a log axis (the same [`LogAxis`] as the dot plot, upright),
+/// each change point a dashed line before its first run at the new level,
+/// labelled. None when no value is positive.
+pub fn series_chart(values: &[(i64, f64)], marks: &[Mark], unit: &str) -> Option<String> {
+    const WIDTH: f64 = 1000.0;
+    const HEIGHT: f64 = 260.0;
+    const LEFT: f64 = 70.0;
+    const RIGHT: f64 = 20.0;
+    const TOP: f64 = 28.0;
+    const BOTTOM: f64 = 36.0;
+    let axis = LogAxis::over(values.iter().map(|v| v.1), HEIGHT - BOTTOM, TOP)?;
+    let n = values.len().max(2) as f64;
+    let x = |i: f64| LEFT + i / (n - 1.0) * (WIDTH - LEFT - RIGHT);
+    let mut s = format!(
+        "<svg class=\"series\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" \
+         aria-label=\"the figure in each run, log scale, {}, change points marked\">",
+        esc(unit)
+    );
+    for t in axis.ticks() {
+        let y = axis.x(t);
+        s.push_str(&format!(
+            "<line class=\"grid\" x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/>\
+             <text class=\"tick\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            WIDTH - RIGHT,
+            LEFT - 6.0,
+            y + 4.0,
+            sig3(t)
+        ));
+    }
+    s.push_str(&format!(
+        "<text class=\"unit\" x=\"{LEFT}\" y=\"14\">{} (log scale)</text>\
+         <text class=\"tick\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">run, oldest first</text>",
+        esc(unit),
+        WIDTH - RIGHT,
+        HEIGHT - 8.0
+    ));
+    for m in marks {
+        let mx = x(m.index as f64 - 0.5);
+        s.push_str(&format!(
+            "<line class=\"change {}\" x1=\"{mx:.1}\" y1=\"{TOP}\" x2=\"{mx:.1}\" y2=\"{:.1}\"/>\
+             <text class=\"change-label\" x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+            esc(&m.class),
+            HEIGHT - BOTTOM,
+            mx + 4.0,
+            TOP + 10.0,
+            esc(&m.label)
+        ));
+    }
+    let points: Vec<String> = values
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, v))| *v > 0.0)
+        .map(|(i, (_, v))| format!("{:.1},{:.1}", x(i as f64), axis.x(*v)))
+        .collect();
+    s.push_str(&format!(
+        "<polyline class=\"series-line\" fill=\"none\" points=\"{}\"/>",
+        points.join(" ")
+    ));
+    for (i, (id, v)) in values.iter().enumerate().filter(|(_, (_, v))| *v > 0.0) {
+        s.push_str(&format!(
+            "<circle class=\"series-dot\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\"><title>run {}: {} {}</title></circle>",
+            x(i as f64),
+            axis.x(*v),
+            id,
+            sig3(*v),
+            esc(unit)
+        ));
+    }
+    s.push_str("</svg>");
+    Some(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,5 +322,22 @@ mod tests {
         let t = a.ticks();
         assert!(t.contains(&10.0) && t.contains(&5.0));
         assert!(t.iter().all(|v| *v >= a.lo && *v <= a.hi));
+    }
+
+    #[test]
+    fn a_series_chart_marks_each_change_before_its_first_run_at_the_new_level() {
+        let values: Vec<(i64, f64)> = (1..=10)
+            .map(|i| (i, if i > 5 { 11.0 } else { 10.0 }))
+            .collect();
+        let marks = [Mark {
+            index: 5,
+            label: "regression +10.0%".into(),
+            class: "regression".into(),
+        }];
+        let svg = series_chart(&values, &marks, "µs").unwrap();
+        assert_eq!(svg.matches("<circle class=\"series-dot\"").count(), 10);
+        assert_eq!(svg.matches("<line class=\"change regression\"").count(), 1);
+        assert!(svg.contains("regression +10.0%") && svg.contains("run 6: 11"));
+        assert!(series_chart(&[(1, 0.0)], &[], "µs").is_none());
     }
 }
