@@ -139,7 +139,8 @@ mod tests {
     /// no type serialises itself (a workload's `parameters` are built with
     /// `serde_json::json!`, which is no derive). `src/remote/` is the other
     /// exception: its types are the frames of the agent's protocol, a wire
-    /// format between two ipcmarks, not a report.
+    /// format between two ipcmarks, not a report; and so is
+    /// `mechanisms/dbus_wire.rs`'s body of a D-Bus message.
     #[test]
     fn nothing_outside_output_derives_serialize() {
         fn walk(dir: &Path, offenders: &mut Vec<String>) {
@@ -154,6 +155,9 @@ mod tests {
                     {
                         walk(&path, offenders);
                     }
+                } else if path.ends_with("src/mechanisms/dbus_wire.rs") {
+                    // D-Bus's wire format, which zbus encodes through
+                    // serde: a message body, not a report record.
                 } else if path.extension().is_some_and(|e| e == "rs") {
                     let text = std::fs::read_to_string(&path).unwrap();
                     for (n, code) in offending_lines(&text) {
