@@ -83,7 +83,6 @@ struct Captured {
 pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
     check_names(&args.names)?;
     let round_trips = args.round_trips as usize;
-    let json = args.output.json.path.clone();
     let long = args.output.long;
     let run = RunArgs {
         names: args.names,
@@ -104,11 +103,13 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
             load: plan.session.levels.first().and_then(|l| l.load.clone()),
         });
     };
-    let after = |report: &RunRecord| -> Result<(), Failure> {
+    // The anatomies go into the run's report, which `run_with` then saves
+    // where the run was saved: the history (so `show`, `compare` and
+    // `report --html` read them) and `--json`.
+    let after = |report: &mut RunRecord| -> Result<(), Failure> {
         let Some(c) = captured.borrow().clone() else {
             return Err(Failure::run("explain: the run made no plan"));
         };
-        let mut report = report.clone();
         let full = crate::sys::process::geteuid() == 0;
         let names = ObjectNamer::new();
         let mut out = String::new();
@@ -148,11 +149,18 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
             match explained {
                 Ok((mut ex, load_note)) => {
                     ex.untraced_round_trip_ns = untraced;
+                    // The load's line is kept with the anatomy, so a stored
+                    // run shows it as the run did.
+                    if let Some(l) = load_note {
+                        ex.note = Some(match ex.note.take() {
+                            Some(n) => format!("{l}\n{n}"),
+                            None => l,
+                        });
+                    }
                     out.push_str(&crate::output::explain::render(
                         &fig.benchmark,
                         fig.size_bytes,
                         &ex,
-                        load_note.as_deref(),
                         long,
                     ));
                     fig.explain = Some(ex);
@@ -161,10 +169,6 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
             }
         }
         print_stdout(&out)?;
-        if let Some(path) = &json {
-            crate::output::json::write_atomic(path, &report)
-                .map_err(|e| Failure::run(format!("cannot write {}: {e}", path.display())))?;
-        }
         if !failed.is_empty() {
             return Err(Failure::run(format!(
                 "explain: no anatomy for {}",

@@ -22,15 +22,9 @@ fn bar(share: f64) -> String {
     s
 }
 
-/// The waterfall of one figure; `load` is a line on the load's own
-/// handler time, when one was held; `long` adds the events traced.
-pub fn render(
-    benchmark: &str,
-    size: usize,
-    ex: &ExplainRecord,
-    load: Option<&str>,
-    long: bool,
-) -> String {
+/// The waterfall of one figure (its note holds the line on a load's own
+/// handler time, when one was held); `long` adds the events traced.
+pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> String {
     let mut out = String::new();
     let t = &ex.traced_round_trip_ns;
     let _ = writeln!(
@@ -122,9 +116,6 @@ pub fn render(
     } else if ex.method == "full" {
         let _ = writeln!(out, "  no event was lost");
     }
-    if let Some(l) = load {
-        let _ = writeln!(out, "  {l}");
-    }
     if let Some(n) = &ex.note {
         for line in n.lines() {
             let _ = writeln!(out, "  {}", text(line.trim()));
@@ -174,7 +165,7 @@ mod tests {
             events: vec![],
             note: None,
         };
-        let text = render("pipe", 64, &ex, None, false);
+        let text = render("pipe", 64, &ex, false);
         assert!(text.contains("server wake-up: idle exit"), "{text}");
         assert!(text.contains("75.0%"), "{text}");
         assert!(text.contains("residual"), "{text}");
