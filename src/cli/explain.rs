@@ -371,6 +371,7 @@ fn traced(
         Tasks {
             client: pass.client_tid,
             server: pass.server_tid,
+            load: held.as_ref().map(Held::pids).unwrap_or_default(),
         },
         &anatomy::syscall_name,
     );
@@ -382,12 +383,28 @@ fn traced(
             let (cn, ch, _) = l.sources_on(cpu);
             (n + cn, h + ch)
         });
+        let own = handler as f64 / l.window_ns as f64 * centre.mean;
+        let sum = |f: fn(&str) -> bool| -> f64 {
+            parts.iter().filter(|p| f(&p.name)).map(|p| p.mean_ns).sum()
+        };
+        let (behind, irq) = (sum(anatomy::is_load), sum(anatomy::is_interrupt));
+        // The load's cost to a round trip is the interrupt that wakes its
+        // process and the time the process then runs ahead of a side; its
+        // handler time (stamped in its own loop) is the second's core.
+        let ratio = if own > 0.0 {
+            format!(
+                "; load + interrupt parts ÷ handler time: ×{:.2}",
+                (behind + irq) / own
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "load: its interrupt sources on CPUs {:?} handled {count} interrupts in {:.1} ms, \
-             {:.0} ns of handler time per traced round trip (stamped in the handler)",
+            "load: its sources on CPUs {:?} handled {count} interrupts in {:.1} ms, {own:.0} ns \
+             of handler time per traced round trip (stamped in the handler); parts behind its \
+             processes {behind:.0} ns, interrupt parts {irq:.0} ns{ratio}",
             pass.cpus,
             l.window_ns as f64 / 1e6,
-            handler as f64 / l.window_ns as f64 * centre.mean
         )
     });
     Ok((

@@ -3,7 +3,7 @@
 //! text), the residual last, then the traced and untraced round trips and
 //! their ratio, the tracing's overhead, and what was lost.
 
-use crate::analysis::explain::{is_interrupt, is_wake_up};
+use crate::analysis::explain::{is_interrupt, is_load, is_wake_up};
 use crate::output::sanitise::text;
 use crate::record::explain::ExplainRecord;
 use crate::record::units::format_size;
@@ -81,11 +81,17 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
     };
     // A coarse anatomy has neither part: counters cannot bound them.
     if ex.method == "full" {
+        let load = share_of(is_load);
         let _ = writeln!(
             out,
-            "  wake-ups {:.1}% · interrupts and softirqs {:.1}% of the round trip",
+            "  wake-ups {:.1}% · interrupts and softirqs {:.1}%{} of the round trip",
             100.0 * share_of(is_wake_up),
-            100.0 * share_of(is_interrupt)
+            100.0 * share_of(is_interrupt),
+            if ex.parts.iter().any(|p| is_load(&p.name)) {
+                format!(" · behind the load's processes {:.1}%", 100.0 * load)
+            } else {
+                String::new()
+            }
         );
     }
     match &ex.untraced_round_trip_ns {
