@@ -425,6 +425,7 @@ mod tests {
             instance: None,
             events: Vec::new(),
             note: None,
+            copy: None,
         }
     }
 

@@ -149,6 +149,7 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
             match explained {
                 Ok((mut ex, load_note)) => {
                     ex.untraced_round_trip_ns = untraced;
+                    ex.copy = copy_cost(&report.cost_models, &fig.benchmark, fig.size_bytes);
                     // The load's line is kept with the anatomy, so a stored
                     // run shows it as the run did.
                     if let Some(l) = load_note {
@@ -178,6 +179,29 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
         Ok(())
     };
     super::run::run_with(run, Some(&capture), Some(&after))
+}
+
+/// The copy's cost at `size` from `benchmark`'s warm cost model (a size
+/// sweep's): the slope of the range holding the size, times the size, a
+/// message each way. None without a model or outside its ranges.
+fn copy_cost(
+    models: &[crate::record::summary::CostModel],
+    benchmark: &str,
+    size: usize,
+) -> Option<crate::record::explain::CopyRecord> {
+    let m = models
+        .iter()
+        .find(|m| m.benchmark == benchmark && !m.cold)?;
+    let seg = m
+        .segments
+        .iter()
+        .find(|g| (g.from_bytes..=g.to_bytes).contains(&size))?;
+    Some(crate::record::explain::CopyRecord {
+        per_byte_ns: seg.per_byte_ns,
+        round_trip_ns: 2.0 * seg.per_byte_ns * size as f64,
+        from_bytes: seg.from_bytes,
+        to_bytes: seg.to_bytes,
+    })
 }
 
 /// Why an anatomy without root is coarse, and the command that gives the full one.
@@ -318,6 +342,7 @@ fn coarse(
         lost_events: 0,
         instance: None,
         events: Vec::new(),
+        copy: None,
         note: Some(format!(
             "per round trip: {}; interrupts and softirqs on the measured CPUs: {}",
             switches.join("; "),
@@ -418,7 +443,50 @@ fn traced(
             instance: Some(instance),
             events,
             note: None,
+            copy: None,
         },
         load_note,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::summary::{CostModel, Segment};
+
+    fn segment(from: usize, to: usize, per_byte: f64) -> Segment {
+        Segment {
+            from_bytes: from,
+            to_bytes: to,
+            setup_ns: 1000.0,
+            per_byte_ns: per_byte,
+            r2: 0.99,
+            setup_ci_ns: [900.0, 1100.0],
+            per_byte_ci_ns: [per_byte * 0.9, per_byte * 1.1],
+            sizes: 5,
+        }
+    }
+
+    #[test]
+    fn the_copys_cost_is_the_slope_of_the_range_holding_the_size_each_way() {
+        let models = [
+            CostModel {
+                benchmark: "pipe".into(),
+                cold: true,
+                segments: vec![segment(1, 65536, 9.0)],
+            },
+            CostModel {
+                benchmark: "pipe".into(),
+                cold: false,
+                segments: vec![segment(1, 4096, 0.25), segment(4096, 65536, 0.5)],
+            },
+        ];
+        let c = copy_cost(&models, "pipe", 8192).unwrap();
+        assert_eq!((c.per_byte_ns, c.round_trip_ns), (0.5, 8192.0));
+        assert_eq!((c.from_bytes, c.to_bytes), (4096, 65536));
+        assert_eq!(copy_cost(&models, "pipe", 64).unwrap().round_trip_ns, 32.0);
+        // Outside every range, or no model: none.
+        assert_eq!(copy_cost(&models, "pipe", 1 << 20), None);
+        assert_eq!(copy_cost(&models, "eventfd", 64), None);
+    }
 }

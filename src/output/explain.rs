@@ -77,7 +77,9 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
             .iter()
             .filter(|p| f(&p.name))
             .map(|p| p.share)
-            .sum()
+            .sum::<f64>()
+            // An empty sum is −0.0, which prints as "-0.0%".
+            + 0.0
     };
     // A coarse anatomy has neither part: counters cannot bound them.
     if ex.method == "full" {
@@ -112,6 +114,17 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
             );
         }
         _ => {}
+    }
+    if let Some(c) = &ex.copy {
+        let _ = writeln!(
+            out,
+            "  copy (cost model: {:.3} ns/B over sizes {}–{}, × size, each way): {:.0} ns per round \
+             trip, inside the system calls above, not a part",
+            c.per_byte_ns,
+            format_size(c.from_bytes),
+            format_size(c.to_bytes),
+            c.round_trip_ns
+        );
     }
     if ex.lost_events > 0 {
         let _ = writeln!(
@@ -170,8 +183,25 @@ mod tests {
             instance: None,
             events: vec![],
             note: None,
+            copy: None,
         };
         let text = render("pipe", 64, &ex, false);
+        assert!(!text.contains("copy"), "{text}");
+        let with = ExplainRecord {
+            copy: Some(crate::record::explain::CopyRecord {
+                per_byte_ns: 0.25,
+                round_trip_ns: 32.0,
+                from_bytes: 1,
+                to_bytes: 4096,
+            }),
+            ..ex.clone()
+        };
+        let copied = render("pipe", 64, &with, false);
+        assert!(
+            copied
+                .contains("copy (cost model: 0.250 ns/B over sizes 1–4K, × size, each way): 32 ns"),
+            "{copied}"
+        );
         assert!(text.contains("server wake-up: idle exit"), "{text}");
         assert!(text.contains("75.0%"), "{text}");
         assert!(text.contains("residual"), "{text}");
