@@ -404,11 +404,12 @@ fn traced(
     // The load's handler time per round trip: its rate over the window it
     // was held (the pass and its set-up) times the traced round trip.
     let load_note = load.filter(|l| l.window_ns > 0).map(|l| {
-        let (count, handler) = pass.cpus.iter().fold((0, 0), |(n, h), &cpu| {
-            let (cn, ch, _) = l.sources_on(cpu);
-            (n + cn, h + ch)
+        let (count, handler, cpu_time) = pass.cpus.iter().fold((0, 0, 0), |(n, h, t), &cpu| {
+            let (cn, ch, ct) = l.sources_on(cpu);
+            (n + cn, h + ch, t + ct)
         });
-        let own = handler as f64 / l.window_ns as f64 * centre.mean;
+        let per_trip = |ns: u64| ns as f64 / l.window_ns as f64 * centre.mean;
+        let (own, ran) = (per_trip(handler), per_trip(cpu_time));
         let sum = |f: fn(&str) -> bool| -> f64 {
             parts.iter().filter(|p| f(&p.name)).map(|p| p.mean_ns).sum()
         };
@@ -416,20 +417,22 @@ fn traced(
         // The load's cost to a round trip is the interrupt that wakes its
         // process and the time the process then runs ahead of a side; its
         // handler time (stamped in its own loop) is the second's core.
-        let ratio = if own > 0.0 {
-            format!(
-                "; load + interrupt parts ÷ handler time: ×{:.2}",
-                (behind + irq) / own
-            )
-        } else {
-            String::new()
+        let ratio = |of: f64, to: f64, what: &str| {
+            if to > 0.0 {
+                format!("; {what}: ×{:.2}", of / to)
+            } else {
+                String::new()
+            }
         };
         format!(
-            "load: its sources on CPUs {:?} handled {count} interrupts in {:.1} ms, {own:.0} ns \
-             of handler time per traced round trip (stamped in the handler); parts behind its \
-             processes {behind:.0} ns, interrupt parts {irq:.0} ns{ratio}",
+            "load: its sources on CPUs {:?} handled {count} interrupts in {:.1} ms: per traced \
+             round trip {own:.0} ns of handler time (stamped in the handler) and {ran:.0} ns of \
+             CPU time (the scheduler's, both CPUs together); parts behind its processes \
+             {behind:.0} ns, interrupt parts {irq:.0} ns{}{}",
             pass.cpus,
             l.window_ns as f64 / 1e6,
+            ratio(behind + irq, own, "load + interrupt parts ÷ handler time"),
+            ratio(behind, ran, "load parts ÷ its CPU time"),
         )
     });
     Ok((
