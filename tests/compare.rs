@@ -355,3 +355,104 @@ fn warm_and_cold_figures_of_one_size_are_two_figures_everywhere() {
         "no cold series in the report"
     );
 }
+
+/// Two explained runs of pipe 64 B (tests/reports/explain-a.json across
+/// CPUs, explain-b.json on one CPU): compare names the part that moved
+/// most, with every part of either run and the shares of the change; the
+/// history keeps each anatomy (`show`), and the HTML report has the table.
+#[test]
+fn compare_of_two_explained_runs_names_the_part_that_moved_most() {
+    let sb = Sandbox::new();
+    let (a, b) = (
+        "tests/reports/explain-a.json",
+        "tests/reports/explain-b.json",
+    );
+    let read =
+        |p: &str| -> Value { serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap() };
+    let (ra, rb) = (read(a), read(b));
+    let Ran {
+        stdout: page,
+        report: c,
+        ..
+    } = Run::new(&sb, &["compare", a, b])
+        .json_at(sb.path("cmp.json"))
+        .limit(Duration::from_secs(20))
+        .ok();
+    let pipe = compared(&c, "pipe");
+    let moved = &pipe["parts"];
+    let parts = moved["parts"].as_array().unwrap();
+    // Every part of either anatomy, once.
+    let names = |r: &Value| -> Vec<String> {
+        r["results"][0]["explain"]["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut all = names(&ra);
+    all.extend(names(&rb).into_iter().filter(|n| !names(&ra).contains(n)));
+    assert_eq!(parts.len(), all.len(), "{moved}");
+    let mean = |r: &Value, name: &str| -> f64 {
+        r["results"][0]["explain"]["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .map_or(0.0, |p| p["mean_ns"].as_f64().unwrap())
+    };
+    let (mut most, mut largest) = (String::new(), -1.0);
+    for name in &all {
+        let change = mean(&rb, name) - mean(&ra, name);
+        let p = parts.iter().find(|p| p["name"] == name.as_str()).unwrap();
+        assert!(
+            (p["change_ns"].as_f64().unwrap() - change).abs() < 1e-6,
+            "{p}"
+        );
+        if change.abs() > largest {
+            (most, largest) = (name.clone(), change.abs());
+        }
+    }
+    assert_eq!(moved["moved_most"], most.as_str(), "{moved}");
+    let shares: f64 = parts
+        .iter()
+        .map(|p| p["share_of_change"].as_f64().unwrap())
+        .sum();
+    assert!((shares - 1.0).abs() < 1e-9, "{shares}");
+    assert!(
+        page.contains("pipe 64 — where the round trip moved"),
+        "{page}"
+    );
+    assert!(page.contains(&format!("moved most: {most}")), "{page}");
+
+    // The history keeps the anatomy: `show` prints its waterfall.
+    let db = sb.path("h.sqlite");
+    Run::new(&sb, &["import", a, b])
+        .db(&db)
+        .limit(Duration::from_secs(20))
+        .ok();
+    let shown = Run::new(&sb, &["show", "last~1"])
+        .db(&db)
+        .limit(Duration::from_secs(20))
+        .ok()
+        .stdout;
+    assert!(
+        shown.contains("pipe 64 — anatomy of a round trip"),
+        "{shown}"
+    );
+    let html = sb.path("r.html");
+    Run::new(&sb, &["report", "last~1", "last"])
+        .db(&db)
+        .args(&["--html", html.to_str().unwrap()])
+        .limit(Duration::from_secs(60))
+        .ok();
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("where the round trip moved"),
+        "no parts table in the report"
+    );
+    assert!(
+        page.contains("moved-most"),
+        "the part that moved most is not marked"
+    );
+}

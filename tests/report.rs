@@ -204,6 +204,63 @@ fn the_report_of_a_map_draws_a_heat_map_per_mechanism_in_chromium() {
     assert_eq!(check["ok"], true, "{check:#}");
 }
 
+/// Two explained runs (tests/reports/explain-a.json, explain-b.json): one
+/// stacked bar per explained figure, a segment per part that took time,
+/// drawn in Chromium with the page's selfcheck passing.
+#[test]
+fn the_report_of_explained_runs_stacks_each_figures_parts_in_chromium() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let (a, b) = (
+        "tests/reports/explain-a.json",
+        "tests/reports/explain-b.json",
+    );
+    let page = artefacts().join("explain-report.html");
+    Run::new(&sb, &["report", a, b, "--html", page.to_str().unwrap()])
+        .limit(Duration::from_secs(20))
+        .ok();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(
+        html.matches("<svg class=\"stacked\"").count(),
+        2,
+        "one per run's figure"
+    );
+    assert!(html.contains("Anatomy of a round trip"));
+    assert!(html.contains("residual"));
+    // The segments drawn: each run's parts with a positive mean.
+    let positive = |p: &str| -> usize {
+        let r: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        r["results"][0]["explain"]["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["mean_ns"].as_f64().unwrap() > 0.0)
+            .count()
+    };
+    let expected = [positive(a), positive(b)];
+    let Some(browser) = chromium() else {
+        shout(
+            "*** SKIPPED: chromium is not installed, so the anatomy's page was not rendered \
+             (apt-get install chromium; .ci/run installs it) ***",
+        );
+        return;
+    };
+    let profile = sb.path("chromium-profile");
+    let dom = headless(&browser, &profile, &page, &["--dump-dom".into()]);
+    let check = selfcheck(&String::from_utf8_lossy(&dom.stdout));
+    let marks: Vec<usize> = check["static_charts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "stacked")
+        .map(|c| c["marks"].as_u64().unwrap() as usize)
+        .collect();
+    assert_eq!(marks, expected, "{check:#}");
+    assert_eq!(check["errors"], serde_json::json!([]), "{check:#}");
+    assert_eq!(check["csp_violations"], serde_json::json!([]), "{check:#}");
+    assert_eq!(check["ok"], true, "{check:#}");
+}
+
 #[test]
 fn report_refuses_bad_usage() {
     let sb = Sandbox::new();

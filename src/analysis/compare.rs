@@ -18,9 +18,10 @@
 use crate::record::build::BuildRecord;
 use crate::record::compare::{
     Beyond, COMPARE_SCHEMA, CheckDifference, CommonShift, CompareReport, Comparison,
-    IntervalRecord, MannWhitneyRecord, Side, Test, Unmatched, WelchRecord,
+    IntervalRecord, MannWhitneyRecord, PartMove, PartsMoved, Side, Test, Unmatched, WelchRecord,
 };
 use crate::record::doctor::{CheckRecord, CheckStatus};
+use crate::record::explain::ExplainRecord;
 use crate::record::key::FigureKey;
 use crate::record::{FigureRecord, RunRecord, Status};
 use crate::stats::compare::{Interval, MannWhitney, Welch};
@@ -103,6 +104,60 @@ fn compare_sides(key: &Key, sides: &Sides, alpha: f64) -> Option<Comparison> {
         significant,
         verdict: verdict(significant, mb > ma).into(),
         beyond_shift: None,
+        parts: None,
+    })
+}
+
+/// Which parts moved between two anatomies of one figure: parts matched by
+/// name, one absent from a run counted 0 there, the largest change first.
+/// `None` unless both were cut by one method (a coarse anatomy's parts are
+/// counters, a full one's tracepoints: the same name is not the same part).
+pub fn parts_moved(a: &ExplainRecord, b: &ExplainRecord) -> Option<PartsMoved> {
+    if a.method != b.method {
+        return None;
+    }
+    let mut names: Vec<&str> = a.parts.iter().map(|p| p.name.as_str()).collect();
+    for p in &b.parts {
+        if !names.contains(&p.name.as_str()) {
+            names.push(&p.name);
+        }
+    }
+    let mean = |ex: &ExplainRecord, name: &str| -> f64 {
+        ex.parts
+            .iter()
+            .filter(|p| p.name == name)
+            .map(|p| p.mean_ns)
+            .sum()
+    };
+    // The sums of the parts, not the traced means: so the shares of the
+    // change add up to 1 even where a coarse residual does not close.
+    let round_trip_a_ns: f64 = a.parts.iter().map(|p| p.mean_ns).sum();
+    let round_trip_b_ns: f64 = b.parts.iter().map(|p| p.mean_ns).sum();
+    let whole = round_trip_b_ns - round_trip_a_ns;
+    let mut parts: Vec<PartMove> = names
+        .into_iter()
+        .map(|name| {
+            let (ma, mb) = (mean(a, name), mean(b, name));
+            PartMove {
+                name: name.to_string(),
+                mean_a_ns: ma,
+                mean_b_ns: mb,
+                change_ns: mb - ma,
+                share_of_change: (whole != 0.0).then(|| (mb - ma) / whole),
+            }
+        })
+        .collect();
+    // Stable: parts that changed alike keep A's order (largest first).
+    parts.sort_by(|x, y| y.change_ns.abs().total_cmp(&x.change_ns.abs()));
+    let moved_most = parts
+        .first()
+        .filter(|p| p.change_ns != 0.0)
+        .map(|p| p.name.clone());
+    Some(PartsMoved {
+        round_trip_a_ns,
+        round_trip_b_ns,
+        parts,
+        moved_most,
     })
 }
 
@@ -242,7 +297,12 @@ pub fn compare(
                         .map(|(pa, pb)| (pa.medians_ns.as_slice(), pb.medians_ns.as_slice())),
                 };
                 match compare_sides(key, &sides, alpha) {
-                    Some(c) => comparisons.push((c, sides)),
+                    Some(mut c) => {
+                        if let (Some(ea), Some(eb)) = (&ra.explain, &rb.explain) {
+                            c.parts = parts_moved(ea, eb);
+                        }
+                        comparisons.push((c, sides))
+                    }
                     None => miss(key, "no samples".into()),
                 }
             }
@@ -339,6 +399,87 @@ mod tests {
             needs_root: false,
             fix: "fix".into(),
         }
+    }
+
+    fn anatomy(method: &str, parts: &[(&str, f64)]) -> ExplainRecord {
+        let total: f64 = parts.iter().map(|p| p.1).sum();
+        ExplainRecord {
+            method: method.into(),
+            parts: parts
+                .iter()
+                .map(|&(name, mean)| crate::record::explain::PartRecord {
+                    name: name.into(),
+                    mean_ns: mean,
+                    median_ns: None,
+                    p99_ns: None,
+                    share: mean / total,
+                })
+                .collect(),
+            traced_round_trip_ns: crate::record::explain::RoundTripRecord {
+                mean: total,
+                median: total,
+            },
+            untraced_round_trip_ns: None,
+            round_trips: 2000,
+            lost_events: 0,
+            instance: None,
+            events: Vec::new(),
+            note: None,
+            copy: None,
+        }
+    }
+
+    #[test]
+    fn the_part_that_moved_most_is_named_and_a_missing_part_is_zero() {
+        let a = anatomy(
+            "full",
+            &[
+                ("server wake-up: idle exit", 6000.0),
+                ("client write", 1000.0),
+                ("residual", 100.0),
+            ],
+        );
+        let b = anatomy(
+            "full",
+            &[
+                ("server wake-up: run-queue wait", 3000.0),
+                ("client write", 1500.0),
+                ("server wake-up: idle exit", 5000.0),
+                ("residual", 100.0),
+            ],
+        );
+        let m = parts_moved(&a, &b).unwrap();
+        assert_eq!((m.round_trip_a_ns, m.round_trip_b_ns), (7100.0, 9600.0));
+        let said: Vec<(&str, f64, f64, f64)> = m
+            .parts
+            .iter()
+            .map(|p| (p.name.as_str(), p.mean_a_ns, p.mean_b_ns, p.change_ns))
+            .collect();
+        assert_eq!(
+            said,
+            [
+                ("server wake-up: run-queue wait", 0.0, 3000.0, 3000.0),
+                ("server wake-up: idle exit", 6000.0, 5000.0, -1000.0),
+                ("client write", 1000.0, 1500.0, 500.0),
+                ("residual", 100.0, 100.0, 0.0),
+            ]
+        );
+        assert_eq!(
+            m.moved_most.as_deref(),
+            Some("server wake-up: run-queue wait")
+        );
+        assert_eq!(m.parts[0].share_of_change, Some(1.2));
+        let shares: f64 = m.parts.iter().filter_map(|p| p.share_of_change).sum();
+        assert!((shares - 1.0).abs() < 1e-12, "{shares}");
+        // Nothing moved: no part named, no share of a change of 0.
+        let same = parts_moved(&a, &a).unwrap();
+        assert_eq!(same.moved_most, None);
+        assert!(same.parts.iter().all(|p| p.share_of_change.is_none()));
+        // A coarse anatomy's parts are not a full one's.
+        assert_eq!(
+            parts_moved(&a, &anatomy("coarse", &[("residual", 1.0)])),
+            None
+        );
     }
 
     #[test]

@@ -80,12 +80,15 @@ pub struct RoundTrip {
 }
 
 /// The two tasks of a figure, by thread id; a self-loop has no server.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Tasks {
     /// The measuring thread.
     pub client: i32,
     /// The echo's thread.
     pub server: Option<i32>,
+    /// The processes of a load held during the pass (`--load`): time a
+    /// side waits behind one of them is the load's, not another task's.
+    pub load: Vec<i32>,
 }
 
 struct Sweep<'a> {
@@ -114,6 +117,13 @@ impl Sweep<'_> {
         &mut self.state[side as usize]
     }
 
+    /// Whether a process of the held load runs on `cpu`.
+    fn load_runs(&self, cpu: usize) -> bool {
+        self.curr
+            .get(&cpu)
+            .is_some_and(|p| *p != 0 && self.tasks.load.contains(p))
+    }
+
     fn in_irq(&self, cpu: usize) -> bool {
         self.irq.get(&cpu).is_some_and(|&d| d > 0)
     }
@@ -131,12 +141,14 @@ impl Sweep<'_> {
                 None => RESIDUAL.into(),
             },
             Sched::Woken { cpu, .. } if self.in_irq(cpu) => format!("{w} wake-up: irq+softirq"),
+            Sched::Woken { cpu, .. } if self.load_runs(cpu) => format!("{w} load"),
             Sched::Woken { cpu, queued } => match self.curr.get(&cpu) {
                 Some(0) if !queued => format!("{w} wake-up: idle exit"),
                 Some(&other) if other != 0 => format!("{w} wake-up: run-queue wait"),
                 _ => format!("{w} wake-up: rest"),
             },
             Sched::Preempted(cpu) if self.in_irq(cpu) => format!("{w} irq+softirq"),
+            Sched::Preempted(cpu) if self.load_runs(cpu) => format!("{w} load"),
             Sched::Preempted(_) => format!("{w} preempted"),
             Sched::Blocked | Sched::Unknown => RESIDUAL.into(),
         }
@@ -348,6 +360,12 @@ fn quantile(values: &[f64], q: f64) -> f64 {
 /// run-queue wait, interrupts meanwhile, rest).
 pub fn is_wake_up(name: &str) -> bool {
     name.contains(" wake-up: ")
+}
+
+/// Whether a part is time a side waited behind a held load's process
+/// (preempted by it, or woken while it ran).
+pub fn is_load(name: &str) -> bool {
+    name.ends_with(" load")
 }
 
 /// Whether a part is interrupt or softirq time.
@@ -583,6 +601,7 @@ mod tests {
         Tasks {
             client: C,
             server: Some(S),
+            load: Vec::new(),
         }
     }
 
@@ -727,6 +746,78 @@ mod tests {
     }
 
     #[test]
+    fn time_behind_a_held_loads_process_is_the_loads() {
+        use EventKind::*;
+        // The server (CPU 1) is woken at 20 while a load process (L) runs
+        // there; L runs to 50, then the server; it is preempted by L again
+        // at 60 until 70, and the message is back at the client by 90.
+        const L: i32 = 77;
+        let t = 100;
+        let events = vec![
+            ev(0, 1, S, SysEnter { id: READ }),
+            switch(1, 1, S, L),
+            ev(0, 0, C, SysExit { id: 1 }),
+            ev(t + 10, 0, C, SysEnter { id: WRITE }),
+            ev(
+                t + 20,
+                0,
+                C,
+                Waking {
+                    pid: S,
+                    target_cpu: 1,
+                },
+            ),
+            ev(
+                t + 25,
+                1,
+                L,
+                Wakeup {
+                    pid: S,
+                    target_cpu: 1,
+                },
+            ),
+            switch(t + 50, 1, L, S),
+            ev(
+                t + 60,
+                1,
+                S,
+                Switch {
+                    prev_pid: S,
+                    prev_runnable: true,
+                    next_pid: L,
+                },
+            ),
+            switch(t + 70, 1, L, S),
+            ev(t + 75, 1, S, SysExit { id: READ }),
+            ev(t + 80, 1, S, SysEnter { id: WRITE }),
+            ev(
+                t + 85,
+                1,
+                S,
+                Waking {
+                    pid: C,
+                    target_cpu: 0,
+                },
+            ),
+            switch(t + 86, 0, 0, C),
+        ];
+        let with = Tasks {
+            load: vec![L],
+            ..tasks()
+        };
+        let p = &decompose(&events, &[t, t + 90], with, &name)[0].parts;
+        assert_eq!(p["server load"], 30 + 10, "{p:?}");
+        assert!(!p.contains_key("server wake-up: run-queue wait"), "{p:?}");
+        assert!(!p.contains_key("server preempted"), "{p:?}");
+        assert_eq!(p.values().sum::<u64>(), 90);
+        // Without the load's pids the same time is another task's.
+        let p = &decompose(&events, &[t, t + 90], tasks(), &name)[0].parts;
+        assert_eq!(p["server wake-up: run-queue wait"], 30, "{p:?}");
+        assert_eq!(p["server preempted"], 10, "{p:?}");
+        assert!(is_load("server load") && !is_load("server read"));
+    }
+
+    #[test]
     fn a_mechanism_without_system_calls_is_user_time_and_interference() {
         use EventKind::*;
         let events = vec![
@@ -740,6 +831,7 @@ mod tests {
             Tasks {
                 client: C,
                 server: Some(S),
+                load: Vec::new(),
             },
             &name,
         );

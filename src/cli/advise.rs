@@ -136,7 +136,7 @@ fn measure(
     });
     run.output.save.db.path = Some(path.to_path_buf());
     let kept: RefCell<Option<RunRecord>> = RefCell::new(None);
-    let after = |r: &RunRecord| {
+    let after = |r: &mut RunRecord| {
         *kept.borrow_mut() = Some(r.clone());
         Ok(())
     };

@@ -83,7 +83,6 @@ struct Captured {
 pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
     check_names(&args.names)?;
     let round_trips = args.round_trips as usize;
-    let json = args.output.json.path.clone();
     let long = args.output.long;
     let run = RunArgs {
         names: args.names,
@@ -104,11 +103,13 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
             load: plan.session.levels.first().and_then(|l| l.load.clone()),
         });
     };
-    let after = |report: &RunRecord| -> Result<(), Failure> {
+    // The anatomies go into the run's report, which `run_with` then saves
+    // where the run was saved: the history (so `show`, `compare` and
+    // `report --html` read them) and `--json`.
+    let after = |report: &mut RunRecord| -> Result<(), Failure> {
         let Some(c) = captured.borrow().clone() else {
             return Err(Failure::run("explain: the run made no plan"));
         };
-        let mut report = report.clone();
         let full = crate::sys::process::geteuid() == 0;
         let names = ObjectNamer::new();
         let mut out = String::new();
@@ -148,11 +149,19 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
             match explained {
                 Ok((mut ex, load_note)) => {
                     ex.untraced_round_trip_ns = untraced;
+                    ex.copy = copy_cost(&report.cost_models, &fig.benchmark, fig.size_bytes);
+                    // The load's line is kept with the anatomy, so a stored
+                    // run shows it as the run did.
+                    if let Some(l) = load_note {
+                        ex.note = Some(match ex.note.take() {
+                            Some(n) => format!("{l}\n{n}"),
+                            None => l,
+                        });
+                    }
                     out.push_str(&crate::output::explain::render(
                         &fig.benchmark,
                         fig.size_bytes,
                         &ex,
-                        load_note.as_deref(),
                         long,
                     ));
                     fig.explain = Some(ex);
@@ -161,10 +170,6 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
             }
         }
         print_stdout(&out)?;
-        if let Some(path) = &json {
-            crate::output::json::write_atomic(path, &report)
-                .map_err(|e| Failure::run(format!("cannot write {}: {e}", path.display())))?;
-        }
         if !failed.is_empty() {
             return Err(Failure::run(format!(
                 "explain: no anatomy for {}",
@@ -174,6 +179,29 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
         Ok(())
     };
     super::run::run_with(run, Some(&capture), Some(&after))
+}
+
+/// The copy's cost at `size` from `benchmark`'s warm cost model (a size
+/// sweep's): the slope of the range holding the size, times the size, a
+/// message each way. None without a model or outside its ranges.
+fn copy_cost(
+    models: &[crate::record::summary::CostModel],
+    benchmark: &str,
+    size: usize,
+) -> Option<crate::record::explain::CopyRecord> {
+    let m = models
+        .iter()
+        .find(|m| m.benchmark == benchmark && !m.cold)?;
+    let seg = m
+        .segments
+        .iter()
+        .find(|g| (g.from_bytes..=g.to_bytes).contains(&size))?;
+    Some(crate::record::explain::CopyRecord {
+        per_byte_ns: seg.per_byte_ns,
+        round_trip_ns: 2.0 * seg.per_byte_ns * size as f64,
+        from_bytes: seg.from_bytes,
+        to_bytes: seg.to_bytes,
+    })
 }
 
 /// Why an anatomy without root is coarse, and the command that gives the full one.
@@ -314,6 +342,7 @@ fn coarse(
         lost_events: 0,
         instance: None,
         events: Vec::new(),
+        copy: None,
         note: Some(format!(
             "per round trip: {}; interrupts and softirqs on the measured CPUs: {}",
             switches.join("; "),
@@ -367,6 +396,7 @@ fn traced(
         Tasks {
             client: pass.client_tid,
             server: pass.server_tid,
+            load: held.as_ref().map(Held::pids).unwrap_or_default(),
         },
         &anatomy::syscall_name,
     );
@@ -374,16 +404,35 @@ fn traced(
     // The load's handler time per round trip: its rate over the window it
     // was held (the pass and its set-up) times the traced round trip.
     let load_note = load.filter(|l| l.window_ns > 0).map(|l| {
-        let (count, handler) = pass.cpus.iter().fold((0, 0), |(n, h), &cpu| {
-            let (cn, ch, _) = l.sources_on(cpu);
-            (n + cn, h + ch)
+        let (count, handler, cpu_time) = pass.cpus.iter().fold((0, 0, 0), |(n, h, t), &cpu| {
+            let (cn, ch, ct) = l.sources_on(cpu);
+            (n + cn, h + ch, t + ct)
         });
+        let per_trip = |ns: u64| ns as f64 / l.window_ns as f64 * centre.mean;
+        let (own, ran) = (per_trip(handler), per_trip(cpu_time));
+        let sum = |f: fn(&str) -> bool| -> f64 {
+            parts.iter().filter(|p| f(&p.name)).map(|p| p.mean_ns).sum()
+        };
+        let (behind, irq) = (sum(anatomy::is_load), sum(anatomy::is_interrupt));
+        // The load's cost to a round trip is the interrupt that wakes its
+        // process and the time the process then runs ahead of a side; its
+        // handler time (stamped in its own loop) is the second's core.
+        let ratio = |of: f64, to: f64, what: &str| {
+            if to > 0.0 {
+                format!("; {what}: ×{:.2}", of / to)
+            } else {
+                String::new()
+            }
+        };
         format!(
-            "load: its interrupt sources on CPUs {:?} handled {count} interrupts in {:.1} ms, \
-             {:.0} ns of handler time per traced round trip (stamped in the handler)",
+            "load: its sources on CPUs {:?} handled {count} interrupts in {:.1} ms: per traced \
+             round trip {own:.0} ns of handler time (stamped in the handler) and {ran:.0} ns of \
+             CPU time (the scheduler's, both CPUs together); parts behind its processes \
+             {behind:.0} ns, interrupt parts {irq:.0} ns{}{}",
             pass.cpus,
             l.window_ns as f64 / 1e6,
-            handler as f64 / l.window_ns as f64 * centre.mean
+            ratio(behind + irq, own, "load + interrupt parts ÷ handler time"),
+            ratio(behind, ran, "load parts ÷ its CPU time"),
         )
     });
     Ok((
@@ -397,7 +446,50 @@ fn traced(
             instance: Some(instance),
             events,
             note: None,
+            copy: None,
         },
         load_note,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::summary::{CostModel, Segment};
+
+    fn segment(from: usize, to: usize, per_byte: f64) -> Segment {
+        Segment {
+            from_bytes: from,
+            to_bytes: to,
+            setup_ns: 1000.0,
+            per_byte_ns: per_byte,
+            r2: 0.99,
+            setup_ci_ns: [900.0, 1100.0],
+            per_byte_ci_ns: [per_byte * 0.9, per_byte * 1.1],
+            sizes: 5,
+        }
+    }
+
+    #[test]
+    fn the_copys_cost_is_the_slope_of_the_range_holding_the_size_each_way() {
+        let models = [
+            CostModel {
+                benchmark: "pipe".into(),
+                cold: true,
+                segments: vec![segment(1, 65536, 9.0)],
+            },
+            CostModel {
+                benchmark: "pipe".into(),
+                cold: false,
+                segments: vec![segment(1, 4096, 0.25), segment(4096, 65536, 0.5)],
+            },
+        ];
+        let c = copy_cost(&models, "pipe", 8192).unwrap();
+        assert_eq!((c.per_byte_ns, c.round_trip_ns), (0.5, 8192.0));
+        assert_eq!((c.from_bytes, c.to_bytes), (4096, 65536));
+        assert_eq!(copy_cost(&models, "pipe", 64).unwrap().round_trip_ns, 32.0);
+        // Outside every range, or no model: none.
+        assert_eq!(copy_cost(&models, "pipe", 1 << 20), None);
+        assert_eq!(copy_cost(&models, "eventfd", 64), None);
+    }
 }

@@ -155,8 +155,8 @@ pub fn map(args: MapArgs) -> Result<ExitCode, Failure> {
     super::run::run_with(
         run,
         Some(&|plan: &mut RunPlan| by_pairs(plan, &pairs, &homes, settings.clone())),
-        Some(&|report: &RunRecord| match &csv {
-            Some(dir) => write_csv(dir, report),
+        Some(&|report: &mut RunRecord| match &csv {
+            Some(dir) => write_csv(dir, &*report),
             None => Ok(()),
         }),
     )

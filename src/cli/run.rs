@@ -52,8 +52,10 @@ fn apply_study(args: &mut RunArgs, st: &LoadStudy) -> Result<(), Failure> {
     Ok(())
 }
 
-/// What a command writes of a run's report once its page is printed.
-pub type After<'a> = &'a dyn Fn(&RunRecord) -> Result<(), Failure>;
+/// What a command writes of a run's report once its page is printed; what
+/// it adds to the report (`explain`'s anatomies) is saved where the run
+/// was, the history included.
+pub type After<'a> = &'a dyn Fn(&mut RunRecord) -> Result<(), Failure>;
 
 pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
     run_with(args, None, None)
@@ -183,7 +185,13 @@ pub fn run_with(
             .map_err(|e| Failure::run(format!("cannot write {}: {e}", path.display())))?;
     }
     if let Some(after) = after {
-        after(&recorder.report)?;
+        let mut report = recorder.report.clone();
+        let done = after(&mut report);
+        // Saved even when the command then fails: what it added so far.
+        if report != recorder.report {
+            recorder.amend(report);
+        }
+        done?;
     }
     if !args.quiet {
         eprint!(

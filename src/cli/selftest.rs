@@ -65,7 +65,7 @@ fn one_run(args: &SelftestArgs, path: &Path) -> Result<Option<(RunRecord, Option
     run.budget.quick = true;
     run.output.save.db.path = Some(path.to_path_buf());
     let kept: RefCell<Option<RunRecord>> = RefCell::new(None);
-    let after = |r: &RunRecord| {
+    let after = |r: &mut RunRecord| {
         *kept.borrow_mut() = Some(r.clone());
         Ok(())
     };

@@ -3,7 +3,7 @@
 //! text), the residual last, then the traced and untraced round trips and
 //! their ratio, the tracing's overhead, and what was lost.
 
-use crate::analysis::explain::{is_interrupt, is_wake_up};
+use crate::analysis::explain::{is_interrupt, is_load, is_wake_up};
 use crate::output::sanitise::text;
 use crate::record::explain::ExplainRecord;
 use crate::record::units::format_size;
@@ -22,15 +22,9 @@ fn bar(share: f64) -> String {
     s
 }
 
-/// The waterfall of one figure; `load` is a line on the load's own
-/// handler time, when one was held; `long` adds the events traced.
-pub fn render(
-    benchmark: &str,
-    size: usize,
-    ex: &ExplainRecord,
-    load: Option<&str>,
-    long: bool,
-) -> String {
+/// The waterfall of one figure (its note holds the line on a load's own
+/// handler time, when one was held); `long` adds the events traced.
+pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> String {
     let mut out = String::new();
     let t = &ex.traced_round_trip_ns;
     let _ = writeln!(
@@ -83,15 +77,23 @@ pub fn render(
             .iter()
             .filter(|p| f(&p.name))
             .map(|p| p.share)
-            .sum()
+            .sum::<f64>()
+            // An empty sum is −0.0, which prints as "-0.0%".
+            + 0.0
     };
     // A coarse anatomy has neither part: counters cannot bound them.
     if ex.method == "full" {
+        let load = share_of(is_load);
         let _ = writeln!(
             out,
-            "  wake-ups {:.1}% · interrupts and softirqs {:.1}% of the round trip",
+            "  wake-ups {:.1}% · interrupts and softirqs {:.1}%{} of the round trip",
             100.0 * share_of(is_wake_up),
-            100.0 * share_of(is_interrupt)
+            100.0 * share_of(is_interrupt),
+            if ex.parts.iter().any(|p| is_load(&p.name)) {
+                format!(" · behind the load's processes {:.1}%", 100.0 * load)
+            } else {
+                String::new()
+            }
         );
     }
     match &ex.untraced_round_trip_ns {
@@ -113,6 +115,17 @@ pub fn render(
         }
         _ => {}
     }
+    if let Some(c) = &ex.copy {
+        let _ = writeln!(
+            out,
+            "  copy (cost model: {:.3} ns/B over sizes {}–{}, × size, each way): {:.0} ns per round \
+             trip, inside the system calls above, not a part",
+            c.per_byte_ns,
+            format_size(c.from_bytes),
+            format_size(c.to_bytes),
+            c.round_trip_ns
+        );
+    }
     if ex.lost_events > 0 {
         let _ = writeln!(
             out,
@@ -121,9 +134,6 @@ pub fn render(
         );
     } else if ex.method == "full" {
         let _ = writeln!(out, "  no event was lost");
-    }
-    if let Some(l) = load {
-        let _ = writeln!(out, "  {l}");
     }
     if let Some(n) = &ex.note {
         for line in n.lines() {
@@ -173,8 +183,25 @@ mod tests {
             instance: None,
             events: vec![],
             note: None,
+            copy: None,
         };
-        let text = render("pipe", 64, &ex, None, false);
+        let text = render("pipe", 64, &ex, false);
+        assert!(!text.contains("copy"), "{text}");
+        let with = ExplainRecord {
+            copy: Some(crate::record::explain::CopyRecord {
+                per_byte_ns: 0.25,
+                round_trip_ns: 32.0,
+                from_bytes: 1,
+                to_bytes: 4096,
+            }),
+            ..ex.clone()
+        };
+        let copied = render("pipe", 64, &with, false);
+        assert!(
+            copied
+                .contains("copy (cost model: 0.250 ns/B over sizes 1–4K, × size, each way): 32 ns"),
+            "{copied}"
+        );
         assert!(text.contains("server wake-up: idle exit"), "{text}");
         assert!(text.contains("75.0%"), "{text}");
         assert!(text.contains("residual"), "{text}");

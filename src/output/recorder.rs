@@ -146,6 +146,13 @@ impl Recorder {
         }
     }
 
+    /// Replaces the report with `report`, a command's additions to the
+    /// finished run, and saves it everywhere still kept.
+    pub fn amend(&mut self, report: RunRecord) {
+        self.report = report;
+        self.save();
+    }
+
     fn give_up(&mut self, why: String) {
         eprintln!("warning: {why}; the report is no longer saved there, the run goes on");
         self.unsaved.push(why);

@@ -40,10 +40,20 @@ pub fn run_page(label: &str, report: &RunRecord, options: Options) -> Shown {
     {
         about.push_str(&format!("warning: {}\n", w.message));
     }
-    Shown {
-        page: page::render(report, options),
-        about,
+    let mut page = page::render(report, options);
+    // A run of `ipcmark explain` printed each figure's anatomy after the
+    // page: so does its stored run.
+    for f in &report.results {
+        if let Some(ex) = &f.explain {
+            page.push_str(&crate::output::explain::render(
+                &f.benchmark,
+                f.size_bytes,
+                ex,
+                options.long,
+            ));
+        }
     }
+    Shown { page, about }
 }
 
 /// The command's line of a report: the program's own path says nothing
@@ -108,6 +118,31 @@ pub fn workload_page(label: &str, report: &WorkloadRecord) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stored_explained_run_shows_each_figures_waterfall() {
+        let report = RunRecord::parse(include_str!("../../tests/reports/explain-a.json")).unwrap();
+        let ex = report.results[0].explain.clone().unwrap();
+        let shown = run_page("run 7", &report, Options::for_stdout(false));
+        assert!(
+            shown
+                .page
+                .contains("pipe 64 — anatomy of a round trip (2000 traced round trips, full)"),
+            "{}",
+            shown.page
+        );
+        for p in &ex.parts {
+            assert!(shown.page.contains(&p.name), "{}: {}", p.name, shown.page);
+        }
+        // A run without an anatomy shows none.
+        let mut plain = report.clone();
+        plain.results[0].explain = None;
+        assert!(
+            !run_page("run 7", &plain, Options::for_stdout(false))
+                .page
+                .contains("anatomy")
+        );
+    }
 
     #[test]
     fn a_stored_workload_names_its_configurations_and_every_mpi_rank() {

@@ -65,6 +65,42 @@ pub struct Comparison {
     /// The same test with B's samples divided by the common shift: whether
     /// this result moved beyond what all results moved together.
     pub beyond_shift: Option<Beyond>,
+    /// Where the round trip moved, part by part, when both runs explained
+    /// the figure (`ipcmark explain`) by one method; absent otherwise and in
+    /// reports written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parts: Option<PartsMoved>,
+}
+
+/// Which parts of an explained figure's round trip moved from A to B: the
+/// two traced passes' means, part by part.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartsMoved {
+    /// A's traced mean round trip, ns (the sum of its parts' means).
+    pub round_trip_a_ns: f64,
+    /// B's, ns.
+    pub round_trip_b_ns: f64,
+    /// Every part either run has, matched by name (a part one run lacks
+    /// is 0 there), the largest change first.
+    pub parts: Vec<PartMove>,
+    /// The part whose mean changed most (either way); none when no part changed.
+    pub moved_most: Option<String>,
+}
+
+/// One part's mean per round trip in each run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartMove {
+    /// The part's name, as in `explain.parts[]`.
+    pub name: String,
+    /// Its mean per round trip in A, ns (0: A has no such part).
+    pub mean_a_ns: f64,
+    /// In B, ns.
+    pub mean_b_ns: f64,
+    /// B − A, ns.
+    pub change_ns: f64,
+    /// Its change over the round trip's change (the shares add up to 1);
+    /// null when the round trip did not change.
+    pub share_of_change: Option<f64>,
 }
 
 /// A result's difference beyond the shift common to all results.

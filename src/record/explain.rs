@@ -51,6 +51,25 @@ pub struct ExplainRecord {
     /// The events enabled, as `system:name`.
     pub events: Vec<String>,
     /// What a coarse anatomy could not see, and the command that gives the
-    /// full one.
+    /// full one; with a load, the load's own handler time.
     pub note: Option<String>,
+    /// The copy's cost from the run's cost model, where it swept sizes:
+    /// inside the system calls, so beside the parts, not one of them
+    /// (absent otherwise, and in reports written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy: Option<CopyRecord>,
+}
+
+/// The copy's cost of a figure's size, from its mechanism's cost model.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CopyRecord {
+    /// The model's slope over the range holding the size, ns per byte
+    /// (one way).
+    pub per_byte_ns: f64,
+    /// Slope × size × 2 (a message each way), ns per round trip.
+    pub round_trip_ns: f64,
+    /// The range of sizes the slope was fitted over, bytes.
+    pub from_bytes: usize,
+    /// Its largest size, bytes.
+    pub to_bytes: usize,
 }

@@ -447,6 +447,14 @@ pub(crate) mod tests {
         ("score", include_str!("../../tests/reports/score.json")),
         ("stream", include_str!("../../tests/reports/stream.json")),
         ("map", include_str!("../../tests/reports/map.json")),
+        (
+            "explain-a",
+            include_str!("../../tests/reports/explain-a.json"),
+        ),
+        (
+            "explain-b",
+            include_str!("../../tests/reports/explain-b.json"),
+        ),
     ];
 
     /// Reading a report and writing it again gives the same bytes: every

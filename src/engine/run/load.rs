@@ -25,6 +25,11 @@ impl Held {
         })
     }
 
+    /// The load's processes' ids.
+    pub fn pids(&self) -> Vec<i32> {
+        self.load.pids()
+    }
+
     /// Checks that every load process still runs, then reads the counters a
     /// figure's record is the difference of.
     pub fn before(&mut self) -> Result<Mark, String> {

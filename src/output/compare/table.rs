@@ -3,7 +3,7 @@
 
 use crate::output::sanitise;
 use crate::output::table::format_size;
-use crate::record::compare::{CompareReport, Test};
+use crate::record::compare::{CompareReport, PartsMoved, Test};
 use comfy_table::{CellAlignment, ColumnConstraint};
 
 /// The comparison as the terminal shows it.
@@ -162,6 +162,11 @@ pub fn render(r: &CompareReport) -> String {
         out.push_str(&line);
         out.push('\n');
     }
+    for c in &r.comparisons {
+        if let Some(m) = &c.parts {
+            out.push_str(&parts_moved(&c.benchmark, c.size_bytes, m));
+        }
+    }
     for u in &r.unmatched {
         out.push_str(&format!(
             "not compared: {} {} {}: {}\n",
@@ -211,6 +216,61 @@ pub fn machine_line(r: &CompareReport) -> Option<String> {
         )),
         (None, true) => None,
     }
+}
+
+/// Where an explained figure's round trip moved: each part's mean per
+/// round trip in A and B, the change and its share of the round trip's
+/// change, and the part that moved most.
+pub fn parts_moved(benchmark: &str, size: usize, m: &PartsMoved) -> String {
+    let name_w = m
+        .parts
+        .iter()
+        .map(|p| p.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("round trip".len());
+    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:+.1}%", 100.0 * v));
+    let mut out = format!(
+        "\n{} {} — where the round trip moved (both runs explained; traced means per round trip)\n",
+        sanitise::text(benchmark),
+        format_size(size)
+    );
+    out.push_str(&format!(
+        "  {:<name_w$}  {:>10}  {:>10}  {:>10}  {:>10}\n",
+        "part", "A ns", "B ns", "Δ ns", "share of Δ"
+    ));
+    for p in &m.parts {
+        out.push_str(&format!(
+            "  {:<name_w$}  {:>10.0}  {:>10.0}  {:>+10.0}  {:>10}\n",
+            sanitise::text(&p.name),
+            p.mean_a_ns,
+            p.mean_b_ns,
+            p.change_ns,
+            pct(p.share_of_change)
+        ));
+    }
+    let whole = m.round_trip_b_ns - m.round_trip_a_ns;
+    out.push_str(&format!(
+        "  {:<name_w$}  {:>10.0}  {:>10.0}  {:>+10.0}\n",
+        "round trip", m.round_trip_a_ns, m.round_trip_b_ns, whole
+    ));
+    match m
+        .moved_most
+        .as_deref()
+        .and_then(|n| m.parts.iter().find(|p| p.name == n))
+    {
+        Some(p) => out.push_str(&format!(
+            "  moved most: {} ({:+.0} ns{})\n",
+            sanitise::text(&p.name),
+            p.change_ns,
+            p.share_of_change.map_or(String::new(), |s| format!(
+                ", {:.0}% of the round trip's change",
+                100.0 * s
+            ))
+        )),
+        None => out.push_str("  no part moved\n"),
+    }
+    out
 }
 
 /// A minimum detectable change (a fraction) as the table's percent: one

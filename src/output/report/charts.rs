@@ -146,6 +146,7 @@ impl Page {
             s.push_str(&score_table(&scores));
         }
         s.push_str(&self.distribution(letter, &figs));
+        s.push_str(&anatomies(letter, r));
         if figs.is_empty() {
             s.push_str("<p class=\"empty\">This run has no figure.</p>");
         }
@@ -661,6 +662,63 @@ fn warnings(r: &RunRecord) -> String {
         return String::new();
     }
     format!("<ul class=\"warnings\">{}</ul>", list.concat())
+}
+
+/// Each explained figure's anatomy (`ipcmark explain`): one stacked bar
+/// of its parts' means per traced round trip, the residual in grey.
+fn anatomies(letter: &str, r: &RunRecord) -> String {
+    let explained: Vec<_> = r
+        .results
+        .iter()
+        .filter_map(|f| f.explain.as_ref().map(|ex| (f, ex)))
+        .collect();
+    if explained.is_empty() {
+        return String::new();
+    }
+    let mut s = format!(
+        "<h3>Anatomy of a round trip <span class=\"sub\">run {letter} · ipcmark explain: each \
+         part's mean per traced round trip, ns; the parts add up to the traced mean</span></h3>"
+    );
+    for (f, ex) in explained {
+        let segments: Vec<super::svg::Segment> = ex
+            .parts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| super::svg::Segment {
+                label: p.name.clone(),
+                value: p.mean_ns,
+                colour: if p.name == "residual" {
+                    "#9aa0a6".to_string()
+                } else {
+                    // The golden angle: neighbouring parts far apart in hue.
+                    hsl_hex((i as f64 * 137.5) % 360.0, 0.6, 0.5)
+                },
+            })
+            .collect();
+        let name = format!("{} {}", f.benchmark, size_label(f.size_bytes));
+        s.push_str(&format!(
+            "<h4>{} <span class=\"sub\">{} traced round trips, {}; traced mean {} ns{}</span></h4>",
+            esc(&name),
+            ex.round_trips,
+            esc(&ex.method),
+            sig3(ex.traced_round_trip_ns.mean),
+            if ex.lost_events > 0 {
+                format!("; {} events lost", ex.lost_events)
+            } else {
+                String::new()
+            }
+        ));
+        match super::svg::stacked_bar(
+            &segments,
+            ex.traced_round_trip_ns.mean,
+            "ns",
+            &format!("{name}: the parts of a round trip"),
+        ) {
+            Some(svg) => s.push_str(&svg),
+            None => s.push_str("<p class=\"empty\">No part took any time.</p>"),
+        }
+    }
+    s
 }
 
 /// `#rrggbb` of a hue (degrees), saturation and lightness (0–1).

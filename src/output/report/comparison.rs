@@ -149,6 +149,11 @@ pub fn comparison(a: &RunInput, b: &RunInput, la: &str, lb: &str, alpha: f64) ->
             );
         }
     }
+    for x in &c.comparisons {
+        if let Some(m) = &x.parts {
+            s.push_str(&parts_moved(&x.benchmark, x.size_bytes, m, la, lb));
+        }
+    }
     if !c.unmatched.is_empty() {
         s.push_str(&format!(
             "<details><summary>{} figures not compared</summary><ul>",
@@ -180,4 +185,48 @@ fn short_verdict(v: &str) -> &str {
 /// A ratio with three decimals.
 fn format_ratio(v: f64) -> String {
     format!("{v:.3}")
+}
+
+/// Where an explained figure's round trip moved between the two runs: each
+/// part's mean per round trip in both, the change and its share of the
+/// round trip's change, the part that moved most marked.
+fn parts_moved(
+    benchmark: &str,
+    size: usize,
+    m: &crate::record::compare::PartsMoved,
+    la: &str,
+    lb: &str,
+) -> String {
+    let mut s = format!(
+        "<h3>{} {}: where the round trip moved</h3><table class=\"data parts-moved\"><thead><tr>\
+         <th>part</th><th>{la} ns</th><th>{lb} ns</th><th>Δ ns</th><th>share of Δ</th></tr>\
+         </thead><tbody>",
+        esc(benchmark),
+        size_label(size)
+    );
+    for p in &m.parts {
+        let most = m.moved_most.as_deref() == Some(p.name.as_str());
+        s.push_str(&format!(
+            "<tr{}><td>{}</td><td class=\"num\">{:.0}</td><td class=\"num\">{:.0}</td>\
+             <td class=\"num\">{:+.0}</td><td class=\"num\">{}</td></tr>",
+            if most { " class=\"moved-most\"" } else { "" },
+            esc(&p.name),
+            p.mean_a_ns,
+            p.mean_b_ns,
+            p.change_ns,
+            p.share_of_change
+                .map_or(String::new(), |v| format!("{:+.1}%", 100.0 * v))
+        ));
+    }
+    s.push_str(&format!(
+        "<tr class=\"total\"><td>round trip</td><td class=\"num\">{:.0}</td>\
+         <td class=\"num\">{:.0}</td><td class=\"num\">{:+.0}</td><td></td></tr></tbody></table>",
+        m.round_trip_a_ns,
+        m.round_trip_b_ns,
+        m.round_trip_b_ns - m.round_trip_a_ns
+    ));
+    if let Some(n) = &m.moved_most {
+        s.push_str(&format!("<p class=\"note\">Moved most: {}.</p>", esc(n)));
+    }
+    s
 }

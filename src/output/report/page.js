@@ -170,6 +170,8 @@
       return { kind: "dotplot", marks: s.querySelectorAll("circle").length };
     }).concat(Array.prototype.map.call(document.querySelectorAll("svg.heatmap"), function (s) {
       return { kind: "heatmap", marks: s.querySelectorAll("rect.cell").length };
+    })).concat(Array.prototype.map.call(document.querySelectorAll("svg.stacked"), function (s) {
+      return { kind: "stacked", marks: s.querySelectorAll("rect.seg").length };
     }));
     var resources = (performance.getEntriesByType ? performance.getEntriesByType("resource") : [])
       .map(function (r) { return r.name; });

@@ -151,6 +151,78 @@ pub fn dot_plot(rows: &[Dot], unit: &str) -> Option<String> {
     Some(s)
 }
 
+/// One segment of a stacked bar: a part's name, its value and colour.
+pub struct Segment {
+    pub label: String,
+    pub value: f64,
+    pub colour: String,
+}
+
+/// One horizontal bar of `segments` stacked left to right on a linear axis
+/// from 0 to `whole` (labelled `unit`), with a legend beneath that gives
+/// each segment's value and share of `whole`; None when no segment is
+/// positive. A segment of 0 or less is listed in the legend but not drawn.
+pub fn stacked_bar(segments: &[Segment], whole: f64, unit: &str, label: &str) -> Option<String> {
+    const WIDTH: f64 = 1000.0;
+    const BAR: f64 = 28.0;
+    const LINE: f64 = 18.0;
+    let drawn: f64 = segments.iter().map(|g| g.value.max(0.0)).sum();
+    let scale = whole.max(drawn);
+    if drawn <= 0.0 || !scale.is_finite() {
+        return None;
+    }
+    // The legend in two columns.
+    let rows = segments.len().div_ceil(2);
+    let height = 20.0 + BAR + 24.0 + LINE * rows as f64 + 8.0;
+    let mut s = format!(
+        "<svg class=\"stacked\" viewBox=\"0 0 {WIDTH} {height}\" role=\"img\" \
+         aria-label=\"{}\">",
+        esc(label)
+    );
+    let (x0, x1) = (10.0, WIDTH - 10.0);
+    let px = |v: f64| v / scale * (x1 - x0);
+    let mut x = x0;
+    for g in segments.iter().filter(|g| g.value > 0.0) {
+        let w = px(g.value);
+        s.push_str(&format!(
+            "<rect class=\"seg\" x=\"{x:.2}\" y=\"20\" width=\"{w:.2}\" height=\"{BAR}\" \
+             fill=\"{}\"><title>{}: {} {} ({:.1}%)</title></rect>",
+            esc(&g.colour),
+            esc(&g.label),
+            sig3(g.value),
+            esc(unit),
+            100.0 * g.value / whole
+        ));
+        x += w;
+    }
+    s.push_str(&format!(
+        "<text class=\"tick\" x=\"{x0}\" y=\"14\">0</text>\
+         <text class=\"tick\" x=\"{x1}\" y=\"14\" text-anchor=\"end\">{} {}</text>",
+        sig3(scale),
+        esc(unit)
+    ));
+    let top = 20.0 + BAR + 24.0;
+    for (i, g) in segments.iter().enumerate() {
+        let (col, row) = (i / rows, i % rows);
+        let lx = x0 + col as f64 * (WIDTH / 2.0);
+        let ly = top + LINE * row as f64;
+        s.push_str(&format!(
+            "<rect class=\"key\" x=\"{lx:.1}\" y=\"{:.1}\" width=\"12\" height=\"12\" \
+             fill=\"{}\"/><text class=\"label\" x=\"{:.1}\" y=\"{ly:.1}\">{}: {} {} \
+             ({:.1}%)</text>",
+            ly - 10.0,
+            esc(&g.colour),
+            lx + 18.0,
+            esc(&g.label),
+            sig3(g.value),
+            esc(unit),
+            100.0 * g.value / whole
+        ));
+    }
+    s.push_str("</svg>");
+    Some(s)
+}
+
 /// The shared axis of a comparison's forest cells: every interval and 1.
 pub struct Forest {
     axis: LogAxis,

@@ -325,6 +325,12 @@ impl Load {
         }
     }
 
+    /// The load's processes (each one thread: its pid is its task's id),
+    /// so a trace can tell time spent behind them.
+    pub fn pids(&self) -> Vec<i32> {
+        self.processes.iter().map(|p| p.pid).collect()
+    }
+
     /// The plan it holds.
     pub fn plan(&self) -> &LoadPlan {
         &self.plan
