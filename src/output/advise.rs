@@ -189,7 +189,15 @@ pub fn render(r: &AdviseReport) -> String {
                     n.map_or(String::new(), |n| format!(", {n} messages each"))
                 )
             });
-        out.push_str(&format!("verify (measured / predicted{how}):\n{t}\n"));
+        let predicted = v
+            .iter()
+            .find_map(|x| x.predicted_as.as_ref())
+            .map_or(String::new(), |p| {
+                format!("; predicted from {}", sanitise::text(p))
+            });
+        out.push_str(&format!(
+            "verify (measured / predicted{how}{predicted}):\n{t}\n"
+        ));
     }
     out
 }
