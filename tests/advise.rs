@@ -117,6 +117,13 @@ fn verify_measures_the_top_two_one_way_paced_at_the_rate() {
     .limit(std::time::Duration::from_secs(120))
     .ok();
     assert!(ran.stdout.contains("p99 ±25%"), "{}", ran.stdout);
+    // Both shapes are named: what the prediction is of, and what was measured.
+    assert!(
+        ran.stdout
+            .contains("predicted from pingpong, one way = round trip ÷ 2"),
+        "{}",
+        ran.stdout
+    );
     let report = read_json(&json);
     let verify = report["verify"].as_array().unwrap();
     assert_eq!(
@@ -126,6 +133,14 @@ fn verify_measures_the_top_two_one_way_paced_at_the_rate() {
     for v in verify {
         assert_eq!(v["measured_as"], "oneway, sporadic every 500000 ns", "{v}");
         assert_eq!(v["messages"], 4000, "{v}");
+        assert_eq!(
+            v["predicted_as"], "pingpong, one way = round trip ÷ 2, back to back",
+            "{v}"
+        );
+        assert!(
+            v["predicted_p99_ns"].as_f64().unwrap() >= v["predicted_p50_ns"].as_f64().unwrap(),
+            "{v}"
+        );
         assert!(v["measured_p50_ns"].as_f64().unwrap() > 0.0, "{v}");
         let within = v["p99_within_25_percent"].as_bool().unwrap();
         let ratio =

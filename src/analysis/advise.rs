@@ -3,18 +3,22 @@
 //! measures or reads a file).
 //!
 //! For each mechanism the latest run with its ping-pong figures is read
-//! (on `--cpus`, when given, only figures measured on those CPUs). Its
-//! predicted one-way median at the size is the measured median where that
+//! (on `--cpus`, when given, only figures measured on those CPUs): every
+//! prediction is of that shape, one way = a round trip ÷ 2, back to back
+//! ([`PREDICTED_AS`]). Its predicted one-way median at the size is the
+//! messages' own median (`latency_ns.p50`, single round trips) where that
 //! size was measured, else its cost model's line (`cost_models[]`, setup +
-//! bytes × per-byte) where a segment covers the size, else a straight line
-//! between the two nearest measured sizes around it; a size outside the
-//! sizes measured is not predicted (the mechanism is unrankable). A
-//! median here is a figure's centre: its drift-corrected median where it
-//! was swept with others (what the cost model is fitted on), else its
-//! median. Its p99 is the predicted median times the p99 / median ratio of
-//! the nearest measured size. Rate and CPU per message come from the latest stream
-//! figure of the mechanism at the nearest size. Every number names the run
-//! and the figure it came from.
+//! bytes × per-byte, fitted on centres) times the nearest size's messages'
+//! median / centre, else a straight line between the messages' medians of
+//! the two nearest measured sizes around it; a size outside the sizes
+//! measured is not predicted (the mechanism is unrankable). The centre (a
+//! median of batch means, drift-corrected where swept with others) stands in
+//! only where a figure has no per-message p50. Its p99 is the predicted
+//! median times the p99 / p50 ratio of the nearest measured size, both of
+//! single messages, and never below 1: p50 ≤ p99 by construction. Rate and
+//! CPU per message come from the latest stream figure of the mechanism at
+//! the nearest size. Every number names the run and the figure it came
+//! from.
 
 use crate::record::advise::{
     ADVISE_SCHEMA, Advice, AdviseReport, Crossover, Meets, Need, Sourced, Standing, Unrankable,
@@ -24,6 +28,11 @@ use crate::record::summary::CostModel;
 use crate::record::units::format_size;
 use crate::record::{FigureRecord, Mode, RunRecord, Status};
 use std::collections::BTreeMap;
+
+/// The shape every prediction is of: ping-pong figures, one way taken as
+/// half a round trip, messages back to back (the receiver never sleeps long
+/// between two).
+pub const PREDICTED_AS: &str = "pingpong, one way = round trip ÷ 2, back to back";
 
 /// How many of the top picks are paired for crossovers.
 const CROSSOVER_PICKS: usize = 3;
@@ -40,13 +49,30 @@ fn usable(f: &FigureRecord, mode: Mode, cpus: Option<&[usize]>) -> bool {
 }
 
 /// One measured size of a mechanism, ns: its centre (the drift-corrected
-/// median where it was swept with others, as the cost model and `watch`
-/// read it, else its median), its median and its p99.
+/// median of batch means where it was swept with others, as the cost model
+/// and `watch` read it, else its median of batch means), and the p50 and
+/// p99 of its single messages.
 struct Point {
     size: usize,
     centre: f64,
-    median: f64,
+    p50: Option<f64>,
     p99: Option<f64>,
+}
+
+impl Point {
+    /// The messages' median, or the centre where the figure has none: the
+    /// population a p99 is of, so the two stay comparable.
+    fn typical(&self) -> f64 {
+        self.p50.filter(|v| *v > 0.0).unwrap_or(self.centre)
+    }
+
+    /// What [`Point::typical`] is, in words.
+    fn typical_is(&self) -> &'static str {
+        match self.p50.filter(|v| *v > 0.0) {
+            Some(_) => "messages' median",
+            None => "centre (median of batch means; no per-message p50)",
+        }
+    }
 }
 
 /// What one mechanism's latest ping-pong run holds.
@@ -81,7 +107,7 @@ fn pingpong_runs<'a>(
                     points.push(Point {
                         size: f.size_bytes,
                         centre,
-                        median: l.median,
+                        p50: l.p50,
                         p99: l.p99,
                     });
                 }
@@ -103,6 +129,15 @@ fn pingpong_runs<'a>(
     out
 }
 
+/// The nearest measured size to `size` (by ratio of sizes) that `keep`
+/// accepts.
+fn nearest<'p>(m: &'p Measured, size: usize, keep: impl Fn(&Point) -> bool) -> Option<&'p Point> {
+    m.points
+        .iter()
+        .filter(|p| keep(p))
+        .min_by(|a, b| log_distance(a.size, size).total_cmp(&log_distance(b.size, size)))
+}
+
 /// The predicted median at `size`, or why there is none.
 fn predict_p50(name: &str, m: &Measured, size: usize) -> Result<Sourced, String> {
     let sourced = |value, from: String| Sourced {
@@ -112,24 +147,32 @@ fn predict_p50(name: &str, m: &Measured, size: usize) -> Result<Sourced, String>
     };
     if let Some(p) = m.points.iter().find(|p| p.size == size) {
         return Ok(sourced(
-            p.centre,
-            format!("measured median, {name} pingpong {}", format_size(size)),
+            p.typical(),
+            format!("{}, {name} pingpong {}", p.typical_is(), format_size(size)),
         ));
     }
-    if let Some(seg) = m.model.and_then(|c| {
-        c.segments
-            .iter()
-            .find(|s| s.from_bytes <= size && size <= s.to_bytes)
-    }) {
+    // The cost model is fitted on centres (batch means): scaled to the
+    // messages' median by the nearest size's own ratio of the two.
+    let scale = nearest(m, size, |p| p.centre > 0.0).map(|p| (p, p.typical() / p.centre));
+    if let (Some(seg), Some((p, scale))) = (
+        m.model.and_then(|c| {
+            c.segments
+                .iter()
+                .find(|s| s.from_bytes <= size && size <= s.to_bytes)
+        }),
+        scale,
+    ) {
         return Ok(sourced(
-            seg.setup_ns + size as f64 * seg.per_byte_ns,
+            (seg.setup_ns + size as f64 * seg.per_byte_ns) * scale,
             format!(
-                "cost model of {name} ({}–{}: {:.0} ns + {:.4} ns/B, r² {:.3})",
+                "cost model of {name} ({}–{}: {:.0} ns + {:.4} ns/B, r² {:.3}) × {} / centre {scale:.2} of {name} pingpong {}",
                 format_size(seg.from_bytes),
                 format_size(seg.to_bytes),
                 seg.setup_ns,
                 seg.per_byte_ns,
-                seg.r2
+                seg.r2,
+                p.typical_is(),
+                format_size(p.size)
             ),
         ));
     }
@@ -139,9 +182,10 @@ fn predict_p50(name: &str, m: &Measured, size: usize) -> Result<Sourced, String>
         (Some(a), Some(b)) => {
             let t = (size - a.size) as f64 / (b.size - a.size) as f64;
             Ok(sourced(
-                a.centre + t * (b.centre - a.centre),
+                a.typical() + t * (b.typical() - a.typical()),
                 format!(
-                    "interpolated between the medians of {name} pingpong {} and {} (no cost model covers {})",
+                    "interpolated between the {} of {name} pingpong {} and {} (no cost model covers {})",
+                    a.typical_is(),
                     format_size(a.size),
                     format_size(b.size),
                     format_size(size)
@@ -162,19 +206,16 @@ fn predict_p50(name: &str, m: &Measured, size: usize) -> Result<Sourced, String>
     }
 }
 
-/// The predicted p99: the median times the p99 / median ratio of the
-/// nearest measured size that has a p99.
+/// The predicted p99: the predicted median times the p99 / p50 ratio of
+/// the nearest measured size that has a p99, both of its single messages
+/// (measured together); a ratio below 1 (a p99 under the centre standing in
+/// for a missing p50) is taken as 1, so the p99 is never below the p50.
 fn predict_p99(name: &str, m: &Measured, size: usize, p50: f64) -> Option<Sourced> {
-    let p = m
-        .points
-        .iter()
-        .filter(|p| p.p99.is_some() && p.median > 0.0)
-        .min_by(|a, b| log_distance(a.size, size).total_cmp(&log_distance(b.size, size)))?;
-    // The ratio within one figure (its p99 and its own median, measured
-    // together), applied to the median predicted.
-    let ratio = p.p99? / p.median;
+    let p = nearest(m, size, |p| p.p99.is_some() && p.typical() > 0.0)?;
+    let ratio = (p.p99? / p.typical()).max(1.0);
     let from = format!(
-        "median × p99/median {ratio:.2} of {name} pingpong {}",
+        "median × p99 / {} {ratio:.2} of {name} pingpong {}",
+        p.typical_is(),
         format_size(p.size)
     );
     Some(Sourced {
@@ -462,19 +503,43 @@ mod tests {
         r.ranking.iter().find(|a| a.benchmark == name).unwrap()
     }
 
+    /// The messages' median of a figure, or its centre where it has none.
+    fn typical(f: &FigureRecord) -> f64 {
+        let l = f.latency_ns.as_ref().unwrap();
+        l.p50
+            .filter(|v| *v > 0.0)
+            .unwrap_or_else(|| crate::analysis::watch::centre(f).unwrap())
+    }
+
+    fn pipe_at(r: &RunRecord, size: usize) -> &FigureRecord {
+        r.results
+            .iter()
+            .find(|f| f.benchmark == "pipe" && f.mode == Mode::PingPong && f.size_bytes == size)
+            .unwrap()
+    }
+
     #[test]
-    fn a_size_its_cost_model_covers_is_setup_plus_bytes_times_per_byte() {
+    fn a_size_its_cost_model_covers_is_its_line_scaled_to_the_messages_median() {
         let h = runs(&["cost-model"]);
         let seg = &h[0].1.cost_models[0].segments[0];
         let r = run(need(2048), &h);
         let pipe = of(&r, "pipe");
-        let expected = seg.setup_ns + 2048.0 * seg.per_byte_ns;
+        // The nearest measured size (1K and 4K lie as far) scales the line.
+        let scaled: Vec<f64> = [1024, 4096]
+            .iter()
+            .map(|s| {
+                let f = pipe_at(&h[0].1, *s);
+                (seg.setup_ns + 2048.0 * seg.per_byte_ns) * typical(f)
+                    / crate::analysis::watch::centre(f).unwrap()
+            })
+            .collect();
         assert!(
-            (pipe.p50.value - expected).abs() < 1e-6,
-            "{}",
+            scaled.iter().any(|e| (pipe.p50.value - e).abs() < 1e-6),
+            "{} not in {scaled:?}",
             pipe.p50.value
         );
         assert!(pipe.p50.from.contains("cost model"), "{}", pipe.p50.from);
+        assert!(pipe.p50.from.contains("centre"), "{}", pipe.p50.from);
         assert_eq!(pipe.p50.run_id, 1);
         // p99 from the nearest measured size's ratio, which it names.
         let p99 = pipe.p99.as_ref().unwrap();
@@ -483,27 +548,87 @@ mod tests {
             "{}",
             p99.from
         );
-        assert!(p99.value > pipe.p50.value);
+        assert!(p99.value >= pipe.p50.value);
     }
 
     #[test]
-    fn a_size_measured_directly_is_its_median_and_its_p99() {
+    fn a_size_measured_directly_is_its_messages_median_and_p99() {
         let h = runs(&["cost-model"]);
-        let f = h[0]
-            .1
-            .results
-            .iter()
-            .find(|f| f.size_bytes == 4096)
-            .unwrap();
-        let centre = crate::analysis::watch::centre(f).unwrap();
+        let f = pipe_at(&h[0].1, 4096);
         let l = f.latency_ns.as_ref().unwrap();
         let r = run(need(4096), &h);
         let pipe = of(&r, "pipe");
-        assert_eq!(pipe.p50.value, centre);
-        assert!(pipe.p50.from.contains("measured median"));
-        let p99 = centre * l.p99.unwrap() / l.median;
-        assert!((pipe.p99.as_ref().unwrap().value - p99).abs() < 1e-6);
-        assert!(pipe.p99.as_ref().unwrap().from.contains("4K"));
+        assert_eq!(pipe.p50.value, l.p50.unwrap());
+        assert!(
+            pipe.p50.from.contains("messages' median"),
+            "{}",
+            pipe.p50.from
+        );
+        // The figure's own p99, as measured with its p50.
+        let p99 = pipe.p99.as_ref().unwrap();
+        assert!((p99.value - l.p99.unwrap().max(l.p50.unwrap())).abs() < 1e-6);
+        assert!(p99.from.contains("4K"));
+    }
+
+    #[test]
+    fn the_p50_is_the_messages_median_not_the_batch_means_centre() {
+        // Under load batch means rise above the messages' median: a centre
+        // far above the p99 must not become the p50.
+        let mut h = runs(&["cost-model"]);
+        let f = h[0]
+            .1
+            .results
+            .iter_mut()
+            .find(|f| f.benchmark == "pipe" && f.size_bytes == 4096)
+            .unwrap();
+        f.sweep = None;
+        let l = f.latency_ns.as_mut().unwrap();
+        (l.p50, l.p99) = (Some(2650.0), Some(5980.0));
+        l.median = 20_000.0;
+        let r = run(need(4096), &h);
+        let pipe = of(&r, "pipe");
+        assert_eq!(pipe.p50.value, 2650.0);
+        assert_eq!(pipe.p99.as_ref().unwrap().value, 5980.0);
+    }
+
+    #[test]
+    fn the_p99_is_never_below_the_p50() {
+        // A figure without a per-message p50 stands in its centre, which
+        // under load can exceed its p99: the ratio is held at 1.
+        let mut h = runs(&["cost-model"]);
+        for f in h[0].1.results.iter_mut() {
+            f.sweep = None;
+            if let Some(l) = f.latency_ns.as_mut() {
+                l.p50 = None;
+                l.median = 20_000.0;
+                l.p99 = Some(5_000.0);
+            }
+        }
+        for size in [1024, 2048, 4096] {
+            let r = run(need(size), &h);
+            for a in &r.ranking {
+                let p99 = a.p99.as_ref().unwrap();
+                assert!(
+                    p99.value >= a.p50.value,
+                    "{size}: {} {}",
+                    a.benchmark,
+                    p99.value
+                );
+                assert!(a.p50.from.contains("centre"), "{}", a.p50.from);
+            }
+        }
+    }
+
+    #[test]
+    fn every_prediction_names_its_shape() {
+        let h = runs(&["ipc-quick"]);
+        let r = run(need(544), &h);
+        assert!(!r.ranking.is_empty());
+        for a in &r.ranking {
+            assert!(a.p50.from.contains("pingpong"), "{}", a.p50.from);
+            assert!(a.p99.as_ref().unwrap().from.contains("pingpong"));
+        }
+        assert!(PREDICTED_AS.contains("round trip ÷ 2"));
     }
 
     #[test]
@@ -516,7 +641,7 @@ mod tests {
             .results
             .iter()
             .filter(|f| f.benchmark == "pipe")
-            .map(|f| crate::analysis::watch::centre(f).unwrap())
+            .map(typical)
             .collect();
         let expected = m[0] + (544.0 - 64.0) / (1024.0 - 64.0) * (m[1] - m[0]);
         assert!((pipe.p50.value - expected).abs() < 1e-6);

@@ -245,6 +245,7 @@ fn verify(
                 measured_p50_ns: l.map(|l| l.p50.unwrap_or(l.median)),
                 predicted_p99_ns,
                 measured_p99_ns,
+                predicted_as: Some(advise::PREDICTED_AS.into()),
                 measured_as: Some(match pacing(args.rate) {
                     Some(d) => format!("oneway, sporadic every {} ns", d.as_nanos()),
                     None => "oneway, saturated".into(),

@@ -189,7 +189,28 @@ pub fn render(r: &AdviseReport) -> String {
                     n.map_or(String::new(), |n| format!(", {n} messages each"))
                 )
             });
-        out.push_str(&format!("verify (measured / predicted{how}):\n{t}\n"));
+        let predicted = v
+            .iter()
+            .find_map(|x| x.predicted_as.as_ref())
+            .map_or(String::new(), |p| {
+                format!("; predicted from {}", sanitise::text(p))
+            });
+        out.push_str(&format!(
+            "verify (measured / predicted{how}{predicted}):\n{t}\n"
+        ));
+        if v.iter().any(|x| {
+            x.measured_as
+                .as_deref()
+                .is_some_and(|m| m.contains("sporadic"))
+        }) {
+            // The prediction is of messages back to back; paced, a blocking
+            // receiver sleeps between two and each message pays its wake-up.
+            out.push_str(
+                "paced: a receiver that blocks sleeps between messages and each one pays a \
+                 wake-up, which the back-to-back prediction does not hold (`ipcmark doctor` \
+                 measures that wake-up here)\n",
+            );
+        }
     }
     out
 }

@@ -75,7 +75,8 @@ pub struct Advice {
     pub rank: usize,
     /// Mechanism id.
     pub benchmark: String,
-    /// Predicted one-way median at the size.
+    /// Predicted one-way median at the size: of single messages, from
+    /// ping-pong figures (one way = round trip ÷ 2).
     pub p50: Sourced,
     /// Predicted one-way 99th percentile at the size (null: no p99 measured).
     pub p99: Option<Sourced>,
@@ -138,6 +139,11 @@ pub struct Verified {
     /// reports written when verify ran a ping-pong.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_as: Option<String>,
+    /// The shape the prediction is of (`pingpong, one way = round trip ÷
+    /// 2, back to back`): not the shape `measured_as` names, so the two
+    /// differ by what one way at a rate adds (absent in earlier reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted_as: Option<String>,
     /// Messages timed (absent as `measured_as`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub messages: Option<u64>,
