@@ -206,16 +206,21 @@ pub struct Conn {
     out: Vec<u8>,
 }
 
+/// This process's effective uid as `AUTH EXTERNAL` carries it: its
+/// decimal digits, each as two hex digits.
+fn uid_hex() -> String {
+    crate::sys::process::geteuid()
+        .to_string()
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 impl Conn {
     /// Authenticates as a client (`AUTH EXTERNAL` with this process's uid)
     /// on `sock`, a bus's or a peer's socket; returns the server's GUID.
     pub fn client(mut sock: UnixStream) -> Result<(Conn, String), ChannelError> {
-        let uid = crate::sys::process::geteuid();
-        let hex: String = uid
-            .to_string()
-            .bytes()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let hex = uid_hex();
         write_line(&mut sock, &format!("\0AUTH EXTERNAL {hex}\r\n"))?;
         let answer = read_line(&mut sock)?;
         let guid = answer
@@ -244,12 +249,7 @@ impl Conn {
                 "a D-Bus client that did not start with a nul byte".into(),
             ));
         }
-        let uid = crate::sys::process::geteuid();
-        let hex: String = uid
-            .to_string()
-            .bytes()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let hex = uid_hex();
         loop {
             let line = read_line(&mut sock)?;
             match line.split_once(' ').unwrap_or((line.as_str(), "")) {
