@@ -233,6 +233,12 @@ fn predict_p99(name: &str, m: &Measured, size: usize, p50: f64) -> Option<Source
     })
 }
 
+/// How many of the latest one-way figures (one a run) a one-way
+/// prediction is the median of: one run's p99 on a shared machine can move
+/// 2–3× with the load of its moment, and a single loaded run would
+/// otherwise become the next prediction whole.
+const ONEWAY_RUNS: usize = 5;
+
 /// The pacing `--verify` runs at `rate` messages a second, ns between two
 /// sends (none: saturated), as `run --interval` rounds it.
 pub fn pacing_ns(rate: Option<f64>) -> Option<u64> {
@@ -240,8 +246,9 @@ pub fn pacing_ns(rate: Option<f64>) -> Option<u64> {
         .map(|r| (std::time::Duration::from_secs_f64(1.0 / r).as_nanos() as u64).max(1))
 }
 
-/// The one-way prediction of `name` at `size`: the messages' p50 and p99
-/// of its latest one-way figure at that size paced as `rate` asks
+/// The one-way prediction of `name` at `size`: the medians of the
+/// messages' p50 and p99 of its latest one-way figures at that size (one
+/// a run, up to [`ONEWAY_RUNS`]) paced as `rate` asks
 /// (saturated without one); paced, with no figure of that pacing, the
 /// latest saturated one, which says it leaves out the wake-up each paced
 /// message pays. None where the history has neither.
@@ -252,19 +259,26 @@ pub fn oneway(
     cpus: Option<&[usize]>,
     rate: Option<f64>,
 ) -> Option<OneWayPrediction> {
+    // One figure per run, latest first, at most ONEWAY_RUNS of them.
     let latest = |interval: Option<u64>| {
-        runs.iter().rev().find_map(|(id, run)| {
-            run.results.iter().find_map(|f| {
-                let o = f.oneway.as_ref()?;
-                let l = f.latency_ns.as_ref()?;
-                let (p50, p99) = (l.p50.filter(|v| *v > 0.0)?, l.p99?);
-                (f.benchmark == name
-                    && f.size_bytes == size
-                    && usable(f, Mode::OneWay, cpus)
-                    && o.interval_ns == interval)
-                    .then_some((*id, p50, p99.max(p50)))
+        let found: Vec<(i64, f64, f64)> = runs
+            .iter()
+            .rev()
+            .filter_map(|(id, run)| {
+                run.results.iter().find_map(|f| {
+                    let o = f.oneway.as_ref()?;
+                    let l = f.latency_ns.as_ref()?;
+                    let (p50, p99) = (l.p50.filter(|v| *v > 0.0)?, l.p99?);
+                    (f.benchmark == name
+                        && f.size_bytes == size
+                        && usable(f, Mode::OneWay, cpus)
+                        && o.interval_ns == interval)
+                        .then_some((*id, p50, p99.max(p50)))
+                })
             })
-        })
+            .take(ONEWAY_RUNS)
+            .collect();
+        (!found.is_empty()).then_some(found)
     };
     let wanted = pacing_ns(rate);
     let shape = |interval: Option<u64>| match interval {
@@ -280,18 +294,43 @@ pub fn oneway(
         ),
         None => return None,
     };
-    let (run_id, p50, p99) = found;
+    let median = |pick: fn(&(i64, f64, f64)) -> f64| {
+        let mut v: Vec<f64> = found.iter().map(pick).collect();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
+    };
+    let (p50, p99) = (median(|f| f.1), median(|f| f.2).max(median(|f| f.1)));
+    let run_id = found[0].0;
     let figure = format!("{name} {} {}", shape(interval), format_size(size));
+    let (of, runs_named) = match found.len() {
+        1 => ("", format!("run {run_id}")),
+        n => (
+            "median over its latest runs of the ",
+            format!(
+                "{n} runs: {}",
+                found
+                    .iter()
+                    .map(|f| f.0.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+    };
     Some(OneWayPrediction {
         p50: Sourced {
             value: p50,
             run_id,
-            from: format!("messages' median of {figure}"),
+            from: format!("{of}messages' median of {figure} ({runs_named})"),
         },
         p99: Sourced {
             value: p99,
             run_id,
-            from: format!("messages' p99 of {figure}"),
+            from: format!("{of}messages' p99 of {figure} ({runs_named})"),
         },
         predicted_as,
     })
@@ -919,6 +958,7 @@ mod tests {
         assert_eq!((o.p50.run_id, o.p99.run_id), (2, 2));
         assert_eq!(o.predicted_as, "oneway, saturated");
         assert!(o.p99.from.contains("oneway"), "{}", o.p99.from);
+        assert!(o.p99.from.contains("(run 2)"), "{}", o.p99.from);
         // The ranking's figures stay the ping-pong ones.
         assert_eq!(pipe.p50, pingpong.p50);
         assert_eq!(pipe.p99, pingpong.p99);
@@ -953,6 +993,31 @@ mod tests {
         // Saturated, a paced figure is not read.
         let o = of(&run(need(4096), &h), "pipe").oneway.clone().unwrap();
         assert_eq!(o.p50.value, 900.0);
+    }
+
+    #[test]
+    fn the_oneway_prediction_is_the_median_of_the_latest_runs_so_one_loaded_run_does_not_carry() {
+        let mut h = runs(&["cost-model"]);
+        for (id, p99) in [
+            (2, 5000.0),
+            (3, 700.0),
+            (4, 800.0),
+            (5, 2100.0),
+            (6, 650.0),
+            (7, 690.0),
+        ] {
+            h.push((id, oneway_run(4096, None, 500.0, p99)));
+        }
+        let o = of(&run(need(4096), &h), "pipe").oneway.clone().unwrap();
+        // Runs 3–7: the oldest (5 000 ns) is past the five latest.
+        assert_eq!(o.p99.value, 700.0);
+        assert_eq!(o.p50.value, 500.0);
+        assert_eq!(o.p99.run_id, 7);
+        assert!(
+            o.p99.from.contains("5 runs: 7, 6, 5, 4, 3"),
+            "{}",
+            o.p99.from
+        );
     }
 
     #[test]

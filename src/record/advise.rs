@@ -99,8 +99,9 @@ pub struct Advice {
     pub oneway: Option<OneWayPrediction>,
 }
 
-/// A one-way prediction: the messages' own p50 and p99 of the latest
-/// one-way figure of the mechanism at the size.
+/// A one-way prediction: the medians of the messages' own p50 and p99 of
+/// the latest one-way figures of the mechanism at the size (one a run, up
+/// to five).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OneWayPrediction {
     /// Predicted one-way median, ns.
