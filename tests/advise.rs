@@ -157,6 +157,40 @@ fn verify_measures_the_top_two_one_way_paced_at_the_rate() {
         "{}",
         shown.stdout
     );
+    // Asked again, the one-way figures that verify saved are the
+    // prediction: of the shape measured, and named so.
+    let again = Run::new(
+        &sb,
+        &[
+            "advise",
+            "--size",
+            "1K",
+            "--rate",
+            "2k/s",
+            "--verify",
+            "--host",
+            &host(),
+        ],
+    )
+    .db(&db)
+    .arg("--json")
+    .arg(json.display().to_string())
+    .limit(std::time::Duration::from_secs(120))
+    .ok();
+    assert!(
+        again
+            .stdout
+            .contains("predicted from oneway, sporadic every 500000 ns"),
+        "{}",
+        again.stdout
+    );
+    let report = read_json(&json);
+    for (v, before) in report["verify"].as_array().unwrap().iter().zip(verify) {
+        assert_eq!(v["predicted_as"], "oneway, sporadic every 500000 ns", "{v}");
+        // The prediction is the figures the first verify measured.
+        assert_eq!(v["predicted_p50_ns"], before["measured_p50_ns"], "{v}");
+        assert_eq!(v["predicted_p99_ns"], before["measured_p99_ns"], "{v}");
+    }
 }
 
 #[test]

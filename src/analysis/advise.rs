@@ -19,9 +19,17 @@
 //! CPU per message come from the latest stream figure of the mechanism at
 //! the nearest size. Every number names the run and the figure it came
 //! from.
+//!
+//! Where the history holds a one-way figure of a mechanism at the size
+//! (one a `--verify` or `--measure --verify` saved), its messages' own p50
+//! and p99 are also given as the one-way prediction ([`oneway`]), of the
+//! shape `--verify` measures: one-way messages are not half a round trip
+//! (their p99 / p50 is not a ping-pong's). The ranking stays on the
+//! ping-pong prediction, which every ranked mechanism has.
 
 use crate::record::advise::{
-    ADVISE_SCHEMA, Advice, AdviseReport, Crossover, Meets, Need, Sourced, Standing, Unrankable,
+    ADVISE_SCHEMA, Advice, AdviseReport, Crossover, Meets, Need, OneWayPrediction, Sourced,
+    Standing, Unrankable,
 };
 use crate::record::build::BuildRecord;
 use crate::record::summary::CostModel;
@@ -225,6 +233,109 @@ fn predict_p99(name: &str, m: &Measured, size: usize, p50: f64) -> Option<Source
     })
 }
 
+/// How many of the latest one-way figures (one a run) a one-way
+/// prediction is the median of: one run's p99 on a shared machine can move
+/// 2–3× with the load of its moment, and a single loaded run would
+/// otherwise become the next prediction whole.
+const ONEWAY_RUNS: usize = 5;
+
+/// The pacing `--verify` runs at `rate` messages a second, ns between two
+/// sends (none: saturated), as `run --interval` rounds it.
+pub fn pacing_ns(rate: Option<f64>) -> Option<u64> {
+    rate.filter(|r| *r > 0.0)
+        .map(|r| (std::time::Duration::from_secs_f64(1.0 / r).as_nanos() as u64).max(1))
+}
+
+/// The one-way prediction of `name` at `size`: the medians of the
+/// messages' p50 and p99 of its latest one-way figures at that size (one
+/// a run, up to [`ONEWAY_RUNS`]) paced as `rate` asks
+/// (saturated without one); paced, with no figure of that pacing, the
+/// latest saturated one, which says it leaves out the wake-up each paced
+/// message pays. None where the history has neither.
+pub fn oneway(
+    runs: &[(i64, RunRecord)],
+    name: &str,
+    size: usize,
+    cpus: Option<&[usize]>,
+    rate: Option<f64>,
+) -> Option<OneWayPrediction> {
+    // One figure per run, latest first, at most ONEWAY_RUNS of them.
+    let latest = |interval: Option<u64>| {
+        let found: Vec<(i64, f64, f64)> = runs
+            .iter()
+            .rev()
+            .filter_map(|(id, run)| {
+                run.results.iter().find_map(|f| {
+                    let o = f.oneway.as_ref()?;
+                    let l = f.latency_ns.as_ref()?;
+                    let (p50, p99) = (l.p50.filter(|v| *v > 0.0)?, l.p99?);
+                    (f.benchmark == name
+                        && f.size_bytes == size
+                        && usable(f, Mode::OneWay, cpus)
+                        && o.interval_ns == interval)
+                        .then_some((*id, p50, p99.max(p50)))
+                })
+            })
+            .take(ONEWAY_RUNS)
+            .collect();
+        (!found.is_empty()).then_some(found)
+    };
+    let wanted = pacing_ns(rate);
+    let shape = |interval: Option<u64>| match interval {
+        Some(ns) => format!("oneway, sporadic every {ns} ns"),
+        None => "oneway, saturated".to_string(),
+    };
+    let (found, interval, predicted_as) = match latest(wanted) {
+        Some(found) => (found, wanted, shape(wanted)),
+        None if wanted.is_some() => (
+            latest(None)?,
+            None,
+            "oneway, saturated; leaves out the wake-up per message".to_string(),
+        ),
+        None => return None,
+    };
+    let median = |pick: fn(&(i64, f64, f64)) -> f64| {
+        let mut v: Vec<f64> = found.iter().map(pick).collect();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
+    };
+    let (p50, p99) = (median(|f| f.1), median(|f| f.2).max(median(|f| f.1)));
+    let run_id = found[0].0;
+    let figure = format!("{name} {} {}", shape(interval), format_size(size));
+    let (of, runs_named) = match found.len() {
+        1 => ("", format!("run {run_id}")),
+        n => (
+            "median over its latest runs of the ",
+            format!(
+                "{n} runs: {}",
+                found
+                    .iter()
+                    .map(|f| f.0.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+    };
+    Some(OneWayPrediction {
+        p50: Sourced {
+            value: p50,
+            run_id,
+            from: format!("{of}messages' median of {figure} ({runs_named})"),
+        },
+        p99: Sourced {
+            value: p99,
+            run_id,
+            from: format!("{of}messages' p99 of {figure} ({runs_named})"),
+        },
+        predicted_as,
+    })
+}
+
 /// Rate and CPU per message from the latest stream figure of `name`
 /// nearest `size`.
 fn stream(
@@ -422,6 +533,7 @@ pub fn advise(
                     meets: Meets::default(),
                     standing: Standing::MeetsAll,
                     miss: 0.0,
+                    oneway: oneway(&runs, name, need.size_bytes, cpus, need.rate_per_s),
                 };
                 judge(&mut a, &need);
                 ranking.push(a);
@@ -797,5 +909,122 @@ mod tests {
             missing(&host, &need(size), &skipped, &candidates).pingpong
                 == vec!["no-such-mechanism".to_string()]
         );
+    }
+
+    /// A run holding one one-way figure of pipe at `size`, paced every
+    /// `interval` ns (none: saturated), its messages' p50 and p99 given.
+    fn oneway_run(size: usize, interval: Option<u64>, p50: f64, p99: f64) -> RunRecord {
+        let mut r = fixture("cost-model");
+        let mut f = pipe_at(&r, 4096).clone();
+        (f.mode, f.size_bytes, f.sweep) = (Mode::OneWay, size, None);
+        let l = f.latency_ns.as_mut().unwrap();
+        (l.p50, l.p99) = (Some(p50), Some(p99));
+        f.oneway = Some(crate::record::facts::OneWayRecord {
+            pacing: if interval.is_some() {
+                "sporadic"
+            } else {
+                "saturated"
+            }
+            .into(),
+            interval_ns: interval,
+            messages_sent: 20_000,
+            messages_received: 20_000,
+            gaps: 0,
+            window: 20_000,
+            windows: Vec::new(),
+            mean_ns: p50,
+            time_bounded: false,
+            sender_timer_slack_ns: 50_000,
+            sender_sched_policy: "SCHED_OTHER".into(),
+        });
+        r.results = vec![f];
+        r.cost_models.clear();
+        r
+    }
+
+    #[test]
+    fn a_oneway_figure_at_the_size_is_the_oneway_prediction_and_names_its_shape() {
+        let mut h = runs(&["cost-model"]);
+        let pingpong = of(&run(need(4096), &h), "pipe").clone();
+        assert!(
+            pingpong.oneway.is_none(),
+            "no one-way figure: ping-pong only"
+        );
+        h.push((2, oneway_run(4096, None, 900.0, 1600.0)));
+        let r = run(need(4096), &h);
+        let pipe = of(&r, "pipe");
+        let o = pipe.oneway.as_ref().unwrap();
+        assert_eq!((o.p50.value, o.p99.value), (900.0, 1600.0));
+        assert_eq!((o.p50.run_id, o.p99.run_id), (2, 2));
+        assert_eq!(o.predicted_as, "oneway, saturated");
+        assert!(o.p99.from.contains("oneway"), "{}", o.p99.from);
+        assert!(o.p99.from.contains("(run 2)"), "{}", o.p99.from);
+        // The ranking's figures stay the ping-pong ones.
+        assert_eq!(pipe.p50, pingpong.p50);
+        assert_eq!(pipe.p99, pingpong.p99);
+    }
+
+    #[test]
+    fn a_oneway_figure_at_another_size_is_not_a_prediction_at_this_one() {
+        let mut h = runs(&["cost-model"]);
+        h.push((2, oneway_run(1024, None, 900.0, 1600.0)));
+        assert!(of(&run(need(4096), &h), "pipe").oneway.is_none());
+        assert!(of(&run(need(1024), &h), "pipe").oneway.is_some());
+    }
+
+    #[test]
+    fn paced_the_same_pacing_is_preferred_else_saturated_which_says_what_it_leaves_out() {
+        let mut h = runs(&["cost-model"]);
+        h.push((2, oneway_run(4096, None, 900.0, 1600.0)));
+        let mut paced = need(4096);
+        paced.rate_per_s = Some(1000.0);
+        let o = of(&run(paced.clone(), &h), "pipe").oneway.clone().unwrap();
+        assert_eq!(o.p99.value, 1600.0);
+        assert!(o.predicted_as.starts_with("oneway, saturated"));
+        assert!(o.predicted_as.contains("wake-up"), "{}", o.predicted_as);
+        // Another pacing is not this one.
+        h.push((3, oneway_run(4096, Some(10_000), 7000.0, 9000.0)));
+        let o = of(&run(paced.clone(), &h), "pipe").oneway.clone().unwrap();
+        assert_eq!(o.p99.value, 1600.0);
+        h.push((4, oneway_run(4096, Some(1_000_000), 30_000.0, 80_000.0)));
+        let o = of(&run(paced, &h), "pipe").oneway.clone().unwrap();
+        assert_eq!((o.p50.value, o.p99.value), (30_000.0, 80_000.0));
+        assert_eq!(o.predicted_as, "oneway, sporadic every 1000000 ns");
+        // Saturated, a paced figure is not read.
+        let o = of(&run(need(4096), &h), "pipe").oneway.clone().unwrap();
+        assert_eq!(o.p50.value, 900.0);
+    }
+
+    #[test]
+    fn the_oneway_prediction_is_the_median_of_the_latest_runs_so_one_loaded_run_does_not_carry() {
+        let mut h = runs(&["cost-model"]);
+        for (id, p99) in [
+            (2, 5000.0),
+            (3, 700.0),
+            (4, 800.0),
+            (5, 2100.0),
+            (6, 650.0),
+            (7, 690.0),
+        ] {
+            h.push((id, oneway_run(4096, None, 500.0, p99)));
+        }
+        let o = of(&run(need(4096), &h), "pipe").oneway.clone().unwrap();
+        // Runs 3–7: the oldest (5 000 ns) is past the five latest.
+        assert_eq!(o.p99.value, 700.0);
+        assert_eq!(o.p50.value, 500.0);
+        assert_eq!(o.p99.run_id, 7);
+        assert!(
+            o.p99.from.contains("5 runs: 7, 6, 5, 4, 3"),
+            "{}",
+            o.p99.from
+        );
+    }
+
+    #[test]
+    fn the_oneway_p99_is_never_below_its_p50() {
+        let mut h = runs(&["cost-model"]);
+        h.push((2, oneway_run(4096, None, 900.0, 700.0)));
+        let o = of(&run(need(4096), &h), "pipe").oneway.clone().unwrap();
+        assert_eq!((o.p50.value, o.p99.value), (900.0, 900.0));
     }
 }

@@ -11,7 +11,7 @@ use super::{Failure, RunArgs, flags, parse, print_stdout};
 use crate::analysis::advise;
 use crate::history::{self, Store};
 use crate::record::RunRecord;
-use crate::record::advise::{AdviseReport, Need, Verified};
+use crate::record::advise::{Advice, AdviseReport, Need, Verified};
 use clap::Args;
 use std::cell::RefCell;
 use std::process::ExitCode;
@@ -101,8 +101,7 @@ const P99_TOLERANCE: f64 = 0.25;
 /// The interval between two messages of `--verify`'s one-way run at `rate`
 /// messages a second (none: saturated).
 fn pacing(rate: Option<f64>) -> Option<Duration> {
-    rate.filter(|r| *r > 0.0)
-        .map(|r| Duration::from_secs_f64(1.0 / r).max(Duration::from_nanos(1)))
+    advise::pacing_ns(rate).map(Duration::from_nanos)
 }
 
 /// Messages `--verify` times per mechanism: two seconds at the rate, at
@@ -203,15 +202,11 @@ fn measure_missing(
     Ok(())
 }
 
-/// Predicted against measured for the top two that can run one way.
-fn verify(
-    args: &AdviseArgs,
-    report: &AdviseReport,
-    path: &std::path::Path,
-) -> Result<Vec<Verified>, Failure> {
-    // The top two that can run one way at the size (a mechanism that
-    // sends to itself has no receiver to time).
-    let top: Vec<_> = report
+/// The top two of the ranking that can run one way at the size (a
+/// mechanism that sends to itself has no receiver to time): those
+/// `--verify` measures.
+fn verify_picks<'r>(args: &AdviseArgs, report: &'r AdviseReport) -> Vec<&'r Advice> {
+    report
         .ranking
         .iter()
         .filter(|a| {
@@ -220,7 +215,18 @@ fn verify(
             })
         })
         .take(2)
-        .collect();
+        .collect()
+}
+
+/// Predicted against measured for the top two that can run one way: the
+/// one-way prediction where the history has one (the shape measured),
+/// else the ping-pong one.
+fn verify(
+    args: &AdviseArgs,
+    report: &AdviseReport,
+    path: &std::path::Path,
+) -> Result<Vec<Verified>, Failure> {
+    let top = verify_picks(args, report);
     let names = top.iter().map(|a| a.benchmark.clone()).collect();
     let (record, id) = measure(args, names, path)?;
     Ok(top
@@ -233,19 +239,26 @@ fn verify(
                     && f.status == crate::record::Status::Ok
             });
             let l = f.and_then(|f| f.latency_ns.as_ref());
-            let predicted_p99_ns = a.p99.as_ref().map(|s| s.value);
+            let (predicted_p50_ns, predicted_p99_ns, predicted_as) = match &a.oneway {
+                Some(o) => (o.p50.value, Some(o.p99.value), o.predicted_as.clone()),
+                None => (
+                    a.p50.value,
+                    a.p99.as_ref().map(|s| s.value),
+                    advise::PREDICTED_AS.to_string(),
+                ),
+            };
             let measured_p99_ns = l.and_then(|l| l.p99);
             let oneway = f.and_then(|f| f.oneway.as_ref());
             Verified {
                 benchmark: a.benchmark.clone(),
                 run_id: id,
-                predicted_p50_ns: a.p50.value,
+                predicted_p50_ns,
                 // The messages' own median (a one-way figure's `median` is
                 // of its window means), of the population its p99 is of.
                 measured_p50_ns: l.map(|l| l.p50.unwrap_or(l.median)),
                 predicted_p99_ns,
                 measured_p99_ns,
-                predicted_as: Some(advise::PREDICTED_AS.into()),
+                predicted_as: Some(predicted_as),
                 measured_as: Some(match pacing(args.rate) {
                     Some(d) => format!("oneway, sporadic every {} ns", d.as_nanos()),
                     None => "oneway, saturated".into(),
@@ -304,7 +317,38 @@ pub fn advise(args: AdviseArgs) -> Result<ExitCode, Failure> {
             runs = host_runs(&path, &host, args.selftest_runs.include)?;
         }
     }
-    let mut report = advise::advise(&host, need, &runs, crate::output::json::build::current());
+    let mut report = advise::advise(
+        &host,
+        need.clone(),
+        &runs,
+        crate::output::json::build::current(),
+    );
+    if args.measure && args.verify {
+        // Verify's picks with no one-way figure of its pacing at the size
+        // are measured that way first, so that the prediction is of the
+        // shape verify measures (the ranking stays on ping-pong).
+        let wanted = advise::pacing_ns(args.rate);
+        let names: Vec<String> = verify_picks(&args, &report)
+            .iter()
+            .filter(|a| {
+                a.oneway
+                    .as_ref()
+                    .is_none_or(|o| wanted.is_some() && !o.predicted_as.contains("sporadic"))
+            })
+            .map(|a| a.benchmark.clone())
+            .collect();
+        if !names.is_empty() {
+            eprintln!(
+                "advise --measure: one way at {} ({}): {}",
+                crate::output::table::format_size(args.size),
+                names.len(),
+                names.join(" ")
+            );
+            measure(&args, names, &path)?;
+            runs = host_runs(&path, &host, args.selftest_runs.include)?;
+            report = advise::advise(&host, need, &runs, crate::output::json::build::current());
+        }
+    }
     if report.ranking.is_empty() {
         let why = match report.unrankable.first() {
             Some(u) => format!("{}: {}", u.benchmark, u.reason),

@@ -118,6 +118,15 @@ pub fn render(r: &AdviseReport) -> String {
                 ));
             }
         }
+        if let Some(o) = &a.oneway {
+            line.push_str(&format!(
+                "; one way: p50 {} µs, p99 {} µs, from {} (run {})",
+                us(o.p50.value),
+                us(o.p99.value),
+                sanitise::text(&o.predicted_as),
+                o.p50.run_id
+            ));
+        }
         out.push_str(&line);
         out.push('\n');
     }
@@ -189,12 +198,33 @@ pub fn render(r: &AdviseReport) -> String {
                     n.map_or(String::new(), |n| format!(", {n} messages each"))
                 )
             });
-        let predicted = v
-            .iter()
-            .find_map(|x| x.predicted_as.as_ref())
-            .map_or(String::new(), |p| {
-                format!("; predicted from {}", sanitise::text(p))
-            });
+        // Each pick may be predicted from its own shape (one way where the
+        // history has it, else ping-pong): every shape is named.
+        let mut shapes: Vec<(&str, Vec<&str>)> = Vec::new();
+        for x in v {
+            if let Some(p) = &x.predicted_as {
+                match shapes.iter_mut().find(|(s, _)| s == p) {
+                    Some((_, names)) => names.push(&x.benchmark),
+                    None => shapes.push((p, vec![&x.benchmark])),
+                }
+            }
+        }
+        let predicted = match shapes.len() {
+            0 => String::new(),
+            1 => format!("; predicted from {}", sanitise::text(shapes[0].0)),
+            _ => format!(
+                "; predicted from {}",
+                shapes
+                    .iter()
+                    .map(|(s, n)| format!(
+                        "{} ({})",
+                        sanitise::text(s),
+                        sanitise::text(&n.join(", "))
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
         out.push_str(&format!(
             "verify (measured / predicted{how}{predicted}):\n{t}\n"
         ));
@@ -202,12 +232,16 @@ pub fn render(r: &AdviseReport) -> String {
             x.measured_as
                 .as_deref()
                 .is_some_and(|m| m.contains("sporadic"))
+                && x.predicted_as
+                    .as_deref()
+                    .is_none_or(|p| !p.contains("sporadic"))
         }) {
-            // The prediction is of messages back to back; paced, a blocking
-            // receiver sleeps between two and each message pays its wake-up.
+            // A prediction of messages back to back, set against paced
+            // ones: a blocking receiver sleeps between two and each message
+            // pays its wake-up.
             out.push_str(
                 "paced: a receiver that blocks sleeps between messages and each one pays a \
-                 wake-up, which the back-to-back prediction does not hold (`ipcmark doctor` \
+                 wake-up, which a back-to-back prediction does not hold (`ipcmark doctor` \
                  measures that wake-up here)\n",
             );
         }

@@ -91,6 +91,27 @@ pub struct Advice {
     pub standing: Standing,
     /// Its largest relative miss of a bound (0 when none missed).
     pub miss: f64,
+    /// The one-way prediction at the size, from the history's one-way
+    /// figures of it there (the shape `--verify` measures); the ranking
+    /// stays on `p50` and `p99` (ping-pong, which every mechanism has).
+    /// Absent where the history holds no one-way figure at the size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oneway: Option<OneWayPrediction>,
+}
+
+/// A one-way prediction: the medians of the messages' own p50 and p99 of
+/// the latest one-way figures of the mechanism at the size (one a run, up
+/// to five).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OneWayPrediction {
+    /// Predicted one-way median, ns.
+    pub p50: Sourced,
+    /// Predicted one-way 99th percentile, ns (never below the median).
+    pub p99: Sourced,
+    /// The shape it is of: `oneway, saturated`, `oneway, sporadic every N
+    /// ns` (the pacing asked for), or, paced with no figure of that pacing,
+    /// `oneway, saturated; leaves out the wake-up per message`.
+    pub predicted_as: String,
 }
 
 /// A mechanism measured on the host that could not be ranked.
@@ -139,9 +160,10 @@ pub struct Verified {
     /// reports written when verify ran a ping-pong.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_as: Option<String>,
-    /// The shape the prediction is of (`pingpong, one way = round trip ÷
-    /// 2, back to back`): not the shape `measured_as` names, so the two
-    /// differ by what one way at a rate adds (absent in earlier reports).
+    /// The shape the prediction is of: the one-way figure's
+    /// ([`OneWayPrediction::predicted_as`], starting `oneway`) where the
+    /// history has one at the size, else `pingpong, one way = round trip ÷
+    /// 2, back to back` (absent in earlier reports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted_as: Option<String>,
     /// Messages timed (absent as `measured_as`).
