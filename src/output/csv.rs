@@ -197,6 +197,14 @@ mod tests {
             ("score", include_str!("../../tests/reports/score.csv")),
             ("stream", include_str!("../../tests/reports/stream.csv")),
             ("map", include_str!("../../tests/reports/map.csv")),
+            (
+                "explain-a",
+                include_str!("../../tests/reports/explain-a.csv"),
+            ),
+            (
+                "explain-b",
+                include_str!("../../tests/reports/explain-b.csv"),
+            ),
         ];
         assert_eq!(expected.len(), FIXTURES.len(), "a fixture has no CSV");
         for ((name, report), (csv_name, csv)) in FIXTURES.iter().zip(expected) {

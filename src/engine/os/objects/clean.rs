@@ -200,10 +200,15 @@ mod tests {
         let base = tempfile::tempdir().unwrap();
         let dir = base.path().join("ipcmark-1-2-3-abc-dbus-0");
         fs::create_dir(&dir).unwrap();
-        // `sh -c CMD NAME`: NAME is $0, on the command line, unused.
+        // `sh -c CMD NAME`: NAME is $0, on the command line, unused. The
+        // shell blocks in a builtin (`read` on a pipe kept open here), so
+        // it stays the process: a last external command (`sleep`) may be
+        // exec'd in its place, and its command line would not name the
+        // directory.
         let mut helper = std::process::Command::new("sh")
-            .args(["-c", "trap '' TERM; sleep 60"])
+            .args(["-c", "trap '' TERM; read _"])
             .arg(&dir)
+            .stdin(std::process::Stdio::piped())
             .spawn()
             .unwrap();
         let pid = helper.id() as libc::pid_t;
