@@ -206,6 +206,13 @@ pub struct Conn {
     out: Vec<u8>,
 }
 
+/// The errors a bus sends for a call whose destination is gone.
+const PEER_GONE: [&str; 3] = [
+    "org.freedesktop.DBus.Error.NoReply",
+    "org.freedesktop.DBus.Error.ServiceUnknown",
+    "org.freedesktop.DBus.Error.NameHasNoOwner",
+];
+
 /// This process's effective uid as `AUTH EXTERNAL` carries it: its
 /// decimal digits, each as two hex digits.
 fn uid_hex() -> String {
@@ -380,10 +387,16 @@ impl Conn {
                 continue;
             }
             if m.kind == ERROR {
-                return Err(ChannelError::Check(format!(
-                    "the Echo call failed: {}",
-                    m.error_name.as_deref().unwrap_or("an error without a name")
-                )));
+                let name = m.error_name.as_deref().unwrap_or("an error without a name");
+                // The bus answers for a peer that is gone: NoReply when its
+                // connection dropped with the call pending (dbus-daemon sets
+                // no reply timeout by default, and the engine's deadline ends
+                // a slow peer first), ServiceUnknown / NameHasNoOwner when it
+                // had already left. That is the peer closing its end.
+                if PEER_GONE.contains(&name) {
+                    return Err(ChannelError::Closed);
+                }
+                return Err(ChannelError::Check(format!("the Echo call failed: {name}")));
             }
             return Ok(m);
         }
