@@ -7,42 +7,6 @@ use crate::util::*;
 use std::path::Path;
 use std::time::Duration;
 
-const TRACEFS: &str = "/sys/kernel/tracing";
-
-/// Whether tracing can be tested here; prints why not when it cannot.
-fn tracing_or_skip(test: &str) -> bool {
-    // SAFETY: geteuid cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped {test}: tracing needs root");
-        return false;
-    }
-    let mounted = Path::new(TRACEFS).join("instances").is_dir();
-    if !mounted {
-        let ok = std::process::Command::new("mount")
-            .args(["-t", "tracefs", "nodev", TRACEFS])
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            eprintln!("skipped {test}: tracefs cannot be mounted at {TRACEFS}");
-            return false;
-        }
-        let _ = std::process::Command::new("umount").arg(TRACEFS).status();
-    }
-    true
-}
-
-/// ipcmark's tracefs instances now (none when tracefs is not mounted).
-fn instances() -> Vec<String> {
-    std::fs::read_dir(Path::new(TRACEFS).join("instances"))
-        .map(|d| {
-            d.flatten()
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| n.starts_with("ipcmark-"))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 const ARGS: &[&str] = &[
     "explain",
     "pipe",
@@ -69,7 +33,11 @@ fn a_figure_is_explained_and_its_instance_removed() {
     assert!(out.status.success(), "{text}\n{}", stderr(&out));
     assert!(text.contains("anatomy of a round trip"), "{text}");
     assert!(text.contains("residual"), "{text}");
-    assert!(instances().is_empty(), "left: {:?}", instances());
+    assert!(
+        orphaned_instances().is_empty(),
+        "left: {:?}",
+        orphaned_instances()
+    );
     let report = read_json(&json);
     let errors = schema_errors("docs/schema/run.schema.json", &report);
     assert!(errors.is_empty(), "{errors:#?}");
@@ -111,7 +79,7 @@ fn sigint_and_sigterm_remove_the_instance() {
         let sb = Sandbox::new();
         let pid = signal_during_the_pass(&sb, sig);
         assert!(
-            instances().is_empty(),
+            !instances().contains(&format!("ipcmark-{pid}")),
             "signal {sig}: left {:?}",
             instances()
         );
@@ -139,7 +107,12 @@ fn after_kill_9_clean_removes_the_instance() {
         "{}",
         stdout(&out)
     );
-    assert!(instances().is_empty(), "left: {:?}", instances());
+    assert!(!instances().contains(&name), "left: {:?}", instances());
+    assert!(
+        orphaned_instances().is_empty(),
+        "left: {:?}",
+        orphaned_instances()
+    );
     // The killed run could not unmount what it mounted.
     if !was_mounted {
         let _ = std::process::Command::new("umount").arg(TRACEFS).status();
@@ -152,4 +125,86 @@ fn a_name_that_is_no_mechanism_is_bad_usage() {
     let out = sb.run(&["explain", "getpid"], Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("not one"), "{}", stderr(&out));
+}
+
+/// The traced mean round trip and the sum of the wake-up parts' means of
+/// the one figure of an `explain` run's report.
+fn round_trip_and_wake_ups(report: &serde_json::Value) -> (f64, f64) {
+    let ex = &results(report)[0]["explain"];
+    let mean = ex["traced_round_trip_ns"]["mean"]
+        .as_f64()
+        .expect("traced mean");
+    let wake: f64 = ex["parts"]
+        .as_array()
+        .expect("explain.parts")
+        .iter()
+        .filter(|p| p["name"].as_str().is_some_and(|n| n.contains(" wake-up: ")))
+        .map(|p| p["mean_ns"].as_f64().unwrap())
+        .sum();
+    (mean, wake)
+}
+
+/// Across two CPUs a round trip wakes a sleeping CPU twice; on one CPU it
+/// only waits behind the other side: the difference between the two round
+/// trips is the wake-ups' (the issue asks for at least 80% of it). Deep
+/// idle states are allowed (`--cpu-latency off`) so the two differ; where
+/// this machine's two placements differ by too little to apportion (a
+/// host that polls its halted vCPUs), the test says so and checks only
+/// that both anatomies have wake-up parts.
+#[test]
+fn the_wake_ups_carry_the_difference_between_two_cpus_and_one() {
+    let _g = serial();
+    let test = "the_wake_ups_carry_the_difference_between_two_cpus_and_one";
+    if !tracing_or_skip(test) {
+        return;
+    }
+    let cpus = allowed_cpus();
+    if cpus.len() < 2 {
+        eprintln!("skipped {test}: one CPU allowed");
+        return;
+    }
+    let pair = format!("{},{}", cpus[0], cpus[1]);
+    let sb = Sandbox::new();
+    let mut figures = Vec::new();
+    for (placement, file) in [("--cpus", "cross.json"), ("--same-cpu", "same.json")] {
+        let json = sb.path(file);
+        let mut argv = ARGS.to_vec();
+        argv.extend([
+            "--round-trips",
+            "2000",
+            "--cpu-latency",
+            "off",
+            "--cpus",
+            &pair,
+        ]);
+        if placement == "--same-cpu" {
+            argv.push("--same-cpu");
+        }
+        argv.extend(["--json", json.to_str().unwrap()]);
+        let out = sb.run(&argv, Duration::from_secs(120));
+        assert!(out.status.success(), "{}", stderr(&out));
+        figures.push(round_trip_and_wake_ups(&read_json(&json)));
+    }
+    let ((cross, cross_wake), (same, same_wake)) = (figures[0], figures[1]);
+    assert!(cross_wake > 0.0 && same_wake > 0.0, "{figures:?}");
+    let difference = cross - same;
+    if difference < 2000.0 || difference < 0.2 * same {
+        eprintln!(
+            "{test}: round trips {cross:.0} ns across CPUs and {same:.0} ns on one differ \
+             too little here to apportion the difference"
+        );
+        return;
+    }
+    let share = (cross_wake - same_wake) / difference;
+    eprintln!(
+        "{test}: {cross:.0} ns across CPUs, {same:.0} ns on one; wake-ups {cross_wake:.0} and \
+         {same_wake:.0} ns: {:.0}% of the difference",
+        share * 100.0
+    );
+    assert!(
+        share >= 0.8,
+        "wake-ups {cross_wake:.0} against {same_wake:.0} ns are {:.0}% of the difference \
+         between {cross:.0} and {same:.0} ns",
+        share * 100.0
+    );
 }

@@ -23,6 +23,7 @@ mod registry;
 mod report;
 mod run;
 mod testbed;
+mod tracefs;
 mod usage;
 
 pub use mount::*;
@@ -33,6 +34,7 @@ pub use registry::*;
 pub use report::*;
 pub use run::*;
 pub use testbed::*;
+pub use tracefs::*;
 pub use usage::*;
 
 use std::io::Read;

@@ -1,186 +1,63 @@
-//! `ipcmark explain`: where a ping-pong figure's round trip goes. Each
-//! figure is measured untraced exactly as `ipcmark run` measures it (the
-//! run is `run`'s, its page and report too); then, with the same placement
-//! and load, a separate pass of `--round-trips` stamped round trips is
-//! traced in a private tracefs instance, and the analysis cuts each round
-//! trip into parts (`analysis::explain`). Tracing is never inside the
-//! figure: the traced and untraced medians are both reported, and their
-//! ratio is the tracing's overhead (docs/explain.md).
+//! The anatomy of a ping-pong figure: a stamped pass traced in a private
+//! tracefs instance (as root), or read from per-task counters (without).
 
-use super::plan::RunPlan;
-use super::{Failure, RunArgs, flags, heading, parse, print_stdout};
+use super::Captured;
 use crate::analysis::explain::{self as anatomy, Tasks};
 use crate::engine::channel::Topology as Shape;
-use crate::engine::os::load::LoadPlan;
 use crate::engine::os::objects::ObjectNamer;
 use crate::engine::os::tracefs::Instance;
 use crate::engine::run::load::Held;
-use crate::engine::run::runner::{RunSettings, run_stamped_pass};
+use crate::engine::run::runner::run_stamped_pass;
+use crate::record::FigureRecord;
 use crate::record::explain::{ExplainRecord, RoundTripRecord};
-use crate::record::{Mode, RunRecord, Status};
-use clap::Args;
-use std::cell::RefCell;
-use std::process::ExitCode;
 
-/// Arguments of `ipcmark explain`: `run`'s placement, budget, load and
-/// output flags, and the traced pass's length.
-#[derive(Debug, Args)]
-pub struct ExplainArgs {
-    /// Ping-pong mechanisms to explain (pipe, unix-stream, shm-futex, …).
-    /// See `ipcmark list`.
-    #[arg(value_name = "NAME", required = true)]
-    names: Vec<String>,
-    #[command(flatten)]
-    sizes: flags::Sizes,
-    /// CPUs for client and server ("0,1"); one CPU puts both sides on it.
-    #[arg(long, value_name = "A,B", value_parser = parse::cpu_list_arg,
-          help_heading = heading::PLACEMENT)]
-    cpus: Option<parse::CpuList>,
-    /// Pin client and server to the same CPU (the first of --cpus).
-    #[arg(long, help_heading = heading::PLACEMENT)]
-    same_cpu: bool,
-    /// Run both sides under SCHED_FIFO at this priority (1-99).
-    #[arg(long, value_name = "PRIO", value_parser = clap::value_parser!(i32).range(1..=99),
-          help_heading = heading::PLACEMENT)]
-    rt: Option<i32>,
-    #[command(flatten, next_help_heading = heading::PLACEMENT)]
-    cpu_latency: flags::CpuLatency,
-    #[command(flatten)]
-    budget: flags::Budget,
-    #[command(flatten)]
-    output: flags::Output,
-    #[command(flatten)]
-    load: flags::Load,
-    /// Round trips in each figure's traced pass.
-    #[arg(long, value_name = "N", default_value_t = 2000,
-          value_parser = clap::value_parser!(u64).range(10..=200_000),
-          help_heading = heading::SELECTION)]
-    round_trips: u64,
-}
-
-/// Refuses a name that is not a mechanism (a benchmark or a group).
-fn check_names(names: &[String]) -> Result<(), Failure> {
-    for name in names {
-        if crate::mechanisms::find(name).is_none() {
-            return Err(Failure::usage(format!(
-                "explain explains ping-pong mechanisms; '{name}' is not one (mechanisms: {})",
-                crate::mechanisms::ids().join(", ")
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// What the run's plan placed and loaded its figures with, kept for the
-/// traced passes.
-#[derive(Clone)]
-struct Captured {
-    settings: RunSettings,
-    load: Option<LoadPlan>,
-}
-
-/// Runs `ipcmark explain`.
-pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
-    check_names(&args.names)?;
-    let round_trips = args.round_trips as usize;
-    let long = args.output.long;
-    let run = RunArgs {
-        names: args.names,
-        sizes: args.sizes,
-        cpus: args.cpus,
-        same_cpu: args.same_cpu,
-        rt: args.rt,
-        cpu_latency: args.cpu_latency,
-        budget: args.budget,
-        output: args.output,
-        load: args.load,
-        ..RunArgs::defaults()?
+/// The anatomy of one ping-pong figure: traced as root (`full`), coarse
+/// without; its untraced round trip, its copy's cost where the run has a
+/// size sweep, and a held load's line.
+pub(super) fn explain_figure(
+    fig: &FigureRecord,
+    cost_models: &[crate::record::summary::CostModel],
+    c: &Captured,
+    round_trips: usize,
+    names: &ObjectNamer,
+    full: bool,
+) -> Result<ExplainRecord, String> {
+    let Some(mech) = crate::mechanisms::find(&fig.benchmark) else {
+        return Err(format!("'{}' is not a mechanism", fig.benchmark));
     };
-    let captured: RefCell<Option<Captured>> = RefCell::new(None);
-    let capture = |plan: &mut RunPlan| {
-        *captured.borrow_mut() = Some(Captured {
-            settings: plan.session.settings.clone(),
-            load: plan.session.levels.first().and_then(|l| l.load.clone()),
+    // The figure's one-way samples, doubled: its round trip as `run`
+    // reports it (loop overhead subtracted).
+    let untraced = fig
+        .samples_ns
+        .as_deref()
+        .filter(|v| !v.is_empty())
+        .map(|v| RoundTripRecord {
+            mean: 2.0 * v.iter().sum::<f64>() / v.len() as f64,
+            median: 2.0 * crate::stats::median(v),
         });
+    let (mut ex, load_note) = if full {
+        traced(mech, fig.size_bytes, c, round_trips, names)?
+    } else {
+        let mut ex = coarse(mech, fig.size_bytes, c, round_trips, names)?;
+        let counts = ex.note.take().unwrap_or_default();
+        ex.note = Some(format!(
+            "{}\n  {counts}",
+            not_root(&fig.benchmark, fig.size_bytes)
+        ));
+        (ex, None)
     };
-    // The anatomies go into the run's report, which `run_with` then saves
-    // where the run was saved: the history (so `show`, `compare` and
-    // `report --html` read them) and `--json`.
-    let after = |report: &mut RunRecord| -> Result<(), Failure> {
-        let Some(c) = captured.borrow().clone() else {
-            return Err(Failure::run("explain: the run made no plan"));
-        };
-        let full = crate::sys::process::geteuid() == 0;
-        let names = ObjectNamer::new();
-        let mut out = String::new();
-        let mut failed = Vec::new();
-        for fig in report.results.iter_mut() {
-            if fig.mode != Mode::PingPong || fig.status != Status::Ok {
-                continue;
-            }
-            if crate::engine::os::interrupt::stop_requested().is_some() {
-                break;
-            }
-            let Some(mech) = crate::mechanisms::find(&fig.benchmark) else {
-                continue;
-            };
-            // The figure's one-way samples, doubled: its round trip as
-            // `run` reports it (loop overhead subtracted).
-            let untraced = fig
-                .samples_ns
-                .as_deref()
-                .filter(|v| !v.is_empty())
-                .map(|v| RoundTripRecord {
-                    mean: 2.0 * v.iter().sum::<f64>() / v.len() as f64,
-                    median: 2.0 * crate::stats::median(v),
-                });
-            let explained = if full {
-                traced(mech, fig.size_bytes, &c, round_trips, &names)
-            } else {
-                coarse(mech, fig.size_bytes, &c, round_trips, &names).map(|mut ex| {
-                    let counts = ex.note.take().unwrap_or_default();
-                    ex.note = Some(format!(
-                        "{}\n  {counts}",
-                        not_root(&fig.benchmark, fig.size_bytes)
-                    ));
-                    (ex, None)
-                })
-            };
-            match explained {
-                Ok((mut ex, load_note)) => {
-                    ex.untraced_round_trip_ns = untraced;
-                    ex.copy = copy_cost(&report.cost_models, &fig.benchmark, fig.size_bytes);
-                    // The load's line is kept with the anatomy, so a stored
-                    // run shows it as the run did.
-                    if let Some(l) = load_note {
-                        ex.note = Some(match ex.note.take() {
-                            Some(n) => format!("{l}\n{n}"),
-                            None => l,
-                        });
-                    }
-                    out.push_str(&crate::output::explain::render(
-                        &fig.benchmark,
-                        fig.size_bytes,
-                        &ex,
-                        long,
-                    ));
-                    fig.explain = Some(ex);
-                }
-                Err(e) => failed.push(format!("{} {} B: {e}", fig.benchmark, fig.size_bytes)),
-            }
-        }
-        print_stdout(&out)?;
-        if !failed.is_empty() {
-            return Err(Failure::run(format!(
-                "explain: no anatomy for {}",
-                failed.join("; ")
-            )));
-        }
-        Ok(())
-    };
-    super::run::run_with(run, Some(&capture), Some(&after))
+    ex.untraced_round_trip_ns = untraced;
+    ex.copy = copy_cost(cost_models, &fig.benchmark, fig.size_bytes);
+    // The load's line is kept with the anatomy, so a stored run shows it as
+    // the run did.
+    if let Some(l) = load_note {
+        ex.note = Some(match ex.note.take() {
+            Some(n) => format!("{l}\n{n}"),
+            None => l,
+        });
+    }
+    Ok(ex)
 }
-
 /// The copy's cost at `size` from `benchmark`'s warm cost model (a size
 /// sweep's): the slope of the range holding the size, times the size, a
 /// message each way. None without a model or outside its ranges.

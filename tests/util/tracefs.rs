@@ -1,0 +1,55 @@
+//! Tracing in tests: whether tracefs can be used here, and the tracefs
+//! instances ipcmark left behind.
+
+use std::path::Path;
+
+/// Where tracefs is mounted (and mounted by ipcmark where it is not).
+pub const TRACEFS: &str = "/sys/kernel/tracing";
+
+/// Whether tracing can be tested here; prints why not when it cannot.
+pub fn tracing_or_skip(test: &str) -> bool {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped {test}: tracing needs root");
+        return false;
+    }
+    let mounted = Path::new(TRACEFS).join("instances").is_dir();
+    if !mounted {
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tracefs", "nodev", TRACEFS])
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped {test}: tracefs cannot be mounted at {TRACEFS}");
+            return false;
+        }
+        let _ = std::process::Command::new("umount").arg(TRACEFS).status();
+    }
+    true
+}
+
+/// ipcmark's tracefs instances now (none when tracefs is not mounted).
+pub fn instances() -> Vec<String> {
+    std::fs::read_dir(Path::new(TRACEFS).join("instances"))
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| n.starts_with("ipcmark-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// ipcmark's tracefs instances whose run has ended: what a run left
+/// behind. A live run's instance (another ipcmark tracing meanwhile, as
+/// when two test suites share the machine) is its own business.
+pub fn orphaned_instances() -> Vec<String> {
+    instances()
+        .into_iter()
+        .filter(|n| {
+            n.strip_prefix("ipcmark-")
+                .and_then(|p| p.parse::<u32>().ok())
+                .is_none_or(|pid| !Path::new(&format!("/proc/{pid}")).exists())
+        })
+        .collect()
+}
