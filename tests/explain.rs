@@ -208,3 +208,52 @@ fn the_wake_ups_carry_the_difference_between_two_cpus_and_one() {
         share * 100.0
     );
 }
+
+/// Under an interrupt load the anatomy sets its interrupt parts beside the
+/// load's own account of its interrupt time (`explain.load`).
+#[test]
+fn under_an_interrupt_load_the_anatomy_is_set_beside_the_loads_account() {
+    let _g = serial();
+    if !tracing_or_skip("under_an_interrupt_load_the_anatomy_is_set_beside_the_loads_account") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let json = sb.path("load.json");
+    let mut argv = ARGS.to_vec();
+    argv.extend([
+        "--round-trips",
+        "300",
+        "--load",
+        "irq:2000",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let out = sb.run(&argv, Duration::from_secs(120));
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(text.contains("as it accounts it"), "{text}");
+    let report = read_json(&json);
+    let errors = schema_errors("docs/schema/run.schema.json", &report);
+    assert!(errors.is_empty(), "{errors:#?}");
+    let ex = &results(&report)[0]["explain"];
+    let load = &ex["load"];
+    assert!(load["fraction"].as_f64().unwrap() > 0.0, "{load}");
+    // The interrupt parts it names are the anatomy's, summed.
+    let parts = ex["parts"].as_array().unwrap();
+    let interrupt: f64 = parts
+        .iter()
+        .filter(|p| {
+            let n = p["name"].as_str().unwrap();
+            n.ends_with("irq+softirq") || n.ends_with("irq handler (load)")
+        })
+        .map(|p| p["mean_ns"].as_f64().unwrap())
+        .sum();
+    let named = load["parts_ns"].as_f64().unwrap();
+    assert!((interrupt - named).abs() <= 1e-6 * named.max(1.0), "{load}");
+    assert!(
+        orphaned_instances().is_empty(),
+        "left: {:?}",
+        orphaned_instances()
+    );
+    assert!(ipcmark_processes().is_empty(), "load processes left");
+}

@@ -25,6 +25,9 @@ use std::collections::{BTreeMap, HashMap};
 /// The name of the part that no event accounts for.
 pub const RESIDUAL: &str = "residual";
 
+/// What a side's part behind a held load's interrupt handler ends with.
+const HANDLER: &str = "irq handler (load)";
+
 /// Which side a task is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Side {
@@ -89,6 +92,9 @@ pub struct Tasks {
     /// The processes of a load held during the pass (`--load`): time a
     /// side waits behind one of them is the load's, not another task's.
     pub load: Vec<i32>,
+    /// Those of them that are a periodic interrupt's handler (`--load
+    /// irq:`): time behind one is interrupt time, as the load accounts it.
+    pub handlers: Vec<i32>,
 }
 
 struct Sweep<'a> {
@@ -124,6 +130,13 @@ impl Sweep<'_> {
             .is_some_and(|p| *p != 0 && self.tasks.load.contains(p))
     }
 
+    /// Whether the held load's interrupt handler runs on `cpu`.
+    fn handler_runs(&self, cpu: usize) -> bool {
+        self.curr
+            .get(&cpu)
+            .is_some_and(|p| *p != 0 && self.tasks.handlers.contains(p))
+    }
+
     fn in_irq(&self, cpu: usize) -> bool {
         self.irq.get(&cpu).is_some_and(|&d| d > 0)
     }
@@ -141,6 +154,7 @@ impl Sweep<'_> {
                 None => RESIDUAL.into(),
             },
             Sched::Woken { cpu, .. } if self.in_irq(cpu) => format!("{w} wake-up: irq+softirq"),
+            Sched::Woken { cpu, .. } if self.handler_runs(cpu) => format!("{w} {HANDLER}"),
             Sched::Woken { cpu, .. } if self.load_runs(cpu) => format!("{w} load"),
             Sched::Woken { cpu, queued } => match self.curr.get(&cpu) {
                 Some(0) if !queued => format!("{w} wake-up: idle exit"),
@@ -148,6 +162,7 @@ impl Sweep<'_> {
                 _ => format!("{w} wake-up: rest"),
             },
             Sched::Preempted(cpu) if self.in_irq(cpu) => format!("{w} irq+softirq"),
+            Sched::Preempted(cpu) if self.handler_runs(cpu) => format!("{w} {HANDLER}"),
             Sched::Preempted(cpu) if self.load_runs(cpu) => format!("{w} load"),
             Sched::Preempted(_) => format!("{w} preempted"),
             Sched::Blocked | Sched::Unknown => RESIDUAL.into(),
@@ -362,15 +377,25 @@ pub fn is_wake_up(name: &str) -> bool {
     name.contains(" wake-up: ")
 }
 
+/// Whether a part is time a side waited behind a held load's interrupt
+/// handler.
+pub fn is_handler(name: &str) -> bool {
+    name.ends_with(HANDLER)
+}
+
 /// Whether a part is time a side waited behind a held load's process
-/// (preempted by it, or woken while it ran).
+/// other than an interrupt handler (preempted by it, or woken while it
+/// ran).
 pub fn is_load(name: &str) -> bool {
     name.ends_with(" load")
 }
 
-/// Whether a part is interrupt or softirq time.
+/// Whether a part is interrupt time: the kernel's hard and soft
+/// interrupts, or a held load's interrupt handler (its process stands for
+/// the handler of the periodic interrupt it simulates, and the load
+/// accounts its CPU time as interrupt time).
 pub fn is_interrupt(name: &str) -> bool {
-    name.ends_with("irq+softirq")
+    name.ends_with("irq+softirq") || name.ends_with(HANDLER)
 }
 
 /// A system call's name from its number on this architecture, or
@@ -602,6 +627,7 @@ mod tests {
             client: C,
             server: Some(S),
             load: Vec::new(),
+            handlers: Vec::new(),
         }
     }
 
@@ -805,7 +831,7 @@ mod tests {
             load: vec![L],
             ..tasks()
         };
-        let p = &decompose(&events, &[t, t + 90], with, &name)[0].parts;
+        let p = &decompose(&events, &[t, t + 90], with.clone(), &name)[0].parts;
         assert_eq!(p["server load"], 30 + 10, "{p:?}");
         assert!(!p.contains_key("server wake-up: run-queue wait"), "{p:?}");
         assert!(!p.contains_key("server preempted"), "{p:?}");
@@ -815,6 +841,16 @@ mod tests {
         assert_eq!(p["server wake-up: run-queue wait"], 30, "{p:?}");
         assert_eq!(p["server preempted"], 10, "{p:?}");
         assert!(is_load("server load") && !is_load("server read"));
+        // An interrupt source's process is the handler of its interrupt:
+        // the same time is interrupt time.
+        let handler = Tasks {
+            handlers: vec![L],
+            ..with
+        };
+        let p = &decompose(&events, &[t, t + 90], handler, &name)[0].parts;
+        assert_eq!(p["server irq handler (load)"], 30 + 10, "{p:?}");
+        assert!(!p.contains_key("server load"), "{p:?}");
+        assert!(is_interrupt("server irq handler (load)") && !is_load("server irq handler (load)"));
     }
 
     #[test]
@@ -832,6 +868,7 @@ mod tests {
                 client: C,
                 server: Some(S),
                 load: Vec::new(),
+                handlers: Vec::new(),
             },
             &name,
         );

@@ -86,7 +86,7 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
         let load = share_of(is_load);
         let _ = writeln!(
             out,
-            "  wake-ups {:.1}% · interrupts and softirqs {:.1}%{} of the round trip",
+            "  wake-ups {:.1}% · interrupts {:.1}%{} of the round trip",
             100.0 * share_of(is_wake_up),
             100.0 * share_of(is_interrupt),
             if ex.parts.iter().any(|p| is_load(&p.name)) {
@@ -124,6 +124,28 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
             format_size(c.from_bytes),
             format_size(c.to_bytes),
             c.round_trip_ns
+        );
+    }
+    if let Some(l) = &ex.load {
+        let _ = writeln!(
+            out,
+            "  load: its interrupt time on CPUs {} as it accounts it (the kernel's interrupts and \
+             softirqs, /proc/stat, and its handlers' CPU time, over {:.0} ms) is {:.1}% of each \
+             CPU: {:.0} ns per round trip ({:.0} ns of it stamped in the handlers' work); the \
+             interrupt parts above are {:.0} ns ({:.0} ns of them behind its handlers){}",
+            l.cpus
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+            l.window_ms,
+            100.0 * l.fraction,
+            l.accounted_ns,
+            l.stamped_ns,
+            l.parts_ns,
+            l.handler_parts_ns,
+            l.ratio
+                .map_or_else(String::new, |r| format!(": ×{r:.2} the load's account"))
         );
     }
     if ex.lost_events > 0 {
@@ -184,6 +206,7 @@ mod tests {
             events: vec![],
             note: None,
             copy: None,
+            load: None,
         };
         let text = render("pipe", 64, &ex, false);
         assert!(!text.contains("copy"), "{text}");

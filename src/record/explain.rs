@@ -58,6 +58,40 @@ pub struct ExplainRecord {
     /// (absent otherwise, and in reports written before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy: Option<CopyRecord>,
+    /// With a load that has interrupt sources (`--load irq:`), its
+    /// interrupt time as it accounts it beside the anatomy's interrupt
+    /// parts (absent otherwise, and in reports written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadInterruptRecord>,
+}
+
+/// A held load's interrupt time per traced round trip, as the load
+/// accounts it and as the anatomy finds it on the round trip's path.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadInterruptRecord {
+    /// The measured CPUs whose interrupt time the load accounted.
+    pub cpus: Vec<usize>,
+    /// The windows the accounting covers (the untraced figure's and the
+    /// traced pass's, where the figure has one), ms.
+    pub window_ms: f64,
+    /// f: the kernel's interrupt and softirq time on those CPUs
+    /// (/proc/stat) plus the CPU time of the load's handler processes
+    /// there, ÷ (window × CPUs): the fraction a run's corrected figure
+    /// takes off.
+    pub fraction: f64,
+    /// f × the traced mean round trip: the interrupt time per round trip
+    /// as the load accounts it, ns.
+    pub accounted_ns: f64,
+    /// Of it, the time the handlers stamped in their own work (`work=`),
+    /// per round trip and CPU, ns.
+    pub stamped_ns: f64,
+    /// The anatomy's interrupt parts (the kernel's interrupts and the
+    /// load's handlers on the round trip's path), summed means, ns.
+    pub parts_ns: f64,
+    /// Of them, the parts behind the load's handler processes, ns.
+    pub handler_parts_ns: f64,
+    /// parts_ns ÷ accounted_ns (null when nothing was accounted).
+    pub ratio: Option<f64>,
 }
 
 /// The copy's cost of a figure's size, from its mechanism's cost model.

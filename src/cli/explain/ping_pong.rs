@@ -9,7 +9,7 @@ use crate::engine::os::tracefs::Instance;
 use crate::engine::run::load::Held;
 use crate::engine::run::runner::run_stamped_pass;
 use crate::record::FigureRecord;
-use crate::record::explain::{ExplainRecord, RoundTripRecord};
+use crate::record::explain::{ExplainRecord, LoadInterruptRecord, RoundTripRecord};
 
 /// The anatomy of one ping-pong figure: traced as root (`full`), coarse
 /// without; its untraced round trip, its copy's cost where the run has a
@@ -35,8 +35,15 @@ pub(super) fn explain_figure(
             mean: 2.0 * v.iter().sum::<f64>() / v.len() as f64,
             median: 2.0 * crate::stats::median(v),
         });
-    let (mut ex, load_note) = if full {
-        traced(mech, fig.size_bytes, c, round_trips, names)?
+    let mut ex = if full {
+        traced(
+            mech,
+            fig.size_bytes,
+            c,
+            round_trips,
+            names,
+            fig.correction.as_ref(),
+        )?
     } else {
         let mut ex = coarse(mech, fig.size_bytes, c, round_trips, names)?;
         let counts = ex.note.take().unwrap_or_default();
@@ -44,18 +51,10 @@ pub(super) fn explain_figure(
             "{}\n  {counts}",
             not_root(&fig.benchmark, fig.size_bytes)
         ));
-        (ex, None)
+        ex
     };
     ex.untraced_round_trip_ns = untraced;
     ex.copy = copy_cost(cost_models, &fig.benchmark, fig.size_bytes);
-    // The load's line is kept with the anatomy, so a stored run shows it as
-    // the run did.
-    if let Some(l) = load_note {
-        ex.note = Some(match ex.note.take() {
-            Some(n) => format!("{l}\n{n}"),
-            None => l,
-        });
-    }
     Ok(ex)
 }
 /// The copy's cost at `size` from `benchmark`'s warm cost model (a size
@@ -120,6 +119,9 @@ fn coarse(
     };
     let mut before: Option<Counters> = None;
     let mut after = None;
+    // The load is held as it was for the figure (its processes are not
+    // told from other tasks here: their time is in the run-queue waits).
+    let _held = c.load.as_ref().map(Held::start).transpose()?;
     let pass = run_stamped_pass(mech, size, &c.settings, names, round_trips, &mut |on| {
         match on {
             Some(tids) => {
@@ -220,6 +222,7 @@ fn coarse(
         instance: None,
         events: Vec::new(),
         copy: None,
+        load: None,
         note: Some(format!(
             "per round trip: {}; interrupts and softirqs on the measured CPUs: {}",
             switches.join("; "),
@@ -236,7 +239,8 @@ fn traced(
     c: &Captured,
     round_trips: usize,
     names: &ObjectNamer,
-) -> Result<(ExplainRecord, Option<String>), String> {
+    figure: Option<&crate::record::load::CorrectionRecord>,
+) -> Result<ExplainRecord, String> {
     let s = &c.settings;
     let mut cpus: Vec<usize> = [s.client.cpu, s.server.cpu].into_iter().flatten().collect();
     if mech.info().topology == Shape::SelfLoop {
@@ -267,6 +271,7 @@ fn traced(
     let events = inst.events.clone();
     let instance = inst.dir().display().to_string();
     drop(inst);
+    let handlers = held.as_ref().map(Held::handler_pids).unwrap_or_default();
     let trips = anatomy::decompose(
         &trace.events,
         &pass.stamps,
@@ -274,59 +279,78 @@ fn traced(
             client: pass.client_tid,
             server: pass.server_tid,
             load: held.as_ref().map(Held::pids).unwrap_or_default(),
+            handlers: handlers.clone(),
         },
         &anatomy::syscall_name,
     );
     let (centre, parts) = anatomy::summarise(&trips);
-    // The load's handler time per round trip: its rate over the window it
-    // was held (the pass and its set-up) times the traced round trip.
-    let load_note = load.filter(|l| l.window_ns > 0).map(|l| {
-        let (count, handler, cpu_time) = pass.cpus.iter().fold((0, 0, 0), |(n, h, t), &cpu| {
-            let (cn, ch, ct) = l.sources_on(cpu);
-            (n + cn, h + ch, t + ct)
-        });
-        let per_trip = |ns: u64| ns as f64 / l.window_ns as f64 * centre.mean;
-        let (own, ran) = (per_trip(handler), per_trip(cpu_time));
-        let sum = |f: fn(&str) -> bool| -> f64 {
-            parts.iter().filter(|p| f(&p.name)).map(|p| p.mean_ns).sum()
-        };
-        let (behind, irq) = (sum(anatomy::is_load), sum(anatomy::is_interrupt));
-        // The load's cost to a round trip is the interrupt that wakes its
-        // process and the time the process then runs ahead of a side; its
-        // handler time (stamped in its own loop) is the second's core.
-        let ratio = |of: f64, to: f64, what: &str| {
-            if to > 0.0 {
-                format!("; {what}: ×{:.2}", of / to)
-            } else {
-                String::new()
-            }
-        };
-        format!(
-            "load: its sources on CPUs {:?} handled {count} interrupts in {:.1} ms: per traced \
-             round trip {own:.0} ns of handler time (stamped in the handler) and {ran:.0} ns of \
-             CPU time (the scheduler's, both CPUs together); parts behind its processes \
-             {behind:.0} ns, interrupt parts {irq:.0} ns{}{}",
-            pass.cpus,
-            l.window_ns as f64 / 1e6,
-            ratio(behind + irq, own, "load + interrupt parts ÷ handler time"),
-            ratio(behind, ran, "load parts ÷ its CPU time"),
-        )
-    });
-    Ok((
-        ExplainRecord {
-            method: "full".into(),
-            parts,
-            traced_round_trip_ns: centre,
-            untraced_round_trip_ns: None,
-            round_trips: trips.len() as u64,
-            lost_events: trace.lost,
-            instance: Some(instance),
-            events,
-            note: None,
-            copy: None,
+    let interrupt = load
+        .filter(|l| l.window_ns > 0 && !handlers.is_empty())
+        .map(|l| load_interrupt(&l, &pass.cpus, figure, centre.mean, &parts));
+    Ok(ExplainRecord {
+        method: "full".into(),
+        parts,
+        traced_round_trip_ns: centre,
+        untraced_round_trip_ns: None,
+        round_trips: trips.len() as u64,
+        lost_events: trace.lost,
+        instance: Some(instance),
+        events,
+        note: None,
+        copy: None,
+        load: interrupt,
+    })
+}
+
+/// A held load's interrupt time per traced round trip as the load accounts
+/// it, beside the anatomy's interrupt parts. The load's accounting is the
+/// one its corrected figures rest on (`run::correct`): the kernel's hard
+/// and soft interrupt time on the measured CPUs plus its handler
+/// processes' CPU time there, over the window, per CPU: f. The round trip
+/// is on one CPU at a time, so interrupts landing evenly on its path take
+/// f of it. The kernel's times are in ticks of /proc/stat, so the traced
+/// pass's window is pooled with the untraced figure's (same load, same
+/// CPUs) where the figure has one.
+fn load_interrupt(
+    pass_load: &crate::engine::run::load::FigureLoad,
+    cpus: &[usize],
+    figure: Option<&crate::record::load::CorrectionRecord>,
+    round_trip_ns: f64,
+    parts: &[crate::record::explain::PartRecord],
+) -> LoadInterruptRecord {
+    let mut interrupt_ns: f64 = cpus
+        .iter()
+        .map(|&c| pass_load.interrupt_ns_on(c))
+        .sum::<u64>() as f64;
+    let mut window_ns = pass_load.window_ns as f64;
+    if let Some(f) = figure.filter(|f| f.cpus == cpus) {
+        interrupt_ns += f.interrupt_ns as f64;
+        window_ns += f.window_ms * 1e6;
+    }
+    let span = window_ns * cpus.len().max(1) as f64;
+    let fraction = if span > 0.0 { interrupt_ns / span } else { 0.0 };
+    let stamped: u64 = cpus.iter().map(|&c| pass_load.sources_on(c).1).sum();
+    let per_cpu = pass_load.window_ns as f64 * cpus.len().max(1) as f64;
+    let sum = |f: &dyn Fn(&str) -> bool| -> f64 {
+        parts.iter().filter(|p| f(&p.name)).map(|p| p.mean_ns).sum()
+    };
+    let parts_ns = sum(&anatomy::is_interrupt);
+    let handler_parts_ns = sum(&anatomy::is_handler);
+    let accounted_ns = fraction * round_trip_ns;
+    LoadInterruptRecord {
+        cpus: cpus.to_vec(),
+        window_ms: window_ns / 1e6,
+        fraction,
+        accounted_ns,
+        stamped_ns: if per_cpu > 0.0 {
+            stamped as f64 / per_cpu * round_trip_ns
+        } else {
+            0.0
         },
-        load_note,
-    ))
+        parts_ns,
+        handler_parts_ns,
+        ratio: (accounted_ns > 0.0).then(|| parts_ns / accounted_ns),
+    }
 }
 
 #[cfg(test)]

@@ -30,6 +30,11 @@ impl Held {
         self.load.pids()
     }
 
+    /// The ids of the load's interrupt sources' handler processes.
+    pub fn handler_pids(&self) -> Vec<i32> {
+        self.load.handler_pids()
+    }
+
     /// Checks that every load process still runs, then reads the counters a
     /// figure's record is the difference of.
     pub fn before(&mut self) -> Result<Mark, String> {

@@ -331,6 +331,17 @@ impl Load {
         self.processes.iter().map(|p| p.pid).collect()
     }
 
+    /// The ids of its interrupt sources' processes: each is the handler
+    /// of its periodic interrupt (`irq:` parts), as opposed to a CPU or
+    /// network load's process.
+    pub fn handler_pids(&self) -> Vec<i32> {
+        self.processes
+            .iter()
+            .filter(|p| matches!(self.plan.specs[p.spec], LoadSpec::Irq { .. }))
+            .map(|p| p.pid)
+            .collect()
+    }
+
     /// The plan it holds.
     pub fn plan(&self) -> &LoadPlan {
         &self.plan
