@@ -395,7 +395,9 @@ impl Failure {
 pub fn main() -> ExitCode {
     #[cfg(not(feature = "mpi"))]
     if std::env::args_os().nth(1).is_some_and(|a| a == "mpi") {
-        eprintln!("ipcmark: built without MPI: cargo build --release --features mpi");
+        crate::cli::say(format_args!(
+            "ipcmark: built without MPI: cargo build --release --features mpi"
+        ));
         return ExitCode::from(2);
     }
     let cli = match Cli::try_parse() {
@@ -430,15 +432,15 @@ pub fn main() -> ExitCode {
     };
     // Whatever a release could not remove is named, whatever the outcome.
     for what in crate::engine::os::objects::take_left_behind() {
-        eprintln!(
+        crate::cli::say(format_args!(
             "ipcmark: warning: could not remove {what}; remove it by hand \
              (or with `ipcmark clean` once this run has ended)"
-        );
+        ));
     }
     match outcome {
         Ok(code) => code,
         Err(f) => {
-            eprintln!("ipcmark: {}", f.message);
+            crate::cli::say(format_args!("ipcmark: {}", f.message));
             ExitCode::from(f.code)
         }
     }
@@ -472,7 +474,7 @@ fn clap_error(e: clap::Error) -> ExitCode {
             } else {
                 first
             };
-            eprintln!("ipcmark: {first} (see ipcmark --help)");
+            crate::cli::say(format_args!("ipcmark: {first} (see ipcmark --help)"));
             ExitCode::from(2)
         }
     }
@@ -543,4 +545,15 @@ pub fn print_stdout(text: &str) -> Result<(), Failure> {
             "cannot write to standard output: {e}"
         ))),
     }
+}
+
+/// Writes one line to stderr in a single write, so that what another
+/// process writes to the same stderr meanwhile (an MPI launcher's banner,
+/// a rank's own line) can never land inside it; `eprintln!` writes the
+/// pieces of its format one by one.
+pub(crate) fn say(args: std::fmt::Arguments) {
+    use std::io::Write;
+    let mut line = std::fmt::format(args);
+    line.push('\n');
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }

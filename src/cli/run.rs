@@ -217,14 +217,16 @@ pub fn run_with(
         eprintln!("{line}");
     }
     if let Some(sig) = session.stopped {
-        eprintln!(
+        crate::cli::say(format_args!(
             "ipcmark: interrupted by {}; results so far were kept",
             interrupt::signal_name(sig)
-        );
+        ));
         return Ok(ExitCode::from(128 + sig as u8));
     }
     if failed > 0 {
-        eprintln!("ipcmark: {failed} figure(s) failed (see the table)");
+        crate::cli::say(format_args!(
+            "ipcmark: {failed} figure(s) failed (see the table)"
+        ));
     }
     if failed > 0 || unsaved > 0 {
         return Ok(ExitCode::from(1));

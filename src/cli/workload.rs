@@ -434,10 +434,10 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
         eprintln!("{line}");
     }
     if let Some(sig) = stopped {
-        eprintln!(
+        crate::cli::say(format_args!(
             "ipcmark: interrupted by {}; finished runs were kept",
             interrupt::signal_name(sig)
-        );
+        ));
         return Ok(ExitCode::from(128 + sig as u8));
     }
     let failed = results
@@ -446,7 +446,7 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
         .filter(|r| r.is_err())
         .count();
     if failed > 0 {
-        eprintln!("ipcmark: {failed} run(s) failed (see above)");
+        crate::cli::say(format_args!("ipcmark: {failed} run(s) failed (see above)"));
     }
     if failed > 0 || unsaved.is_some() {
         return Ok(ExitCode::from(1));

@@ -105,7 +105,9 @@ pub fn watch(limit: Duration) -> std::io::Result<()> {
                     verdict(since.elapsed(), limit, interrupt::stop_requested())
                 {
                     let peers = WAITING_ON.lock().map(|w| w.clone()).unwrap_or_default();
-                    eprintln!("ipcmark: rank 0: {why} for {peers}: ending the MPI job");
+                    // One write, so the launcher's own lines cannot land inside it.
+                    let line = format!("ipcmark: rank 0: {why} for {peers}: ending the MPI job\n");
+                    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
                     crate::sys::process::exit_now(code);
                 }
             }

@@ -150,7 +150,7 @@ fn pingpong(args: PingpongArgs) -> Result<ExitCode, Failure> {
         1 => match serve(0, args.fault.map(Fault::from)) {
             Ok(()) => Ok(ExitCode::SUCCESS),
             Err(e) => {
-                eprintln!("ipcmark: {e}");
+                crate::cli::say(format_args!("ipcmark: {e}"));
                 world.abort(1)
             }
         },
@@ -209,7 +209,7 @@ fn windows(args: WindowArgs, rate: bool) -> Result<ExitCode, Failure> {
         match window::serve(figures.pairs(), figures.timing()) {
             Ok(()) => Ok(ExitCode::SUCCESS),
             Err(e) => {
-                eprintln!("ipcmark: {e}");
+                crate::cli::say(format_args!("ipcmark: {e}"));
                 world.abort(1)
             }
         }

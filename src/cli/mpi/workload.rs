@@ -84,7 +84,7 @@ pub(in crate::cli) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
             // soon as one rank exits with an error, which could cut rank 0
             // off before its line).
             if job.rank == 0 {
-                eprintln!("ipcmark: {e}");
+                crate::cli::say(format_args!("ipcmark: {e}"));
             }
             world.barrier();
             return Ok(ExitCode::from(2));
@@ -98,7 +98,7 @@ pub(in crate::cli) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
             job.cast(cast);
             for _ in 0..a.runs {
                 if let Err(e) = w.run(&job, cast) {
-                    eprintln!("ipcmark: {e}");
+                    crate::cli::say(format_args!("ipcmark: {e}"));
                     world.abort(1);
                 }
             }
@@ -112,7 +112,7 @@ pub(in crate::cli) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
     let (_latency, env) = match setup(&a, &ranks::job(raw.clone())) {
         Ok(held) => held,
         Err(f) => {
-            eprintln!("ipcmark: {}", f.message);
+            crate::cli::say(format_args!("ipcmark: {}", f.message));
             world.abort(f.code.into());
         }
     };
@@ -133,7 +133,7 @@ pub(in crate::cli) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
     let sink = match Sink::open(a.json.clone(), a.db.as_deref(), a.no_save, &rep) {
         Ok(s) => s,
         Err(f) => {
-            eprintln!("ipcmark: {}", f.message);
+            crate::cli::say(format_args!("ipcmark: {}", f.message));
             world.abort(f.code.into());
         }
     };
@@ -163,7 +163,7 @@ pub(in crate::cli) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
     // A run that fails on rank 0 leaves the other ranks waiting in it:
     // the whole job ends, as mpirun would on any rank's error.
     if let Err(e) = repeated::run(&plan, &mut source, &mut [&mut saver]) {
-        eprintln!("ipcmark: {e}");
+        crate::cli::say(format_args!("ipcmark: {e}"));
         world.abort(1);
     }
     world.barrier();
