@@ -209,8 +209,12 @@ impl Sweep<'_> {
                 }
             }
             EventKind::Wakeup { pid, target_cpu } => {
+                // The task is on a run queue now. One seen asleep was woken
+                // while it was still on its CPU going to sleep (its
+                // `sched_waking` came before its switch out), and the
+                // wake-up was queued only once it was off.
                 if let Some(side) = self.side_of(pid)
-                    && let Sched::Woken { .. } = self.task(side).sched
+                    && matches!(self.task(side).sched, Sched::Woken { .. } | Sched::Blocked)
                 {
                     self.task(side).sched = Sched::Woken {
                         cpu: target_cpu.max(0) as usize,
@@ -712,6 +716,58 @@ mod tests {
         assert_eq!(p["server read"], 10 - 3, "{p:?}");
         assert_eq!(p["server user"], 10);
         assert_eq!(p["server write"], 10);
+    }
+
+    #[test]
+    fn a_wake_up_queued_after_its_task_left_the_cpu_is_a_wake_up_not_a_residual() {
+        use EventKind::*;
+        // The server (CPU 1) is woken while the client (CPU 0) is still on
+        // its CPU going to sleep in read; the kernel queues the wake-up
+        // only once it is off (sched_wakeup at 40), behind task O.
+        const O: i32 = 55;
+        let t = 100;
+        let events = vec![
+            ev(0, 0, C, SysExit { id: 1 }),
+            ev(0, 1, S, SysEnter { id: READ }),
+            ev(t + 5, 0, C, SysEnter { id: WRITE }),
+            ev(t + 10, 0, C, SysExit { id: WRITE }),
+            ev(t + 12, 0, C, SysEnter { id: READ }),
+            // The server, still running, replies at once.
+            ev(t + 15, 1, S, SysExit { id: READ }),
+            ev(t + 16, 1, S, SysEnter { id: WRITE }),
+            ev(
+                t + 18,
+                1,
+                S,
+                Waking {
+                    pid: C,
+                    target_cpu: 0,
+                },
+            ),
+            switch(t + 20, 0, C, O),
+            ev(
+                t + 40,
+                1,
+                S,
+                Wakeup {
+                    pid: C,
+                    target_cpu: 0,
+                },
+            ),
+            ev(t + 42, 1, S, SysExit { id: WRITE }),
+            ev(t + 43, 1, S, SysEnter { id: READ }),
+            switch(t + 50, 1, S, 0),
+            switch(t + 70, 0, O, C),
+            ev(t + 75, 0, C, SysExit { id: READ }),
+        ];
+        let p = &decompose(&events, &[t, t + 80], tasks(), &name)[0].parts;
+        assert_eq!(p.values().sum::<u64>(), 80);
+        assert!(!p.contains_key(RESIDUAL), "{p:?}");
+        // Until the server sleeps the running server is taken to have the
+        // message (the client was asleep as far as the events said when
+        // it left its CPU); then the queued client waits for O.
+        assert_eq!(p["server write"], 22, "{p:?}");
+        assert_eq!(p["client wake-up: run-queue wait"], 20, "{p:?}");
     }
 
     #[test]
