@@ -225,7 +225,7 @@ impl Sweep<'_> {
                 let d = self.irq.entry(e.cpu).or_default();
                 *d = d.saturating_sub(1);
             }
-            EventKind::Other => {}
+            EventKind::Fork { .. } | EventKind::Other => {}
         }
     }
 }

@@ -11,7 +11,9 @@
 //! Off it, `switched out: …` says what its CPU runs instead: the
 //! benchmark's other thread or process (`other thread: user`, `other
 //! thread: sched_yield`, … — for a task switch this is the operation), a
-//! held load's process (`load`), another task, the idle task before any
+//! process or thread it made during the pass (`child`: a fork's child, a
+//! spawned program, known by `sched_process_fork`; their system calls are
+//! not traced), a held load's process (`load`), another task, the idle task before any
 //! wake-up (`idle`); once woken, the wake-up as the ping-pong anatomy cuts
 //! it (`wake-up: idle exit`, `run-queue wait`, `irq+softirq`, `rest`). What
 //! the events cannot say (a state not yet known) is the `residual`.
@@ -63,6 +65,10 @@ struct Sweep<'a> {
     curr: HashMap<usize, i32>,
     /// Interrupt nesting per CPU.
     irq: HashMap<usize, u32>,
+    /// Processes and threads the measuring thread or its others made
+    /// during the pass (`sched_process_fork`: a fork's child, a spawned
+    /// program), and theirs.
+    children: HashSet<i32>,
     name: &'a dyn Fn(i64) -> String,
 }
 
@@ -90,6 +96,7 @@ impl Sweep<'_> {
                 Some(what) => format!("switched out: other thread: {what}"),
                 None => "switched out: other thread".into(),
             },
+            Some(p) if self.children.contains(p) => "switched out: child".into(),
             Some(p) if self.tasks.load.contains(p) => "switched out: load".into(),
             Some(_) => "switched out: another task".into(),
         }
@@ -169,6 +176,13 @@ impl Sweep<'_> {
                     self.sched = Sched::Running(e.cpu);
                 }
             }
+            EventKind::Fork { parent, child }
+                if parent == me
+                    || self.others.contains(&parent)
+                    || self.children.contains(&parent) =>
+            {
+                self.children.insert(child);
+            }
             EventKind::IrqEntry => *self.irq.entry(e.cpu).or_default() += 1,
             EventKind::IrqExit => {
                 let d = self.irq.entry(e.cpu).or_default();
@@ -201,6 +215,7 @@ pub fn decompose_ops(
         syscall: HashMap::new(),
         curr: HashMap::new(),
         irq: HashMap::new(),
+        children: HashSet::new(),
         name,
     };
     let mut ops: Vec<RoundTrip> = stamps
@@ -438,6 +453,63 @@ mod tests {
         assert!(crate::analysis::explain::is_wake_up(
             "switched out: wake-up: idle exit"
         ));
+    }
+
+    #[test]
+    fn a_forked_child_running_while_the_thread_waits_is_the_childs() {
+        use EventKind::*;
+        const CHILD: i32 = 300;
+        const STRANGER: i32 = 400;
+        const CLONE: i64 = 56;
+        const WAIT4: i64 = 61;
+        let switch = |ts, prev, runnable, next| {
+            ev(
+                ts,
+                0,
+                prev,
+                Switch {
+                    prev_pid: prev,
+                    prev_runnable: runnable,
+                    next_pid: next,
+                },
+            )
+        };
+        let events = vec![
+            ev(110, 0, M, SysEnter { id: CLONE }),
+            ev(
+                120,
+                0,
+                M,
+                Fork {
+                    parent: M,
+                    child: CHILD,
+                },
+            ),
+            ev(130, 0, M, SysExit { id: CLONE }),
+            ev(140, 0, M, SysEnter { id: WAIT4 }),
+            switch(150, M, false, CHILD),
+            // The child exits; another process runs before the parent.
+            switch(180, CHILD, false, STRANGER),
+            ev(
+                185,
+                0,
+                STRANGER,
+                Waking {
+                    pid: M,
+                    target_cpu: 0,
+                },
+            ),
+            switch(190, STRANGER, true, M),
+            ev(195, 0, M, SysExit { id: WAIT4 }),
+        ];
+        let ops = decompose_ops(&events, &[100, 200], tasks(&[]), Some(0), &name);
+        let p = &ops[0].parts;
+        assert_eq!(sum(&ops[0]), 100);
+        assert_eq!(p["switched out: child"], 30, "{p:?}");
+        assert_eq!(p["switched out: another task"], 5, "{p:?}");
+        assert_eq!(p["switched out: wake-up: run-queue wait"], 5, "{p:?}");
+        assert_eq!(p["syscall 56"], 20);
+        assert_eq!(p["syscall 61"], 10 + 5);
     }
 
     #[test]
