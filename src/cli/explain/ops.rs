@@ -74,8 +74,9 @@ fn not_root(name: &str) -> String {
         "coarse: without root the kernel's tracepoints cannot be read (tracefs), so these \
          are per-task counters over the whole pass (/proc/<tid>/schedstat, /proc/<tid>/status, \
          /proc/interrupts, /proc/softirqs, /proc/stat): means only, a system call is not told \
-         from user time, nor a wake-up's idle exit from sleep; `sudo ipcmark explain {name}` \
-         gives the full anatomy"
+         from user time, nor a wake-up's idle exit from sleep, and the other threads' time on \
+         a CPU overlaps the measuring thread's run-queue wait or sleep (the residual may be \
+         below zero); `sudo ipcmark explain {name}` gives the full anatomy"
     )
 }
 
@@ -148,14 +149,18 @@ fn traced(
 /// What a coarse anatomy reads before and after the pass: each task's
 /// counters, the kernel's interrupt counts, each CPU's steal.
 struct Counters {
+    /// The measuring thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`, read by
+    /// it): exact where its schedstat run time lags until the next tick or
+    /// switch.
+    cpu_ns: Option<u64>,
     tasks: Vec<Option<crate::engine::os::schedstat::TaskCounters>>,
     kernel: crate::engine::os::load::account::KernelCounters,
     steal: std::collections::BTreeMap<usize, u64>,
 }
 
 /// The coarse anatomy of one figure without tracing: the same stamped
-/// pass, with the measuring thread's and the operation's other tasks'
-/// scheduler counters and the measured CPU's interrupt, softirq and steal
+/// pass, with the measuring thread's CPU time and the measuring thread's
+/// and the operation's other tasks' scheduler counters and the measured CPU's interrupt, softirq and steal
 /// counts read before and after it.
 fn coarse(
     bench: &dyn Operation,
@@ -167,7 +172,8 @@ fn coarse(
     use crate::engine::os::schedstat::TaskCounters;
     use crate::engine::os::sysroot::SysRoot;
     let root = SysRoot::host();
-    let read = |tids: &[i32]| Counters {
+    let read = |tids: &[i32], cpu_ns: Option<u64>| Counters {
+        cpu_ns,
         tasks: tids.iter().map(|&t| TaskCounters::read(&root, t)).collect(),
         kernel: KernelCounters::read(),
         steal: account::parse_cpu_times(&root.read_raw("/proc/stat").unwrap_or_default())
@@ -181,11 +187,18 @@ fn coarse(
     let mut after: Option<Counters> = None;
     let pass = run_op_stamped_pass(bench, &c.settings, names, ops, &mut |on| {
         match on {
+            // The thread's own CPU time is read nearest the pass: after
+            // the counters before it, before them after it.
             Some(t) => {
                 tids = t.to_vec();
-                before = Some(read(&tids));
+                let mut c = read(&tids, None);
+                c.cpu_ns = crate::sys::clock::thread_cputime_ns().ok();
+                before = Some(c);
             }
-            None => after = Some(read(&tids)),
+            None => {
+                let cpu_ns = crate::sys::clock::thread_cputime_ns().ok();
+                after = Some(read(&tids, cpu_ns));
+            }
         }
         Ok(())
     })?;
@@ -216,7 +229,11 @@ fn coarse(
         };
         let d = ta.since(tb);
         if i == 0 {
-            parts.push(part("on a CPU", d.run_ns as f64));
+            let run_ns = match (b.cpu_ns, a.cpu_ns) {
+                (Some(b), Some(a)) => a.saturating_sub(b),
+                _ => d.run_ns,
+            };
+            parts.push(part("on a CPU", run_ns as f64));
             parts.push(part("run-queue wait", d.wait_ns as f64));
             switches = format!(
                 "{:.3} voluntary and {:.3} involuntary switches of the measuring thread",
