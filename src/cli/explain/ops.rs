@@ -100,8 +100,12 @@ fn traced(
     let cpus = cpus_of(c)?;
     // A system call is two events of about 40 bytes; a switch to another
     // thread a few more, and the CPUs' other tasks' switches and
-    // interrupts: 2 KiB per operation per CPU, at least 4 MiB.
-    let buffer_kb = (ops * 2).max(4096);
+    // interrupts: 2 KiB per operation per CPU, at least 4 MiB, times the
+    // switches an operation is made of (a ring of 8 is 8 of them, each a
+    // write, a read, a wake-up and a switch), at most 128 MiB a CPU (what
+    // is lost beyond is counted and said).
+    let per_op = bench.events().map_or(1, |e| e.per_op.max(1)) as usize;
+    let buffer_kb = (ops * 2 * per_op).clamp(4096, 128 * 1024);
     let inst = Instance::create(&cpus, buffer_kb)?;
     let held = c.load.as_ref().map(Held::start).transpose()?;
     let pass = run_op_stamped_pass(bench, &c.settings, names, ops, &mut |on| match on {

@@ -494,16 +494,17 @@ pub struct OpStampedPass {
     /// The measuring thread's id.
     pub thread: i32,
     /// The operation's other threads and child processes as the pass
-    /// began (a ring's members, Rhealstone's tasks; none for a system call).
+    /// began, made by its `prepare` (a ring's members, Rhealstone's tasks;
+    /// none for a system call; never a held load's processes).
     pub others: Vec<i32>,
     /// The CPU the measuring thread ran on.
     pub cpus: Vec<usize>,
 }
 
 /// This process's threads other than `me`, and the children of each of
-/// its threads (`/proc/self/task/<tid>/children`): the tasks an operation
-/// prepared. Children forked and reaped inside an operation come and go
-/// and are not among them.
+/// its threads (`/proc/self/task/<tid>/children`): less those that ran
+/// before `prepare`, the tasks an operation prepared. Children forked and
+/// reaped inside an operation come and go and are not among them.
 fn own_tasks(me: i32) -> Vec<i32> {
     use crate::engine::os::sysroot::SysRoot;
     let root = SysRoot::host();
@@ -545,6 +546,10 @@ pub fn run_op_stamped_pass(
         return Err(reason);
     }
     crate::engine::os::interrupt::reset_for_figure();
+    // What runs already (a held load's processes, the run's own threads)
+    // is not the operation's.
+    let me = process::gettid();
+    let already = own_tasks(me);
     // As `measure_op_figure`: placed before `prepare` when the benchmark
     // needs SCHED_FIFO, and that placement restored after the operation
     // (its helpers) is dropped.
@@ -573,11 +578,11 @@ pub fn run_op_stamped_pass(
         Some(_) => None,
         None => Some(PlacementGuard::apply(&s.client).map_err(|e| e.to_string())?),
     };
-    let me = process::gettid();
     let mut others = Vec::new();
     let stamps = oploop::stamped_pass(op.as_mut(), &s.budget, ops, &mut |on| {
         let tasks = if on {
             others = own_tasks(me);
+            others.retain(|t| !already.contains(t));
             Some([vec![me], others.clone()].concat())
         } else {
             None
