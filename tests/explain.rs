@@ -122,7 +122,7 @@ fn after_kill_9_clean_removes_the_instance() {
 #[test]
 fn a_name_that_is_no_mechanism_is_bad_usage() {
     let sb = Sandbox::new();
-    let out = sb.run(&["explain", "getpid"], Duration::from_secs(30));
+    let out = sb.run(&["explain", "no-such-thing"], Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("not one"), "{}", stderr(&out));
 }

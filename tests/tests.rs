@@ -14,6 +14,8 @@ mod map;
 mod page;
 // `ipcmark explain`: the anatomy of a figure, its tracefs instance removed.
 mod explain;
+// `ipcmark explain` of op-mode benchmarks: the anatomy of one operation.
+mod explain_ops;
 // Faults, dead and silent peers, signals, `clean`: nothing is left behind.
 mod objects;
 mod robustness;

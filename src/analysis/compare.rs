@@ -427,6 +427,7 @@ mod tests {
             note: None,
             copy: None,
             load: None,
+            unit: None,
         }
     }
 

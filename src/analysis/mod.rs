@@ -12,6 +12,7 @@ pub mod cost_model;
 pub mod explain;
 pub mod level;
 pub mod map;
+pub mod op_anatomy;
 pub mod ranking;
 pub mod selftest;
 pub mod warnings;

@@ -1,7 +1,8 @@
 //! The anatomy of a figure (`ipcmark explain`) as a waterfall: its parts as
 //! rows (mean, median, p99 per round trip and one way, share with a bar in
 //! text), the residual last, then the traced and untraced round trips and
-//! their ratio, the tracing's overhead, and what was lost.
+//! their ratio, the tracing's overhead, and what was lost. An op-mode
+//! benchmark's anatomy is per operation: the same rows without one way.
 
 use crate::analysis::explain::{is_interrupt, is_load, is_wake_up};
 use crate::output::sanitise::text;
@@ -27,11 +28,21 @@ fn bar(share: f64) -> String {
 pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> String {
     let mut out = String::new();
     let t = &ex.traced_round_trip_ns;
+    // An operation has no one way: its rows are per operation only.
+    let per_op = ex.per_operation();
+    let (unit, units) = if per_op {
+        ("operation", "operations")
+    } else {
+        ("round trip", "round trips")
+    };
+    let title = match (per_op, size) {
+        (true, 0) => text(benchmark).into_owned(),
+        _ => format!("{} {}", text(benchmark), format_size(size)),
+    };
     let _ = writeln!(
         out,
-        "\n{} {} — anatomy of a round trip ({} traced round trips, {})",
-        text(benchmark),
-        format_size(size),
+        "\n{title} — anatomy of {} {unit} ({} traced {units}, {})",
+        if per_op { "an" } else { "a" },
         ex.round_trips,
         ex.method
     );
@@ -41,22 +52,38 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
         .map(|p| p.name.chars().count())
         .max()
         .unwrap_or(4)
-        .max(4);
+        .max(unit.len());
+    let one_way = |v: f64| {
+        if per_op {
+            String::new()
+        } else {
+            format!("  {:>9.0}", v / 2.0)
+        }
+    };
     let _ = writeln!(
         out,
-        "  {:<name_w$}  {:>9}  {:>9}  {:>9}  {:>9}  {:>6}",
-        "part", "mean ns", "median", "p99", "one-way", "share"
+        "  {:<name_w$}  {:>9}  {:>9}  {:>9}{}  {:>6}",
+        "part",
+        "mean ns",
+        "median",
+        "p99",
+        if per_op {
+            String::new()
+        } else {
+            format!("  {:>9}", "one-way")
+        },
+        "share"
     );
     for p in &ex.parts {
         let ns = |v: Option<f64>| v.map_or_else(|| "—".to_string(), |v| format!("{v:.0}"));
         let _ = writeln!(
             out,
-            "  {:<name_w$}  {:>9.0}  {:>9}  {:>9}  {:>9.0}  {:>5.1}%  {}",
+            "  {:<name_w$}  {:>9.0}  {:>9}  {:>9}{}  {:>5.1}%  {}",
             text(&p.name),
             p.mean_ns,
             ns(p.median_ns),
             ns(p.p99_ns),
-            p.mean_ns / 2.0,
+            one_way(p.mean_ns),
             100.0 * p.share,
             bar(p.share)
         );
@@ -64,12 +91,12 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
     let sum: f64 = ex.parts.iter().map(|p| p.mean_ns).sum();
     let _ = writeln!(
         out,
-        "  {:<name_w$}  {:>9.0}  {:>9.0}  {:>9}  {:>9.0}  (parts' means add up to {:.0} ns)",
-        "round trip",
+        "  {:<name_w$}  {:>9.0}  {:>9.0}  {:>9}{}  (parts' means add up to {:.0} ns)",
+        unit,
         t.mean,
         t.median,
         "",
-        t.mean / 2.0,
+        one_way(t.mean),
         sum
     );
     let share_of = |f: fn(&str) -> bool| -> f64 {
@@ -86,7 +113,7 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
         let load = share_of(is_load);
         let _ = writeln!(
             out,
-            "  wake-ups {:.1}% · interrupts {:.1}%{} of the round trip",
+            "  wake-ups {:.1}% · interrupts {:.1}%{} of the {unit}",
             100.0 * share_of(is_wake_up),
             100.0 * share_of(is_interrupt),
             if ex.parts.iter().any(|p| is_load(&p.name)) {
@@ -96,18 +123,23 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
             }
         );
     }
+    let figure = if per_op {
+        "run's figure per operation"
+    } else {
+        "run's figure × 2"
+    };
     match &ex.untraced_round_trip_ns {
         Some(u) if u.median > 0.0 && ex.method != "full" => {
             let _ = writeln!(
                 out,
-                "  pass median {:.0} ns (untraced, stamped), the run's figure × 2: {:.0} ns",
+                "  pass median {:.0} ns (untraced, stamped), the {figure}: {:.0} ns",
                 t.median, u.median
             );
         }
         Some(u) if u.median > 0.0 => {
             let _ = writeln!(
                 out,
-                "  traced median {:.0} ns, untraced {:.0} ns (run's figure × 2): tracing costs ×{:.2}",
+                "  traced median {:.0} ns, untraced {:.0} ns ({figure}): tracing costs ×{:.2}",
                 t.median,
                 u.median,
                 t.median / u.median
@@ -151,7 +183,7 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
     if ex.lost_events > 0 {
         let _ = writeln!(
             out,
-            "  {} events were lost: the parts of the round trips they fell in are partly residual",
+            "  {} events were lost: the parts of the {units} they fell in are partly residual",
             ex.lost_events
         );
     } else if ex.method == "full" {
@@ -207,6 +239,7 @@ mod tests {
             note: None,
             copy: None,
             load: None,
+            unit: None,
         };
         let text = render("pipe", 64, &ex, false);
         assert!(!text.contains("copy"), "{text}");
@@ -231,6 +264,27 @@ mod tests {
         assert!(text.contains("×1.58"), "{text}");
         assert!(text.contains("3 events were lost"), "{text}");
         assert!(text.contains("add up to 8000 ns"), "{text}");
+        assert!(text.contains("one-way"), "{text}");
+        // Per operation: no one-way column, the rows and lines say operation.
+        let op = ExplainRecord {
+            unit: Some(crate::record::explain::PER_OPERATION.into()),
+            ..ex.clone()
+        };
+        let per_op = render("getpid", 0, &op, false);
+        assert!(
+            per_op.contains("getpid — anatomy of an operation (2000 traced operations, full)"),
+            "{per_op}"
+        );
+        assert!(!per_op.contains("one-way"), "{per_op}");
+        assert!(per_op.contains("\n  operation "), "{per_op}");
+        assert!(
+            per_op.contains("(run's figure per operation): tracing costs ×1.58"),
+            "{per_op}"
+        );
+        assert!(
+            per_op.contains("parts of the operations they fell in"),
+            "{per_op}"
+        );
         assert_eq!(bar(1.0).chars().count(), BAR);
         assert_eq!(bar(0.0), "");
     }

@@ -63,6 +63,12 @@ pub struct ExplainRecord {
     /// parts (absent otherwise, and in reports written before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<LoadInterruptRecord>,
+    /// What one stamp-to-stamp interval is: "operation" for an op-mode
+    /// benchmark (its `*round_trip*` fields and `round_trips` then count
+    /// operations); absent for a ping-pong round trip (and in reports
+    /// written before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
 }
 
 /// A held load's interrupt time per traced round trip, as the load
@@ -92,6 +98,16 @@ pub struct LoadInterruptRecord {
     pub handler_parts_ns: f64,
     /// parts_ns ÷ accounted_ns (null when nothing was accounted).
     pub ratio: Option<f64>,
+}
+
+/// [`ExplainRecord::unit`] of an op-mode benchmark's anatomy.
+pub const PER_OPERATION: &str = "operation";
+
+impl ExplainRecord {
+    /// Whether its intervals are operations rather than round trips.
+    pub fn per_operation(&self) -> bool {
+        self.unit.as_deref() == Some(PER_OPERATION)
+    }
 }
 
 /// The copy's cost of a figure's size, from its mechanism's cost model.

@@ -5,7 +5,9 @@
 //! traced in a private tracefs instance, and the analysis cuts each round
 //! trip into parts (`analysis::explain`). Tracing is never inside the
 //! figure: the traced and untraced medians are both reported, and their
-//! ratio is the tracing's overhead (docs/explain.md).
+//! ratio is the tracing's overhead (docs/explain.md). An op-mode
+//! benchmark (the `syscall` and `sched` groups, Rhealstone's loop-timed
+//! metrics) is explained the same way per operation (`ops.rs`).
 
 use super::plan::RunPlan;
 use super::{Failure, RunArgs, flags, heading, parse, print_stdout};
@@ -15,6 +17,7 @@ use crate::engine::run::runner::RunSettings;
 use crate::record::{Mode, RunRecord, Status};
 use clap::Args;
 
+mod ops;
 mod ping_pong;
 use std::cell::RefCell;
 use std::process::ExitCode;
@@ -23,8 +26,9 @@ use std::process::ExitCode;
 /// output flags, and the traced pass's length.
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
-    /// Ping-pong mechanisms to explain (pipe, unix-stream, shm-futex, …).
-    /// See `ipcmark list`.
+    /// Ping-pong mechanisms (pipe, unix-stream, shm-futex, …) or op-mode
+    /// benchmarks (getpid, yield-switch, task-switch, …) to explain. See
+    /// `ipcmark list`.
     #[arg(value_name = "NAME", required = true)]
     names: Vec<String>,
     #[command(flatten)]
@@ -48,24 +52,82 @@ pub struct ExplainArgs {
     output: flags::Output,
     #[command(flatten)]
     load: flags::Load,
-    /// Round trips in each figure's traced pass.
+    /// Round trips (a mechanism) or operations (an op-mode benchmark) in
+    /// each figure's traced pass.
     #[arg(long, value_name = "N", default_value_t = 2000,
           value_parser = clap::value_parser!(u64).range(10..=200_000),
           help_heading = heading::SELECTION)]
     round_trips: u64,
 }
 
-/// Refuses a name that is not a mechanism (a benchmark or a group).
-fn check_names(names: &[String]) -> Result<(), Failure> {
-    for name in names {
-        if crate::mechanisms::find(name).is_none() {
-            return Err(Failure::usage(format!(
-                "explain explains ping-pong mechanisms; '{name}' is not one (mechanisms: {})",
-                crate::mechanisms::ids().join(", ")
-            )));
-        }
+/// The groups whose op-mode benchmarks have an anatomy: one operation
+/// between two stamps of the measuring thread.
+const OP_GROUPS: &[&str] = &[
+    crate::benchmarks::syscall::GROUP,
+    crate::benchmarks::sched::GROUP,
+    crate::benchmarks::rhealstone::GROUP,
+];
+
+/// Why `name` has no anatomy, if it has none: it is neither a mechanism
+/// nor an op-mode benchmark of [`OP_GROUPS`].
+fn no_anatomy(name: &str) -> Option<String> {
+    use crate::benchmarks::Benchmark;
+    if crate::mechanisms::find(name).is_some() {
+        return None;
     }
-    Ok(())
+    let why = match crate::benchmarks::find(name) {
+        Some(Benchmark::Op(b)) if b.self_timed() => {
+            "its threads time their own events (mode event): there is no operation between \
+             two stamps of one thread to cut into parts"
+        }
+        Some(Benchmark::Op(b)) if OP_GROUPS.contains(&b.info().group) => return None,
+        Some(Benchmark::Op(_)) => "its group has no anatomy",
+        Some(Benchmark::Periodic(_)) => {
+            "it is a periodic benchmark (wake-ups at deadlines, a loop under a timer): \
+             no operation is stamped"
+        }
+        Some(Benchmark::Scored(_)) => {
+            "it is a scored benchmark (operations counted in a period): no operation is \
+             timed alone"
+        }
+        None if crate::benchmarks::group(name).is_some() => "it is a group: name its members",
+        None => {
+            return Some(format!(
+                "explain explains ping-pong mechanisms and op-mode benchmarks; '{name}' is not \
+                 one (mechanisms: {}; op-mode benchmarks: {})",
+                crate::mechanisms::ids().join(", "),
+                explainable_ops().join(", ")
+            ));
+        }
+    };
+    Some(format!(
+        "explain cannot explain '{name}': {why}; it explains ping-pong mechanisms (see \
+         `ipcmark list`) and these op-mode benchmarks: {}",
+        explainable_ops().join(", ")
+    ))
+}
+
+/// The op-mode benchmarks explain accepts, in registry order.
+fn explainable_ops() -> Vec<&'static str> {
+    crate::benchmarks::REGISTRY
+        .iter()
+        .filter(|b| has_anatomy(**b))
+        .map(|b| b.id())
+        .collect()
+}
+
+fn has_anatomy(b: crate::benchmarks::Benchmark) -> bool {
+    matches!(b, crate::benchmarks::Benchmark::Op(op)
+        if !op.self_timed() && OP_GROUPS.contains(&op.info().group))
+}
+
+/// Refuses a name that has no anatomy (a periodic, scored or self-timed
+/// benchmark, a group, or nothing at all).
+fn check_names(names: &[String]) -> Result<(), Failure> {
+    match names.iter().find_map(|n| no_anatomy(n)) {
+        Some(why) => Err(Failure::usage(why)),
+        None => Ok(()),
+    }
 }
 
 /// What the run's plan placed and loaded its figures with, kept for the
@@ -127,6 +189,7 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
                     &names,
                     full,
                 ),
+                Mode::Op => ops::explain_figure(fig, &c, round_trips, &names, full),
                 _ => continue,
             };
             match explained {
@@ -152,4 +215,39 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
         Ok(())
     };
     super::run::run_with(run, Some(&capture), Some(&after))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::benchmarks::{Benchmark, REGISTRY};
+
+    #[test]
+    fn loop_timed_operations_and_mechanisms_have_an_anatomy_and_nothing_else() {
+        for id in crate::mechanisms::ids() {
+            assert_eq!(no_anatomy(id), None, "{id}");
+        }
+        for b in REGISTRY {
+            let why = no_anatomy(b.id());
+            match b {
+                Benchmark::Op(op) if !op.self_timed() => assert_eq!(why, None, "{}", b.id()),
+                Benchmark::Op(_) => assert!(why.unwrap().contains("time their own events")),
+                Benchmark::Periodic(_) => assert!(why.unwrap().contains("periodic")),
+                Benchmark::Scored(_) => assert!(why.unwrap().contains("scored")),
+            }
+        }
+        // What is refused says why and what is accepted.
+        let why = no_anatomy(crate::benchmarks::syscall::GROUP).unwrap();
+        assert!(
+            why.contains("a group") && why.contains("op-mode benchmarks: "),
+            "{why}"
+        );
+        let why = no_anatomy("no-such-thing").unwrap();
+        assert!(
+            why.contains("is not one") && why.contains("mechanisms: "),
+            "{why}"
+        );
+        assert!(check_names(&["no-such-thing".into()]).is_err_and(|f| f.code == 2));
+        assert!(!explainable_ops().is_empty());
+    }
 }

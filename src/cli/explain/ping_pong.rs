@@ -223,6 +223,7 @@ fn coarse(
         events: Vec::new(),
         copy: None,
         load: None,
+        unit: None,
         note: Some(format!(
             "per round trip: {}; interrupts and softirqs on the measured CPUs: {}",
             switches.join("; "),
@@ -299,6 +300,7 @@ fn traced(
         note: None,
         copy: None,
         load: interrupt,
+        unit: None,
     })
 }
 

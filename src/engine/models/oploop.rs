@@ -88,6 +88,41 @@ fn timestamped(op: &mut dyn Op, stamps: &mut [u64]) -> Result<(), ChannelError> 
     Ok(())
 }
 
+/// A stamped pass of `op` for `ipcmark explain`: warmed up and calibrated
+/// as [`measure`] does (the same warm-up time), then `n` operations with a
+/// CLOCK_MONOTONIC stamp before each and after the last, `around(true)`
+/// just before the first stamp and `around(false)` just after the last
+/// (the caller's tracing is on only around them). The stamps are allocated
+/// and written before the pass, so it takes no page fault of its own.
+pub fn stamped_pass(
+    op: &mut dyn Op,
+    budget: &Budget,
+    n: usize,
+    around: &mut dyn FnMut(bool) -> Result<(), ChannelError>,
+) -> Result<Vec<u64>, ChannelError> {
+    let per_op_ns = {
+        let _wd = Watchdog::arm(budget.warmup * 3 + budget.timeout);
+        warm_up(
+            budget.warmup.as_nanos() as u64,
+            crate::engine::os::interrupt::check,
+            |k| batch(op, k),
+        )?
+        .0
+    };
+    let mut stamps = vec![u64::MAX; n.max(1) + 1];
+    around(true)?;
+    let timed = {
+        // The pass at the warm-up's pace, four times over for the tracing.
+        let pass = std::time::Duration::from_nanos((per_op_ns * n as f64 * 4.0) as u64);
+        let _wd = Watchdog::arm(pass + budget.timeout);
+        timestamped(op, &mut stamps)
+    };
+    let ended = around(false);
+    timed?;
+    ended?;
+    Ok(stamps)
+}
+
 /// Overhead of one iteration of the timed loop around an operation that does
 /// nothing: the minimum of several long runs (interference only adds time).
 fn null_iteration_ns() -> Result<f64, ChannelError> {

@@ -486,6 +486,118 @@ pub fn run_op_figure(bench: &dyn Operation, s: &RunSettings, names: &ObjectNamer
     result
 }
 
+/// What an op-mode stamped pass gave ([`run_op_stamped_pass`]).
+#[derive(Debug, Clone)]
+pub struct OpStampedPass {
+    /// CLOCK_MONOTONIC before each operation, and after the last.
+    pub stamps: Vec<u64>,
+    /// The measuring thread's id.
+    pub thread: i32,
+    /// The operation's other threads and child processes as the pass
+    /// began, made by its `prepare` (a ring's members, Rhealstone's tasks;
+    /// none for a system call; never a held load's processes).
+    pub others: Vec<i32>,
+    /// The CPU the measuring thread ran on.
+    pub cpus: Vec<usize>,
+}
+
+/// This process's threads other than `me`, and the children of each of
+/// its threads (`/proc/self/task/<tid>/children`): less those that ran
+/// before `prepare`, the tasks an operation prepared. Children forked and
+/// reaped inside an operation come and go and are not among them.
+fn own_tasks(me: i32) -> Vec<i32> {
+    use crate::engine::os::sysroot::SysRoot;
+    let root = SysRoot::host();
+    let mut tids = Vec::new();
+    for t in root.list("/proc/self/task") {
+        let Ok(tid) = t.parse::<i32>() else { continue };
+        if tid != me {
+            tids.push(tid);
+        }
+        let children = root
+            .read_raw(&format!("/proc/self/task/{tid}/children"))
+            .unwrap_or_default();
+        tids.extend(
+            children
+                .split_whitespace()
+                .filter_map(|c| c.parse::<i32>().ok()),
+        );
+    }
+    tids.sort_unstable();
+    tids.dedup();
+    tids
+}
+
+/// An op-mode figure's operation prepared and placed as [`run_op_figure`]
+/// does (SCHED_FIFO where the benchmark asks for it, SIGCHLD held, the same
+/// warm-up), then one pass of `ops` stamped operations between
+/// `around(Some(tasks))` and `around(None)` (a traced pass: the caller's
+/// tracing is on only during it) instead of the figure's samples. `around`
+/// is given the measuring thread's id first, then the operation's other
+/// threads and processes.
+pub fn run_op_stamped_pass(
+    bench: &dyn Operation,
+    s: &RunSettings,
+    names: &ObjectNamer,
+    ops: usize,
+    around: &mut PassHook,
+) -> Result<OpStampedPass, String> {
+    if let Some(reason) = bench.unavailable() {
+        return Err(reason);
+    }
+    crate::engine::os::interrupt::reset_for_figure();
+    // What runs already (a held load's processes, the run's own threads)
+    // is not the operation's.
+    let me = process::gettid();
+    let already = own_tasks(me);
+    // As `measure_op_figure`: placed before `prepare` when the benchmark
+    // needs SCHED_FIFO, and that placement restored after the operation
+    // (its helpers) is dropped.
+    let early = match bench.realtime() {
+        Some(need) => {
+            let (p, _) = realtime_placement(&need, &s.client);
+            let guard = PlacementGuard::apply(&p).map_err(|e| e.to_string())?;
+            Some((guard, p))
+        }
+        None => None,
+    };
+    let rt_priority = match &early {
+        Some((_, p)) => p.rt_priority,
+        None => s.client.rt_priority,
+    };
+    let prepared = bench
+        .prepare(&OpContext {
+            names,
+            cpu: s.client.cpu,
+            rt_priority,
+        })
+        .map_err(|e| format!("set-up: {e}"))?;
+    let mut op = prepared.op;
+    let _held = ChildExitsHeld::hold().map_err(|e| format!("block SIGCHLD: {e}"))?;
+    let _placed = match early {
+        Some(_) => None,
+        None => Some(PlacementGuard::apply(&s.client).map_err(|e| e.to_string())?),
+    };
+    let mut others = Vec::new();
+    let stamps = oploop::stamped_pass(op.as_mut(), &s.budget, ops, &mut |on| {
+        let tasks = if on {
+            others = own_tasks(me);
+            others.retain(|t| !already.contains(t));
+            Some([vec![me], others.clone()].concat())
+        } else {
+            None
+        };
+        around(tasks.as_deref()).map_err(ChannelError::Setup)
+    })
+    .map_err(|e| e.to_string())?;
+    Ok(OpStampedPass {
+        stamps,
+        thread: me,
+        others,
+        cpus: crate::sys::sched::current_cpu().into_iter().collect(),
+    })
+}
+
 fn measure_op_figure(
     bench: &dyn Operation,
     s: &RunSettings,

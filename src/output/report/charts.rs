@@ -677,7 +677,8 @@ fn anatomies(letter: &str, r: &RunRecord) -> String {
     }
     let mut s = format!(
         "<h3>Anatomy of a round trip <span class=\"sub\">run {letter} · ipcmark explain: each \
-         part's mean per traced round trip, ns; the parts add up to the traced mean</span></h3>"
+         part's mean per traced round trip (an operation for an op-mode benchmark), ns; the \
+         parts add up to the traced mean</span></h3>"
     );
     for (f, ex) in explained {
         let segments: Vec<super::svg::Segment> = ex
@@ -696,8 +697,14 @@ fn anatomies(letter: &str, r: &RunRecord) -> String {
             })
             .collect();
         let name = format!("{} {}", f.benchmark, size_label(f.size_bytes));
+        // An op-mode benchmark's anatomy is of one operation.
+        let (one, many) = if ex.per_operation() {
+            ("an operation", "operations")
+        } else {
+            ("a round trip", "round trips")
+        };
         s.push_str(&format!(
-            "<h4>{} <span class=\"sub\">{} traced round trips, {}; traced mean {} ns{}</span></h4>",
+            "<h4>{} <span class=\"sub\">{} traced {many}, {}; traced mean {} ns{}</span></h4>",
             esc(&name),
             ex.round_trips,
             esc(&ex.method),
@@ -712,7 +719,7 @@ fn anatomies(letter: &str, r: &RunRecord) -> String {
             &segments,
             ex.traced_round_trip_ns.mean,
             "ns",
-            &format!("{name}: the parts of a round trip"),
+            &format!("{name}: the parts of {one}"),
         ) {
             Some(svg) => s.push_str(&svg),
             None => s.push_str("<p class=\"empty\">No part took any time.</p>"),

@@ -25,6 +25,9 @@ pub enum EventKind {
         prev_runnable: bool,
         next_pid: i32,
     },
+    /// `sched:sched_process_fork`: `parent` made `child` (a process or a
+    /// thread; the op anatomy names an operation's children by it).
+    Fork { parent: i32, child: i32 },
     /// An interrupt handler, softirq or IPI vector begins on this CPU.
     IrqEntry,
     /// The matching end.
@@ -74,6 +77,10 @@ enum Decoder {
         prev: Field,
         state: Field,
         next: Field,
+    },
+    Fork {
+        parent: Field,
+        child: Field,
     },
     IrqEntry,
     IrqExit,
@@ -143,6 +150,10 @@ impl Formats {
                 state: field("prev_state")?,
                 next: field("next_pid")?,
             },
+            ("sched", "sched_process_fork") => Decoder::Fork {
+                parent: field("parent_pid")?,
+                child: field("child_pid")?,
+            },
             (_, n) if is_interrupt(system, n) && n.ends_with("_entry") => Decoder::IrqEntry,
             (_, n) if is_interrupt(system, n) && n.ends_with("_exit") => Decoder::IrqExit,
             _ => Decoder::Other,
@@ -202,6 +213,10 @@ fn decode_record(formats: &Formats, data: &[u8]) -> Option<(i32, EventKind)> {
             // above the state bits and also means still runnable.
             prev_runnable: read_int(data, *state)? & 0xff == 0,
             next_pid: read_int(data, *next)? as i32,
+        },
+        Decoder::Fork { parent, child } => EventKind::Fork {
+            parent: read_int(data, *parent)? as i32,
+            child: read_int(data, *child)? as i32,
         },
         Decoder::IrqEntry => EventKind::IrqEntry,
         Decoder::IrqExit => EventKind::IrqExit,
@@ -339,8 +354,17 @@ mod tests {
         \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\
         \tfield:long id;\toffset:8;\tsize:8;\tsigned:1;\n";
 
+    const FORK: &str = "name: sched_process_fork\nID: 366\nformat:\n\
+        \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+        \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
+        \tfield:__data_loc char[] parent_comm;\toffset:8;\tsize:4;\tsigned:0;\n\
+        \tfield:pid_t parent_pid;\toffset:12;\tsize:4;\tsigned:1;\n\
+        \tfield:__data_loc char[] child_comm;\toffset:16;\tsize:4;\tsigned:0;\n\
+        \tfield:pid_t child_pid;\toffset:20;\tsize:4;\tsigned:1;\n";
+
     fn formats() -> Formats {
         let mut f = Formats::default();
+        f.add("sched", "sched_process_fork", FORK).unwrap();
         f.add("sched", "sched_switch", SWITCH).unwrap();
         f.add("raw_syscalls", "sys_enter", ENTER).unwrap();
         f.add("irq_vectors", "local_timer_entry", "ID: 165\n")
@@ -422,6 +446,24 @@ mod tests {
         );
         assert_eq!(out[2].ts_ns, out[1].ts_ns + 3);
         assert_eq!(out[2].kind, EventKind::IrqEntry);
+    }
+
+    #[test]
+    fn a_fork_names_its_parent_and_child() {
+        let mut fork = record(366, 10, 24);
+        fork[12..16].copy_from_slice(&10i32.to_le_bytes());
+        fork[20..24].copy_from_slice(&11i32.to_le_bytes());
+        let mut data = Vec::new();
+        push_event(&mut data, 4, &fork);
+        let mut out = Vec::new();
+        decode_page(&page(0, &data, 0), 0, &formats(), &mut out);
+        assert_eq!(
+            out[0].kind,
+            EventKind::Fork {
+                parent: 10,
+                child: 11
+            }
+        );
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub const EVENTS: &[(&str, &str)] = &[
     ("sched", "sched_waking"),
     ("sched", "sched_wakeup"),
     ("sched", "sched_switch"),
+    ("sched", "sched_process_fork"),
     ("raw_syscalls", "sys_enter"),
     ("raw_syscalls", "sys_exit"),
     ("irq", "irq_handler_entry"),
