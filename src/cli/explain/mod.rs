@@ -251,3 +251,64 @@ mod tests {
         assert!(!explainable_ops().is_empty());
     }
 }
+
+/// A coarse anatomy's record: the stamped pass's centre (its intervals'
+/// mean and median), its parts from counters and the note on them.
+fn coarse_record(
+    stamps: &[u64],
+    parts: Vec<crate::record::explain::PartRecord>,
+    note: String,
+    unit: Option<String>,
+) -> crate::record::explain::ExplainRecord {
+    let mut each: Vec<f64> = stamps.windows(2).map(|w| (w[1] - w[0]) as f64).collect();
+    each.sort_by(f64::total_cmp);
+    let mean = if each.is_empty() {
+        0.0
+    } else {
+        each.iter().sum::<f64>() / each.len() as f64
+    };
+    crate::record::explain::ExplainRecord {
+        method: "coarse".into(),
+        parts,
+        traced_round_trip_ns: crate::record::explain::RoundTripRecord {
+            mean,
+            median: if each.is_empty() {
+                0.0
+            } else {
+                crate::stats::quantile_sorted(&each, 0.5)
+            },
+        },
+        untraced_round_trip_ns: None,
+        round_trips: each.len() as u64,
+        lost_events: 0,
+        instance: None,
+        events: Vec::new(),
+        note: Some(note),
+        copy: None,
+        load: None,
+        unit,
+    }
+}
+
+/// The interrupt and softirq counts on `cpus` between two readings, per
+/// stamped interval (`n` of them), a line per CPU.
+fn interrupt_counts(
+    before: &crate::engine::os::load::account::KernelCounters,
+    after: &crate::engine::os::load::account::KernelCounters,
+    cpus: &[usize],
+    n: f64,
+) -> String {
+    crate::engine::os::load::account::delta(before, after, cpus)
+        .iter()
+        .map(|d| {
+            let lines: Vec<String> = d
+                .interrupts
+                .iter()
+                .chain(d.softirqs.iter())
+                .map(|(k, v)| format!("{k} {:.3}", *v as f64 / n))
+                .collect();
+            format!("CPU {}: {}", d.cpu, lines.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}

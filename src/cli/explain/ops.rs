@@ -264,40 +264,13 @@ fn coarse(
     parts.push(part("steal (10 ms ticks)", stolen as f64 * tick_ns));
     let named: f64 = parts.iter().map(|p| p.mean_ns).sum();
     parts.push(part(anatomy::RESIDUAL, (mean - named) * n));
-    let mut counts = Vec::new();
-    for d in account::delta(&b.kernel, &a.kernel, &pass.cpus) {
-        let lines: Vec<String> = d
-            .interrupts
-            .iter()
-            .chain(d.softirqs.iter())
-            .map(|(k, v)| format!("{k} {:.3}", *v as f64 / n))
-            .collect();
-        counts.push(format!("CPU {}: {}", d.cpu, lines.join(", ")));
-    }
-    let mut each: Vec<f64> = stamps.windows(2).map(|w| (w[1] - w[0]) as f64).collect();
-    each.sort_by(f64::total_cmp);
-    Ok(ExplainRecord {
-        method: "coarse".into(),
+    Ok(super::coarse_record(
+        stamps,
         parts,
-        traced_round_trip_ns: RoundTripRecord {
-            mean,
-            median: if each.is_empty() {
-                0.0
-            } else {
-                crate::stats::quantile_sorted(&each, 0.5)
-            },
-        },
-        untraced_round_trip_ns: None,
-        round_trips: (stamps.len() - 1) as u64,
-        lost_events: 0,
-        instance: None,
-        events: Vec::new(),
-        note: Some(format!(
+        format!(
             "per operation: {switches}; interrupts and softirqs on the measured CPU: {}",
-            counts.join("; ")
-        )),
-        copy: None,
-        load: None,
-        unit: Some(PER_OPERATION.into()),
-    })
+            super::interrupt_counts(&b.kernel, &a.kernel, &pass.cpus, n)
+        ),
+        Some(PER_OPERATION.into()),
+    ))
 }

@@ -188,48 +188,16 @@ fn coarse(
     parts.push(part("steal (10 ms ticks)".into(), stolen as f64 * tick_ns));
     let named: f64 = parts.iter().map(|p| p.mean_ns).sum();
     parts.push(part(anatomy::RESIDUAL.into(), (mean - named) * n));
-    let mut counts = Vec::new();
-    for d in account::delta(&k0, &k1, &pass.cpus) {
-        let lines: Vec<String> = d
-            .interrupts
-            .iter()
-            .map(|(k, v)| format!("{k} {:.3}", *v as f64 / n))
-            .chain(
-                d.softirqs
-                    .iter()
-                    .map(|(k, v)| format!("{k} {:.3}", *v as f64 / n)),
-            )
-            .collect();
-        counts.push(format!("CPU {}: {}", d.cpu, lines.join(", ")));
-    }
-    let stamps = &pass.stamps;
-    let mut rts: Vec<f64> = stamps.windows(2).map(|w| (w[1] - w[0]) as f64).collect();
-    rts.sort_by(f64::total_cmp);
-    Ok(ExplainRecord {
-        method: "coarse".into(),
+    Ok(super::coarse_record(
+        &pass.stamps,
         parts,
-        traced_round_trip_ns: RoundTripRecord {
-            mean,
-            median: if rts.is_empty() {
-                0.0
-            } else {
-                crate::stats::quantile_sorted(&rts, 0.5)
-            },
-        },
-        untraced_round_trip_ns: None,
-        round_trips: (stamps.len() - 1) as u64,
-        lost_events: 0,
-        instance: None,
-        events: Vec::new(),
-        copy: None,
-        load: None,
-        unit: None,
-        note: Some(format!(
+        format!(
             "per round trip: {}; interrupts and softirqs on the measured CPUs: {}",
             switches.join("; "),
-            counts.join("; ")
-        )),
-    })
+            super::interrupt_counts(&k0, &k1, &pass.cpus, n)
+        ),
+        None,
+    ))
 }
 
 /// The traced pass of one figure and its anatomy; with a load, a line on
