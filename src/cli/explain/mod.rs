@@ -217,41 +217,6 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
     super::run::run_with(run, Some(&capture), Some(&after))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::benchmarks::{Benchmark, REGISTRY};
-
-    #[test]
-    fn loop_timed_operations_and_mechanisms_have_an_anatomy_and_nothing_else() {
-        for id in crate::mechanisms::ids() {
-            assert_eq!(no_anatomy(id), None, "{id}");
-        }
-        for b in REGISTRY {
-            let why = no_anatomy(b.id());
-            match b {
-                Benchmark::Op(op) if !op.self_timed() => assert_eq!(why, None, "{}", b.id()),
-                Benchmark::Op(_) => assert!(why.unwrap().contains("time their own events")),
-                Benchmark::Periodic(_) => assert!(why.unwrap().contains("periodic")),
-                Benchmark::Scored(_) => assert!(why.unwrap().contains("scored")),
-            }
-        }
-        // What is refused says why and what is accepted.
-        let why = no_anatomy(crate::benchmarks::syscall::GROUP).unwrap();
-        assert!(
-            why.contains("a group") && why.contains("op-mode benchmarks: "),
-            "{why}"
-        );
-        let why = no_anatomy("no-such-thing").unwrap();
-        assert!(
-            why.contains("is not one") && why.contains("mechanisms: "),
-            "{why}"
-        );
-        assert!(check_names(&["no-such-thing".into()]).is_err_and(|f| f.code == 2));
-        assert!(!explainable_ops().is_empty());
-    }
-}
-
 /// A coarse anatomy's record: the stamped pass's centre (its intervals'
 /// mean and median), its parts from counters and the note on them.
 fn coarse_record(
@@ -311,4 +276,39 @@ fn interrupt_counts(
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::benchmarks::{Benchmark, REGISTRY};
+
+    #[test]
+    fn loop_timed_operations_and_mechanisms_have_an_anatomy_and_nothing_else() {
+        for id in crate::mechanisms::ids() {
+            assert_eq!(no_anatomy(id), None, "{id}");
+        }
+        for b in REGISTRY {
+            let why = no_anatomy(b.id());
+            match b {
+                Benchmark::Op(op) if !op.self_timed() => assert_eq!(why, None, "{}", b.id()),
+                Benchmark::Op(_) => assert!(why.unwrap().contains("time their own events")),
+                Benchmark::Periodic(_) => assert!(why.unwrap().contains("periodic")),
+                Benchmark::Scored(_) => assert!(why.unwrap().contains("scored")),
+            }
+        }
+        // What is refused says why and what is accepted.
+        let why = no_anatomy(crate::benchmarks::syscall::GROUP).unwrap();
+        assert!(
+            why.contains("a group") && why.contains("op-mode benchmarks: "),
+            "{why}"
+        );
+        let why = no_anatomy("no-such-thing").unwrap();
+        assert!(
+            why.contains("is not one") && why.contains("mechanisms: "),
+            "{why}"
+        );
+        assert!(check_names(&["no-such-thing".into()]).is_err_and(|f| f.code == 2));
+        assert!(!explainable_ops().is_empty());
+    }
 }
