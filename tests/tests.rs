@@ -14,6 +14,8 @@ mod map;
 mod page;
 // `ipcmark explain`: the anatomy of a figure, its tracefs instance removed.
 mod explain;
+// `ipcmark explain timer-latency`: a timer's wake-up latency, part by part.
+mod explain_timer;
 // Faults, dead and silent peers, signals, `clean`: nothing is left behind.
 mod objects;
 mod robustness;

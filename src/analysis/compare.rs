@@ -426,6 +426,7 @@ mod tests {
             events: Vec::new(),
             note: None,
             copy: None,
+            kind: None,
         }
     }
 

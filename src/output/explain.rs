@@ -4,7 +4,9 @@
 //! their ratio, the tracing's overhead, and what was lost.
 
 use crate::analysis::explain::{is_interrupt, is_load, is_wake_up};
+use crate::analysis::explain_wakeup;
 use crate::output::sanitise::text;
+use crate::record::explain::Anatomy;
 use crate::record::explain::ExplainRecord;
 use crate::record::units::format_size;
 use std::fmt::Write;
@@ -23,18 +25,32 @@ fn bar(share: f64) -> String {
 }
 
 /// The waterfall of one figure (its note holds the line on a load's own
-/// handler time, when one was held); `long` adds the events traced.
+/// handler time, when one was held); `long` adds the events traced. A
+/// timer's wake-up latency is labelled as such, with no one-way column (a
+/// latency is not halved).
 pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> String {
     let mut out = String::new();
     let t = &ex.traced_round_trip_ns;
-    let _ = writeln!(
-        out,
-        "\n{} {} — anatomy of a round trip ({} traced round trips, {})",
-        text(benchmark),
-        format_size(size),
-        ex.round_trips,
-        ex.method
-    );
+    let wake = ex.kind == Some(Anatomy::WakeUpLatency);
+    if wake {
+        let _ = writeln!(
+            out,
+            "\n{} — anatomy of a wake-up latency, deadline to the task's clock read ({} traced \
+             wake-ups, {})",
+            text(benchmark),
+            ex.round_trips,
+            ex.method
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "\n{} {} — anatomy of a round trip ({} traced round trips, {})",
+            text(benchmark),
+            format_size(size),
+            ex.round_trips,
+            ex.method
+        );
+    }
     let name_w = ex
         .parts
         .iter()
@@ -42,21 +58,34 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
         .max()
         .unwrap_or(4)
         .max(4);
+    // A round trip's one-way column, half of it; none for a latency.
+    let half = |v: String| {
+        if wake {
+            String::new()
+        } else {
+            format!("  {v:>9}")
+        }
+    };
     let _ = writeln!(
         out,
-        "  {:<name_w$}  {:>9}  {:>9}  {:>9}  {:>9}  {:>6}",
-        "part", "mean ns", "median", "p99", "one-way", "share"
+        "  {:<name_w$}  {:>9}  {:>9}  {:>9}{}  {:>6}",
+        "part",
+        "mean ns",
+        "median",
+        "p99",
+        half("one-way".into()),
+        "share"
     );
     for p in &ex.parts {
         let ns = |v: Option<f64>| v.map_or_else(|| "—".to_string(), |v| format!("{v:.0}"));
         let _ = writeln!(
             out,
-            "  {:<name_w$}  {:>9.0}  {:>9}  {:>9}  {:>9.0}  {:>5.1}%  {}",
+            "  {:<name_w$}  {:>9.0}  {:>9}  {:>9}{}  {:>5.1}%  {}",
             text(&p.name),
             p.mean_ns,
             ns(p.median_ns),
             ns(p.p99_ns),
-            p.mean_ns / 2.0,
+            half(format!("{:.0}", p.mean_ns / 2.0)),
             100.0 * p.share,
             bar(p.share)
         );
@@ -64,12 +93,12 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
     let sum: f64 = ex.parts.iter().map(|p| p.mean_ns).sum();
     let _ = writeln!(
         out,
-        "  {:<name_w$}  {:>9.0}  {:>9.0}  {:>9}  {:>9.0}  (parts' means add up to {:.0} ns)",
-        "round trip",
+        "  {:<name_w$}  {:>9.0}  {:>9.0}  {:>9}{}  (parts' means add up to {:.0} ns)",
+        if wake { "latency" } else { "round trip" },
         t.mean,
         t.median,
         "",
-        t.mean / 2.0,
+        half(format!("{:.0}", t.mean / 2.0)),
         sum
     );
     let share_of = |f: fn(&str) -> bool| -> f64 {
@@ -82,7 +111,16 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
             + 0.0
     };
     // A coarse anatomy has neither part: counters cannot bound them.
-    if ex.method == "full" {
+    if ex.method == "full" && wake {
+        let _ = writeln!(
+            out,
+            "  timer interrupt {:.1}% · wake-up {:.1}% · interrupts and softirqs during it {:.1}% \
+             of the latency",
+            100.0 * share_of(explain_wakeup::is_timer_irq),
+            100.0 * share_of(explain_wakeup::is_wake_up),
+            100.0 * share_of(is_interrupt),
+        );
+    } else if ex.method == "full" {
         let load = share_of(is_load);
         let _ = writeln!(
             out,
@@ -97,6 +135,22 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
         );
     }
     match &ex.untraced_round_trip_ns {
+        Some(u) if u.median > 0.0 && wake && ex.method != "full" => {
+            let _ = writeln!(
+                out,
+                "  pass median {:.0} ns (untraced, stamped), the run's figure: {:.0} ns",
+                t.median, u.median
+            );
+        }
+        Some(u) if u.median > 0.0 && wake => {
+            let _ = writeln!(
+                out,
+                "  traced median {:.0} ns, untraced {:.0} ns (the run's figure): tracing costs ×{:.2}",
+                t.median,
+                u.median,
+                t.median / u.median
+            );
+        }
         Some(u) if u.median > 0.0 && ex.method != "full" => {
             let _ = writeln!(
                 out,
@@ -129,8 +183,9 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
     if ex.lost_events > 0 {
         let _ = writeln!(
             out,
-            "  {} events were lost: the parts of the round trips they fell in are partly residual",
-            ex.lost_events
+            "  {} events were lost: the parts of the {} they fell in are partly residual",
+            ex.lost_events,
+            if wake { "wake-ups" } else { "round trips" }
         );
     } else if ex.method == "full" {
         let _ = writeln!(out, "  no event was lost");
@@ -184,6 +239,7 @@ mod tests {
             events: vec![],
             note: None,
             copy: None,
+            kind: None,
         };
         let text = render("pipe", 64, &ex, false);
         assert!(!text.contains("copy"), "{text}");
@@ -208,7 +264,48 @@ mod tests {
         assert!(text.contains("×1.58"), "{text}");
         assert!(text.contains("3 events were lost"), "{text}");
         assert!(text.contains("add up to 8000 ns"), "{text}");
+        assert!(text.contains("one-way"), "{text}");
         assert_eq!(bar(1.0).chars().count(), BAR);
         assert_eq!(bar(0.0), "");
+    }
+
+    #[test]
+    fn a_wake_up_latency_is_labelled_as_one_and_not_halved() {
+        let ex = ExplainRecord {
+            method: "full".into(),
+            parts: vec![
+                part("timer irq: idle exit", 30000.0, 0.6),
+                part("wake-up: run-queue wait", 15000.0, 0.3),
+                part("user", 5000.0, 0.1),
+                part("residual", 0.0, 0.0),
+            ],
+            traced_round_trip_ns: RoundTripRecord {
+                mean: 50000.0,
+                median: 48000.0,
+            },
+            untraced_round_trip_ns: Some(RoundTripRecord {
+                mean: 45000.0,
+                median: 40000.0,
+            }),
+            round_trips: 2000,
+            lost_events: 0,
+            instance: None,
+            events: vec![],
+            note: None,
+            copy: None,
+            kind: Some(Anatomy::WakeUpLatency),
+        };
+        let text = render("timer-latency", 0, &ex, false);
+        assert!(text.contains("anatomy of a wake-up latency"), "{text}");
+        assert!(text.contains("2000 traced wake-ups"), "{text}");
+        assert!(!text.contains("one-way"), "{text}");
+        assert!(!text.contains("round trip"), "{text}");
+        assert!(!text.contains("25000"), "a half of the latency: {text}");
+        assert!(
+            text.contains("timer interrupt 60.0% · wake-up 30.0%"),
+            "{text}"
+        );
+        assert!(text.contains("×1.20"), "{text}");
+        assert!(text.contains("add up to 50000 ns"), "{text}");
     }
 }

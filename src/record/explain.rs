@@ -58,6 +58,22 @@ pub struct ExplainRecord {
     /// (absent otherwise, and in reports written before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy: Option<CopyRecord>,
+    /// What the parts divide: absent for a ping-pong round trip (and in
+    /// reports written before it); `wake-up latency` for a timer's wake-ups,
+    /// whose `traced_round_trip_ns`, `untraced_round_trip_ns` and
+    /// `round_trips` then hold the latency (deadline → the task's clock
+    /// read) and the wake-ups traced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<Anatomy>,
+}
+
+/// What an anatomy's parts divide, where it is not a round trip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Anatomy {
+    /// A timer's wake-up latency: its deadline to the task's clock read
+    /// after the sleep returned.
+    #[serde(rename = "wake-up latency")]
+    WakeUpLatency,
 }
 
 /// The copy's cost of a figure's size, from its mechanism's cost model.

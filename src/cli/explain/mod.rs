@@ -5,7 +5,9 @@
 //! traced in a private tracefs instance, and the analysis cuts each round
 //! trip into parts (`analysis::explain`). Tracing is never inside the
 //! figure: the traced and untraced medians are both reported, and their
-//! ratio is the tracing's overhead (docs/explain.md).
+//! ratio is the tracing's overhead (docs/explain.md). A periodic figure of
+//! wake-ups at deadlines (`timer-latency`) gets the anatomy of its wake-up
+//! latency instead, from a traced pass of wake-ups (`timer`).
 
 use super::plan::RunPlan;
 use super::{Failure, RunArgs, flags, heading, parse, print_stdout};
@@ -16,6 +18,7 @@ use crate::record::{Mode, RunRecord, Status};
 use clap::Args;
 
 mod ping_pong;
+mod timer;
 use std::cell::RefCell;
 use std::process::ExitCode;
 
@@ -23,8 +26,8 @@ use std::process::ExitCode;
 /// output flags, and the traced pass's length.
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
-    /// Ping-pong mechanisms to explain (pipe, unix-stream, shm-futex, …).
-    /// See `ipcmark list`.
+    /// Ping-pong mechanisms to explain (pipe, unix-stream, shm-futex, …), or
+    /// a timer's wake-up latency (timer-latency). See `ipcmark list`.
     #[arg(value_name = "NAME", required = true)]
     names: Vec<String>,
     #[command(flatten)]
@@ -48,20 +51,26 @@ pub struct ExplainArgs {
     output: flags::Output,
     #[command(flatten)]
     load: flags::Load,
-    /// Round trips in each figure's traced pass.
+    #[command(flatten)]
+    timer: flags::Timer,
+    /// Round trips in each figure's traced pass (wake-ups, for a timer's
+    /// wake-up latency: at most 30 s of them).
     #[arg(long, value_name = "N", default_value_t = 2000,
           value_parser = clap::value_parser!(u64).range(10..=200_000),
           help_heading = heading::SELECTION)]
     round_trips: u64,
 }
 
-/// Refuses a name that is not a mechanism (a benchmark or a group).
+/// Refuses a name that is neither a mechanism nor a periodic benchmark
+/// whose figures are wake-ups at deadlines (a benchmark or a group).
 fn check_names(names: &[String]) -> Result<(), Failure> {
     for name in names {
-        if crate::mechanisms::find(name).is_none() {
+        if crate::mechanisms::find(name).is_none() && !timer::explains(name) {
             return Err(Failure::usage(format!(
-                "explain explains ping-pong mechanisms; '{name}' is not one (mechanisms: {})",
-                crate::mechanisms::ids().join(", ")
+                "explain explains ping-pong mechanisms and timer wake-ups; '{name}' is not one \
+                 (mechanisms: {}; wake-ups: {})",
+                crate::mechanisms::ids().join(", "),
+                timer::ids().join(", ")
             )));
         }
     }
@@ -91,6 +100,7 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
         budget: args.budget,
         output: args.output,
         load: args.load,
+        timer: args.timer,
         ..RunArgs::defaults()?
     };
     let captured: RefCell<Option<Captured>> = RefCell::new(None);
@@ -127,6 +137,9 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
                     &names,
                     full,
                 ),
+                Mode::Periodic if timer::explains(&fig.benchmark) => {
+                    timer::explain_figure(fig, &c, round_trips, full)
+                }
                 _ => continue,
             };
             match explained {

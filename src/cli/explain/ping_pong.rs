@@ -220,6 +220,7 @@ fn coarse(
         instance: None,
         events: Vec::new(),
         copy: None,
+        kind: None,
         note: Some(format!(
             "per round trip: {}; interrupts and softirqs on the measured CPUs: {}",
             switches.join("; "),
@@ -324,6 +325,7 @@ fn traced(
             events,
             note: None,
             copy: None,
+            kind: None,
         },
         load_note,
     ))

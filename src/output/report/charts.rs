@@ -695,9 +695,19 @@ fn anatomies(letter: &str, r: &RunRecord) -> String {
                 },
             })
             .collect();
-        let name = format!("{} {}", f.benchmark, size_label(f.size_bytes));
+        // A timer's anatomy divides a wake-up latency, not a round trip.
+        let wake = ex.kind == Some(crate::record::explain::Anatomy::WakeUpLatency);
+        let (name, unit, whole) = if wake {
+            (f.benchmark.clone(), "wake-ups", "wake-up latency")
+        } else {
+            (
+                format!("{} {}", f.benchmark, size_label(f.size_bytes)),
+                "round trips",
+                "round trip",
+            )
+        };
         s.push_str(&format!(
-            "<h4>{} <span class=\"sub\">{} traced round trips, {}; traced mean {} ns{}</span></h4>",
+            "<h4>{} <span class=\"sub\">{} traced {unit}, {}; traced mean {} ns{}</span></h4>",
             esc(&name),
             ex.round_trips,
             esc(&ex.method),
@@ -712,7 +722,7 @@ fn anatomies(letter: &str, r: &RunRecord) -> String {
             &segments,
             ex.traced_round_trip_ns.mean,
             "ns",
-            &format!("{name}: the parts of a round trip"),
+            &format!("{name}: the parts of a {whole}"),
         ) {
             Some(svg) => s.push_str(&svg),
             None => s.push_str("<p class=\"empty\">No part took any time.</p>"),
