@@ -152,6 +152,9 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
                     ));
                     fig.explain = Some(ex);
                 }
+                Err(e) if fig.mode == Mode::Periodic => {
+                    failed.push(format!("{}: {e}", fig.benchmark))
+                }
                 Err(e) => failed.push(format!("{} {} B: {e}", fig.benchmark, fig.size_bytes)),
             }
         }
