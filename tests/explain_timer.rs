@@ -76,3 +76,33 @@ fn a_benchmark_whose_figures_are_not_wake_ups_is_bad_usage() {
     assert!(err.contains("'timer-irq-overhead'"), "{err}");
     assert!(err.contains("wake-ups: timer-latency"), "{err}");
 }
+
+#[test]
+fn sigint_during_the_traced_wake_ups_removes_the_instance() {
+    let _g = serial();
+    if !tracing_or_skip("sigint_during_the_traced_wake_ups_removes_the_instance") {
+        return;
+    }
+    let sb = Sandbox::new();
+    // 30 s of wake-ups at the default 1 ms period: the pass's bound.
+    let child = sb
+        .cmd(&[
+            "explain",
+            "timer-latency",
+            "--quick",
+            "--no-save",
+            "--round-trips",
+            "30000",
+        ])
+        .spawn()
+        .expect("spawn ipcmark");
+    let pid = child.id();
+    let name = format!("ipcmark-{pid}");
+    assert!(
+        eventually(Duration::from_secs(90), || instances().contains(&name)),
+        "no instance {name} within 90 s"
+    );
+    signal(pid, libc::SIGINT);
+    let _ = wait_with_deadline(child, Duration::from_secs(60));
+    assert!(!instances().contains(&name), "left {:?}", instances());
+}
