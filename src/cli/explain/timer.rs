@@ -121,7 +121,7 @@ fn traced_cpus(c: &Captured) -> Result<Vec<usize>, String> {
 }
 
 /// How many wake-ups saw their interrupt, as a line for the note.
-fn seen_line(trips: &[RoundTrip]) -> String {
+fn seen_line(trips: &[RoundTrip], switches_unseen: usize) -> String {
     let seen = trips
         .iter()
         .filter(|t| t.parts.contains_key(wakeup::IRQ_HANDLER))
@@ -130,9 +130,17 @@ fn seen_line(trips: &[RoundTrip]) -> String {
         .iter()
         .filter(|t| t.parts.contains_key(wakeup::IRQ_IDLE_EXIT))
         .count();
+    let unseen = if switches_unseen > 0 {
+        format!(
+            "; after {switches_unseen} the task ran with no switch to it in the trace (the \
+             kernel recorded none): their wake-up and return up to its system call's exit are residual"
+        )
+    } else {
+        String::new()
+    };
     format!(
         "the waking interrupt was seen for {seen} of {} wake-ups ({idle} with the CPU idle at \
-         the deadline); the rest of their time up to the next event seen is residual",
+         the deadline){unseen}",
         trips.len()
     )
 }
@@ -156,12 +164,13 @@ fn traced(period: Duration, count: usize, c: &Captured) -> Result<ExplainRecord,
     let events = inst.events.clone();
     let instance = inst.dir().display().to_string();
     drop(inst);
-    let trips = wakeup::decompose(
+    let cut = wakeup::decompose(
         &trace.events,
         &pass.wakeups,
         pass.tid,
         &anatomy::syscall_name,
     );
+    let trips = cut.trips;
     let (centre, parts) = anatomy::summarise(&trips);
     Ok(ExplainRecord {
         method: "full".into(),
@@ -172,7 +181,7 @@ fn traced(period: Duration, count: usize, c: &Captured) -> Result<ExplainRecord,
         lost_events: trace.lost,
         instance: Some(instance),
         events,
-        note: Some(seen_line(&trips)),
+        note: Some(seen_line(&trips, cut.switches_unseen)),
         copy: None,
         kind: Some(Anatomy::WakeUpLatency),
     })
