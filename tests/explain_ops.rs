@@ -47,7 +47,7 @@ fn a_system_call_and_a_switch_are_explained_per_operation() {
     assert_eq!(figures.len(), 2, "{report}");
     for fig in figures {
         let ex = &fig["explain"];
-        assert_eq!(ex["unit"], "operation", "{ex}");
+        assert_eq!(ex["kind"], "operation", "{ex}");
         assert_eq!(ex["method"], "full", "{ex}");
         let parts = ex["parts"].as_array().expect("explain.parts");
         assert!(parts.iter().any(|p| p["name"] == "residual"), "{ex}");

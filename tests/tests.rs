@@ -16,6 +16,8 @@ mod page;
 mod explain;
 // `ipcmark explain` of op-mode benchmarks: the anatomy of one operation.
 mod explain_ops;
+// `ipcmark explain timer-latency`: a timer's wake-up latency, part by part.
+mod explain_timer;
 // Faults, dead and silent peers, signals, `clean`: nothing is left behind.
 mod objects;
 mod robustness;

@@ -427,7 +427,7 @@ mod tests {
             note: None,
             copy: None,
             load: None,
-            unit: None,
+            kind: None,
         }
     }
 

@@ -10,6 +10,7 @@ pub mod check;
 pub mod compare;
 pub mod cost_model;
 pub mod explain;
+pub mod explain_wakeup;
 pub mod level;
 pub mod map;
 pub mod op_anatomy;

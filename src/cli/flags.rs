@@ -196,6 +196,21 @@ pub struct CpuLatency {
     pub limit: Option<parse::CpuLatency>,
 }
 
+/// `--period` and `--duration`: the timer group's wake-ups (`run`, `explain`).
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = heading::TIMER)]
+pub struct Timer {
+    /// Two meanings, by group: timer: period of timer-latency's wake-ups
+    /// (default 1ms); thread-metric: the counting period of each test, whose
+    /// operations are its score (default 30s, 2s with --quick; at least 10ms).
+    #[arg(id = "period", long = "period", value_name = "DURATION", value_parser = parse::duration)]
+    pub period: Option<Duration>,
+    /// Timer group: length of one figure (timer-latency 5s, timer-irq-overhead
+    /// 3s; timer-failures: per frequency, 2000 periods within 1s..10s).
+    #[arg(id = "duration", long = "duration", value_name = "DURATION", value_parser = parse::duration)]
+    pub duration: Option<Duration>,
+}
+
 /// `--load` and `--load-cpus`: a load held while measuring (`run`, `workload`).
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = heading::LOAD)]

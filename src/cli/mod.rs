@@ -296,17 +296,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", requires = "remote",
           value_hint = clap::ValueHint::FilePath, help_heading = heading::REMOTE)]
     token_file: Option<PathBuf>,
-    /// Two meanings, by group: timer: period of timer-latency's wake-ups
-    /// (default 1ms); thread-metric: the counting period of each test, whose
-    /// operations are its score (default 30s, 2s with --quick; at least 10ms).
-    #[arg(long, value_name = "DURATION", value_parser = parse::duration,
-          help_heading = heading::TIMER)]
-    period: Option<Duration>,
-    /// Timer group: length of one figure (timer-latency 5s, timer-irq-overhead
-    /// 3s; timer-failures: per frequency, 2000 periods within 1s..10s).
-    #[arg(long, value_name = "DURATION", value_parser = parse::duration,
-          help_heading = heading::TIMER)]
-    duration: Option<Duration>,
+    #[command(flatten)]
+    timer: flags::Timer,
     /// timer-failures: a wake-up later than this fraction of the period is a
     /// failure (above 0, at most 1).
     #[arg(long, value_name = "FRACTION", value_parser = parse::tolerance,

@@ -45,8 +45,8 @@ fn apply_study(args: &mut RunArgs, st: &LoadStudy) -> Result<(), Failure> {
     if args.load_sweep.is_none() {
         args.load_sweep = Some(parse::LoadSweep(st.frequencies.to_vec()));
     }
-    args.period.get_or_insert(st.period);
-    args.duration.get_or_insert(st.duration);
+    args.timer.period.get_or_insert(st.period);
+    args.timer.duration.get_or_insert(st.duration);
     args.frequencies = parse::FrequencyList(st.frequencies.to_vec());
     args.budget.quick = true;
     Ok(())

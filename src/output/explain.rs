@@ -5,6 +5,7 @@
 //! benchmark's anatomy is per operation: the same rows without one way.
 
 use crate::analysis::explain::{is_interrupt, is_load, is_wake_up};
+use crate::analysis::explain_wakeup;
 use crate::output::sanitise::text;
 use crate::record::explain::ExplainRecord;
 use crate::record::units::format_size;
@@ -24,25 +25,31 @@ fn bar(share: f64) -> String {
 }
 
 /// The waterfall of one figure (its note holds the line on a load's own
-/// handler time, when one was held); `long` adds the events traced.
+/// handler time, when one was held); `long` adds the events traced. A
+/// timer's wake-up latency is labelled as such, with no one-way column (a
+/// latency is not halved).
 pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> String {
     let mut out = String::new();
     let t = &ex.traced_round_trip_ns;
-    // An operation has no one way: its rows are per operation only.
+    // An operation and a wake-up latency have no one way: their rows are
+    // per operation or wake-up only.
     let per_op = ex.per_operation();
-    let (unit, units) = if per_op {
-        ("operation", "operations")
-    } else {
-        ("round trip", "round trips")
-    };
-    let title = match (per_op, size) {
+    let wake = ex.wake_up_latency();
+    let whole = per_op || wake;
+    let (unit, units) = ex.interval_words();
+    let title = match (whole, size) {
         (true, 0) => text(benchmark).into_owned(),
         _ => format!("{} {}", text(benchmark), format_size(size)),
     };
     let _ = writeln!(
         out,
-        "\n{title} — anatomy of {} {unit} ({} traced {units}, {})",
+        "\n{title} — anatomy of {} {unit}{} ({} traced {units}, {})",
         if per_op { "an" } else { "a" },
+        if wake {
+            ", deadline to the task's clock read"
+        } else {
+            ""
+        },
         ex.round_trips,
         ex.method
     );
@@ -54,7 +61,7 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
         .unwrap_or(4)
         .max(unit.len());
     let one_way = |v: f64| {
-        if per_op {
+        if whole {
             String::new()
         } else {
             format!("  {:>9.0}", v / 2.0)
@@ -67,7 +74,7 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
         "mean ns",
         "median",
         "p99",
-        if per_op {
+        if whole {
             String::new()
         } else {
             format!("  {:>9}", "one-way")
@@ -92,7 +99,7 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
     let _ = writeln!(
         out,
         "  {:<name_w$}  {:>9.0}  {:>9.0}  {:>9}{}  (parts' means add up to {:.0} ns)",
-        unit,
+        if wake { "latency" } else { unit },
         t.mean,
         t.median,
         "",
@@ -109,7 +116,16 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
             + 0.0
     };
     // A coarse anatomy has neither part: counters cannot bound them.
-    if ex.method == "full" {
+    if ex.method == "full" && wake {
+        let _ = writeln!(
+            out,
+            "  timer interrupt {:.1}% · wake-up {:.1}% · interrupts and softirqs during it {:.1}% \
+             of the latency",
+            100.0 * share_of(explain_wakeup::is_timer_irq),
+            100.0 * share_of(explain_wakeup::is_wake_up),
+            100.0 * share_of(is_interrupt),
+        );
+    } else if ex.method == "full" {
         let load = share_of(is_load);
         let _ = writeln!(
             out,
@@ -125,6 +141,8 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
     }
     let figure = if per_op {
         "run's figure per operation"
+    } else if wake {
+        "the run's figure"
     } else {
         "run's figure × 2"
     };
@@ -239,7 +257,7 @@ mod tests {
             note: None,
             copy: None,
             load: None,
-            unit: None,
+            kind: None,
         };
         let text = render("pipe", 64, &ex, false);
         assert!(!text.contains("copy"), "{text}");
@@ -267,7 +285,7 @@ mod tests {
         assert!(text.contains("one-way"), "{text}");
         // Per operation: no one-way column, the rows and lines say operation.
         let op = ExplainRecord {
-            unit: Some(crate::record::explain::PER_OPERATION.into()),
+            kind: Some(crate::record::explain::Anatomy::Operation),
             ..ex.clone()
         };
         let per_op = render("getpid", 0, &op, false);
@@ -287,5 +305,46 @@ mod tests {
         );
         assert_eq!(bar(1.0).chars().count(), BAR);
         assert_eq!(bar(0.0), "");
+    }
+
+    #[test]
+    fn a_wake_up_latency_is_labelled_as_one_and_not_halved() {
+        let ex = ExplainRecord {
+            method: "full".into(),
+            parts: vec![
+                part("timer irq: idle exit", 30000.0, 0.6),
+                part("wake-up: run-queue wait", 15000.0, 0.3),
+                part("user", 5000.0, 0.1),
+                part("residual", 0.0, 0.0),
+            ],
+            traced_round_trip_ns: RoundTripRecord {
+                mean: 50000.0,
+                median: 48000.0,
+            },
+            untraced_round_trip_ns: Some(RoundTripRecord {
+                mean: 45000.0,
+                median: 40000.0,
+            }),
+            round_trips: 2000,
+            lost_events: 0,
+            instance: None,
+            events: vec![],
+            note: None,
+            copy: None,
+            load: None,
+            kind: Some(crate::record::explain::Anatomy::WakeUpLatency),
+        };
+        let text = render("timer-latency", 0, &ex, false);
+        assert!(text.contains("anatomy of a wake-up latency"), "{text}");
+        assert!(text.contains("2000 traced wake-ups"), "{text}");
+        assert!(!text.contains("one-way"), "{text}");
+        assert!(!text.contains("round trip"), "{text}");
+        assert!(!text.contains("25000"), "a half of the latency: {text}");
+        assert!(
+            text.contains("timer interrupt 60.0% · wake-up 30.0%"),
+            "{text}"
+        );
+        assert!(text.contains("×1.20"), "{text}");
+        assert!(text.contains("add up to 50000 ns"), "{text}");
     }
 }

@@ -63,12 +63,48 @@ pub struct ExplainRecord {
     /// parts (absent otherwise, and in reports written before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<LoadInterruptRecord>,
-    /// What one stamp-to-stamp interval is: "operation" for an op-mode
-    /// benchmark (its `*round_trip*` fields and `round_trips` then count
-    /// operations); absent for a ping-pong round trip (and in reports
-    /// written before it).
+    /// What the parts divide: absent for a ping-pong round trip (and in
+    /// reports written before it); `operation` for an op-mode benchmark's
+    /// operation, `wake-up latency` for a timer's wake-ups. Its
+    /// `traced_round_trip_ns`, `untraced_round_trip_ns` and `round_trips`
+    /// then hold that interval (an operation; a latency, deadline → the
+    /// task's clock read) and how many were traced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unit: Option<String>,
+    pub kind: Option<Anatomy>,
+}
+
+/// What an anatomy's parts divide, where it is not a round trip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Anatomy {
+    /// One operation of an op-mode benchmark, stamp to stamp.
+    #[serde(rename = "operation")]
+    Operation,
+    /// A timer's wake-up latency: its deadline to the task's clock read
+    /// after the sleep returned.
+    #[serde(rename = "wake-up latency")]
+    WakeUpLatency,
+}
+
+impl ExplainRecord {
+    /// Whether its intervals are operations rather than round trips.
+    pub fn per_operation(&self) -> bool {
+        self.kind == Some(Anatomy::Operation)
+    }
+
+    /// Whether its intervals are a timer's wake-up latencies.
+    pub fn wake_up_latency(&self) -> bool {
+        self.kind == Some(Anatomy::WakeUpLatency)
+    }
+
+    /// What one interval is and what many are called: "round trip(s)",
+    /// "operation(s)" or "wake-up latency" / "wake-ups".
+    pub fn interval_words(&self) -> (&'static str, &'static str) {
+        match self.kind {
+            None => ("round trip", "round trips"),
+            Some(Anatomy::Operation) => ("operation", "operations"),
+            Some(Anatomy::WakeUpLatency) => ("wake-up latency", "wake-ups"),
+        }
+    }
 }
 
 /// A held load's interrupt time per traced round trip, as the load
@@ -98,16 +134,6 @@ pub struct LoadInterruptRecord {
     pub handler_parts_ns: f64,
     /// parts_ns ÷ accounted_ns (null when nothing was accounted).
     pub ratio: Option<f64>,
-}
-
-/// [`ExplainRecord::unit`] of an op-mode benchmark's anatomy.
-pub const PER_OPERATION: &str = "operation";
-
-impl ExplainRecord {
-    /// Whether its intervals are operations rather than round trips.
-    pub fn per_operation(&self) -> bool {
-        self.unit.as_deref() == Some(PER_OPERATION)
-    }
 }
 
 /// The copy's cost of a figure's size, from its mechanism's cost model.

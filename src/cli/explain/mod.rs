@@ -8,6 +8,9 @@
 //! ratio is the tracing's overhead (docs/explain.md). An op-mode
 //! benchmark (the `syscall` and `sched` groups, Rhealstone's loop-timed
 //! metrics) is explained the same way per operation (`ops.rs`).
+//! A periodic figure of wake-ups at deadlines (`timer-latency`) gets the
+//! anatomy of its wake-up latency instead, from a traced pass of wake-ups
+//! (`timer.rs`).
 
 use super::plan::RunPlan;
 use super::{Failure, RunArgs, flags, heading, parse, print_stdout};
@@ -19,6 +22,7 @@ use clap::Args;
 
 mod ops;
 mod ping_pong;
+mod timer;
 use std::cell::RefCell;
 use std::process::ExitCode;
 
@@ -26,9 +30,9 @@ use std::process::ExitCode;
 /// output flags, and the traced pass's length.
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
-    /// Ping-pong mechanisms (pipe, unix-stream, shm-futex, …) or op-mode
-    /// benchmarks (getpid, yield-switch, task-switch, …) to explain. See
-    /// `ipcmark list`.
+    /// Ping-pong mechanisms (pipe, unix-stream, shm-futex, …), op-mode
+    /// benchmarks (getpid, yield-switch, task-switch, …) or a timer's
+    /// wake-up latency (timer-latency) to explain. See `ipcmark list`.
     #[arg(value_name = "NAME", required = true)]
     names: Vec<String>,
     #[command(flatten)]
@@ -52,8 +56,11 @@ pub struct ExplainArgs {
     output: flags::Output,
     #[command(flatten)]
     load: flags::Load,
-    /// Round trips (a mechanism) or operations (an op-mode benchmark) in
-    /// each figure's traced pass.
+    #[command(flatten)]
+    timer: flags::Timer,
+    /// Round trips (a mechanism), operations (an op-mode benchmark) or
+    /// wake-ups (a timer's wake-up latency: at most 30 s of them) in each
+    /// figure's traced pass.
     #[arg(long, value_name = "N", default_value_t = 2000,
           value_parser = clap::value_parser!(u64).range(10..=200_000),
           help_heading = heading::SELECTION)]
@@ -82,6 +89,7 @@ fn no_anatomy(name: &str) -> Option<String> {
         }
         Some(Benchmark::Op(b)) if OP_GROUPS.contains(&b.info().group) => return None,
         Some(Benchmark::Op(_)) => "its group has no anatomy",
+        Some(Benchmark::Periodic(_)) if timer::explains(name) => return None,
         Some(Benchmark::Periodic(_)) => {
             "it is a periodic benchmark (wake-ups at deadlines, a loop under a timer): \
              no operation is stamped"
@@ -93,17 +101,19 @@ fn no_anatomy(name: &str) -> Option<String> {
         None if crate::benchmarks::group(name).is_some() => "it is a group: name its members",
         None => {
             return Some(format!(
-                "explain explains ping-pong mechanisms and op-mode benchmarks; '{name}' is not \
-                 one (mechanisms: {}; op-mode benchmarks: {})",
+                "explain explains ping-pong mechanisms, op-mode benchmarks and timer wake-ups; \
+                 '{name}' is not one (mechanisms: {}; op-mode benchmarks: {}; wake-ups: {})",
                 crate::mechanisms::ids().join(", "),
-                explainable_ops().join(", ")
+                explainable_ops().join(", "),
+                timer::ids().join(", ")
             ));
         }
     };
     Some(format!(
         "explain cannot explain '{name}': {why}; it explains ping-pong mechanisms (see \
-         `ipcmark list`) and these op-mode benchmarks: {}",
-        explainable_ops().join(", ")
+         `ipcmark list`), these op-mode benchmarks: {} and these wake-ups: {}",
+        explainable_ops().join(", "),
+        timer::ids().join(", ")
     ))
 }
 
@@ -153,6 +163,7 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
         budget: args.budget,
         output: args.output,
         load: args.load,
+        timer: args.timer,
         ..RunArgs::defaults()?
     };
     let captured: RefCell<Option<Captured>> = RefCell::new(None);
@@ -190,6 +201,9 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
                     full,
                 ),
                 Mode::Op => ops::explain_figure(fig, &c, round_trips, &names, full),
+                Mode::Periodic if timer::explains(&fig.benchmark) => {
+                    timer::explain_figure(fig, &c, round_trips, full)
+                }
                 _ => continue,
             };
             match explained {
@@ -201,6 +215,9 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
                         long,
                     ));
                     fig.explain = Some(ex);
+                }
+                Err(e) if fig.mode == Mode::Periodic => {
+                    failed.push(format!("{}: {e}", fig.benchmark))
                 }
                 Err(e) => failed.push(format!("{} {} B: {e}", fig.benchmark, fig.size_bytes)),
             }
@@ -223,7 +240,7 @@ fn coarse_record(
     stamps: &[u64],
     parts: Vec<crate::record::explain::PartRecord>,
     note: String,
-    unit: Option<String>,
+    kind: Option<crate::record::explain::Anatomy>,
 ) -> crate::record::explain::ExplainRecord {
     let mut each: Vec<f64> = stamps.windows(2).map(|w| (w[1] - w[0]) as f64).collect();
     each.sort_by(f64::total_cmp);
@@ -251,7 +268,7 @@ fn coarse_record(
         note: Some(note),
         copy: None,
         load: None,
-        unit,
+        kind,
     }
 }
 
@@ -284,7 +301,7 @@ mod tests {
     use crate::benchmarks::{Benchmark, REGISTRY};
 
     #[test]
-    fn loop_timed_operations_and_mechanisms_have_an_anatomy_and_nothing_else() {
+    fn mechanisms_loop_timed_operations_and_wake_ups_have_an_anatomy_and_nothing_else() {
         for id in crate::mechanisms::ids() {
             assert_eq!(no_anatomy(id), None, "{id}");
         }
@@ -293,6 +310,7 @@ mod tests {
             match b {
                 Benchmark::Op(op) if !op.self_timed() => assert_eq!(why, None, "{}", b.id()),
                 Benchmark::Op(_) => assert!(why.unwrap().contains("time their own events")),
+                Benchmark::Periodic(_) if timer::explains(b.id()) => assert_eq!(why, None),
                 Benchmark::Periodic(_) => assert!(why.unwrap().contains("periodic")),
                 Benchmark::Scored(_) => assert!(why.unwrap().contains("scored")),
             }

@@ -14,7 +14,7 @@ use crate::engine::os::tracefs::Instance;
 use crate::engine::run::load::Held;
 use crate::engine::run::runner::run_op_stamped_pass;
 use crate::record::FigureRecord;
-use crate::record::explain::{ExplainRecord, PER_OPERATION, PartRecord, RoundTripRecord};
+use crate::record::explain::{Anatomy, ExplainRecord, PartRecord, RoundTripRecord};
 
 /// The anatomy of one op-mode figure: traced as root (`full`), coarse
 /// without; beside it the figure's own time per operation.
@@ -37,7 +37,7 @@ pub(super) fn explain_figure(
         ex
     };
     ex.untraced_round_trip_ns = untraced(fig);
-    ex.unit = Some(PER_OPERATION.into());
+    ex.kind = Some(Anatomy::Operation);
     Ok(ex)
 }
 
@@ -147,7 +147,7 @@ fn traced(
         note,
         copy: None,
         load: None,
-        unit: Some(PER_OPERATION.into()),
+        kind: Some(Anatomy::Operation),
     })
 }
 
@@ -271,6 +271,6 @@ fn coarse(
             "per operation: {switches}; interrupts and softirqs on the measured CPU: {}",
             super::interrupt_counts(&b.kernel, &a.kernel, &pass.cpus, n)
         ),
-        Some(PER_OPERATION.into()),
+        Some(Anatomy::Operation),
     ))
 }

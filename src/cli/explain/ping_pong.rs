@@ -268,7 +268,7 @@ fn traced(
         note: None,
         copy: None,
         load: interrupt,
-        unit: None,
+        kind: None,
     })
 }
 

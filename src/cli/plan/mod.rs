@@ -276,8 +276,8 @@ impl RunPlan {
         )?;
         let passes = args.budget.passes.map_or(PASSES, |n| n as usize);
         let periodic = PeriodicSettings {
-            period: args.period.unwrap_or(TIMER_PERIOD),
-            duration: args.duration,
+            period: args.timer.period.unwrap_or(TIMER_PERIOD),
+            duration: args.timer.duration,
             tolerance: args.tolerance,
             frequencies: args.frequencies.0.clone(),
             irq_frequency: args.irq_frequency,

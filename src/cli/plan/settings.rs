@@ -156,7 +156,7 @@ pub(super) fn score_settings(
     client: &SidePlacement,
     machine: &Machine,
 ) -> Result<(ScoreSettings, Option<String>), Failure> {
-    let period = args.period.unwrap_or(if args.budget.quick {
+    let period = args.timer.period.unwrap_or(if args.budget.quick {
         SCORE_PERIOD_QUICK
     } else {
         SCORE_PERIOD

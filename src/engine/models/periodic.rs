@@ -264,6 +264,59 @@ fn wakeups(
     Ok((measurement, facts))
 }
 
+/// A traced pass of wake-ups ([`stamped_wakeups`]): each wake-up's
+/// deadline and the clock read right after `clock_nanosleep` returned, on
+/// CLOCK_MONOTONIC (the trace clock of `ipcmark explain`), and the
+/// sleeping thread.
+#[derive(Debug, Clone)]
+pub struct StampedWakeups {
+    /// (deadline, woke) of each wake-up, ns.
+    pub wakeups: Vec<(u64, u64)>,
+    /// The thread that slept.
+    pub tid: i32,
+}
+
+/// Sleeps to `count` successive absolute deadlines `period` apart, with the
+/// same loop, warm-up and timer slack as a wake-up figure, and stamps each
+/// wake-up; `around(true)` runs after the warm-up, before the first timed
+/// deadline is set, and `around(false)` after the last wake-up (on every
+/// path once `around(true)` succeeded): tracing is on only around the
+/// timed wake-ups. The caller places the thread (CPU, policy).
+pub fn stamped_wakeups(
+    period: Duration,
+    count: usize,
+    around: &mut dyn FnMut(bool) -> Result<(), String>,
+) -> Result<StampedWakeups, ChannelError> {
+    let period_ns = (period.as_nanos() as u64).max(1);
+    let count = count.max(1);
+    let _slack = SlackGuard::tight()?;
+    // Touched now, so that no page fault lands in the pass.
+    let mut wakeups = vec![(0u64, 0u64); count];
+    let sleep_to = |deadline: u64| retry("clock_nanosleep", || timer::sleep_until_ns(deadline));
+    let mut deadline = monotonic_ns() + period_ns;
+    for _ in 0..WARMUP_WAKEUPS {
+        sleep_to(deadline)?;
+        deadline += period_ns;
+    }
+    around(true).map_err(ChannelError::Setup)?;
+    let pass = (|| {
+        deadline = monotonic_ns() + period_ns;
+        for w in wakeups.iter_mut() {
+            sleep_to(deadline)?;
+            *w = (deadline, monotonic_ns());
+            deadline += period_ns;
+        }
+        Ok::<(), ChannelError>(())
+    })();
+    let stopped = around(false).map_err(ChannelError::Setup);
+    pass?;
+    stopped?;
+    Ok(StampedWakeups {
+        wakeups,
+        tid: crate::sys::process::gettid(),
+    })
+}
+
 /// Interrupts handled by [`on_tick`] since the last reset.
 static TICKS: AtomicU64 = AtomicU64::new(0);
 

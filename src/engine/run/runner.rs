@@ -735,6 +735,33 @@ pub fn run_periodic_figure(id: &'static str, model: &Model, s: &RunSettings) -> 
     result
 }
 
+/// A traced pass of a wake-up figure ([`periodic::stamped_wakeups`]):
+/// `count` wake-ups `period` apart on the client's placement, as
+/// [`run_periodic_figure`] places a figure that sleeps (its CPU, SCHED_FIFO
+/// under `--rt`); `around` is given the sleeping thread's id as the timed
+/// wake-ups begin and `None` as they end. Returns the wake-ups and the CPU
+/// the thread ran on.
+pub fn run_stamped_wakeups(
+    period: std::time::Duration,
+    count: usize,
+    s: &RunSettings,
+    around: &mut PassHook,
+) -> Result<(periodic::StampedWakeups, Vec<usize>), String> {
+    crate::engine::os::interrupt::reset_for_figure();
+    let placement = SidePlacement {
+        cpu: s.client.cpu,
+        rt_priority: s.client.rt_priority,
+    };
+    let _placed = PlacementGuard::apply(&placement).map_err(|e| e.to_string())?;
+    let cpus: Vec<usize> = crate::sys::sched::current_cpu().into_iter().collect();
+    let tid = [process::gettid()];
+    let pass = periodic::stamped_wakeups(period, count, &mut |on| {
+        around(on.then_some(tid.as_slice()))
+    })
+    .map_err(|e| e.to_string())?;
+    Ok((pass, cpus))
+}
+
 /// Runs one figure of the score model (`models::score`): every thread of the test
 /// and the reporter (this thread) on the client's CPU, under SCHED_FIFO with
 /// the test's priorities when `ss.fifo`. Never panics on a failure: it is

@@ -164,7 +164,7 @@ pub fn render(r: &CompareReport) -> String {
     }
     for c in &r.comparisons {
         if let Some(m) = &c.parts {
-            out.push_str(&parts_moved(&c.benchmark, c.size_bytes, m));
+            out.push_str(&parts_moved(&c.benchmark, c.size_bytes, &c.mode, m));
         }
     }
     for u in &r.unmatched {
@@ -218,22 +218,38 @@ pub fn machine_line(r: &CompareReport) -> Option<String> {
     }
 }
 
-/// Where an explained figure's round trip moved: each part's mean per
-/// round trip in A and B, the change and its share of the round trip's
-/// change, and the part that moved most.
-pub fn parts_moved(benchmark: &str, size: usize, m: &PartsMoved) -> String {
+/// What an explained figure of `mode` divides, as (its name, the figure's
+/// name): a timer's wake-up latency (mode periodic, no size) or a round
+/// trip.
+fn anatomy_words(benchmark: &str, size: usize, mode: &str) -> (&'static str, String) {
+    if mode == "periodic" {
+        ("wake-up latency", benchmark.to_string())
+    } else {
+        ("round trip", format!("{benchmark} {}", format_size(size)))
+    }
+}
+
+/// Where an explained figure's round trip (or wake-up latency) moved: each
+/// part's mean per round trip in A and B, the change and its share of the
+/// round trip's change, and the part that moved most.
+pub fn parts_moved(benchmark: &str, size: usize, mode: &str, m: &PartsMoved) -> String {
+    let (whole_word, figure) = anatomy_words(benchmark, size, mode);
     let name_w = m
         .parts
         .iter()
         .map(|p| p.name.chars().count())
         .max()
         .unwrap_or(0)
-        .max("round trip".len());
+        .max(whole_word.len());
     let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:+.1}%", 100.0 * v));
     let mut out = format!(
-        "\n{} {} — where the round trip moved (both runs explained; traced means per round trip)\n",
-        sanitise::text(benchmark),
-        format_size(size)
+        "\n{} — where the {whole_word} moved (both runs explained; traced means per {})\n",
+        sanitise::text(&figure),
+        if mode == "periodic" {
+            "wake-up"
+        } else {
+            "round trip"
+        }
     );
     out.push_str(&format!(
         "  {:<name_w$}  {:>10}  {:>10}  {:>10}  {:>10}\n",
@@ -252,7 +268,7 @@ pub fn parts_moved(benchmark: &str, size: usize, m: &PartsMoved) -> String {
     let whole = m.round_trip_b_ns - m.round_trip_a_ns;
     out.push_str(&format!(
         "  {:<name_w$}  {:>10.0}  {:>10.0}  {:>+10.0}\n",
-        "round trip", m.round_trip_a_ns, m.round_trip_b_ns, whole
+        whole_word, m.round_trip_a_ns, m.round_trip_b_ns, whole
     ));
     match m
         .moved_most
@@ -264,7 +280,7 @@ pub fn parts_moved(benchmark: &str, size: usize, m: &PartsMoved) -> String {
             sanitise::text(&p.name),
             p.change_ns,
             p.share_of_change.map_or(String::new(), |s| format!(
-                ", {:.0}% of the round trip's change",
+                ", {:.0}% of the {whole_word}'s change",
                 100.0 * s
             ))
         )),
@@ -348,5 +364,34 @@ mod tests {
         );
         r.checks_differ = Some(vec![]);
         assert_eq!(machine_line(&r), None);
+    }
+
+    #[test]
+    fn a_timers_parts_moved_are_a_wake_up_latencys_and_a_ping_pongs_a_round_trips() {
+        let m = PartsMoved {
+            round_trip_a_ns: 40000.0,
+            round_trip_b_ns: 50000.0,
+            parts: vec![crate::record::compare::PartMove {
+                name: "timer irq: delay".into(),
+                mean_a_ns: 20000.0,
+                mean_b_ns: 30000.0,
+                change_ns: 10000.0,
+                share_of_change: Some(1.0),
+            }],
+            moved_most: Some("timer irq: delay".into()),
+        };
+        let timer = parts_moved("timer-latency", 0, "periodic", &m);
+        assert!(
+            timer.contains("timer-latency — where the wake-up latency moved"),
+            "{timer}"
+        );
+        assert!(
+            timer.contains("100% of the wake-up latency's change"),
+            "{timer}"
+        );
+        assert!(!timer.contains("round trip"), "{timer}");
+        let pipe = parts_moved("pipe", 64, "pingpong", &m);
+        assert!(pipe.contains("— where the round trip moved"), "{pipe}");
+        assert!(pipe.contains("pipe 64"), "{pipe}");
     }
 }

@@ -677,7 +677,7 @@ fn anatomies(letter: &str, r: &RunRecord) -> String {
     }
     let mut s = format!(
         "<h3>Anatomy of a round trip <span class=\"sub\">run {letter} · ipcmark explain: each \
-         part's mean per traced round trip (an operation for an op-mode benchmark), ns; the \
+         part's mean per traced round trip (an operation for an op-mode benchmark, a wake-up latency for a timer), ns; the \
          parts add up to the traced mean</span></h3>"
     );
     for (f, ex) in explained {
@@ -696,13 +696,15 @@ fn anatomies(letter: &str, r: &RunRecord) -> String {
                 },
             })
             .collect();
-        let name = format!("{} {}", f.benchmark, size_label(f.size_bytes));
-        // An op-mode benchmark's anatomy is of one operation.
-        let (one, many) = if ex.per_operation() {
-            ("an operation", "operations")
+        // An op-mode benchmark's anatomy is of one operation, a timer's of a
+        // wake-up latency (no size).
+        let name = if ex.wake_up_latency() {
+            f.benchmark.clone()
         } else {
-            ("a round trip", "round trips")
+            format!("{} {}", f.benchmark, size_label(f.size_bytes))
         };
+        let (one, many) = ex.interval_words();
+        let article = if ex.per_operation() { "an" } else { "a" };
         s.push_str(&format!(
             "<h4>{} <span class=\"sub\">{} traced {many}, {}; traced mean {} ns{}</span></h4>",
             esc(&name),
@@ -719,7 +721,7 @@ fn anatomies(letter: &str, r: &RunRecord) -> String {
             &segments,
             ex.traced_round_trip_ns.mean,
             "ns",
-            &format!("{name}: the parts of {one}"),
+            &format!("{name}: the parts of {article} {one}"),
         ) {
             Some(svg) => s.push_str(&svg),
             None => s.push_str("<p class=\"empty\">No part took any time.</p>"),

@@ -151,7 +151,7 @@ pub fn comparison(a: &RunInput, b: &RunInput, la: &str, lb: &str, alpha: f64) ->
     }
     for x in &c.comparisons {
         if let Some(m) = &x.parts {
-            s.push_str(&parts_moved(&x.benchmark, x.size_bytes, m, la, lb));
+            s.push_str(&parts_moved(&x.benchmark, x.size_bytes, &x.mode, m, la, lb));
         }
     }
     if !c.unmatched.is_empty() {
@@ -193,16 +193,22 @@ fn format_ratio(v: f64) -> String {
 fn parts_moved(
     benchmark: &str,
     size: usize,
+    mode: &str,
     m: &crate::record::compare::PartsMoved,
     la: &str,
     lb: &str,
 ) -> String {
+    // A timer's anatomy divides a wake-up latency, and has no size.
+    let (whole, figure) = if mode == "periodic" {
+        ("wake-up latency", benchmark.to_string())
+    } else {
+        ("round trip", format!("{benchmark} {}", size_label(size)))
+    };
     let mut s = format!(
-        "<h3>{} {}: where the round trip moved</h3><table class=\"data parts-moved\"><thead><tr>\
+        "<h3>{}: where the {whole} moved</h3><table class=\"data parts-moved\"><thead><tr>\
          <th>part</th><th>{la} ns</th><th>{lb} ns</th><th>Δ ns</th><th>share of Δ</th></tr>\
          </thead><tbody>",
-        esc(benchmark),
-        size_label(size)
+        esc(&figure)
     );
     for p in &m.parts {
         let most = m.moved_most.as_deref() == Some(p.name.as_str());
@@ -219,7 +225,7 @@ fn parts_moved(
         ));
     }
     s.push_str(&format!(
-        "<tr class=\"total\"><td>round trip</td><td class=\"num\">{:.0}</td>\
+        "<tr class=\"total\"><td>{whole}</td><td class=\"num\">{:.0}</td>\
          <td class=\"num\">{:.0}</td><td class=\"num\">{:+.0}</td><td></td></tr></tbody></table>",
         m.round_trip_a_ns,
         m.round_trip_b_ns,

@@ -1,0 +1,108 @@
+//! `ipcmark explain timer-latency`: the anatomy of a timer's wake-up
+//! latency from a traced pass of wake-ups, its parts adding up to the traced
+//! mean latency, and the tracefs instance gone afterwards. Tracing needs
+//! root and tracefs: without them the traced test says why it is skipped.
+//! No test asserts a time.
+
+use crate::util::*;
+use std::time::Duration;
+
+#[test]
+fn a_timers_wake_up_latency_is_explained_and_its_instance_removed() {
+    let _g = serial();
+    if !tracing_or_skip("a_timers_wake_up_latency_is_explained_and_its_instance_removed") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let json = sb.path("explain.json");
+    let out = sb.run(
+        &[
+            "explain",
+            "timer-latency",
+            "--quick",
+            "--round-trips",
+            "300",
+            "--no-save",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        Duration::from_secs(120),
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(text.contains("anatomy of a wake-up latency"), "{text}");
+    assert!(!text.contains("one-way"), "{text}");
+    assert!(
+        orphaned_instances().is_empty(),
+        "left: {:?}",
+        orphaned_instances()
+    );
+    let report = read_json(&json);
+    let errors = schema_errors("docs/schema/run.schema.json", &report);
+    assert!(errors.is_empty(), "{errors:#?}");
+    let fig = &results(&report)[0];
+    assert_eq!(fig["benchmark"], "timer-latency", "{fig}");
+    let ex = &fig["explain"];
+    assert_eq!(ex["kind"], "wake-up latency", "{ex}");
+    assert_eq!(ex["method"], "full", "{ex}");
+    assert_eq!(ex["round_trips"], 300, "{ex}");
+    let parts = ex["parts"].as_array().expect("explain.parts");
+    assert_eq!(parts.last().unwrap()["name"], "residual", "{ex}");
+    // The timer interrupt was seen: its handler's part is there.
+    assert!(
+        parts
+            .iter()
+            .any(|p| p["name"] == "timer irq: handler to wake-up"),
+        "{ex}"
+    );
+    // The parts' means add up to the traced mean latency.
+    let sum: f64 = parts.iter().map(|p| p["mean_ns"].as_f64().unwrap()).sum();
+    let mean = ex["traced_round_trip_ns"]["mean"].as_f64().unwrap();
+    assert!((sum - mean).abs() <= 1e-6 * mean, "{sum} vs {mean}");
+    // The untraced figure is the run's, over the same population.
+    assert_eq!(
+        ex["untraced_round_trip_ns"]["median"], fig["latency_ns"]["p50"],
+        "{fig}"
+    );
+    assert!(ex["lost_events"].is_u64(), "{ex}");
+}
+
+#[test]
+fn a_benchmark_whose_figures_are_not_wake_ups_is_bad_usage() {
+    let sb = Sandbox::new();
+    let out = sb.run(&["explain", "timer-irq-overhead"], Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("'timer-irq-overhead'"), "{err}");
+    assert!(err.contains("wake-ups: timer-latency"), "{err}");
+}
+
+#[test]
+fn sigint_during_the_traced_wake_ups_removes_the_instance() {
+    let _g = serial();
+    if !tracing_or_skip("sigint_during_the_traced_wake_ups_removes_the_instance") {
+        return;
+    }
+    let sb = Sandbox::new();
+    // 30 s of wake-ups at the default 1 ms period: the pass's bound.
+    let child = sb
+        .cmd(&[
+            "explain",
+            "timer-latency",
+            "--quick",
+            "--no-save",
+            "--round-trips",
+            "30000",
+        ])
+        .spawn()
+        .expect("spawn ipcmark");
+    let pid = child.id();
+    let name = format!("ipcmark-{pid}");
+    assert!(
+        eventually(Duration::from_secs(90), || instances().contains(&name)),
+        "no instance {name} within 90 s"
+    );
+    signal(pid, libc::SIGINT);
+    let _ = wait_with_deadline(child, Duration::from_secs(60));
+    assert!(!instances().contains(&name), "left {:?}", instances());
+}
