@@ -81,7 +81,7 @@ fn a_system_call_and_a_switch_are_explained_per_operation() {
 fn a_benchmark_without_an_operation_to_cut_is_bad_usage() {
     let sb = Sandbox::new();
     for (name, why) in [
-        ("timer-latency", "periodic"),
+        ("timer-irq-overhead", "periodic"),
         ("thread-metric-basic", "scored"),
         ("rhealstone-interrupt-latency", "time their own events"),
         ("syscall", "a group"),
