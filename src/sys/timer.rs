@@ -117,6 +117,27 @@ impl TimerFd {
         .map(|_| ())
     }
 
+    /// Arms it to expire at `first_ns` (CLOCK_MONOTONIC) and every
+    /// `period_ns` after, on the kernel's schedule: the interrupt that
+    /// expires it re-arms it, as a periodic hardware timer does.
+    pub fn expire_every(&self, first_ns: u64, period_ns: u64) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let it = libc::itimerspec {
+            it_interval: timespec(period_ns.max(1)),
+            it_value: timespec(first_ns.max(1)),
+        };
+        // SAFETY: live descriptor; `it` is valid; the old value is not wanted.
+        cvt(unsafe {
+            libc::timerfd_settime(
+                self.0.as_raw_fd(),
+                libc::TFD_TIMER_ABSTIME,
+                &it,
+                std::ptr::null_mut(),
+            )
+        })
+        .map(|_| ())
+    }
+
     /// Waits for an expiry and returns how many expirations it covers.
     #[inline]
     pub fn wait(&self) -> io::Result<u64> {

@@ -42,7 +42,7 @@ pub(super) fn explain_figure(
             c,
             round_trips,
             names,
-            fig.correction.as_ref(),
+            fig.load.as_ref(),
         )?
     } else {
         let mut ex = coarse(mech, fig.size_bytes, c, round_trips, names)?;
@@ -208,7 +208,7 @@ fn traced(
     c: &Captured,
     round_trips: usize,
     names: &ObjectNamer,
-    figure: Option<&crate::record::load::CorrectionRecord>,
+    figure: Option<&crate::record::load::LoadRecord>,
 ) -> Result<ExplainRecord, String> {
     let s = &c.settings;
     let mut cpus: Vec<usize> = [s.client.cpu, s.server.cpu].into_iter().flatten().collect();
@@ -284,21 +284,33 @@ fn traced(
 fn load_interrupt(
     pass_load: &crate::engine::run::load::FigureLoad,
     cpus: &[usize],
-    figure: Option<&crate::record::load::CorrectionRecord>,
+    figure: Option<&crate::record::load::LoadRecord>,
     round_trip_ns: f64,
     parts: &[crate::record::explain::PartRecord],
 ) -> LoadInterruptRecord {
-    let mut interrupt_ns: f64 = cpus
+    // The sources' CPU time is the scheduler's, to the ns: the traced
+    // pass's own (tracing makes every activation dearer). The kernel's
+    // interrupt time is in ticks of /proc/stat: pooled with the untraced
+    // figure's window, same load, same CPUs.
+    let n = cpus.len().max(1) as f64;
+    let sources: u64 = cpus.iter().map(|&c| pass_load.sources_on(c).2).sum();
+    let mut kernel_ns: f64 = cpus
         .iter()
-        .map(|&c| pass_load.interrupt_ns_on(c))
+        .map(|&c| pass_load.interrupt_ns_on(c) - pass_load.sources_on(c).2)
         .sum::<u64>() as f64;
     let mut window_ns = pass_load.window_ns as f64;
-    if let Some(f) = figure.filter(|f| f.cpus == cpus) {
-        interrupt_ns += f.interrupt_ns as f64;
-        window_ns += f.window_ms * 1e6;
+    if let Some(l) = figure {
+        let on: Vec<_> = l.cpus.iter().filter(|c| cpus.contains(&c.cpu)).collect();
+        if on.len() == cpus.len() {
+            kernel_ns += on
+                .iter()
+                .map(|c| (c.irq_ns + c.softirq_ns) as f64)
+                .sum::<f64>();
+            window_ns += l.window_ms * 1e6;
+        }
     }
-    let span = window_ns * cpus.len().max(1) as f64;
-    let fraction = if span > 0.0 { interrupt_ns / span } else { 0.0 };
+    let fraction =
+        sources as f64 / (pass_load.window_ns.max(1) as f64 * n) + kernel_ns / (window_ns * n);
     let stamped: u64 = cpus.iter().map(|&c| pass_load.sources_on(c).1).sum();
     let per_cpu = pass_load.window_ns as f64 * cpus.len().max(1) as f64;
     let sum = |f: &dyn Fn(&str) -> bool| -> f64 {
