@@ -42,6 +42,10 @@ pub const RUN_QUEUE: &str = "wake-up: run-queue wait";
 pub const WAKE_IRQ: &str = "wake-up: irq+softirq";
 /// The rest of the wake-up: the switch itself.
 pub const WAKE_REST: &str = "wake-up: rest";
+/// The interrupt's exit to the system call's exit, where the kernel
+/// recorded no switch to the task: the wake-up and the return to user
+/// space, which only that switch would divide.
+pub const WAKE_UNRECORDED: &str = "wake-up: to its call's exit (switch not recorded)";
 /// The prefix of the part from the switch to the system call's exit.
 pub const RETURN: &str = "return to user";
 /// The system call's exit to the task's stamp.
@@ -299,6 +303,11 @@ fn cut(
         }
         // Woken on its CPU: nothing to switch back to.
         (Some(x), None) if b.on_cpu && !c.gap && x == c.at => {}
+        // The task ran with no switch to it recorded: its wake-up and its
+        // return are one part, up to its system call's exit.
+        (Some(x), None) if b.switch_unseen && !c.gap && x == c.at => {
+            c.add(WAKE_UNRECORDED, b.sys_exit.map(|s| s.0));
+        }
         _ => c.add(WAKE_REST, b.switch),
     }
     let ret = b.sys_exit.map_or_else(
@@ -543,7 +552,7 @@ mod tests {
     }
 
     #[test]
-    fn a_task_running_with_no_switch_to_it_seen_is_counted_and_its_wake_up_residual() {
+    fn a_task_running_with_no_switch_to_it_seen_is_counted_and_its_wake_up_one_part() {
         // The switch from OTHER to the task is missing from the trace (as
         // this project's guests lose some): the task's own system-call exit
         // is the next event.
@@ -557,10 +566,12 @@ mod tests {
         let t = &cut.trips[0];
         assert_eq!(sum(t), t.total_ns);
         assert_eq!(t.parts[IRQ_HANDLER], 200);
-        // The interrupt's exit → the task's own next event, its sys_exit;
-        // then its user time.
-        assert_eq!(t.parts[RESIDUAL], 600 + 400);
+        // The interrupt's exit → the task's own next event, its sys_exit,
+        // is one part (only the missing switch would divide it); then its
+        // user time.
+        assert_eq!(t.parts[WAKE_UNRECORDED], 600 + 400);
+        assert_eq!(t.parts[RESIDUAL], 0);
         assert_eq!(t.parts[USER], 100);
-        assert!(!t.parts.keys().any(|k| is_wake_up(k)));
+        assert!(is_wake_up(WAKE_UNRECORDED));
     }
 }

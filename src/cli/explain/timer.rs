@@ -133,7 +133,8 @@ fn seen_line(trips: &[RoundTrip], switches_unseen: usize) -> String {
     let unseen = if switches_unseen > 0 {
         format!(
             "; after {switches_unseen} the task ran with no switch to it in the trace (the \
-             kernel recorded none): their wake-up and return up to its system call's exit are residual"
+             kernel recorded none): their wake-up and return up to its system call's exit are one \
+             part"
         )
     } else {
         String::new()
