@@ -295,6 +295,67 @@ fn interrupt_counts(
         .join("; ")
 }
 
+/// What a traced pass gave: the pass's own result, the events the kernel
+/// wrote and what it lost, the events enabled and the instance it was
+/// traced in (removed by now).
+struct Traced<T> {
+    pass: T,
+    trace: crate::engine::os::tracefs::Trace,
+    events: Vec<String>,
+    instance: String,
+}
+
+/// Runs `pass` with a private tracefs instance on `cpus` (`buffer_kb` a
+/// CPU), tracing only between the two calls of the hook it is given, and
+/// reads what the instance holds; the instance is removed on every path
+/// before this returns.
+fn traced_pass<T>(
+    cpus: &[usize],
+    buffer_kb: usize,
+    pass: impl FnOnce(&mut crate::engine::run::runner::PassHook) -> Result<T, String>,
+) -> Result<Traced<T>, String> {
+    let inst = crate::engine::os::tracefs::Instance::create(cpus, buffer_kb)?;
+    let out = pass(&mut |on| match on {
+        Some(tasks) => inst.start(tasks),
+        None => inst.stop(),
+    })?;
+    let trace = inst.read()?;
+    Ok(Traced {
+        pass: out,
+        trace,
+        events: inst.events.clone(),
+        instance: inst.dir().display().to_string(),
+    })
+}
+
+impl<T> Traced<T> {
+    /// The record of the full anatomy of its `intervals` cut into `parts`
+    /// (centred at `centre`).
+    fn record(
+        self,
+        parts: Vec<crate::record::explain::PartRecord>,
+        centre: crate::record::explain::RoundTripRecord,
+        intervals: usize,
+        note: Option<String>,
+        kind: Option<crate::record::explain::Anatomy>,
+    ) -> crate::record::explain::ExplainRecord {
+        crate::record::explain::ExplainRecord {
+            method: "full".into(),
+            parts,
+            traced_round_trip_ns: centre,
+            untraced_round_trip_ns: None,
+            round_trips: intervals as u64,
+            lost_events: self.trace.lost,
+            instance: Some(self.instance),
+            events: self.events,
+            note,
+            copy: None,
+            load: None,
+            kind,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,6 @@ use crate::analysis::op_anatomy::{self, OpTasks};
 use crate::benchmarks::Benchmark;
 use crate::engine::op::Operation;
 use crate::engine::os::objects::ObjectNamer;
-use crate::engine::os::tracefs::Instance;
 use crate::engine::run::load::Held;
 use crate::engine::run::runner::run_op_stamped_pass;
 use crate::record::FigureRecord;
@@ -106,18 +105,13 @@ fn traced(
     // is lost beyond is counted and said).
     let per_op = bench.events().map_or(1, |e| e.per_op.max(1)) as usize;
     let buffer_kb = (ops * 2 * per_op).clamp(4096, 128 * 1024);
-    let inst = Instance::create(&cpus, buffer_kb)?;
     let held = c.load.as_ref().map(Held::start).transpose()?;
-    let pass = run_op_stamped_pass(bench, &c.settings, names, ops, &mut |on| match on {
-        Some(tasks) => inst.start(tasks),
-        None => inst.stop(),
+    let t = super::traced_pass(&cpus, buffer_kb, |hook| {
+        run_op_stamped_pass(bench, &c.settings, names, ops, hook)
     })?;
-    let trace = inst.read()?;
-    let events = inst.events.clone();
-    let instance = inst.dir().display().to_string();
-    drop(inst);
+    let pass = &t.pass;
     let trips = op_anatomy::decompose_ops(
-        &trace.events,
+        &t.trace.events,
         &pass.stamps,
         OpTasks {
             thread: pass.thread,
@@ -135,20 +129,7 @@ fn traced(
             pass.others.len()
         )
     });
-    Ok(ExplainRecord {
-        method: "full".into(),
-        parts,
-        traced_round_trip_ns: centre,
-        untraced_round_trip_ns: None,
-        round_trips: trips.len() as u64,
-        lost_events: trace.lost,
-        instance: Some(instance),
-        events,
-        note,
-        copy: None,
-        load: None,
-        kind: Some(Anatomy::Operation),
-    })
+    Ok(t.record(parts, centre, trips.len(), note, Some(Anatomy::Operation)))
 }
 
 /// What a coarse anatomy reads before and after the pass: each task's

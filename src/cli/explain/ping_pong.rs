@@ -5,7 +5,6 @@ use super::Captured;
 use crate::analysis::explain::{self as anatomy, Tasks};
 use crate::engine::channel::Topology as Shape;
 use crate::engine::os::objects::ObjectNamer;
-use crate::engine::os::tracefs::Instance;
 use crate::engine::run::load::Held;
 use crate::engine::run::runner::run_stamped_pass;
 use crate::record::FigureRecord;
@@ -225,24 +224,20 @@ fn traced(
     // other tasks' switches and interrupts: 2 KiB per round trip per CPU,
     // at least 4 MiB.
     let buffer_kb = (round_trips * 2).max(4096);
-    let inst = Instance::create(&cpus, buffer_kb)?;
     let mut held = c.load.as_ref().map(Held::start).transpose()?;
     let mark = held.as_mut().map(Held::before).transpose()?;
-    let pass = run_stamped_pass(mech, size, s, names, round_trips, &mut |on| match on {
-        Some(tasks) => inst.start(tasks),
-        None => inst.stop(),
+    let t = super::traced_pass(&cpus, buffer_kb, |hook| {
+        let pass = run_stamped_pass(mech, size, s, names, round_trips, hook)?;
+        let load = match (held.as_mut(), &mark) {
+            (Some(h), Some(m)) => Some(h.after(m, &pass.cpus)?),
+            _ => None,
+        };
+        Ok((pass, load))
     })?;
-    let load = match (held.as_mut(), &mark) {
-        (Some(h), Some(m)) => Some(h.after(m, &pass.cpus)?),
-        _ => None,
-    };
-    let trace = inst.read()?;
-    let events = inst.events.clone();
-    let instance = inst.dir().display().to_string();
-    drop(inst);
+    let (pass, load) = &t.pass;
     let handlers = held.as_ref().map(Held::handler_pids).unwrap_or_default();
     let trips = anatomy::decompose(
-        &trace.events,
+        &t.trace.events,
         &pass.stamps,
         Tasks {
             client: pass.client_tid,
@@ -254,22 +249,12 @@ fn traced(
     );
     let (centre, parts) = anatomy::summarise(&trips);
     let interrupt = load
+        .as_ref()
         .filter(|l| l.window_ns > 0 && !handlers.is_empty())
-        .map(|l| load_interrupt(&l, &pass.cpus, figure, centre.mean, &parts));
-    Ok(ExplainRecord {
-        method: "full".into(),
-        parts,
-        traced_round_trip_ns: centre,
-        untraced_round_trip_ns: None,
-        round_trips: trips.len() as u64,
-        lost_events: trace.lost,
-        instance: Some(instance),
-        events,
-        note: None,
-        copy: None,
-        load: interrupt,
-        kind: None,
-    })
+        .map(|l| load_interrupt(l, &pass.cpus, figure, centre.mean, &parts));
+    let mut ex = t.record(parts, centre, trips.len(), None, None);
+    ex.load = interrupt;
+    Ok(ex)
 }
 
 /// A held load's interrupt time per traced round trip as the load accounts

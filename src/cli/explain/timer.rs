@@ -10,7 +10,6 @@ use crate::analysis::explain::{self as anatomy, RoundTrip};
 use crate::analysis::explain_wakeup as wakeup;
 use crate::benchmarks::Benchmark;
 use crate::engine::models::periodic::{Model, PeriodicSettings};
-use crate::engine::os::tracefs::Instance;
 use crate::engine::run::load::Held;
 use crate::engine::run::runner::run_stamped_wakeups;
 use crate::record::FigureRecord;
@@ -154,39 +153,27 @@ fn traced(period: Duration, count: usize, c: &Captured) -> Result<ExplainRecord,
     // ms of period, at least 4 MiB, at most 256 MiB per CPU.
     let per = 2 + (period.as_millis() as usize);
     let buffer_kb = (count * per).clamp(4096, 256 * 1024);
-    let inst = Instance::create(&cpus, buffer_kb)?;
     // The load the figure ran under, held for the pass too.
     let _held = c.load.as_ref().map(Held::start).transpose()?;
-    let (pass, _ran_on) = run_stamped_wakeups(period, count, &c.settings, &mut |on| match on {
-        Some(tasks) => inst.start(tasks),
-        None => inst.stop(),
+    let t = super::traced_pass(&cpus, buffer_kb, |hook| {
+        run_stamped_wakeups(period, count, &c.settings, hook).map(|(pass, _ran_on)| pass)
     })?;
-    let trace = inst.read()?;
-    let events = inst.events.clone();
-    let instance = inst.dir().display().to_string();
-    drop(inst);
     let cut = wakeup::decompose(
-        &trace.events,
-        &pass.wakeups,
-        pass.tid,
+        &t.trace.events,
+        &t.pass.wakeups,
+        t.pass.tid,
         &anatomy::syscall_name,
     );
     let trips = cut.trips;
     let (centre, parts) = anatomy::summarise(&trips);
-    Ok(ExplainRecord {
-        method: "full".into(),
+    let note = Some(seen_line(&trips, cut.switches_unseen));
+    Ok(t.record(
         parts,
-        traced_round_trip_ns: centre,
-        untraced_round_trip_ns: None,
-        round_trips: trips.len() as u64,
-        lost_events: trace.lost,
-        instance: Some(instance),
-        events,
-        note: Some(seen_line(&trips, cut.switches_unseen)),
-        copy: None,
-        load: None,
-        kind: Some(Anatomy::WakeUpLatency),
-    })
+        centre,
+        trips.len(),
+        note,
+        Some(Anatomy::WakeUpLatency),
+    ))
 }
 
 /// The coarse anatomy without tracing: the same pass, with the task's
