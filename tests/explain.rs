@@ -127,21 +127,22 @@ fn a_name_that_is_no_mechanism_is_bad_usage() {
     assert!(stderr(&out).contains("not one"), "{}", stderr(&out));
 }
 
-/// The traced mean round trip and the sum of the wake-up parts' means of
-/// the one figure of an `explain` run's report.
-fn round_trip_and_wake_ups(report: &serde_json::Value) -> (f64, f64) {
+/// Of the one figure of an `explain` run's report: the traced round trip
+/// and the sum of the wake-up parts, by `centre` (`mean` or `median`:
+/// the parts' `mean_ns` or `median_ns`).
+fn round_trip_and_wake_ups(report: &serde_json::Value, centre: &str) -> (f64, f64) {
     let ex = &results(report)[0]["explain"];
-    let mean = ex["traced_round_trip_ns"]["mean"]
+    let trip = ex["traced_round_trip_ns"][centre]
         .as_f64()
-        .expect("traced mean");
+        .expect("traced centre");
     let wake: f64 = ex["parts"]
         .as_array()
         .expect("explain.parts")
         .iter()
         .filter(|p| p["name"].as_str().is_some_and(|n| n.contains(" wake-up: ")))
-        .map(|p| p["mean_ns"].as_f64().unwrap())
+        .map(|p| p[format!("{centre}_ns")].as_f64().unwrap())
         .sum();
-    (mean, wake)
+    (trip, wake)
 }
 
 /// Across two CPUs a round trip wakes a sleeping CPU twice; on one CPU it
@@ -150,7 +151,11 @@ fn round_trip_and_wake_ups(report: &serde_json::Value) -> (f64, f64) {
 /// idle states are allowed (`--cpu-latency off`) so the two differ; where
 /// this machine's two placements differ by too little to apportion (a
 /// host that polls its halted vCPUs), the test says so and checks only
-/// that both anatomies have wake-up parts.
+/// that both anatomies have wake-up parts. The share is asserted of the
+/// typical round trip (medians): a vCPU the host preempts mid-call (here,
+/// both at once for 250 µs in a few round trips) lengthens whatever part
+/// was running, which the guest cannot see, and moves the means; the
+/// means' share is printed beside it.
 #[test]
 fn the_wake_ups_carry_the_difference_between_two_cpus_and_one() {
     let _g = serial();
@@ -165,7 +170,7 @@ fn the_wake_ups_carry_the_difference_between_two_cpus_and_one() {
     }
     let pair = format!("{},{}", cpus[0], cpus[1]);
     let sb = Sandbox::new();
-    let mut figures = Vec::new();
+    let mut reports = Vec::new();
     for (placement, file) in [("--cpus", "cross.json"), ("--same-cpu", "same.json")] {
         let json = sb.path(file);
         let mut argv = ARGS.to_vec();
@@ -183,29 +188,41 @@ fn the_wake_ups_carry_the_difference_between_two_cpus_and_one() {
         argv.extend(["--json", json.to_str().unwrap()]);
         let out = sb.run(&argv, Duration::from_secs(120));
         assert!(out.status.success(), "{}", stderr(&out));
-        figures.push(round_trip_and_wake_ups(&read_json(&json)));
+        reports.push(read_json(&json));
     }
-    let ((cross, cross_wake), (same, same_wake)) = (figures[0], figures[1]);
-    assert!(cross_wake > 0.0 && same_wake > 0.0, "{figures:?}");
+    let share = |centre: &str| {
+        let (cross, cross_wake) = round_trip_and_wake_ups(&reports[0], centre);
+        let (same, same_wake) = round_trip_and_wake_ups(&reports[1], centre);
+        (
+            cross,
+            same,
+            cross_wake,
+            same_wake,
+            (cross_wake - same_wake) / (cross - same),
+        )
+    };
+    let (cross, same, cross_wake, same_wake, typical) = share("median");
+    let (.., of_means) = share("mean");
+    assert!(cross_wake > 0.0 && same_wake > 0.0, "{reports:?}");
     let difference = cross - same;
     if difference < 2000.0 || difference < 0.2 * same {
         eprintln!(
-            "{test}: round trips {cross:.0} ns across CPUs and {same:.0} ns on one differ \
-             too little here to apportion the difference"
+            "{test}: round trips {cross:.0} ns across CPUs and {same:.0} ns on one (medians) \
+             differ too little here to apportion the difference"
         );
         return;
     }
-    let share = (cross_wake - same_wake) / difference;
     eprintln!(
-        "{test}: {cross:.0} ns across CPUs, {same:.0} ns on one; wake-ups {cross_wake:.0} and \
-         {same_wake:.0} ns: {:.0}% of the difference",
-        share * 100.0
+        "{test}: medians {cross:.0} ns across CPUs, {same:.0} ns on one; wake-ups {cross_wake:.0} \
+         and {same_wake:.0} ns: {:.0}% of the difference ({:.0}% of the means')",
+        typical * 100.0,
+        of_means * 100.0
     );
     assert!(
-        share >= 0.8,
+        typical >= 0.8,
         "wake-ups {cross_wake:.0} against {same_wake:.0} ns are {:.0}% of the difference \
-         between {cross:.0} and {same:.0} ns",
-        share * 100.0
+         between {cross:.0} and {same:.0} ns (medians)",
+        typical * 100.0
     );
 }
 
