@@ -14,10 +14,9 @@ fn a_system_call_and_a_switch_are_explained_per_operation() {
         return;
     }
     let sb = Sandbox::new();
-    let json = sb.path("explain.json");
-    let out = sb.run(
+    let (text, report) = explained(
+        &sb,
         &[
-            "explain",
             "syscall-getpid",
             "sched-yield",
             "--quick",
@@ -26,23 +25,10 @@ fn a_system_call_and_a_switch_are_explained_per_operation() {
             "--no-save",
             "--round-trips",
             "500",
-            "--json",
-            json.to_str().unwrap(),
         ],
-        Duration::from_secs(120),
+        "anatomy of an operation",
     );
-    let text = stdout(&out);
-    assert!(out.status.success(), "{text}\n{}", stderr(&out));
-    assert!(text.contains("anatomy of an operation"), "{text}");
     assert!(!text.contains("one-way"), "{text}");
-    assert!(
-        orphaned_instances().is_empty(),
-        "left: {:?}",
-        orphaned_instances()
-    );
-    let report = read_json(&json);
-    let errors = schema_errors("docs/schema/run.schema.json", &report);
-    assert!(errors.is_empty(), "{errors:#?}");
     let figures = results(&report);
     assert_eq!(figures.len(), 2, "{report}");
     for fig in figures {

@@ -14,32 +14,18 @@ fn a_timers_wake_up_latency_is_explained_and_its_instance_removed() {
         return;
     }
     let sb = Sandbox::new();
-    let json = sb.path("explain.json");
-    let out = sb.run(
+    let (text, report) = explained(
+        &sb,
         &[
-            "explain",
             "timer-latency",
             "--quick",
             "--round-trips",
             "300",
             "--no-save",
-            "--json",
-            json.to_str().unwrap(),
         ],
-        Duration::from_secs(120),
+        "anatomy of a wake-up latency",
     );
-    let text = stdout(&out);
-    assert!(out.status.success(), "{text}\n{}", stderr(&out));
-    assert!(text.contains("anatomy of a wake-up latency"), "{text}");
     assert!(!text.contains("one-way"), "{text}");
-    assert!(
-        orphaned_instances().is_empty(),
-        "left: {:?}",
-        orphaned_instances()
-    );
-    let report = read_json(&json);
-    let errors = schema_errors("docs/schema/run.schema.json", &report);
-    assert!(errors.is_empty(), "{errors:#?}");
     let fig = &results(&report)[0];
     assert_eq!(fig["benchmark"], "timer-latency", "{fig}");
     let ex = &fig["explain"];

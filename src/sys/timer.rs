@@ -100,30 +100,23 @@ impl TimerFd {
     /// raised to 1).
     #[inline]
     pub fn expire_at(&self, deadline_ns: u64) -> io::Result<()> {
-        use std::os::fd::AsRawFd;
-        let it = libc::itimerspec {
-            it_interval: timespec(0),
-            it_value: timespec(deadline_ns.max(1)),
-        };
-        // SAFETY: live descriptor; `it` is valid; the old value is not wanted.
-        cvt(unsafe {
-            libc::timerfd_settime(
-                self.0.as_raw_fd(),
-                libc::TFD_TIMER_ABSTIME,
-                &it,
-                std::ptr::null_mut(),
-            )
-        })
-        .map(|_| ())
+        self.arm(deadline_ns, 0)
     }
 
     /// Arms it to expire at `first_ns` (CLOCK_MONOTONIC) and every
     /// `period_ns` after, on the kernel's schedule: the interrupt that
     /// expires it re-arms it, as a periodic hardware timer does.
     pub fn expire_every(&self, first_ns: u64, period_ns: u64) -> io::Result<()> {
+        self.arm(first_ns, period_ns.max(1))
+    }
+
+    /// `timerfd_settime` to absolute `first_ns`, then every `interval_ns`
+    /// (0: once).
+    #[inline]
+    fn arm(&self, first_ns: u64, interval_ns: u64) -> io::Result<()> {
         use std::os::fd::AsRawFd;
         let it = libc::itimerspec {
-            it_interval: timespec(period_ns.max(1)),
+            it_interval: timespec(interval_ns),
             it_value: timespec(first_ns.max(1)),
         };
         // SAFETY: live descriptor; `it` is valid; the old value is not wanted.

@@ -53,3 +53,27 @@ pub fn orphaned_instances() -> Vec<String> {
         })
         .collect()
 }
+
+/// Runs `ipcmark explain` with `argv` (after `explain`, without `--json`)
+/// in `sb`, and checks what every traced run must give: success, a page
+/// that says `says`, no instance left behind, a report valid against the
+/// schema. Returns the page and the report.
+pub fn explained(sb: &super::Sandbox, argv: &[&str], says: &str) -> (String, serde_json::Value) {
+    let json = sb.path("explain.json");
+    let mut args = vec!["explain"];
+    args.extend(argv);
+    args.extend(["--json", json.to_str().unwrap()]);
+    let out = sb.run(&args, std::time::Duration::from_secs(120));
+    let text = super::stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", super::stderr(&out));
+    assert!(text.contains(says), "{text}");
+    assert!(
+        orphaned_instances().is_empty(),
+        "left: {:?}",
+        orphaned_instances()
+    );
+    let report = super::read_json(&json);
+    let errors = super::schema_errors("docs/schema/run.schema.json", &report);
+    assert!(errors.is_empty(), "{errors:#?}");
+    (text, report)
+}
