@@ -10,6 +10,7 @@ mod benchmarks;
 mod cli;
 mod engine;
 mod history;
+mod machine;
 mod mechanisms;
 #[cfg(feature = "mpi")]
 mod mpi;

@@ -196,7 +196,7 @@ fn common_shift(comparisons: &[&Comparison], alpha: f64) -> Option<CommonShift> 
 /// or a rate that differs from one reading to the next (pressure, steal,
 /// a wake-up's cost), not a setting.
 fn measured_check(c: &CheckRecord) -> bool {
-    c.cost.is_some() || crate::engine::os::doctor::PER_PASS.contains(&c.id.as_str())
+    c.cost.is_some() || crate::machine::doctor::PER_PASS.contains(&c.id.as_str())
 }
 
 /// The checks at the two runs' starts that differ: in verdict, or — for a

@@ -17,7 +17,7 @@
 //! known) is the *residual*. Nothing here names a mechanism: system calls
 //! are named from the kernel's table of numbers ([`syscall_name`]).
 
-use crate::engine::os::tracefs::decode::{EventKind, TraceEvent};
+use crate::machine::tracefs::decode::{EventKind, TraceEvent};
 use crate::record::explain::{PartRecord, RoundTripRecord};
 use crate::stats::quantile_sorted;
 use std::collections::{BTreeMap, HashMap};

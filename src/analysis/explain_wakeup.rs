@@ -25,7 +25,7 @@
 //! seen into the `residual`.
 
 use crate::analysis::explain::{RESIDUAL, RoundTrip};
-use crate::engine::os::tracefs::decode::{EventKind, TraceEvent};
+use crate::machine::tracefs::decode::{EventKind, TraceEvent};
 use std::collections::{BTreeMap, HashMap};
 
 /// The deadline to the interrupt's entry.

@@ -23,7 +23,7 @@
 //! (a ring's read, a fork's wait4) would be most of it.
 
 use crate::analysis::explain::{RESIDUAL, RoundTrip};
-use crate::engine::os::tracefs::decode::{EventKind, TraceEvent};
+use crate::machine::tracefs::decode::{EventKind, TraceEvent};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The tasks of an op-mode pass, by thread id.

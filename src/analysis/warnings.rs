@@ -10,9 +10,10 @@
 //! disturbance), not where every pass shows it (the figure's own tails).
 
 use crate::engine::measure::{Achieved, Basis};
-use crate::engine::os::environment::{Environment, NotHeld};
-use crate::engine::os::wakeup::WakeupCost;
 use crate::engine::run::figure::{FigureResult, Mode, Outcome};
+use crate::machine::cpu_latency::NotHeld;
+use crate::machine::environment::Environment;
+use crate::machine::wakeup::WakeupCost;
 use crate::stats::interval::t_quantile;
 use crate::stats::median;
 use std::fmt;
@@ -654,7 +655,8 @@ impl From<&Warning> for crate::record::summary::WarningRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::os::environment::{self, CpuLatencyState};
+    use crate::machine::cpu_latency::CpuLatencyState;
+    use crate::machine::environment;
 
     /// A run that held a limit of 0 µs.
     fn held() -> CpuLatencyState {

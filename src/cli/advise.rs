@@ -281,7 +281,7 @@ pub fn advise(args: AdviseArgs) -> Result<ExitCode, Failure> {
     let host = args
         .host
         .clone()
-        .unwrap_or_else(crate::engine::os::environment::hostname);
+        .unwrap_or_else(crate::machine::environment::hostname);
     let ns = |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1e9);
     let need = Need {
         size_bytes: args.size,
@@ -293,7 +293,7 @@ pub fn advise(args: AdviseArgs) -> Result<ExitCode, Failure> {
     };
     let mut runs = host_runs(&path, &host, args.selftest_runs.include)?;
     if args.measure {
-        if host != crate::engine::os::environment::hostname() {
+        if host != crate::machine::environment::hostname() {
             return Err(Failure::usage(format!(
                 "--measure measures this host; --host {host} names another"
             )));

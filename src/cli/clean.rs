@@ -9,7 +9,7 @@ pub fn clean() -> Result<ExitCode, Failure> {
     crate::testbed::clean_stale(&mut report);
     // A killed `ipcmark explain`'s tracefs instance, its events on.
     let (removed, failed) =
-        crate::engine::os::tracefs::clean_stale(crate::sys::process::process_exists);
+        crate::machine::tracefs::clean_stale(crate::sys::process::process_exists);
     report.removed.extend(removed);
     report.failed.extend(failed);
     let mut out = String::new();

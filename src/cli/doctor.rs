@@ -4,8 +4,8 @@
 //! the statuses: it reports on the machine, it does not judge a run.
 
 use super::{Failure, flags, parse, print_stdout};
-use crate::engine::os::doctor;
-use crate::engine::os::sysroot::SysRoot;
+use crate::machine::doctor;
+use crate::machine::sysroot::SysRoot;
 use crate::output::terminal;
 use clap::Args;
 use std::process::ExitCode;

@@ -10,9 +10,9 @@ use super::plan::{Machine, RunPlan};
 use super::{Failure, RunArgs, flags, heading, parse};
 use crate::engine::channel::Topology as Shape;
 use crate::engine::os::placement::SidePlacement;
-use crate::engine::os::sysroot::SysRoot;
-use crate::engine::os::topology::{self, Topology};
 use crate::engine::run::session::{Level, PairPlacement};
+use crate::machine::sysroot::SysRoot;
+use crate::machine::topology::{self, Topology};
 use crate::record::RunRecord;
 use crate::record::map::{
     CpuRecord, HomeRecord, MapFigureRecord, MapSettingsRecord, PairRecord, TopologyRecord,

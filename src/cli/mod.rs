@@ -26,7 +26,7 @@ mod testbed;
 mod watch;
 mod workload;
 
-use crate::engine::os::environment;
+use crate::machine::cpu_latency;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use flags::heading;
 use std::path::PathBuf;
@@ -480,13 +480,13 @@ fn clap_error(e: clap::Error) -> ExitCode {
 /// wake-up between `cpus` costs then is measured for its warning; a limit
 /// given with `--cpu-latency N` that cannot be held refuses the command.
 fn hold_cpu_latency(
-    request: &environment::LatencyRequest,
+    request: &cpu_latency::LatencyRequest,
     cpus: &[usize],
-) -> Result<environment::HeldLatency, Failure> {
-    environment::request_cpu_latency(request, cpus).map_err(|e| {
+) -> Result<cpu_latency::HeldLatency, Failure> {
+    cpu_latency::request_cpu_latency(request, cpus).map_err(|e| {
         // Only a required limit fails.
         let flag = match request {
-            environment::LatencyRequest::Required(us) => format!("--cpu-latency {us}"),
+            cpu_latency::LatencyRequest::Required(us) => format!("--cpu-latency {us}"),
             _ => "--cpu-latency".into(),
         };
         Failure::usage(format!(

@@ -6,13 +6,13 @@
 
 use super::plan::{Machine, RunPlan};
 use super::{Failure, RunArgs, hold_cpu_latency, parse, print_stdout};
-use crate::engine::os::doctor;
-use crate::engine::os::environment;
 use crate::engine::os::interrupt;
 use crate::engine::os::objects::ObjectNamer;
-use crate::engine::os::sysroot::SysRoot;
 use crate::engine::run::figure::Outcome;
 use crate::engine::run::session::{self, RunObserver};
+use crate::machine::doctor;
+use crate::machine::environment;
+use crate::machine::sysroot::SysRoot;
 use crate::output::json;
 use crate::output::page;
 use crate::output::progress::Progress;

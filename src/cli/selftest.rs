@@ -128,7 +128,7 @@ pub fn selftest(args: SelftestArgs) -> Result<ExitCode, Failure> {
         ));
     }
     let path = history::path_or_default(args.db.as_deref()).map_err(super::history::failure)?;
-    let host = crate::engine::os::environment::hostname();
+    let host = crate::machine::environment::hostname();
     let started_at = now_rfc3339();
     // The selftest's row is made with its first run's mark: a suite that
     // `run` refuses leaves nothing behind.

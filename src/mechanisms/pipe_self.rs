@@ -3,7 +3,7 @@
 
 use super::common::StreamEnd;
 use crate::engine::channel::*;
-use crate::engine::os::environment::kernel_limit;
+use crate::engine::os::limits::kernel_limit;
 use crate::sys::fd::set_pipe_capacity;
 
 /// Default pipe capacity on Linux (16 pages).

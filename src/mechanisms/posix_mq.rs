@@ -1,7 +1,7 @@
 //! `posix-mq`: two POSIX message queues, one per direction.
 
 use crate::engine::channel::*;
-use crate::engine::os::environment::kernel_limit;
+use crate::engine::os::limits::kernel_limit;
 use crate::sys::posix_ipc::{MessageQueue, mq_unlink};
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! `sysv-msg`: one System V message queue; the message type says the direction.
 
 use crate::engine::channel::*;
-use crate::engine::os::environment::kernel_limit;
+use crate::engine::os::limits::kernel_limit;
 use crate::engine::os::objects::Cleanup;
 use crate::sys::sysv::{self, MsgBuf};
 

@@ -3,7 +3,7 @@
 
 use super::dgram_common::DatagramEnd;
 use crate::engine::channel::*;
-use crate::engine::os::environment::kernel_limit;
+use crate::engine::os::limits::kernel_limit;
 use crate::sys::socket;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::OnceLock;

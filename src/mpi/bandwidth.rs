@@ -32,11 +32,11 @@ use crate::engine::models::sampling;
 use crate::engine::models::stream::{
     Refused, Rules, SideTally, StreamCounts, StreamFacts, Window, assemble,
 };
-use crate::engine::os::environment::{RankPlace, nodes};
 use crate::engine::os::interrupt;
 use crate::engine::run::figure::{Facts, FigureResult, Mode, Outcome};
 use crate::engine::run::runner::RunSettings;
 use crate::engine::run::session::External;
+use crate::machine::environment::{RankPlace, nodes};
 
 /// The id of `mpi bandwidth` figures: the stream mode of the channel whose
 /// ping-pong figures are `mpi`, as `tcp`'s stream figures are `tcp`'s.

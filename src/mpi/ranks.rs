@@ -4,7 +4,7 @@
 //! figure and workload can name the node of each process, as the OpenSSI
 //! study's tables did, and the report's environment can list them.
 
-pub use crate::engine::os::environment::{MpiJob, RankPlace, nodes};
+pub use crate::machine::environment::{MpiJob, RankPlace, nodes};
 use mpi::Count;
 use mpi::collective::CommunicatorCollectives as _;
 use mpi::datatype::PartitionMut;

@@ -2,7 +2,7 @@
 //! (`record::doctor`, schema `ipcmark.doctor/1`) and the table printed from
 //! that record — status, check, what it found, the fix.
 
-use crate::engine::os::doctor::{Check, Status};
+use crate::machine::doctor::{Check, Status};
 use crate::output::sanitise;
 use crate::output::table::cells::fit_width;
 use crate::record::doctor::{CheckRecord, CheckStatus, CostRecord, DOCTOR_SCHEMA, DoctorRecord};
@@ -180,7 +180,7 @@ pub fn table(checks: &[CheckRecord], root: Option<bool>, colour: bool) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::os::doctor::Cost;
+    use crate::machine::doctor::Cost;
 
     fn checks() -> Vec<Check> {
         vec![

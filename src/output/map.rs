@@ -3,7 +3,7 @@
 //! topology order with the class boundaries drawn (numbers with `--long`),
 //! then the classes' table; and each matrix as CSV.
 
-use crate::engine::os::topology::{CpuPlace, Distance, Level, Topology};
+use crate::machine::topology::{CpuPlace, Distance, Level, Topology};
 use crate::output::table::cells::{align_right, new_table, us};
 use crate::record::map::{CellRecord, MapSettingsRecord, MatrixRecord, TopologyRecord};
 use crate::record::{RunRecord, Status};

@@ -269,7 +269,7 @@ pub fn mpi_ranks(job: &MpiRecord) -> String {
 
 /// CPUs as the kernel lists them: `0-3,6`; `?` for none.
 fn cpu_ranges(cpus: &[usize]) -> String {
-    match crate::engine::os::environment::format_cpu_list(cpus) {
+    match crate::machine::environment::format_cpu_list(cpus) {
         s if s.is_empty() => "?".into(),
         s => s,
     }
@@ -283,7 +283,8 @@ mod tests {
     /// itself: the Intel guest's "Intel(R) Xeon(R) Processor" made it 135.
     #[test]
     fn the_machine_line_fits_the_page_whatever_the_cpu_is_called() {
-        use crate::engine::os::environment::{self, CpuLatencyState};
+        use crate::machine::cpu_latency::CpuLatencyState;
+        use crate::machine::environment;
         let mut env: EnvironmentRecord = (&environment::collect(
             CpuLatencyState {
                 requested_us: None,

@@ -9,11 +9,11 @@
 //! not all was saved ([`Recorder::unsaved`]) instead of losing the table.
 
 use crate::analysis::warnings::{self, Warning};
-use crate::engine::os::doctor::{self, Sample};
-use crate::engine::os::environment::Environment;
-use crate::engine::os::sysroot::SysRoot;
 use crate::engine::run::figure::FigureResult;
 use crate::engine::run::session::RunObserver;
+use crate::machine::doctor::{self, Sample};
+use crate::machine::environment::Environment;
+use crate::machine::sysroot::SysRoot;
 use crate::output::json;
 use crate::record::RunRecord;
 use crate::record::doctor::PassChecksRecord;
@@ -227,7 +227,8 @@ pub fn now_rfc3339() -> String {
 mod tests {
     use super::*;
     use crate::engine::measure::Budget;
-    use crate::engine::os::environment::{self, CpuLatencyState};
+    use crate::machine::cpu_latency::CpuLatencyState;
+    use crate::machine::environment;
     use std::cell::Cell;
     use std::rc::Rc;
 

@@ -300,7 +300,7 @@ fn interrupt_counts(
 /// traced in (removed by now).
 struct Traced<T> {
     pass: T,
-    trace: crate::engine::os::tracefs::Trace,
+    trace: crate::machine::tracefs::Trace,
     events: Vec<String>,
     instance: String,
 }
@@ -314,7 +314,7 @@ fn traced_pass<T>(
     buffer_kb: usize,
     pass: impl FnOnce(&mut crate::engine::run::runner::PassHook) -> Result<T, String>,
 ) -> Result<Traced<T>, String> {
-    let inst = crate::engine::os::tracefs::Instance::create(cpus, buffer_kb)?;
+    let inst = crate::machine::tracefs::Instance::create(cpus, buffer_kb)?;
     let out = pass(&mut |on| match on {
         Some(tasks) => inst.start(tasks),
         None => inst.stop(),

@@ -139,7 +139,7 @@ struct Counters {
     /// it): exact where its schedstat run time lags until the next tick or
     /// switch.
     cpu_ns: Option<u64>,
-    tasks: Vec<Option<crate::engine::os::schedstat::TaskCounters>>,
+    tasks: Vec<Option<crate::machine::schedstat::TaskCounters>>,
     kernel: crate::engine::os::load::account::KernelCounters,
     steal: std::collections::BTreeMap<usize, u64>,
 }
@@ -155,8 +155,8 @@ fn coarse(
     names: &ObjectNamer,
 ) -> Result<ExplainRecord, String> {
     use crate::engine::os::load::account::{self, KernelCounters};
-    use crate::engine::os::schedstat::TaskCounters;
-    use crate::engine::os::sysroot::SysRoot;
+    use crate::machine::schedstat::TaskCounters;
+    use crate::machine::sysroot::SysRoot;
     let root = SysRoot::host();
     let read = |tids: &[i32], cpu_ns: Option<u64>| Counters {
         cpu_ns,

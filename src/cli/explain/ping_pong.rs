@@ -94,7 +94,7 @@ fn not_root(name: &str, size: usize) -> String {
 /// What a coarse anatomy reads before and after the pass: each side's
 /// counters, the kernel's interrupt counts, each CPU's times.
 type Counters = (
-    Vec<(i32, Option<crate::engine::os::schedstat::TaskCounters>)>,
+    Vec<(i32, Option<crate::machine::schedstat::TaskCounters>)>,
     crate::engine::os::load::account::KernelCounters,
     std::collections::BTreeMap<usize, crate::engine::os::load::account::CpuTimes>,
 );
@@ -110,8 +110,8 @@ fn coarse(
     names: &ObjectNamer,
 ) -> Result<ExplainRecord, String> {
     use crate::engine::os::load::account::{self, KernelCounters};
-    use crate::engine::os::schedstat::TaskCounters;
-    use crate::engine::os::sysroot::SysRoot;
+    use crate::machine::schedstat::TaskCounters;
+    use crate::machine::sysroot::SysRoot;
     let root = SysRoot::host();
     let steal = |root: &SysRoot| {
         account::parse_cpu_times(&root.read_raw("/proc/stat").unwrap_or_default()).1

@@ -182,8 +182,8 @@ fn traced(period: Duration, count: usize, c: &Captured) -> Result<ExplainRecord,
 /// (the scheduler's wait time per wake-up) and steal can be told apart.
 fn coarse(period: Duration, count: usize, c: &Captured) -> Result<ExplainRecord, String> {
     use crate::engine::os::load::account::{self, KernelCounters};
-    use crate::engine::os::schedstat::TaskCounters;
-    use crate::engine::os::sysroot::SysRoot;
+    use crate::machine::schedstat::TaskCounters;
+    use crate::machine::sysroot::SysRoot;
     let root = SysRoot::host();
     let steal = |root: &SysRoot| {
         account::parse_cpu_times(&root.read_raw("/proc/stat").unwrap_or_default()).1

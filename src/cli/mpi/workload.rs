@@ -11,8 +11,8 @@ use crate::cli::plan::latency_request;
 use crate::cli::workload::placement::{number_list, place_parts};
 use crate::cli::workload::saving::{ReportStart, Saver, Sink};
 use crate::cli::{Failure, hold_cpu_latency, parse, print_stdout};
-use crate::engine::os::environment;
 use crate::engine::run::repeated::{self, RunEnd};
+use crate::machine::environment;
 use crate::mpi::World;
 use crate::mpi::ranks::{self, RankPlace};
 use crate::mpi::workloads::{self, Job, MpiWorkload, show_ranks};
@@ -186,7 +186,7 @@ pub(in crate::cli) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
 fn setup(
     a: &MpiRun,
     job: &ranks::MpiJob,
-) -> Result<(environment::HeldLatency, environment::Environment), Failure> {
+) -> Result<(cpu_latency::HeldLatency, environment::Environment), Failure> {
     crate::cli::check_json_path(a.json.as_deref())?;
     let allowed = crate::sys::sched::allowed_cpus()
         .map_err(|e| Failure::run(format!("sched_getaffinity: {e}")))?;

@@ -16,12 +16,12 @@ mod tests;
 use super::parse::CpuLatency;
 use super::{Failure, FaultArg, ModeArg, PeerArg, RunArgs};
 use crate::engine::models::periodic::PeriodicSettings;
-pub use crate::engine::os::environment::LatencyRequest;
 use crate::engine::os::load::LoadPlan;
 use crate::engine::os::peer::{Fault, PeerKind};
 use crate::engine::os::placement;
 use crate::engine::run::runner::RunSettings;
 use crate::engine::run::session::{self, Item};
+pub use crate::machine::cpu_latency::LatencyRequest;
 use crate::mechanisms;
 use crate::presets::Preset;
 use crate::record::Settings;
@@ -143,7 +143,7 @@ pub struct RunPlan {
     pub cpu_latency: LatencyRequest,
     /// The MPI job the figures span, for the report's environment (`ipcmark
     /// mpi` sets it; `None` otherwise).
-    pub mpi: Option<crate::engine::os::environment::MpiJob>,
+    pub mpi: Option<crate::machine::environment::MpiJob>,
 }
 
 impl RunPlan {

@@ -5,9 +5,9 @@
 //! `--engine mpi`, so neither command module reaches into the other.
 
 use crate::cli::Failure;
-use crate::engine::os::environment;
 use crate::engine::run::repeated::Observer;
 use crate::history::Report;
+use crate::machine::environment;
 use crate::output::json;
 use crate::output::workload::{self as report, ConfigResult};
 use crate::record::workload::{self as record, MigrationRecord, WorkloadRecord};

@@ -506,17 +506,17 @@ pub struct OpStampedPass {
 /// before `prepare`, the tasks an operation prepared. Children forked and
 /// reaped inside an operation come and go and are not among them.
 fn own_tasks(me: i32) -> Vec<i32> {
-    use crate::engine::os::sysroot::SysRoot;
-    let root = SysRoot::host();
     let mut tids = Vec::new();
-    for t in root.list("/proc/self/task") {
-        let Ok(tid) = t.parse::<i32>() else { continue };
+    let listed = std::fs::read_dir("/proc/self/task").into_iter().flatten();
+    for t in listed.flatten() {
+        let Ok(tid) = t.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
         if tid != me {
             tids.push(tid);
         }
-        let children = root
-            .read_raw(&format!("/proc/self/task/{tid}/children"))
-            .unwrap_or_default();
+        let children =
+            std::fs::read_to_string(format!("/proc/self/task/{tid}/children")).unwrap_or_default();
         tids.extend(
             children
                 .split_whitespace()

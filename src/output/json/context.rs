@@ -4,11 +4,10 @@
 
 use super::ms;
 use crate::engine::measure::{Budget, Precision};
-use crate::engine::os::environment::{
-    CpuIdle, CpuLatencyState, Environment, IdleState, MpiJob, RankPlace,
-};
+use crate::machine::cpu_latency::CpuLatencyState;
+use crate::machine::environment::{CpuIdle, Environment, IdleState, MpiJob, RankPlace};
 
-use crate::engine::os::wakeup::WakeupCost;
+use crate::machine::wakeup::WakeupCost;
 use crate::record::environment::{
     BudgetRecord, CpuIdleRecord, CpuLatencyRecord, EnvironmentRecord, IdleStateRecord, MpiRecord,
     PrecisionTargetRecord, RankRecord, WakeupProbeRecord,
@@ -16,7 +15,7 @@ use crate::record::environment::{
 
 impl From<&MpiJob> for MpiRecord {
     fn from(j: &MpiJob) -> Self {
-        let nodes = crate::engine::os::environment::nodes(&j.ranks);
+        let nodes = crate::machine::environment::nodes(&j.ranks);
         let node_of = |p: &RankPlace| nodes.iter().position(|&n| n == p.host).unwrap_or(0);
         MpiRecord {
             library: j.library.clone(),

@@ -4,8 +4,8 @@
 //! best configuration in both.
 
 use super::{ConfigResult, factors, ok_runs};
-use crate::engine::os::environment::Environment;
 use crate::engine::os::group::Migration;
+use crate::machine::environment::Environment;
 use crate::output::table::{align_right, new_table, us, whole_column};
 use crate::workloads::{Headline, RunRecord, WorkloadInfo};
 

@@ -9,7 +9,8 @@ use super::{
     ACCEPT_PAUSE, Agent, End, HANDSHAKE_WRITE, Live, MAX_HANDSHAKE_BYTES, MAX_HANDSHAKES,
     MAX_HANDSHAKES_PER_HOST, Session, Step, log, refused, send, send_within,
 };
-use crate::engine::os::environment::{self, CpuLatencyState, NotHeld};
+use crate::machine::cpu_latency::{CpuLatencyState, NotHeld};
+use crate::machine::environment;
 use crate::record::environment::EnvironmentRecord;
 use crate::remote::auth;
 use crate::remote::frame::FrameBuffer;

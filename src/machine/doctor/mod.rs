@@ -344,7 +344,7 @@ pub const AT_RUN_START: &[&str] = &[
 pub fn examine_at_run_start(
     root: &SysRoot,
     cpus: &[usize],
-    latency: &super::environment::CpuLatencyState,
+    latency: &super::cpu_latency::CpuLatencyState,
 ) -> Vec<Check> {
     let sample = Sample::read_now(root);
     let not_measured = || Err("not measured at a run's start".to_string());
@@ -477,7 +477,7 @@ mod tests {
         ] {
             assert!(!AT_RUN_START.contains(&id), "{id}");
         }
-        use crate::engine::os::environment::{CpuLatencyState, NotHeld};
+        use crate::machine::cpu_latency::{CpuLatencyState, NotHeld};
         let state = CpuLatencyState {
             requested_us: None,
             not_held: Some(NotHeld::NotAsked("--cpu-latency off".into())),

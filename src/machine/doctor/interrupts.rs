@@ -4,8 +4,8 @@
 //! (steal).
 
 use super::{Definition, Inputs, Outcome, Sample, cpu_names, percent};
-use crate::engine::os::environment::parse_cpu_list;
 use crate::engine::os::load::account::{parse_cpu_times, parse_per_cpu_table};
+use crate::machine::environment::parse_cpu_list;
 use std::collections::BTreeMap;
 
 /// Interrupts a second on one measured CPU below which a figure's samples

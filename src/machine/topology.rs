@@ -10,8 +10,8 @@
 //! cache, node 0), and [`Topology::notes`] says what was missing and what
 //! was assumed instead.
 
-use crate::engine::os::environment::{format_cpu_list, parse_cpu_list};
-use crate::engine::os::sysroot::SysRoot;
+use crate::machine::environment::{format_cpu_list, parse_cpu_list};
+use crate::machine::sysroot::SysRoot;
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
 

@@ -3,8 +3,8 @@
 //! CPUs costs when none is held, and the idle states a CPU may enter.
 
 use super::{Definition, Inputs, Outcome};
-use crate::engine::os::environment::cpu_idle_in;
-use crate::engine::os::sysroot::SysRoot;
+use crate::machine::environment::cpu_idle_in;
+use crate::machine::sysroot::SysRoot;
 use std::io::Write;
 
 /// The PM QoS file a latency limit is held through.
@@ -174,7 +174,7 @@ fn idle_states(x: &Inputs) -> Outcome {
 mod tests {
     use super::super::fixture::{Tree, measured, outcome, outcome_with};
     use super::super::{Measured, Status};
-    use crate::engine::os::wakeup::WakeupCost;
+    use crate::machine::wakeup::WakeupCost;
 
     fn wakeup(hold: bool, us: Option<f64>) -> super::Outcome {
         let t = Tree::new();

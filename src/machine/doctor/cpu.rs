@@ -3,8 +3,8 @@
 //! they are isolated from the scheduler, the tick and RCU callbacks.
 
 use super::{Definition, Inputs, Outcome, cpu_names, percent};
-use crate::engine::os::environment::parse_cpu_list;
 use crate::engine::os::load::account::parse_cpu_times;
+use crate::machine::environment::parse_cpu_list;
 use std::time::Instant;
 
 /// Per-CPU frequency governor.

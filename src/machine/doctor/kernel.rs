@@ -4,7 +4,7 @@
 //! hypervisor underneath.
 
 use super::{Definition, Inputs, Outcome};
-use crate::engine::os::environment::{mitigations_in, preemption_in, virtualization_in};
+use crate::machine::environment::{mitigations_in, preemption_in, virtualization_in};
 use std::time::Instant;
 
 /// The clock source, and what a `CLOCK_MONOTONIC` read costs.

@@ -3,7 +3,7 @@
 //! on it.
 
 use super::{CHECKS, Inputs, Measured, Outcome, Sample};
-use crate::engine::os::sysroot::SysRoot;
+use crate::machine::sysroot::SysRoot;
 
 /// A fixture machine's root, removed when dropped.
 pub struct Tree {

@@ -3,9 +3,9 @@
 //! the load average, how busy the CPUs were over the window, and swapping.
 
 use super::{Definition, Inputs, Outcome, percent};
-use crate::engine::os::environment::parse_cpu_list;
 use crate::engine::os::load::account::parse_cpu_times;
-use crate::engine::os::sysroot::SysRoot;
+use crate::machine::environment::parse_cpu_list;
+use crate::machine::sysroot::SysRoot;
 
 /// This process's cgroup, where its CPU controller's files are.
 #[derive(Debug, Clone, PartialEq)]
