@@ -18,7 +18,9 @@ mod output;
 mod presets;
 mod record;
 mod remote;
+mod run;
 mod stats;
+mod studies;
 #[allow(unsafe_code)]
 mod sys;
 mod testbed;

@@ -16,7 +16,7 @@ pub(super) fn load(db: Option<&Path>, spec: &str) -> Result<(String, RunRecord),
         return Ok((spec.to_string(), load_file(Path::new(spec))?));
     }
     // Made safe by `load_spec`, as it read it.
-    let (label, report) = crate::history::load_spec(db, spec).map_err(super::history::failure)?;
+    let (label, report) = crate::history::load_spec(db, spec).map_err(crate::run::save::failure)?;
     let run = RunRecord::from_value(report).map_err(|e| {
         Failure::usage(match e {
             ReadError::NotARunReport(e) => format!("{label} is not a run of ipcmark run: {e}"),

@@ -288,6 +288,50 @@ pub struct Output {
     pub save: Save,
 }
 
+impl Budget {
+    /// The request's budget these flags stand for.
+    pub fn into_request(self) -> crate::run::request::Budget {
+        crate::run::request::Budget {
+            quick: self.quick,
+            samples: self.samples,
+            passes: self.passes,
+            precision: self.precision,
+            max_time: self.max_time,
+            sample_time: self.sample_time,
+            timeout: self.timeout.limit,
+        }
+    }
+}
+
+impl Load {
+    /// The request's load these flags stand for.
+    pub fn into_request(self) -> crate::run::request::Load {
+        crate::run::request::Load {
+            spec: self.spec,
+            cpus: self.cpus,
+        }
+    }
+}
+
+impl Timer {
+    /// The request's timer settings these flags stand for.
+    pub fn into_request(self) -> crate::run::request::Timer {
+        crate::run::request::Timer {
+            period: self.period,
+            duration: self.duration,
+        }
+    }
+}
+
+impl Output {
+    /// Where these flags send a run's report (`--json`, `--db`, `--no-save`).
+    pub fn into_sinks(self, sinks: &mut crate::run::request::Sinks) {
+        sinks.json = self.json.path;
+        sinks.db = self.save.db.path;
+        sinks.no_save = self.save.no_save;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::{Path, PathBuf};

@@ -111,7 +111,7 @@ mod tests {
         let names = values(&command(), "run", "names");
         for n in &names {
             assert!(
-                super::super::plan::resolve(std::slice::from_ref(n), false).is_ok(),
+                crate::run::plan::resolve(std::slice::from_ref(n), false).is_ok(),
                 "offered {n}, which run refuses"
             );
         }

@@ -455,8 +455,9 @@ fn ascii(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Cli, Command as Sub, plan};
+    use super::super::{Cli, Command as Sub};
     use super::*;
+    use crate::run::plan;
     use clap::Parser;
 
     /// Every example of the README parses, and names what run accepts.

@@ -16,8 +16,6 @@ mod man;
 mod map;
 #[cfg(feature = "mpi")]
 mod mpi;
-pub mod parse;
-mod plan;
 mod report;
 mod run;
 mod selftest;
@@ -26,7 +24,12 @@ mod testbed;
 mod watch;
 mod workload;
 
-use crate::machine::cpu_latency;
+pub use crate::run::Failure;
+use crate::run::failure::{check_json_path, check_output_path};
+use crate::run::hold_cpu_latency;
+use crate::run::request::{InjectedFault, PeerChoice, RunMode, RunRequest, StreamDirection};
+/// The command line's value parsers are the request's (`run::values`).
+pub use crate::run::values as parse;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use flags::heading;
 use std::path::PathBuf;
@@ -166,55 +169,6 @@ pub enum ListWhat {
     Presets,
 }
 
-/// How the echo server runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PeerArg {
-    /// A forked child process.
-    Process,
-    /// A thread of the measuring process.
-    Thread,
-}
-
-/// How IPC mechanisms are timed (`--mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ModeArg {
-    /// Round trips through an echo server; one-way = round trip / 2.
-    Pingpong,
-    /// Stamped messages one way, one in flight: saturated, or sporadic with --interval.
-    Oneway,
-    /// One direction as fast as it goes: MB/s, messages/s, CPU per message.
-    Stream,
-}
-
-/// Which way a remote stream flows (`--direction`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DirectionArg {
-    /// From this host to the agent.
-    Send,
-    /// From the agent to this host.
-    Receive,
-}
-
-/// Faults for tests of the engine's checks (hidden).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FaultArg {
-    /// The server flips the last byte of every message.
-    Corrupt,
-    /// The server exits after 20 messages.
-    Die,
-    /// The server stops answering after 20 messages.
-    Hang,
-    /// Every receive, on either end, writes nothing into the engine's buffer.
-    Silent,
-    /// The client's end is wired back to itself: it receives what it sent.
-    Loopback,
-    /// The client's two directions share one buffer, read before the reply lands.
-    SharedBuffer,
-    /// Score tests: the first thread runs one SCHED_FIFO priority above its
-    /// peers (an unfair schedule the cooperative test's check must catch).
-    Unfair,
-}
-
 /// Arguments of `ipcmark run`, under the headings of [`flags::heading`]:
 /// the groups other commands share are flattened from [`flags`], the flags
 /// only `run` has are declared here, each with its heading.
@@ -232,7 +186,7 @@ pub struct RunArgs {
     /// round trips), oneway (a CLOCK_MONOTONIC stamp in each message, latency
     /// computed by the receiver) or stream (throughput one way).
     #[arg(long, value_enum, value_name = "MODE", help_heading = heading::SELECTION)]
-    mode: Option<ModeArg>,
+    mode: Option<RunMode>,
     #[command(flatten)]
     dbus: flags::DbusBus,
     #[command(flatten)]
@@ -253,8 +207,8 @@ pub struct RunArgs {
           help_heading = heading::PLACEMENT)]
     rt: Option<i32>,
     /// Run the echo server as a forked process or a thread.
-    #[arg(long, value_enum, default_value_t = PeerArg::Process, help_heading = heading::PLACEMENT)]
-    peer: PeerArg,
+    #[arg(long, value_enum, default_value_t = PeerChoice::Process, help_heading = heading::PLACEMENT)]
+    peer: PeerChoice,
     #[command(flatten, next_help_heading = heading::PLACEMENT)]
     cpu_latency: flags::CpuLatency,
     #[command(flatten)]
@@ -285,7 +239,7 @@ pub struct RunArgs {
     /// With --remote --mode stream: send (to the agent, the default) or
     /// receive (from it).
     #[arg(long, value_enum, requires = "remote", help_heading = heading::REMOTE)]
-    direction: Option<DirectionArg>,
+    direction: Option<StreamDirection>,
     /// With --remote: the link's speed in bits per second (10M, 1G), when
     /// the route's interface does not give it or gives the wrong one.
     #[arg(long, value_name = "RATE", requires = "remote",
@@ -332,53 +286,59 @@ pub struct RunArgs {
     messages: Option<u64>,
     /// Inject a fault in the echo server (for testing ipcmark itself).
     #[arg(long, value_enum, hide = true)]
-    fault: Option<FaultArg>,
-    /// Leaves the page and the warnings unprinted: for a command that runs
-    /// runs of its own and prints its own summary of them (`selftest`);
-    /// never a flag.
-    #[arg(skip)]
-    quiet: bool,
+    fault: Option<InjectedFault>,
 }
 
 impl RunArgs {
-    /// `ipcmark run` with no name and no flag: every flag at its default,
-    /// as clap gives it. For a command that runs its own items as a run's
-    /// and takes only some of `run`'s flag groups (`ipcmark mpi`), which it
-    /// sets over these; asking clap, rather than spelling the defaults
-    /// again, keeps each default in one place.
-    fn defaults() -> Result<RunArgs, Failure> {
-        use clap::FromArgMatches;
-        let matches = RunArgs::augment_args(clap::Command::new("run"))
-            .try_get_matches_from(["run"])
-            .map_err(|e| Failure::run(format!("cannot make run's defaults: {e}")))?;
-        RunArgs::from_arg_matches(&matches)
-            .map_err(|e| Failure::run(format!("cannot make run's defaults: {e}")))
+    /// The request these arguments stand for, and how its page is printed.
+    fn into_request(self) -> (RunRequest, run::Printing) {
+        let printing = run::Printing {
+            long: self.output.long,
+            quiet: false,
+        };
+        let mut request = RunRequest {
+            names: self.names,
+            preset: self.preset,
+            mode: self.mode,
+            dbus_address: self.dbus.address,
+            sizes: self.sizes.list,
+            cold: self.cold,
+            cpus: self.cpus,
+            same_cpu: self.same_cpu,
+            rt: self.rt,
+            peer: self.peer,
+            cpu_latency: self.cpu_latency.limit,
+            budget: self.budget.into_request(),
+            load: self.load.into_request(),
+            load_sweep: self.load_sweep,
+            remote: self.remote,
+            remote_cpu: self.remote_cpu,
+            direction: self.direction,
+            link_speed: self.link_speed,
+            token_file: self.token_file,
+            timer: self.timer.into_request(),
+            tolerance: self.tolerance,
+            frequencies: self.frequencies,
+            irq_frequency: self.irq_frequency,
+            interval: self.interval,
+            window: self.window,
+            messages: self.messages,
+            fault: self.fault,
+            ..RunRequest::default()
+        };
+        self.output.into_sinks(&mut request.sinks);
+        request.sinks.csv = self.csv;
+        (request, printing)
     }
 }
 
-/// A failure with its exit code: 2 for bad usage, 1 for a failed run.
-pub struct Failure {
-    /// Exit code.
-    pub code: u8,
-    /// One line for stderr.
-    pub message: String,
-}
-
-impl Failure {
-    /// Bad usage (exit 2).
-    pub fn usage(message: impl Into<String>) -> Self {
-        Failure {
-            code: 2,
-            message: message.into(),
-        }
-    }
-
-    /// The run could not be carried out (exit 1).
-    pub fn run(message: impl Into<String>) -> Self {
-        Failure {
-            code: 1,
-            message: message.into(),
-        }
+/// The request `ipcmark run ARGS…` stands for (tests of the plan's rules).
+#[cfg(test)]
+pub(crate) fn run_request(args: &[&str]) -> Result<RunRequest, clap::Error> {
+    let argv = ["ipcmark", "run"].iter().chain(args);
+    match Cli::try_parse_from(argv)?.command {
+        Command::Run(a) => Ok(a.into_request().0),
+        _ => unreachable!("a run command"),
     }
 }
 
@@ -471,60 +431,6 @@ fn clap_error(e: clap::Error) -> ExitCode {
     }
 }
 
-/// Carries out a command's CPU wake-up latency request (`ipcmark run` and
-/// `ipcmark workload` alike), for the whole command: the limit is held while
-/// the returned value lives. Held by default when this user may ask for it:
-/// on a guest or a power-saving host, waking a halted CPU costs tens of µs,
-/// which every blocking hand-off would pay and which would drown the cost
-/// being measured. Without the right the command goes on, and what a
-/// wake-up between `cpus` costs then is measured for its warning; a limit
-/// given with `--cpu-latency N` that cannot be held refuses the command.
-fn hold_cpu_latency(
-    request: &cpu_latency::LatencyRequest,
-    cpus: &[usize],
-) -> Result<cpu_latency::HeldLatency, Failure> {
-    cpu_latency::request_cpu_latency(request, cpus).map_err(|e| {
-        // Only a required limit fails.
-        let flag = match request {
-            cpu_latency::LatencyRequest::Required(us) => format!("--cpu-latency {us}"),
-            _ => "--cpu-latency".into(),
-        };
-        Failure::usage(format!(
-            "{flag}: {e}; run as root, or give --cpu-latency off"
-        ))
-    })
-}
-
-/// Checks `--json PATH`, when given, before any work (see [`check_output_path`]).
-fn check_json_path(path: Option<&std::path::Path>) -> Result<(), Failure> {
-    match path {
-        Some(p) => check_output_path("--json", p),
-        None => Ok(()),
-    }
-}
-
-/// Checks, before any work, that `path` can be written as an output file.
-pub fn check_output_path(flag: &str, path: &std::path::Path) -> Result<(), Failure> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    if !dir.is_dir() {
-        return Err(Failure::usage(format!(
-            "{flag} {}: directory {} does not exist",
-            path.display(),
-            dir.display()
-        )));
-    }
-    if path.is_dir() {
-        return Err(Failure::usage(format!(
-            "{flag} {}: is a directory, expected a file path",
-            path.display()
-        )));
-    }
-    Ok(())
-}
-
 /// Writes to stdout; a closed pipe (`ipcmark list | head`) is not an error.
 pub fn print_stdout(text: &str) -> Result<(), Failure> {
     use std::io::Write;
@@ -547,4 +453,26 @@ pub(crate) fn say(args: std::fmt::Arguments) {
     let mut line = std::fmt::format(args);
     line.push('\n');
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `RunRequest::default()` is what `ipcmark run` with no name and no
+    /// flag asks for: the studies start from it, so a default changed in
+    /// one place and not the other fails here.
+    #[test]
+    fn the_default_request_is_run_with_no_flag() {
+        let parsed = run_request(&[]).expect("`ipcmark run` parses");
+        assert_eq!(
+            format!("{parsed:?}"),
+            format!("{:?}", RunRequest::default())
+        );
+        // And a flag reaches the request.
+        let quick = run_request(&["--quick", "--timeout", "7s", "pipe"]).unwrap();
+        assert!(quick.budget.quick);
+        assert_eq!(quick.budget.timeout, Duration::from_secs(7));
+        assert_eq!(quick.names, vec!["pipe".to_string()]);
+    }
 }

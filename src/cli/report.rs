@@ -68,7 +68,7 @@ fn load_advise(path: &Path) -> Result<crate::record::advise::AdviseReport, Failu
 /// any other schema is refused, naming it.
 pub fn load_run(db: Option<&Path>, spec: &str) -> Result<(String, RunRecord), Failure> {
     let (label, mut value) =
-        crate::history::load_spec(db, spec).map_err(super::history::failure)?;
+        crate::history::load_spec(db, spec).map_err(crate::run::save::failure)?;
     // Another's text, from a file or the history: made safe before any of
     // it is read (serde's errors quote it too).
     crate::output::sanitise::report(&mut value);

@@ -60,9 +60,9 @@ fn index(store: &Store, args: &WatchArgs) -> Result<(Vec<Indexed>, Vec<i64>), Fa
     let mut order: Vec<i64> = Vec::new();
     let selftests = match args.selftest_runs.include {
         true => Default::default(),
-        false => store.selftest_runs().map_err(super::history::failure)?,
+        false => store.selftest_runs().map_err(crate::run::save::failure)?,
     };
-    for row in store.watch_index().map_err(super::history::failure)? {
+    for row in store.watch_index().map_err(crate::run::save::failure)? {
         let started = row.started_at.parse::<jiff::Timestamp>().ok();
         if args.since.is_some_and(|s| started.is_none_or(|t| t < s))
             || args.host.as_ref().is_some_and(|h| *h != row.host)
@@ -98,8 +98,8 @@ pub(super) fn charted(
     db: Option<&std::path::Path>,
     names: &[String],
 ) -> Result<Vec<crate::output::report::history::Charted>, Failure> {
-    let path = history::path_or_default(db).map_err(super::history::failure)?;
-    let store = Store::open_reader(&path).map_err(super::history::failure)?;
+    let path = history::path_or_default(db).map_err(crate::run::save::failure)?;
+    let store = Store::open_reader(&path).map_err(crate::run::save::failure)?;
     let args = WatchArgs {
         names: names.to_vec(),
         since: None,
@@ -142,7 +142,7 @@ fn compute_values(
     for (id, started_at, ordinal) in &s.runs {
         let f = store
             .figure(*id, *ordinal)
-            .map_err(super::history::failure)?;
+            .map_err(crate::run::save::failure)?;
         if let Some(v) = watch::centre(&f) {
             refs.push(RunRef {
                 id: *id,
@@ -168,7 +168,7 @@ fn run_record<'a>(
     let record = match cache.entry(id) {
         std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
         std::collections::btree_map::Entry::Vacant(e) => {
-            let report = store.load_report(id).map_err(super::history::failure)?;
+            let report = store.load_report(id).map_err(crate::run::save::failure)?;
             e.insert(RunRecord::from_value(report).ok())
         }
     };
@@ -179,8 +179,8 @@ pub fn watch(args: WatchArgs) -> Result<ExitCode, Failure> {
     if let Some(out) = &args.json.path {
         super::check_output_path("--json", out)?;
     }
-    let path = history::path_or_default(args.db.as_deref()).map_err(super::history::failure)?;
-    let store = Store::open_reader(&path).map_err(super::history::failure)?;
+    let path = history::path_or_default(args.db.as_deref()).map_err(crate::run::save::failure)?;
+    let store = Store::open_reader(&path).map_err(crate::run::save::failure)?;
     let opts = watch::Options {
         min_magnitude: args.min_magnitude,
         ..watch::Options::default()
@@ -197,7 +197,7 @@ pub fn watch(args: WatchArgs) -> Result<ExitCode, Failure> {
         let cached = match keep {
             true => store
                 .cached_series(&s.host, &s.key)
-                .map_err(super::history::failure)?,
+                .map_err(crate::run::save::failure)?,
             false => None,
         };
         match cached {

@@ -6,7 +6,6 @@ pub(super) mod placement;
 pub(super) mod saving;
 
 use super::flags::{self, heading};
-use super::plan::latency_request;
 use super::{Failure, hold_cpu_latency, parse, print_stdout};
 use crate::engine::os::group::Migration;
 use crate::engine::os::interrupt;
@@ -16,6 +15,7 @@ use crate::machine::environment;
 use crate::output::progress::RunsProgress;
 use crate::output::workload::{self as report, ConfigResult};
 use crate::record::workload::MigrationRecord;
+use crate::run::plan::latency_request;
 use crate::workloads::{
     self, Fault, LockKind, Opt, Params, Prepared, RunContext, RunError, RunRecord as WorkloadRun,
     WorkloadInfo,
@@ -340,7 +340,7 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     let plans = migrations(&args.migrate, &roles, &allowed).map_err(Failure::usage)?;
     super::check_json_path(args.json.path.as_deref())?;
     let runs = args.runs.unwrap_or(DEFAULT_RUNS);
-    let load_plan = super::plan::load_plan(
+    let load_plan = crate::run::plan::load_plan(
         args.load.spec.as_ref(),
         args.load.cpus.as_ref(),
         [None, None],
@@ -429,7 +429,7 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
         eprintln!("warning: {w}");
     }
 
-    let unsaved = super::history::unsaved_line(sink.unsaved());
+    let unsaved = crate::run::save::unsaved_line(sink.unsaved());
     if let Some(line) = &unsaved {
         eprintln!("{line}");
     }

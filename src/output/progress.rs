@@ -121,6 +121,10 @@ fn describe(what: Started) -> String {
 }
 
 impl RunObserver for Progress {
+    fn planned(&mut self, figures: usize) {
+        self.0.set_length(figures as u64);
+    }
+
     /// Said on stderr whether or not it is a terminal: which level the
     /// figures that follow (and any warning they give) belong to.
     fn level_started(&mut self, level: usize, levels: usize, label: &str) {

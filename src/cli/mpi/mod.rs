@@ -4,16 +4,17 @@
 //! report and the history are those of local figures; the ranks taking part
 //! serve rank 0's figures; other ranks wait at a barrier.
 
+use super::Failure;
 use super::flags;
-use super::plan::RunPlan;
-use super::{Failure, RunArgs};
+use super::run::{Printing, finish, measure};
 use crate::engine::os::peer::Fault;
-use crate::engine::os::placement::SidePlacement;
-use crate::engine::run::session::{External, Item};
+use crate::engine::run::session::External;
 use crate::mpi::bandwidth::WindowFigures;
 use crate::mpi::pingpong::{MpiPingPong, serve};
 use crate::mpi::{World, ranks};
 use crate::mpi::{deadline, window};
+use crate::run::RunRequest;
+use crate::run::request::ExternalFigures;
 use clap::{Args, Subcommand};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -103,19 +104,25 @@ struct WindowArgs {
 }
 
 impl RunFlags {
-    /// The `ipcmark run` these arguments stand for: its other flags at
-    /// their defaults, its items replaced by the MPI figures (`mpi_only`).
-    fn run_args(self) -> Result<RunArgs, Failure> {
-        // tcp takes every size, so the plan refuses none of `--sizes`
+    /// The run these flags stand for: `ipcmark run tcp` with them, its
+    /// items replaced by the MPI figures once they are made ([`lead`]); and
+    /// how its page is printed.
+    fn request(self) -> (RunRequest, Printing) {
+        // tcp takes every size, so the plan refuses none of the sizes
         // before its items are replaced.
-        Ok(RunArgs {
+        let mut request = RunRequest {
             names: vec!["tcp".to_string()],
-            sizes: self.sizes,
-            budget: self.budget,
-            cpu_latency: self.cpu_latency,
-            output: self.output,
-            ..RunArgs::defaults()?
-        })
+            sizes: self.sizes.list,
+            budget: self.budget.into_request(),
+            cpu_latency: self.cpu_latency.limit,
+            ..RunRequest::default()
+        };
+        let printing = Printing {
+            long: self.output.long,
+            quiet: false,
+        };
+        self.output.into_sinks(&mut request.sinks);
+        (request, printing)
     }
 }
 
@@ -130,7 +137,7 @@ pub fn mpi(args: MpiArgs) -> Result<ExitCode, Failure> {
 
 fn pingpong(args: PingpongArgs) -> Result<ExitCode, Failure> {
     let timeout = args.run.budget.timeout.limit;
-    let run = args.run.run_args()?;
+    let run = args.run.request();
     let world = World::init().map_err(Failure::run)?;
     if world.size() < 2 {
         return Err(Failure::usage(
@@ -166,7 +173,7 @@ fn pingpong(args: PingpongArgs) -> Result<ExitCode, Failure> {
 /// at the barrier.
 fn windows(args: WindowArgs, rate: bool) -> Result<ExitCode, Failure> {
     let timeout = args.run.budget.timeout.limit;
-    let run = args.run.run_args()?;
+    let run = args.run.request();
     let window = args.in_flight as usize;
     let world = World::init().map_err(Failure::run)?;
     let (n, me) = (world.size(), world.rank());
@@ -224,39 +231,26 @@ fn watch(timeout: Duration) -> Result<(), Failure> {
         .map_err(|e| Failure::run(format!("cannot start the MPI deadline thread: {e}")))
 }
 
-/// Rank 0's part: the ordinary run whose only item is `figures`, with
-/// every rank's place in its environment record.
+/// Rank 0's part: the ordinary run whose only item is `figures`, placed
+/// where mpirun placed the ranks (ipcmark pins nothing: `--bind-to`,
+/// rankfiles), with every rank's place in its environment record.
 fn lead(
-    run: RunArgs,
+    (mut run, printing): (RunRequest, Printing),
     figures: std::sync::Arc<dyn External>,
     places: Vec<ranks::RankPlace>,
 ) -> Result<ExitCode, Failure> {
-    let job = ranks::job(places);
-    super::run::run_with(
-        run,
-        Some(&|plan: &mut RunPlan| mpi_only(plan, &figures, &job)),
-        None,
-    )
-}
-
-/// Makes the plan measure the MPI figures only, at its sizes, where
-/// mpirun placed the ranks: ipcmark pins nothing (`--bind-to`, rankfiles).
-fn mpi_only(plan: &mut RunPlan, figures: &std::sync::Arc<dyn External>, job: &ranks::MpiJob) {
-    let sizes = plan.settings.sizes.clone();
-    plan.session.items = vec![(Item::External(std::sync::Arc::clone(figures)), sizes)];
-    plan.session.settings.client = SidePlacement::default();
-    plan.session.settings.server = SidePlacement::default();
-    plan.settings.client_cpu = None;
-    plan.settings.server_cpu = None;
-    plan.settings.placement_note = Some("placed by the MPI launcher (--bind-to, --map-by)".into());
-    plan.mpi = Some(job.clone());
+    run.external = Some(ExternalFigures {
+        figures,
+        placed_by: "placed by the MPI launcher (--bind-to, --map-by)".into(),
+        mpi: Some(ranks::job(places)),
+    });
+    finish(measure(run)?, printing, None, None)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Cli, Command};
-    use clap::{FromArgMatches, Parser};
+    use clap::FromArgMatches;
 
     /// `ipcmark mpi ARGS` as clap parses it (no MPI is started).
     fn parse(args: &[&str]) -> Result<MpiArgs, clap::Error> {
@@ -324,16 +318,13 @@ mod tests {
         let mpi_run = |flags: &[&str]| {
             let args: Vec<&str> = ["pingpong"].iter().chain(flags).copied().collect();
             match parse(&args).expect("parses").command {
-                MpiCommand::Pingpong(p) => p.run.run_args().map_err(|f| f.message).expect("run"),
+                MpiCommand::Pingpong(p) => p.run.request().0,
                 _ => unreachable!(),
             }
         };
         let run = |flags: &[&str]| {
-            let argv = ["ipcmark", "run", "tcp"].iter().chain(flags);
-            match Cli::try_parse_from(argv).expect("parses").command {
-                Command::Run(args) => *args,
-                _ => unreachable!(),
-            }
+            let argv: Vec<&str> = ["tcp"].iter().chain(flags).copied().collect();
+            crate::cli::run_request(&argv).expect("parses")
         };
         let with_timeout: Vec<&str> = shared.iter().copied().chain(["--timeout", "30s"]).collect();
         assert_eq!(

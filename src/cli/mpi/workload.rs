@@ -7,7 +7,6 @@
 //! line on its stderr and ends the job (`MPI_Abort`), since its peers would
 //! wait for it forever; the runs already saved are kept.
 
-use crate::cli::plan::latency_request;
 use crate::cli::workload::placement::{number_list, place_parts};
 use crate::cli::workload::saving::{ReportStart, Saver, Sink};
 use crate::cli::{Failure, hold_cpu_latency, parse, print_stdout};
@@ -17,6 +16,7 @@ use crate::mpi::World;
 use crate::mpi::ranks::{self, RankPlace};
 use crate::mpi::workloads::{self, Job, MpiWorkload, show_ranks};
 use crate::output::workload::{self as report, ConfigResult};
+use crate::run::plan::latency_request;
 use crate::workloads::{CastRole, Params, RunRecord as WorkloadRun, WorkloadInfo};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -174,7 +174,7 @@ pub(in crate::cli) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
         report::machine_line(&env),
         report::render(&a.info, &w.title(), &processes, &none, &results)
     ))?;
-    if let Some(line) = crate::cli::history::unsaved_line(sink.unsaved()) {
+    if let Some(line) = crate::run::save::unsaved_line(sink.unsaved()) {
         eprintln!("{line}");
         return Ok(ExitCode::from(1));
     }
@@ -186,7 +186,13 @@ pub(in crate::cli) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
 fn setup(
     a: &MpiRun,
     job: &ranks::MpiJob,
-) -> Result<(cpu_latency::HeldLatency, environment::Environment), Failure> {
+) -> Result<
+    (
+        crate::machine::cpu_latency::HeldLatency,
+        environment::Environment,
+    ),
+    Failure,
+> {
     crate::cli::check_json_path(a.json.as_deref())?;
     let allowed = crate::sys::sched::allowed_cpus()
         .map_err(|e| Failure::run(format!("sched_getaffinity: {e}")))?;

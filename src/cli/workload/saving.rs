@@ -74,7 +74,7 @@ impl Sink {
         no_save: bool,
         rep: &WorkloadRecord,
     ) -> Result<Sink, Failure> {
-        let history = crate::cli::history::writer(db, no_save, Report::Workload(rep))?;
+        let history = crate::run::save::writer(db, no_save, Report::Workload(rep))?;
         Ok(Sink {
             json,
             history,

@@ -212,6 +212,8 @@ pub enum Started {
 /// step, warnings. Every hook defaults to nothing. A hook that returns an
 /// error ends the run (the error is the run's).
 pub trait RunObserver {
+    /// The session is about to measure `figures` figures (every pass's).
+    fn planned(&mut self, _figures: usize) {}
     /// Level `level` (from 1) of `levels`, named `label`, starts (a run of
     /// several load levels, `--load-sweep`).
     fn level_started(&mut self, _level: usize, _levels: usize, _label: &str) {}
@@ -310,6 +312,8 @@ pub fn run(
 ) -> Result<Session, String> {
     let mut results: Vec<FigureResult> = Vec::new();
     let mut stopped = None;
+    let figures = plan.figure_count();
+    observers.iter_mut().for_each(|o| o.planned(figures));
     for (k, level) in plan.levels.iter().enumerate() {
         if plan.levels.len() > 1 {
             observers

@@ -2,8 +2,6 @@
 //! rule it applies is tested here without measuring anything.
 
 use super::*;
-use crate::cli::{Cli, Command};
-use clap::Parser;
 use std::time::Duration;
 
 /// A two-CPU machine where SCHED_FIFO is permitted up to `fifo`, or refused.
@@ -15,14 +13,8 @@ fn machine(fifo: Result<i32, &str>) -> Machine {
 }
 
 fn plan_on(m: &Machine, line: &[&str]) -> Result<RunPlan, Failure> {
-    let argv = ["ipcmark", "run"].iter().chain(line);
-    match Cli::try_parse_from(argv)
-        .expect("the test's command line parses")
-        .command
-    {
-        Command::Run(args) => RunPlan::from_args(&args, m),
-        _ => unreachable!("a run command"),
-    }
+    let request = crate::cli::run_request(line).expect("the test's command line parses");
+    RunPlan::from_request(&request, m)
 }
 
 fn plan(line: &[&str]) -> RunPlan {

@@ -4,11 +4,11 @@
 //! measured at its first level only.
 
 use super::RunPlan;
-use crate::cli::parse;
 use crate::engine::os::load::LoadSpec;
 use crate::engine::run::session::Level;
 use crate::presets::LoadStudy;
 use crate::record::load::LoadSettingsRecord;
+use crate::run::values as parse;
 
 /// Makes `plan`'s levels a sweep's (`--load-sweep`, a load `study`): the
 /// base load first, named "no load" (or "no irq" over an application
@@ -21,7 +21,7 @@ pub fn sweep(plan: &mut RunPlan, sweep: Option<&parse::LoadSweep>, study: Option
     let base = plan.session.levels[0]
         .load
         .clone()
-        .expect("a sweep's plan has a base load (from_args)");
+        .expect("a sweep's plan has a base load (from_request)");
     let mut loads = vec![(
         if base.specs.is_empty() {
             "no load".to_string()

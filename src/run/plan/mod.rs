@@ -1,20 +1,21 @@
 //! `ipcmark run`'s arguments turned into the whole plan of the run, by one
-//! function ([`RunPlan::from_args`]) over the arguments and what was read
+//! function ([`RunPlan::from_request`]) over the arguments and what was read
 //! of the machine ([`Machine`]): every check that can refuse a run (exit 2)
 //! happens here, before anything is measured, held or written.
 
 pub mod levels;
 mod modes;
 mod names;
-// Called after `RunPlan::from_args`: it checks the remote flags, then
+// Called after `RunPlan::from_request`: it checks the remote flags, then
 // reaches the agent (and builds a testbed) to make the plan's remote items.
 pub mod remote;
 mod settings;
 #[cfg(test)]
 mod tests;
 
-use super::parse::CpuLatency;
-use super::{Failure, FaultArg, ModeArg, PeerArg, RunArgs};
+use super::Failure;
+use super::request::{InjectedFault, PeerChoice, RunMode, RunRequest};
+use super::values::CpuLatency;
 use crate::engine::models::periodic::PeriodicSettings;
 use crate::engine::os::load::LoadPlan;
 use crate::engine::os::peer::{Fault, PeerKind};
@@ -26,7 +27,7 @@ use crate::mechanisms;
 use crate::presets::Preset;
 use crate::record::Settings;
 use modes::{check_mode_flags, check_stream_args, oneway_plan};
-pub(super) use names::resolve;
+pub use names::resolve;
 use settings::{PASSES, TIMER_PERIOD, budget, placement, score_settings};
 use std::path::PathBuf;
 
@@ -83,8 +84,8 @@ pub fn latency_request(flag: Option<CpuLatency>) -> LatencyRequest {
 /// every allowed CPU. `--load-cpus` without `--load`, or a CPU this process
 /// may not use, is refused.
 pub fn load_plan(
-    load: Option<&super::parse::LoadArg>,
-    cpus: Option<&super::parse::CpuList>,
+    load: Option<&super::values::LoadArg>,
+    cpus: Option<&super::values::CpuList>,
     measured: [Option<usize>; 2],
     allowed: &[usize],
 ) -> Result<Option<LoadPlan>, Failure> {
@@ -148,9 +149,9 @@ pub struct RunPlan {
 
 impl RunPlan {
     /// The plan of `args` on `machine`, or the usage error that refuses it.
-    pub fn from_args(args: &RunArgs, machine: &Machine) -> Result<RunPlan, Failure> {
+    pub fn from_request(req: &RunRequest, machine: &Machine) -> Result<RunPlan, Failure> {
         // Everything is validated before anything is measured or written.
-        let preset = match &args.preset {
+        let preset = match &req.preset {
             Some(name) => Some(crate::presets::find(name).ok_or_else(|| {
                 Failure::usage(format!(
                     "unknown preset '{name}'; presets: {} (see ipcmark list presets)",
@@ -161,11 +162,11 @@ impl RunPlan {
         };
         let selected = match preset {
             // A preset fixes what runs: its columns, each warm or cold.
-            Some(p) if !args.names.is_empty() => {
+            Some(p) if !req.names.is_empty() => {
                 return Err(Failure::usage(format!(
                     "--preset {} chooses its own mechanisms; drop the names {}",
                     p.name,
-                    args.names.join(" ")
+                    req.names.join(" ")
                 )));
             }
             Some(p) => p
@@ -177,23 +178,23 @@ impl RunPlan {
                     match c.mode {
                         crate::presets::ColumnMode::PingPong => Item::PingPong(m, c.cold),
                         crate::presets::ColumnMode::OneWay { interval, messages } => {
-                            Item::OneWay(m, oneway_plan(args, interval, messages))
+                            Item::OneWay(m, oneway_plan(req, interval, messages))
                         }
                         crate::presets::ColumnMode::Stream => Item::Stream(m, c.cold),
                     }
                 })
                 .collect(),
-            None => resolve(&args.names, args.cold)?,
+            None => resolve(&req.names, req.cold)?,
         };
-        check_mode_flags(args, preset)?;
-        let oneway = args.mode == Some(ModeArg::Oneway);
+        check_mode_flags(req, preset)?;
+        let oneway = req.mode == Some(RunMode::Oneway);
         let selected = if oneway {
-            if args.cold {
+            if req.cold {
                 return Err(Failure::usage(
                     "--cold applies to --mode pingpong only: a one-way figure uses warm buffers",
                 ));
             }
-            let plan = oneway_plan(args, args.interval, None);
+            let plan = oneway_plan(req, req.interval, None);
             selected
                 .into_iter()
                 .map(|sel| match sel {
@@ -210,8 +211,8 @@ impl RunPlan {
         } else {
             selected
         };
-        let selected = if args.mode == Some(ModeArg::Stream) {
-            check_stream_args(args, &selected)?;
+        let selected = if req.mode == Some(RunMode::Stream) {
+            check_stream_args(req, &selected)?;
             selected
                 .into_iter()
                 .map(|item| match item {
@@ -222,7 +223,7 @@ impl RunPlan {
         } else {
             selected
         };
-        let sizes = match (&args.sizes.list, preset, args.budget.quick) {
+        let sizes = match (&req.sizes, preset, req.budget.quick) {
             (Some(s), _, _) => s.sizes.clone(),
             (None, Some(p), _) => p.sizes.to_vec(),
             (None, None, true) => vec![64],
@@ -231,14 +232,14 @@ impl RunPlan {
             (None, None, false) => DEFAULT_SIZES.to_vec(),
         };
         let (client, server, placement_note, cpus_available) =
-            placement(args, preset.and_then(|p| p.rt_priority), machine)?;
+            placement(req, preset.and_then(|p| p.rt_priority), machine)?;
         let scores = if selected.iter().any(|s| matches!(s, Item::Scored(_))) {
-            Some(score_settings(args, &client, machine)?)
+            Some(score_settings(req, &client, machine)?)
         } else {
             None
         };
-        super::check_json_path(args.output.json.path.as_deref())?;
-        let cpu_latency = match (args.cpu_latency.limit, preset) {
+        crate::run::failure::check_json_path(req.sinks.json.as_deref())?;
+        let cpu_latency = match (req.cpu_latency, preset) {
             (None, Some(p)) if p.idle_states => LatencyRequest::None(format!(
                 "--preset {} measures with the CPUs' idle states, as its study did",
                 p.name
@@ -248,40 +249,40 @@ impl RunPlan {
         let settings = RunSettings {
             client,
             server,
-            peer: match args.peer {
-                PeerArg::Process => PeerKind::Process,
-                PeerArg::Thread => PeerKind::Thread,
+            peer: match req.peer {
+                PeerChoice::Process => PeerKind::Process,
+                PeerChoice::Thread => PeerKind::Thread,
             },
-            budget: budget(args, preset),
+            budget: budget(req, preset),
             cpus_available,
             // After the 16 messages checked before timing, and before the 16
             // checked after it, however few the timed ones are: a figure whose
             // warm-up calibrated on one slow round trip may time only a handful.
-            fault: args.fault.and_then(|f| match f {
-                FaultArg::Corrupt => Some(Fault::Corrupt),
-                FaultArg::Die => Some(Fault::Die(FAULT_AFTER)),
-                FaultArg::Hang => Some(Fault::Hang(FAULT_AFTER)),
-                FaultArg::Silent => Some(Fault::Silent),
-                FaultArg::Loopback => Some(Fault::Loopback),
-                FaultArg::SharedBuffer => Some(Fault::SharedBuffer),
-                FaultArg::Unfair => None,
+            fault: req.fault.and_then(|f| match f {
+                InjectedFault::Corrupt => Some(Fault::Corrupt),
+                InjectedFault::Die => Some(Fault::Die(FAULT_AFTER)),
+                InjectedFault::Hang => Some(Fault::Hang(FAULT_AFTER)),
+                InjectedFault::Silent => Some(Fault::Silent),
+                InjectedFault::Loopback => Some(Fault::Loopback),
+                InjectedFault::SharedBuffer => Some(Fault::SharedBuffer),
+                InjectedFault::Unfair => None,
             }),
             home: None,
         };
         let load = load_plan(
-            args.load.spec.as_ref(),
-            args.load.cpus.as_ref(),
+            req.load.spec.as_ref(),
+            req.load.cpus.as_ref(),
             [client.cpu, server.cpu],
             &machine.allowed_cpus,
         )?;
-        let passes = args.budget.passes.map_or(PASSES, |n| n as usize);
+        let passes = req.budget.passes.map_or(PASSES, |n| n as usize);
         let periodic = PeriodicSettings {
-            period: args.timer.period.unwrap_or(TIMER_PERIOD),
-            duration: args.timer.duration,
-            tolerance: args.tolerance,
-            frequencies: args.frequencies.0.clone(),
-            irq_frequency: args.irq_frequency,
-            quick: args.budget.quick,
+            period: req.timer.period.unwrap_or(TIMER_PERIOD),
+            duration: req.timer.duration,
+            tolerance: req.tolerance,
+            frequencies: req.frequencies.0.clone(),
+            irq_frequency: req.irq_frequency,
+            quick: req.budget.quick,
         };
         // Each selected item with the figures it makes.
         let items: Vec<_> = selected
@@ -299,14 +300,14 @@ impl RunPlan {
                 server_cpu: server.cpu,
                 rt_priority: client.rt_priority,
                 peer: crate::output::json::run::peer(settings.peer),
-                quick: args.budget.quick,
+                quick: req.budget.quick,
                 passes,
                 budget: (&settings.budget).into(),
                 placement_note,
                 cpu_latency_us: None,
                 load: load.as_ref().map(Into::into),
                 load_sweep: None,
-                preset: args.preset.clone(),
+                preset: req.preset.clone(),
                 scores: scores.as_ref().map(|(ss, refused)| {
                     crate::record::run::ScoreSettingsRecord {
                         cpu: ss.cpu,
@@ -326,7 +327,7 @@ impl RunPlan {
                 levels: vec![session::Level::only(load, items_len)],
             },
             preset,
-            json: args.output.json.path.clone(),
+            json: req.sinks.json.clone(),
             cpu_latency,
             mpi: None,
         })

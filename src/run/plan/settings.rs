@@ -2,11 +2,12 @@
 //! placement, the budget, the score model's settings, and the defaults of
 //! each.
 
-use super::super::{Failure, FaultArg, RunArgs};
 use super::Machine;
 use crate::engine::measure::{Budget, Precision};
 use crate::engine::models::score::{self, ScoreSettings};
 use crate::engine::os::placement::SidePlacement;
+use crate::run::Failure;
+use crate::run::request::{InjectedFault, RunRequest};
 use std::time::Duration;
 
 /// Client and server placement, and a remark when the machine forces one.
@@ -14,7 +15,7 @@ use std::time::Duration;
 /// `--rt` is not given; when it is not permitted the run goes on under
 /// SCHED_OTHER and the note says so.
 pub(super) fn placement(
-    args: &RunArgs,
+    req: &RunRequest,
     preset_rt: Option<i32>,
     machine: &Machine,
 ) -> Result<(SidePlacement, SidePlacement, Option<String>, usize), Failure> {
@@ -26,7 +27,7 @@ pub(super) fn placement(
             .join(",")
     };
     let mut note = None;
-    let cpus = match &args.cpus {
+    let cpus = match &req.cpus {
         Some(list) => {
             let list = &list.0;
             for &c in list {
@@ -49,20 +50,20 @@ pub(super) fn placement(
         }
     };
     let client_cpu = cpus[0];
-    let server_cpu = if args.same_cpu || cpus.len() == 1 {
+    let server_cpu = if req.same_cpu || cpus.len() == 1 {
         cpus[0]
     } else {
         cpus[1]
     };
-    if let Some(prio) = args.rt
+    if let Some(prio) = req.rt
         && let Some(e) = machine.fifo_refused(prio)
     {
         return Err(Failure::usage(format!(
             "--rt {prio}: SCHED_FIFO is not permitted here ({e}); run as root or grant CAP_SYS_NICE"
         )));
     }
-    let mut rt = args.rt;
-    if let (None, Some(prio)) = (args.rt, preset_rt) {
+    let mut rt = req.rt;
+    if let (None, Some(prio)) = (req.rt, preset_rt) {
         match machine.fifo_refused(prio) {
             None => rt = Some(prio),
             Some(e) => {
@@ -86,28 +87,28 @@ pub(super) fn placement(
 /// The run's budget from its flags; a preset's own sampling time
 /// ([`crate::presets::Preset::max_time`]) where `--max-time` is not given,
 /// never longer than the default (`--quick`'s included).
-pub(super) fn budget(args: &RunArgs, preset: Option<&crate::presets::Preset>) -> Budget {
-    let quick = args.budget.quick;
+pub(super) fn budget(req: &RunRequest, preset: Option<&crate::presets::Preset>) -> Budget {
+    let quick = req.budget.quick;
     let default_max_time = Duration::from_millis(if quick { 250 } else { 1000 });
     Budget {
         warmup: Duration::from_millis(if quick { 30 } else { 100 }),
-        sample_time: args
+        sample_time: req
             .budget
             .sample_time
             .unwrap_or(Duration::from_millis(if quick { 15 } else { 40 })),
-        samples: args
+        samples: req
             .budget
             .samples
             .map_or(if quick { 7 } else { 11 }, |n| n as usize),
         precision: Precision {
-            target: args.budget.precision.unwrap_or(
-                if args.sizes.list.as_ref().is_some_and(|s| s.sweep) {
+            target: req.budget.precision.unwrap_or(
+                if req.sizes.as_ref().is_some_and(|s| s.sweep) {
                     SWEEP_PRECISION
                 } else {
                     PRECISION
                 },
             ),
-            max_time: args.budget.max_time.unwrap_or(
+            max_time: req.budget.max_time.unwrap_or(
                 preset
                     .and_then(|p| p.max_time)
                     .map_or(default_max_time, |t| t.min(default_max_time)),
@@ -115,7 +116,7 @@ pub(super) fn budget(args: &RunArgs, preset: Option<&crate::presets::Preset>) ->
         },
         histogram_time: Duration::from_millis(if quick { 50 } else { 200 }),
         verify_rounds: 16,
-        timeout: args.budget.timeout.limit,
+        timeout: req.budget.timeout,
     }
 }
 
@@ -152,11 +153,11 @@ const SCORE_PERIOD_MIN: Duration = Duration::from_millis(10);
 /// The score model's settings, checked: `--period` of at least
 /// [`SCORE_PERIOD_MIN`], and whether SCHED_FIFO is permitted (if not, why).
 pub(super) fn score_settings(
-    args: &RunArgs,
+    req: &RunRequest,
     client: &SidePlacement,
     machine: &Machine,
 ) -> Result<(ScoreSettings, Option<String>), Failure> {
-    let period = args.timer.period.unwrap_or(if args.budget.quick {
+    let period = req.timer.period.unwrap_or(if req.budget.quick {
         SCORE_PERIOD_QUICK
     } else {
         SCORE_PERIOD
@@ -173,8 +174,8 @@ pub(super) fn score_settings(
             intervals: score::INTERVALS,
             cpu: client.cpu,
             fifo: refused.is_none(),
-            timeout: args.budget.timeout.limit,
-            unfair: args.fault == Some(FaultArg::Unfair),
+            timeout: req.budget.timeout,
+            unfair: req.fault == Some(InjectedFault::Unfair),
         },
         refused,
     ))

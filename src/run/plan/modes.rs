@@ -1,21 +1,22 @@
 //! The flags of the one-way and stream modes, checked against the mode and
 //! the preset, and the one-way plan they make.
 
-use super::super::{Failure, ModeArg, RunArgs};
 use crate::engine::models::oneway::OneWayPlan;
 use crate::engine::run::session::Item;
 use crate::mechanisms;
+use crate::run::Failure;
+use crate::run::request::{RunMode, RunRequest};
 use std::time::Duration;
 
 /// The one-way plan for a figure set: `--interval`, `--window`, `--messages`
 /// and `--quick`, or a preset column's interval and count.
 pub(super) fn oneway_plan(
-    args: &RunArgs,
+    req: &RunRequest,
     interval: Option<Duration>,
     preset_messages: Option<u64>,
 ) -> OneWayPlan {
-    let quick = args.budget.quick;
-    let window = args.window.unwrap_or(if quick { 10_000 } else { 100_000 });
+    let quick = req.budget.quick;
+    let window = req.window.unwrap_or(if quick { 10_000 } else { 100_000 });
     let default_messages = match interval {
         Some(_) => preset_messages
             .filter(|_| !quick)
@@ -24,7 +25,7 @@ pub(super) fn oneway_plan(
     };
     OneWayPlan {
         interval,
-        messages: args.messages.unwrap_or(default_messages),
+        messages: req.messages.unwrap_or(default_messages),
         window,
         max_time: Duration::from_secs(if quick { 10 } else { 60 }),
     }
@@ -32,11 +33,11 @@ pub(super) fn oneway_plan(
 
 /// Checks the one-way flags against `--mode` and `--preset` (exit 2).
 pub(super) fn check_mode_flags(
-    args: &RunArgs,
+    req: &RunRequest,
     preset: Option<&crate::presets::Preset>,
 ) -> Result<(), Failure> {
     if let Some(p) = preset {
-        if args.mode.is_some() || args.interval.is_some() {
+        if req.mode.is_some() || req.interval.is_some() {
             return Err(Failure::usage(format!(
                 "--preset {} sets each column's mode and interval; drop --mode and --interval",
                 p.name
@@ -46,7 +47,7 @@ pub(super) fn check_mode_flags(
             .columns
             .iter()
             .any(|c| matches!(c.mode, crate::presets::ColumnMode::OneWay { .. }));
-        if !has_oneway && (args.window.is_some() || args.messages.is_some()) {
+        if !has_oneway && (req.window.is_some() || req.messages.is_some()) {
             return Err(Failure::usage(format!(
                 "--window and --messages apply to mode oneway; preset {} has no one-way column",
                 p.name
@@ -54,17 +55,17 @@ pub(super) fn check_mode_flags(
         }
         return Ok(());
     }
-    if args.mode != Some(ModeArg::Oneway) {
+    if req.mode != Some(RunMode::Oneway) {
         for (flag, given) in [
-            ("--interval", args.interval.is_some()),
-            ("--window", args.window.is_some()),
-            ("--messages", args.messages.is_some()),
+            ("--interval", req.interval.is_some()),
+            ("--window", req.window.is_some()),
+            ("--messages", req.messages.is_some()),
         ] {
             if given {
                 return Err(Failure::usage(format!(
                     "{flag} applies to --mode oneway only (mode is {})",
-                    match args.mode {
-                        Some(ModeArg::Stream) => "stream",
+                    match req.mode {
+                        Some(RunMode::Stream) => "stream",
                         Some(_) => "pingpong",
                         None => "pingpong by default",
                     }
@@ -77,8 +78,8 @@ pub(super) fn check_mode_flags(
 
 /// `--mode stream` streams IPC mechanisms only, and its board holds a
 /// bounded number of samples.
-pub(super) fn check_stream_args(args: &RunArgs, selected: &[Item]) -> Result<(), Failure> {
-    if let Some(p) = &args.preset {
+pub(super) fn check_stream_args(req: &RunRequest, selected: &[Item]) -> Result<(), Failure> {
+    if let Some(p) = &req.preset {
         return Err(Failure::usage(format!(
             "--mode stream: --preset {p} reproduces a ping-pong study; drop one of them"
         )));
@@ -98,7 +99,7 @@ pub(super) fn check_stream_args(args: &RunArgs, selected: &[Item]) -> Result<(),
             mechanisms::ids().join(", ")
         )));
     }
-    if let Some(n) = args.budget.samples
+    if let Some(n) = req.budget.samples
         && n as usize > crate::engine::models::stream::MAX_SAMPLES
     {
         return Err(Failure::usage(format!(

@@ -1,10 +1,10 @@
 //! The names given to `ipcmark run` (mechanism ids, benchmark ids, group
 //! names) resolved to the items a session measures, each once.
 
-use super::super::Failure;
 use crate::benchmarks;
 use crate::engine::run::session::Item;
 use crate::mechanisms;
+use crate::run::Failure;
 
 impl From<benchmarks::Benchmark> for Item {
     fn from(b: benchmarks::Benchmark) -> Self {
@@ -34,7 +34,7 @@ pub(super) fn key(item: &Item) -> (&'static str, bool, u64) {
 
 /// Resolves the names given to `ipcmark run`: mechanism ids, benchmark ids and
 /// group names, in the order given, each thing once. No name: the ipc group.
-pub(in crate::cli) fn resolve(names: &[String], cold: bool) -> Result<Vec<Item>, Failure> {
+pub fn resolve(names: &[String], cold: bool) -> Result<Vec<Item>, Failure> {
     let ipc = || {
         mechanisms::REGISTRY
             .iter()

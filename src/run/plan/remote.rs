@@ -9,7 +9,6 @@
 //! reach the agent run errors (exit 1).
 
 use super::RunPlan;
-use crate::cli::{DirectionArg, Failure, ModeArg, RunArgs};
 use crate::record::remote::RemoteRunRecord;
 use crate::remote::auth::read_token_file;
 use crate::remote::client::{Agent, CONNECT_TIMEOUT};
@@ -17,6 +16,8 @@ use crate::remote::figures::{Direction, SharedControl};
 use crate::remote::items;
 use crate::remote::link;
 use crate::remote::own_agent::OwnAgent;
+use crate::run::Failure;
+use crate::run::request::{RunMode, RunRequest, StreamDirection};
 use crate::testbed::{Options, Testbed};
 use std::sync::{Arc, Mutex};
 
@@ -31,26 +32,26 @@ pub struct RemoteRun {
 
 /// Checks the remote flags against the rest (exit 2), before anything is
 /// connected or measured.
-pub fn check(args: &RunArgs, network_preset: bool) -> Result<(), Failure> {
-    if args.remote.is_none() && !network_preset {
+pub fn check(req: &RunRequest, network_preset: bool) -> Result<(), Failure> {
+    if req.remote.is_none() && !network_preset {
         return Ok(());
     }
-    if args.direction.is_some() && args.mode != Some(ModeArg::Stream) {
+    if req.direction.is_some() && req.mode != Some(RunMode::Stream) {
         return Err(Failure::usage(
             "--direction says which way a stream flows: give --mode stream too",
         ));
     }
-    if args.cold {
+    if req.cold {
         return Err(Failure::usage(
             "--cold: the agent's side of a remote figure always uses one warm buffer; drop --cold",
         ));
     }
-    if args.load.spec.is_some() || args.load_sweep.is_some() {
+    if req.load.spec.is_some() || req.load_sweep.is_some() {
         return Err(Failure::usage(
             "--load holds a load on this host only; a remote run takes no --load",
         ));
     }
-    if args.cpus.as_ref().is_some_and(|c| c.0.len() > 1) || args.same_cpu {
+    if req.cpus.as_ref().is_some_and(|c| c.0.len() > 1) || req.same_cpu {
         return Err(Failure::usage(
             "with --remote, --cpus names this host's CPU only (one); the agent's is --remote-cpu",
         ));
@@ -62,31 +63,31 @@ pub fn check(args: &RunArgs, network_preset: bool) -> Result<(), Failure> {
 /// without it) and turns the plan's tcp and udp items into remote ones.
 /// Names other than tcp and udp are refused (exit 2); with no names, the
 /// plan's other mechanisms are left out.
-pub fn attach(args: &RunArgs, plan: &mut RunPlan) -> Result<Option<RemoteRun>, Failure> {
+pub fn attach(req: &RunRequest, plan: &mut RunPlan) -> Result<Option<RemoteRun>, Failure> {
     let network_preset = plan.preset.is_some_and(|p| p.network);
-    if args.remote.is_none() && !network_preset {
+    if req.remote.is_none() && !network_preset {
         return Ok(None);
     }
-    let direction = match args.direction {
-        Some(DirectionArg::Receive) => Direction::Receive,
+    let direction = match req.direction {
+        Some(StreamDirection::Receive) => Direction::Receive,
         _ => Direction::Send,
     };
-    let explicit = !args.names.is_empty();
+    let explicit = !req.names.is_empty();
     // Every refusal of the plan comes before a testbed is built or an
     // agent reached.
     let chosen = items::choose(std::mem::take(&mut plan.session.items), direction, explicit)
         .map_err(Failure::usage)?;
-    let testbed = match &args.remote {
+    let testbed = match &req.remote {
         Some(_) => None,
         None => Some(testbed_for_preset()?),
     };
-    let token = match (&args.token_file, &testbed) {
+    let token = match (&req.token_file, &testbed) {
         (Some(path), _) => Some(read_token_file(path).map_err(Failure::usage)?),
         (None, Some(t)) => Some(read_token_file(t.bed.token_path()).map_err(Failure::run)?),
         (None, None) => None,
     };
     let authenticated = token.is_some();
-    let agent = match (&args.remote, &testbed) {
+    let agent = match (&req.remote, &testbed) {
         (Some(spec), _) => Agent::connect(spec, token, CONNECT_TIMEOUT),
         (None, Some(t)) => t.agent.connect(token),
         (None, None) => unreachable!("a testbed is built without --remote"),
@@ -98,15 +99,15 @@ pub fn attach(args: &RunArgs, plan: &mut RunPlan) -> Result<Option<RemoteRun>, F
         agent_version: agent.agent_version().to_string(),
         agent_environment: agent.environment().clone(),
         authenticated,
-        agent_cpu: args.remote_cpu,
+        agent_cpu: req.remote_cpu,
     };
     // Without a speed the figures have no efficiency; the run goes on.
-    let link = link::link_to(addr, args.link_speed)
+    let link = link::link_to(addr, req.link_speed)
         .map_err(|w| eprintln!("warning: {w}"))
         .ok();
     let control: SharedControl = Arc::new(Mutex::new(Box::new(agent)));
     plan.session.items =
-        items::external(chosen, control, link, args.remote_cpu).map_err(Failure::usage)?;
+        items::external(chosen, control, link, req.remote_cpu).map_err(Failure::usage)?;
     Ok(Some(RemoteRun {
         record,
         _testbed: testbed,

@@ -1,0 +1,100 @@
+//! `ipcmark explain`: its flags, the run they ask for, and the page and
+//! anatomies printed; the measuring and tracing are the study's
+//! (`studies::explain`).
+
+use super::run::{Printing, finish, measure};
+use super::{Failure, flags, heading, parse, print_stdout};
+use crate::run::RunRequest;
+use crate::studies::explain;
+use clap::Args;
+use std::process::ExitCode;
+
+/// Arguments of `ipcmark explain`: `run`'s placement, budget, load and
+/// output flags, and the traced pass's length.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// Ping-pong mechanisms (pipe, unix-stream, shm-futex, …), op-mode
+    /// benchmarks (getpid, yield-switch, task-switch, …) or a timer's
+    /// wake-up latency (timer-latency) to explain. See `ipcmark list`.
+    #[arg(value_name = "NAME", required = true)]
+    names: Vec<String>,
+    #[command(flatten)]
+    sizes: flags::Sizes,
+    /// CPUs for client and server ("0,1"); one CPU puts both sides on it.
+    #[arg(long, value_name = "A,B", value_parser = parse::cpu_list_arg,
+          help_heading = heading::PLACEMENT)]
+    cpus: Option<parse::CpuList>,
+    /// Pin client and server to the same CPU (the first of --cpus).
+    #[arg(long, help_heading = heading::PLACEMENT)]
+    same_cpu: bool,
+    /// Run both sides under SCHED_FIFO at this priority (1-99).
+    #[arg(long, value_name = "PRIO", value_parser = clap::value_parser!(i32).range(1..=99),
+          help_heading = heading::PLACEMENT)]
+    rt: Option<i32>,
+    #[command(flatten, next_help_heading = heading::PLACEMENT)]
+    cpu_latency: flags::CpuLatency,
+    #[command(flatten)]
+    budget: flags::Budget,
+    #[command(flatten)]
+    output: flags::Output,
+    #[command(flatten)]
+    load: flags::Load,
+    #[command(flatten)]
+    timer: flags::Timer,
+    /// Round trips (a mechanism), operations (an op-mode benchmark) or
+    /// wake-ups (a timer's wake-up latency: at most 30 s of them) in each
+    /// figure's traced pass.
+    #[arg(long, value_name = "N", default_value_t = 2000,
+          value_parser = clap::value_parser!(u64).range(10..=200_000),
+          help_heading = heading::SELECTION)]
+    round_trips: u64,
+}
+
+/// Runs `ipcmark explain`.
+pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
+    explain::check_names(&args.names)?;
+    let round_trips = args.round_trips as usize;
+    let printing = Printing {
+        long: args.output.long,
+        quiet: false,
+    };
+    let mut request = RunRequest {
+        names: args.names,
+        sizes: args.sizes.list,
+        cpus: args.cpus,
+        same_cpu: args.same_cpu,
+        rt: args.rt,
+        cpu_latency: args.cpu_latency.limit,
+        budget: args.budget.into_request(),
+        load: args.load.into_request(),
+        timer: args.timer.into_request(),
+        ..RunRequest::default()
+    };
+    args.output.into_sinks(&mut request.sinks);
+    let outcome = measure(request)?;
+    finish(
+        outcome,
+        printing,
+        None,
+        Some(&mut |outcome| {
+            let done = explain::explain_run(outcome, round_trips);
+            let mut out = String::new();
+            for (benchmark, size, ex) in &done.anatomies {
+                out.push_str(&crate::output::explain::render(
+                    benchmark,
+                    *size,
+                    ex,
+                    printing.long,
+                ));
+            }
+            print_stdout(&out)?;
+            if !done.failed.is_empty() {
+                return Err(Failure::run(format!(
+                    "explain: no anatomy for {}",
+                    done.failed.join("; ")
+                )));
+            }
+            Ok(())
+        }),
+    )
+}
