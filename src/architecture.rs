@@ -376,3 +376,76 @@ fn the_allowed_lists_make_no_circle() {
         }
     }
 }
+
+/// What the command line may not name: the engine's measuring (its timing
+/// models, the runner and the session, what a figure is measured with and
+/// what a pass gives), the kernel's tracing and scheduler counters, the
+/// wake-up probe, statistics and the clocks. cli parses flags, asks the
+/// run layer or a study for runs, and prints what they give.
+const CLI_MAY_NOT_NAME: &[&str] = &[
+    "crate::engine::models",
+    "crate::engine::measure",
+    "crate::engine::run::runner",
+    "crate::engine::run::session",
+    "crate::engine::run::sweep",
+    "crate::engine::run::passes",
+    "crate::engine::run::correct",
+    "crate::engine::run::coverage",
+    "crate::engine::run::under_load",
+    "crate::engine::run::figure",
+    "crate::machine::tracefs",
+    "crate::machine::schedstat",
+    "crate::machine::wakeup",
+    "crate::stats",
+    "crate::sys::clock",
+];
+
+#[test]
+fn the_command_line_neither_measures_nor_traces_nor_computes_statistics() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&src.join("cli"), &mut files);
+    let mut found = Vec::new();
+    for file in &files {
+        let code = code_of(file);
+        for path in CLI_MAY_NOT_NAME {
+            if code.contains(path) {
+                found.push(format!("{} names {path}", file.display()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+    // The list names paths that exist and are used: the studies trace.
+    let mut studies = Vec::new();
+    walk(&src.join("studies"), &mut studies);
+    assert!(
+        studies
+            .iter()
+            .any(|f| code_of(f).contains("crate::machine::tracefs")),
+        "no study names crate::machine::tracefs: is the list stale?"
+    );
+}
+
+/// A run is asked for through `run::RunRequest`: no code makes one up from
+/// a command line (a clap parse of made-up arguments, `RunArgs::defaults`).
+#[test]
+fn no_run_is_asked_for_through_a_made_up_command_line() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    let needles = [
+        ["RunArgs", "::defaults"].concat(),
+        ["try_parse", "_from("].concat(),
+        ["try_get_matches", "_from("].concat(),
+    ];
+    for file in &files {
+        let code = code_of(file);
+        for needle in &needles {
+            assert!(
+                !code.contains(needle.as_str()),
+                "{} asks for a run through a made-up command line ({needle})",
+                file.display()
+            );
+        }
+    }
+}

@@ -332,16 +332,6 @@ impl RunArgs {
     }
 }
 
-/// The request `ipcmark run ARGS…` stands for (tests of the plan's rules).
-#[cfg(test)]
-pub(crate) fn run_request(args: &[&str]) -> Result<RunRequest, clap::Error> {
-    let argv = ["ipcmark", "run"].iter().chain(args);
-    match Cli::try_parse_from(argv)?.command {
-        Command::Run(a) => Ok(a.into_request().0),
-        _ => unreachable!("a run command"),
-    }
-}
-
 /// Parses the command line and runs the command; returns the exit code.
 pub fn main() -> ExitCode {
     #[cfg(not(feature = "mpi"))]
@@ -456,8 +446,17 @@ pub(crate) fn say(args: std::fmt::Arguments) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// The request `ipcmark run ARGS…` stands for (tests of the plan's rules).
+    pub(crate) fn run_request(args: &[&str]) -> Result<RunRequest, clap::Error> {
+        let argv = ["ipcmark", "run"].iter().chain(args);
+        match Cli::try_parse_from(argv)?.command {
+            Command::Run(a) => Ok(a.into_request().0),
+            _ => unreachable!("a run command"),
+        }
+    }
 
     /// `RunRequest::default()` is what `ipcmark run` with no name and no
     /// flag asks for: the studies start from it, so a default changed in

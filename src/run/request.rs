@@ -9,7 +9,8 @@
 //! The enums derive clap's `ValueEnum` so the command line parses them as
 //! they are: their doc comments are the help of their values.
 
-use crate::engine::run::session::External;
+/// A source of figures that measures them itself (the MPI figures).
+pub use crate::engine::run::session::External;
 use crate::machine::environment::MpiJob;
 use crate::record::map::MapSettingsRecord;
 use clap::ValueEnum;

@@ -324,7 +324,7 @@ mod tests {
         };
         let run = |flags: &[&str]| {
             let argv: Vec<&str> = ["tcp"].iter().chain(flags).copied().collect();
-            crate::cli::run_request(&argv).expect("parses")
+            crate::cli::tests::run_request(&argv).expect("parses")
         };
         let with_timeout: Vec<&str> = shared.iter().copied().chain(["--timeout", "30s"]).collect();
         assert_eq!(
