@@ -20,6 +20,8 @@ mod report;
 mod run;
 mod selftest;
 mod serve;
+#[cfg(test)]
+pub(crate) mod test_support;
 mod testbed;
 mod watch;
 mod workload;
@@ -446,17 +448,9 @@ pub(crate) fn say(args: std::fmt::Arguments) {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-
-    /// The request `ipcmark run ARGS…` stands for (tests of the plan's rules).
-    pub(crate) fn run_request(args: &[&str]) -> Result<RunRequest, clap::Error> {
-        let argv = ["ipcmark", "run"].iter().chain(args);
-        match Cli::try_parse_from(argv)?.command {
-            Command::Run(a) => Ok(a.into_request().0),
-            _ => unreachable!("a run command"),
-        }
-    }
+    use test_support::run_request;
 
     /// `RunRequest::default()` is what `ipcmark run` with no name and no
     /// flag asks for: the studies start from it, so a default changed in

@@ -8,13 +8,12 @@ use super::Failure;
 use super::flags;
 use super::run::{Printing, finish, measure};
 use crate::engine::os::peer::Fault;
-use crate::engine::run::session::External;
 use crate::mpi::bandwidth::WindowFigures;
 use crate::mpi::pingpong::{MpiPingPong, serve};
 use crate::mpi::{World, ranks};
 use crate::mpi::{deadline, window};
 use crate::run::RunRequest;
-use crate::run::request::ExternalFigures;
+use crate::run::request::{External, ExternalFigures};
 use clap::{Args, Subcommand};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -324,7 +323,7 @@ mod tests {
         };
         let run = |flags: &[&str]| {
             let argv: Vec<&str> = ["tcp"].iter().chain(flags).copied().collect();
-            crate::cli::tests::run_request(&argv).expect("parses")
+            crate::cli::test_support::run_request(&argv).expect("parses")
         };
         let with_timeout: Vec<&str> = shared.iter().copied().chain(["--timeout", "30s"]).collect();
         assert_eq!(

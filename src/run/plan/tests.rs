@@ -13,7 +13,8 @@ fn machine(fifo: Result<i32, &str>) -> Machine {
 }
 
 fn plan_on(m: &Machine, line: &[&str]) -> Result<RunPlan, Failure> {
-    let request = crate::cli::tests::run_request(line).expect("the test's command line parses");
+    let request =
+        crate::cli::test_support::run_request(line).expect("the test's command line parses");
     RunPlan::from_request(&request, m)
 }
 
