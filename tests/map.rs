@@ -87,6 +87,11 @@ fn a_map_measures_every_pair_skips_shm_spins_diagonal_and_its_csv_reads_back() {
                     assert!(c["median_ns"].is_null());
                     assert!(c["reason"].as_str().unwrap().contains("two CPUs"));
                 }
+                // A busy-wait hand-off across CPUs can come out under the
+                // clock's resolution on a fast host: measured, and said so.
+                ("shm-spin", false) if c["status"] == "below_resolution" => {
+                    assert!(c["median_ns"].is_null(), "no median is printed for it: {c}");
+                }
                 _ => {
                     assert_eq!(c["status"], "ok", "{c}");
                     assert!(c["median_ns"].as_f64().unwrap() > 0.0);
