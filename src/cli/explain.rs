@@ -3,7 +3,7 @@
 //! (`studies::explain`).
 
 use super::run::{Printing, finish, measure};
-use super::{Failure, flags, heading, parse, print_stdout};
+use super::{Failure, flags, heading, print_stdout};
 use crate::run::RunRequest;
 use crate::studies::explain;
 use clap::Args;
@@ -20,17 +20,8 @@ pub struct ExplainArgs {
     names: Vec<String>,
     #[command(flatten)]
     sizes: flags::Sizes,
-    /// CPUs for client and server ("0,1"); one CPU puts both sides on it.
-    #[arg(long, value_name = "A,B", value_parser = parse::cpu_list_arg,
-          help_heading = heading::PLACEMENT)]
-    cpus: Option<parse::CpuList>,
-    /// Pin client and server to the same CPU (the first of --cpus).
-    #[arg(long, help_heading = heading::PLACEMENT)]
-    same_cpu: bool,
-    /// Run both sides under SCHED_FIFO at this priority (1-99).
-    #[arg(long, value_name = "PRIO", value_parser = clap::value_parser!(i32).range(1..=99),
-          help_heading = heading::PLACEMENT)]
-    rt: Option<i32>,
+    #[command(flatten)]
+    pair: flags::Pair,
     #[command(flatten, next_help_heading = heading::PLACEMENT)]
     cpu_latency: flags::CpuLatency,
     #[command(flatten)]
@@ -61,9 +52,9 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
     let mut request = RunRequest {
         names: args.names,
         sizes: args.sizes.list,
-        cpus: args.cpus,
-        same_cpu: args.same_cpu,
-        rt: args.rt,
+        cpus: args.pair.cpus,
+        same_cpu: args.pair.same_cpu,
+        rt: args.pair.rt,
         cpu_latency: args.cpu_latency.limit,
         budget: args.budget.into_request(),
         load: args.load.into_request(),

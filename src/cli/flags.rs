@@ -212,6 +212,22 @@ pub struct Timer {
 }
 
 /// `--load` and `--load-cpus`: a load held while measuring (`run`, `workload`).
+/// Where a run's two sides go: `run` and `explain` alike.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = heading::PLACEMENT)]
+pub struct Pair {
+    /// CPUs for client and server ("0,1"); one CPU puts both sides on it.
+    #[arg(id = "cpus", long = "cpus", value_name = "A,B", value_parser = parse::cpu_list_arg)]
+    pub cpus: Option<parse::CpuList>,
+    /// Pin client and server to the same CPU (the first of --cpus).
+    #[arg(id = "same_cpu", long = "same-cpu")]
+    pub same_cpu: bool,
+    /// Run both sides under SCHED_FIFO at this priority (1-99).
+    #[arg(id = "rt", long = "rt", value_name = "PRIO",
+          value_parser = clap::value_parser!(i32).range(1..=99))]
+    pub rt: Option<i32>,
+}
+
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = heading::LOAD)]
 pub struct Load {

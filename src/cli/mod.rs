@@ -197,17 +197,8 @@ pub struct RunArgs {
     /// slot of a region twice the size of the last-level cache.
     #[arg(long, help_heading = heading::SIZES)]
     cold: bool,
-    /// CPUs for client and server ("0,1"); one CPU puts both sides on it.
-    #[arg(long, value_name = "A,B", value_parser = parse::cpu_list_arg,
-          help_heading = heading::PLACEMENT)]
-    cpus: Option<parse::CpuList>,
-    /// Pin client and server to the same CPU (the first of --cpus).
-    #[arg(long, help_heading = heading::PLACEMENT)]
-    same_cpu: bool,
-    /// Run both sides under SCHED_FIFO at this priority (1-99).
-    #[arg(long, value_name = "PRIO", value_parser = clap::value_parser!(i32).range(1..=99),
-          help_heading = heading::PLACEMENT)]
-    rt: Option<i32>,
+    #[command(flatten)]
+    pair: flags::Pair,
     /// Run the echo server as a forked process or a thread.
     #[arg(long, value_enum, default_value_t = PeerChoice::Process, help_heading = heading::PLACEMENT)]
     peer: PeerChoice,
@@ -305,9 +296,9 @@ impl RunArgs {
             dbus_address: self.dbus.address,
             sizes: self.sizes.list,
             cold: self.cold,
-            cpus: self.cpus,
-            same_cpu: self.same_cpu,
-            rt: self.rt,
+            cpus: self.pair.cpus,
+            same_cpu: self.pair.same_cpu,
+            rt: self.pair.rt,
             peer: self.peer,
             cpu_latency: self.cpu_latency.limit,
             budget: self.budget.into_request(),
