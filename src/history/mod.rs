@@ -12,10 +12,12 @@ mod import;
 mod open;
 mod schema;
 mod selftest;
+mod stored;
 mod watch;
 mod writer;
 
 pub use import::check_file;
+pub use stored::{OpenError, Opened, StoredRun, open};
 pub use watch::Cached;
 pub use writer::{Report, RunWriter};
 
@@ -434,23 +436,6 @@ pub fn is_file_spec(spec: &str) -> bool {
     Path::new(spec).is_file() || spec.ends_with(".json")
 }
 
-/// The JSON report `spec` names, with a label for it (the file's path, or
-/// `run N`): the helper `ipcmark compare` and `ipcmark report` share. The
-/// history (`db`, or the default one) is opened only for a stored run.
-pub fn load_spec(db: Option<&Path>, spec: &str) -> Result<(String, Value), Error> {
-    if is_file_spec(spec) {
-        let text = std::fs::read_to_string(spec)
-            .map_err(|e| Error::Usage(format!("cannot read {spec}: {e}")))?;
-        let mut v = serde_json::from_str(&text)
-            .map_err(|e| Error::Usage(format!("{spec} is not JSON: {e}")))?;
-        crate::output::sanitise::report(&mut v);
-        return Ok((spec.to_string(), v));
-    }
-    let store = Store::open_reader(&path_or_default(db)?)?;
-    let id = store.resolve(spec)?;
-    Ok((format!("run {id}"), store.load_report(id)?))
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -566,10 +551,9 @@ pub(crate) mod tests {
             let whole = crate::record::workload::tests::parse(text).unwrap();
             let mut r = WorkloadRecord {
                 configurations: Vec::new(),
-                complete: false,
-                finished_at: None,
                 ..whole.clone()
             };
+            (r.header.complete, r.header.finished_at) = (false, None);
             let mut w =
                 RunWriter::start(Store::open(&path).unwrap(), Report::Workload(&r)).unwrap();
             for c in &whole.configurations {
