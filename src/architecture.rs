@@ -257,6 +257,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("history", &["record", "output"]),
+    ("studies", &["history", "analysis", "record"]),
     (
         "remote",
         &["output", "record", "machine", "engine", "stats", "sys"],
@@ -266,6 +267,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "cli",
         &[
+            "studies",
             "history",
             "analysis",
             "remote",

@@ -19,6 +19,7 @@ mod presets;
 mod record;
 mod remote;
 mod stats;
+mod studies;
 #[allow(unsafe_code)]
 mod sys;
 mod testbed;

@@ -9,24 +9,24 @@ use crate::record::RunRecord;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// The run `spec` names (a file as before, or a run of the history) and
-/// its label in the comparison, through `history::open`.
-pub(super) fn load(db: Option<&Path>, spec: &str) -> Result<(String, RunRecord), Failure> {
-    // A file and a stored run that are no run say so in words of their own.
-    let not_a_run = if crate::history::is_file_spec(spec) {
-        "is not an ipcmark run report"
-    } else {
-        "is not a run of ipcmark run"
-    };
-    super::history::open_run(
-        db,
-        spec,
-        &super::history::RunsOnly {
-            reads: "compare",
-            not_a_run,
-            not_json: Some("is not an ipcmark run report"),
+/// How compare words a spec that gave no run: a file and a stored run
+/// that are none say so in words of their own.
+pub(super) fn words(spec: &str) -> super::history::RunsOnly {
+    super::history::RunsOnly {
+        reads: "compare",
+        not_a_run: if crate::history::is_file_spec(spec) {
+            "is not an ipcmark run report"
+        } else {
+            "is not a run of ipcmark run"
         },
-    )
+        not_json: Some("is not an ipcmark run report"),
+    }
+}
+
+/// The run `spec` names (a file, or a run of the history) and its label
+/// in the comparison, through `history::open_run`.
+fn load(db: Option<&Path>, spec: &str) -> Result<(String, RunRecord), Failure> {
+    super::history::open_run(db, spec, &words(spec))
 }
 
 pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {

@@ -3,7 +3,9 @@
 //! `workload` hand their reports to.
 
 use super::{Failure, print_stdout};
-use crate::history::{self, Error, OpenError, Opened, Prune, Report, RunWriter, Store, StoredRun};
+use crate::history::{
+    self, Error, OpenError, Opened, Prune, Refused, Report, RunWriter, Store, StoredRun,
+};
 use crate::output::{csv, sanitise};
 use crate::record::RunRecord;
 use clap::{Args, ValueEnum};
@@ -321,52 +323,50 @@ pub(super) struct RunsOnly {
 }
 
 /// The run of `ipcmark run` `spec` names (a file, or a run of the history
-/// at `db`), with its label: through `history::open`, refused in the
+/// at `db`), with its label: through `history::open_run`, refused in the
 /// command's words when it is another report.
 pub(super) fn open_run(
     db: Option<&Path>,
     spec: &str,
     words: &RunsOnly,
 ) -> Result<(String, RunRecord), Failure> {
-    let schema = |label: &str, schema: &str| {
-        Failure::usage(format!(
-            "{label} has schema '{schema}'; {} reads '{}'",
-            words.reads,
-            crate::record::SCHEMA
-        ))
-    };
-    match history::open(db, spec) {
-        Ok(Opened {
-            label,
-            run: StoredRun::Run(run),
-            ..
-        }) => Ok((label, run)),
-        Ok(Opened { label, run, .. }) => Err(schema(&label, run.schema())),
-        Err(OpenError::Schema {
-            label,
-            schema: None,
-        }) => Err(Failure::usage(format!(
-            "{label} {}: no schema",
-            words.not_a_run
-        ))),
-        Err(OpenError::Schema {
-            label,
-            schema: Some(s),
-        }) => Err(schema(&label, &s)),
-        Err(OpenError::Unreadable {
-            label,
-            kind: history::Kind::Workload,
-            ..
-        }) => Err(schema(&label, crate::record::workload::SCHEMA)),
-        Err(OpenError::Unreadable { label, message, .. }) => Err(Failure::usage(format!(
-            "{label} {}: {message}",
-            words.not_a_run
-        ))),
-        Err(OpenError::NotJson { label, message }) => match words.not_json {
-            Some(w) => Err(Failure::usage(format!("{label} {w}: {message}"))),
-            None => Err(failure(OpenError::NotJson { label, message }.into_error())),
-        },
-        Err(OpenError::History(e)) => Err(failure(e)),
+    history::open_run(db, spec).map_err(|r| words.refuse(r))
+}
+
+impl RunsOnly {
+    /// The command's failure for a spec that gave no run of `ipcmark run`.
+    pub(super) fn refuse(&self, refused: Refused) -> Failure {
+        let schema = |label: &str, schema: &str| {
+            Failure::usage(format!(
+                "{label} has schema '{schema}'; {} reads '{}'",
+                self.reads,
+                crate::record::SCHEMA
+            ))
+        };
+        match refused.opened {
+            Ok(Opened { label, run, .. }) => schema(&label, run.schema()),
+            Err(OpenError::Schema {
+                label,
+                schema: None,
+            }) => Failure::usage(format!("{label} {}: no schema", self.not_a_run)),
+            Err(OpenError::Schema {
+                label,
+                schema: Some(s),
+            }) => schema(&label, &s),
+            Err(OpenError::Unreadable {
+                label,
+                kind: history::Kind::Workload,
+                ..
+            }) => schema(&label, crate::record::workload::SCHEMA),
+            Err(OpenError::Unreadable { label, message, .. }) => {
+                Failure::usage(format!("{label} {}: {message}", self.not_a_run))
+            }
+            Err(OpenError::NotJson { label, message }) => match self.not_json {
+                Some(w) => Failure::usage(format!("{label} {w}: {message}")),
+                None => failure(OpenError::NotJson { label, message }.into_error()),
+            },
+            Err(OpenError::History(e)) => failure(e),
+        }
     }
 }
 

@@ -17,7 +17,7 @@ mod watch;
 mod writer;
 
 pub use import::check_file;
-pub use stored::{OpenError, Opened, StoredRun, open};
+pub use stored::{OpenError, Opened, Refused, StoredRun, open, open_run};
 pub use watch::Cached;
 pub use writer::{Report, RunWriter};
 

@@ -128,6 +128,30 @@ pub fn open(db: Option<&Path>, spec: &str) -> Result<Opened, OpenError> {
     store.open_run(spec)
 }
 
+/// A spec that gave no run of `ipcmark run`: which, and what it gave.
+#[derive(Debug)]
+pub struct Refused {
+    /// The spec as given.
+    pub spec: String,
+    /// What it opened as (another report), or why it opened nothing.
+    pub opened: Result<Opened, OpenError>,
+}
+
+/// The run of `ipcmark run` that `spec` names, with its label.
+pub fn open_run(db: Option<&Path>, spec: &str) -> Result<(String, RunRecord), Refused> {
+    match open(db, spec) {
+        Ok(Opened {
+            label,
+            run: StoredRun::Run(run),
+            ..
+        }) => Ok((label, run)),
+        opened => Err(Refused {
+            spec: spec.to_string(),
+            opened,
+        }),
+    }
+}
+
 /// The report file at `path`, labelled by `path` as given.
 fn open_file(path: &str) -> Result<Opened, OpenError> {
     let text = std::fs::read_to_string(path)
