@@ -17,10 +17,11 @@ use std::path::Path;
 /// A report read back as its typed record.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StoredRun {
-    /// A report of `ipcmark run` (`ipcmark.run/1`).
-    Run(RunRecord),
+    /// A report of `ipcmark run` (`ipcmark.run/1`). (Boxed, as the other:
+    /// a record is large and an `Opened` is moved about in `Result`s.)
+    Run(Box<RunRecord>),
     /// A report of `ipcmark workload` (`ipcmark.workload/1`).
-    Workload(WorkloadRecord),
+    Workload(Box<WorkloadRecord>),
 }
 
 impl StoredRun {
@@ -144,7 +145,7 @@ pub fn open_run(db: Option<&Path>, spec: &str) -> Result<(String, RunRecord), Re
             label,
             run: StoredRun::Run(run),
             ..
-        }) => Ok((label, run)),
+        }) => Ok((label, *run)),
         opened => Err(Refused {
             spec: spec.to_string(),
             opened,
@@ -178,7 +179,7 @@ fn typed(label: &str, value: Value) -> Result<StoredRun, OpenError> {
     };
     match Kind::of(&value) {
         Ok(Kind::Run) => RunRecord::from_value(value)
-            .map(StoredRun::Run)
+            .map(|r| StoredRun::Run(Box::new(r)))
             .map_err(|e| match e {
                 crate::record::run::ReadError::NotARunReport(m) => unreadable(Kind::Run, m),
                 crate::record::run::ReadError::Schema(s) => OpenError::Schema {
@@ -187,7 +188,7 @@ fn typed(label: &str, value: Value) -> Result<StoredRun, OpenError> {
                 },
             }),
         Ok(Kind::Workload) => WorkloadRecord::from_value(value)
-            .map(StoredRun::Workload)
+            .map(|w| StoredRun::Workload(Box::new(w)))
             .map_err(|e| match e {
                 crate::record::workload::ReadError::NotAWorkloadReport(m) => {
                     unreadable(Kind::Workload, m)

@@ -16,8 +16,8 @@ use crate::record::watch::{RunRef, SeriesRecord, WatchReport};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// What to watch.
-#[derive(Debug, Clone)]
+/// What to watch (by default: every series, as `ipcmark watch` does).
+#[derive(Debug, Clone, Default)]
 pub struct Request {
     /// Mechanisms or benchmarks (empty: every figure with a latency).
     pub names: Vec<String>,
@@ -29,18 +29,6 @@ pub struct Request {
     pub selftest_runs: bool,
     /// How a change is judged.
     pub options: watch::Options,
-}
-
-impl Default for Request {
-    fn default() -> Self {
-        Request {
-            names: Vec::new(),
-            since: None,
-            host: None,
-            selftest_runs: false,
-            options: watch::Options::default(),
-        }
-    }
 }
 
 /// A series with its values, for a chart.
@@ -139,7 +127,7 @@ fn run_record<'a>(
                 Ok(Opened {
                     run: StoredRun::Run(r),
                     ..
-                }) => Some(r),
+                }) => Some(*r),
                 Err(OpenError::History(e)) => return Err(e),
                 Ok(_) | Err(_) => None,
             };
