@@ -2,9 +2,11 @@
 //! one SQLite database (docs/history.md), written figure by figure as the
 //! run goes, so a run that is stopped or killed keeps what it measured.
 //!
-//! It stores the JSON reports output writes, as JSON: a stored run gives
-//! back the report `--json` writes, and output reads it as it reads a file.
-//! Its columns (a run's start, host, completion; a figure's key, status,
+//! It stores the JSON reports output writes, as JSON, and hands them back
+//! typed: [`open`] (`stored.rs`) opens a stored run or a report file as its
+//! record ([`StoredRun`]), the one door every reader goes through
+//! (`export` alone passes the stored JSON through as it was written). Its
+//! columns (a run's start, host, completion; a figure's key, status,
 //! median and interval) are read from the reports' typed records
 //! (`record`), never from their JSON by path.
 
