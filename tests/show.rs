@@ -99,3 +99,42 @@ fn a_report_file_shows_as_its_run_and_a_damaged_one_is_refused() {
     assert_eq!(stderr(&shown).lines().count(), 1, "{}", stderr(&shown));
     assert!(stdout(&shown).is_empty());
 }
+
+/// `ipcmark workload` then `show last` print one page: the page the
+/// workload printed at its end is drawn from its report, as `show` draws
+/// it from the stored one.
+#[test]
+fn show_last_prints_the_page_the_workload_printed() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let db = sb.path("h.sqlite");
+    let db = db.to_str().unwrap();
+    let ran = sb.run(
+        &[
+            "workload",
+            "philosophers",
+            "--runs",
+            "1",
+            "--duration",
+            "300ms",
+            "--think",
+            "1ms",
+            "--eat",
+            "1ms",
+            "--db",
+            db,
+        ],
+        Duration::from_secs(120),
+    );
+    assert!(ran.status.success(), "{}", stderr(&ran));
+    let shown = sb.run(&["show", "last", "--db", db], Duration::from_secs(30));
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    let (page, again) = (stdout(&ran), stdout(&shown));
+    assert!(page.contains("philosophers: 5 philosophers"), "{page}");
+    assert_eq!(page, again, "workload:\n{page}\nshow:\n{again}");
+    assert!(
+        stderr(&shown).starts_with("run 1: started "),
+        "{}",
+        stderr(&shown)
+    );
+}

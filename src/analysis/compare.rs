@@ -11,9 +11,9 @@
 //! of medians, and the output says run-to-run variation was not measured.
 //!
 //! It reads two [`RunRecord`]s, pairs their figures by
-//! [`FigureRecord::key`] and gives the records of `record::compare`; output
-//! reads the files (`output::compare::read`) and draws the table
-//! (`output::compare::table`).
+//! [`FigureRecord::key`] and gives the records of `record::compare`; the
+//! runs are opened by `history::open` (a file or a stored run) and output
+//! draws the table (`output::compare::table`).
 
 use crate::record::build::BuildRecord;
 use crate::record::compare::{

@@ -505,7 +505,7 @@ pub(crate) mod tests {
     /// 40 runs of the ipc-quick report, each figure with its own noise, a
     /// step of `step(run, figure)` (1 for none), and `edit` applied to
     /// each run (run numbers from 1, as ids).
-    fn history(
+    pub(crate) fn history(
         seed: u64,
         step: impl Fn(usize, usize) -> f64,
         edit: impl Fn(usize, &mut RunRecord),

@@ -1,8 +1,9 @@
-//! `ipcmark check BASELINE [RUN] --max-regression 5%`: reads the two runs
-//! as `compare` does (a run of the history, a name given with `history
-//! --tag`, or a JSON report), compares them (`analysis::compare`), judges
-//! the comparison (`analysis::check`), writes the JSON if asked, prints the
-//! table, and exits 1 when a figure regressed, 0 otherwise.
+//! `ipcmark check BASELINE [RUN] --max-regression 5%`: the flags, then the
+//! study (`studies::check`: the two runs read as `compare` reads them, a
+//! run of the history, a name given with `history --tag`, or a JSON
+//! report, compared and judged), a spec that gave no run refused in
+//! compare's words; writes the JSON if asked, prints the table, and exits
+//! 1 when a figure regressed, 0 otherwise.
 
 use super::{Failure, flags, parse, print_stdout};
 use clap::Args;
@@ -37,11 +38,15 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, Failure> {
     if let Some(out) = &args.json.path {
         super::check_output_path("--json", out)?;
     }
-    let (la, a) = super::compare::load(args.db.as_deref(), &args.baseline)?;
-    let (lb, b) = super::compare::load(args.db.as_deref(), &args.run)?;
-    let build = crate::output::json::build::current();
-    let compared = crate::analysis::compare::compare(&la, &a, &lb, &b, alpha, build.clone());
-    let report = crate::analysis::check::check(compared, args.max_regression, build);
+    let report = crate::studies::check::check(&crate::studies::check::Request {
+        db: args.db.as_deref(),
+        baseline: &args.baseline,
+        run: &args.run,
+        max_regression: args.max_regression,
+        alpha,
+        build: crate::output::json::build::current(),
+    })
+    .map_err(|r| super::compare::words(&r.spec).refuse(r))?;
     if let Some(out) = &args.json.path {
         crate::output::json::write_atomic(out, &report)
             .map_err(|e| Failure::run(format!("cannot write {}: {e}", out.display())))?;

@@ -4,44 +4,29 @@
 //! table); then writes the JSON if asked and prints the table.
 
 use super::{CompareArgs, Failure, print_stdout};
-use crate::output::compare::{self, ReadError};
-use crate::record::{RunRecord, SCHEMA};
+use crate::output::compare;
+use crate::record::RunRecord;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// The run `spec` names (a file as before, or a run of the history) and
-/// its label in the comparison.
-pub(super) fn load(db: Option<&Path>, spec: &str) -> Result<(String, RunRecord), Failure> {
-    if crate::history::is_file_spec(spec) {
-        return Ok((spec.to_string(), load_file(Path::new(spec))?));
+/// How compare words a spec that gave no run: a file and a stored run
+/// that are none say so in words of their own.
+pub(super) fn words(spec: &str) -> super::history::RunsOnly {
+    super::history::RunsOnly {
+        reads: "compare",
+        not_a_run: if crate::history::is_file_spec(spec) {
+            "is not an ipcmark run report"
+        } else {
+            "is not a run of ipcmark run"
+        },
+        not_json: Some("is not an ipcmark run report"),
     }
-    // Made safe by `load_spec`, as it read it.
-    let (label, report) = crate::history::load_spec(db, spec).map_err(crate::run::save::failure)?;
-    let run = RunRecord::from_value(report).map_err(|e| {
-        Failure::usage(match e {
-            ReadError::NotARunReport(e) => format!("{label} is not a run of ipcmark run: {e}"),
-            ReadError::Schema(schema) => {
-                format!("{label} has schema '{schema}'; compare reads '{SCHEMA}'")
-            }
-        })
-    })?;
-    Ok((label, run))
 }
 
-fn load_file(path: &Path) -> Result<RunRecord, Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))?;
-    compare::read(&text).map_err(|e| {
-        Failure::usage(match e {
-            ReadError::NotARunReport(e) => {
-                format!("{} is not an ipcmark run report: {e}", path.display())
-            }
-            ReadError::Schema(schema) => format!(
-                "{} has schema '{schema}'; compare reads '{SCHEMA}'",
-                path.display()
-            ),
-        })
-    })
+/// The run `spec` names (a file, or a run of the history) and its label
+/// in the comparison, through `history::open_run`.
+fn load(db: Option<&Path>, spec: &str) -> Result<(String, RunRecord), Failure> {
+    super::history::open_run(db, spec, &words(spec))
 }
 
 pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {

@@ -3,10 +3,9 @@
 //! `workload` hand their reports to.
 
 use super::{Failure, print_stdout};
-use crate::history::{self, Error, Prune, Store};
+use crate::history::{self, OpenError, Opened, Prune, Refused, Store, StoredRun};
 use crate::output::{csv, sanitise};
 use crate::record::RunRecord;
-use crate::record::run::ReadError;
 use crate::run::save::failure;
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -197,27 +196,16 @@ pub fn history(args: HistoryArgs) -> Result<ExitCode, Failure> {
 
 /// `ipcmark show RUN`: the stored run's page.
 pub fn show(args: ShowArgs) -> Result<ExitCode, Failure> {
-    let (label, report) = history::load_spec(args.db.as_deref(), &args.run).map_err(failure)?;
-    let kind =
-        history::Kind::of(&report).map_err(|e| failure(Error::Usage(format!("{label}: {e}"))))?;
-    let shown = match kind {
-        history::Kind::Run => {
-            let record = crate::record::RunRecord::from_value(report)
-                .map_err(|e| failure(Error::Usage(format!("{label}: {e}"))))?;
-            crate::output::stored::run_page(
-                &label,
-                &record,
-                crate::output::page::Options::for_stdout(args.long),
-            )
-        }
-        history::Kind::Workload => {
-            let record = crate::record::workload::WorkloadRecord::from_value(report)
-                .map_err(|e| failure(Error::Usage(format!("{label}: {e}"))))?;
-            crate::output::stored::Shown {
-                page: crate::output::stored::workload_page(&label, &record),
-                about: String::new(),
-            }
-        }
+    let opened =
+        history::open(args.db.as_deref(), &args.run).map_err(|e| failure(e.into_error()))?;
+    let label = &opened.label;
+    let shown = match &opened.run {
+        StoredRun::Run(record) => crate::output::stored::run_page(
+            label,
+            record,
+            crate::output::page::Options::for_stdout(args.long),
+        ),
+        StoredRun::Workload(record) => crate::output::stored::workload_page(label, record),
     };
     // The run's page alone on stdout, as the run printed it; which run it
     // is and what it warned of on stderr, where the run said them.
@@ -233,21 +221,37 @@ pub fn export(args: ExportArgs) -> Result<ExitCode, Failure> {
     }
     let s = reader(args.db.as_deref())?;
     let id = s.resolve(&args.run).map_err(failure)?;
-    let report = s.load_report(id).map_err(failure)?;
     let text = match args.format {
+        // The report as it was written, every field of it, an imported
+        // one's unknown fields too: passed through, not read.
         Format::Json => {
+            let report = s.load_report(id).map_err(failure)?;
             let mut t = serde_json::to_string_pretty(&report)
                 .map_err(|e| Failure::run(format!("run {id}: {e}")))?;
             t.push('\n');
             t
         }
         Format::Csv => {
-            let run = RunRecord::from_value(report).map_err(|e| {
-                Failure::usage(match e {
-                    ReadError::Schema(_) => format!("run {id}: {}", csv::NOT_A_RUN),
-                    ReadError::NotARunReport(e) => format!("run {id}: {e}"),
-                })
-            })?;
+            let run = match s.open_run_id(id) {
+                Ok(Opened {
+                    run: StoredRun::Run(run),
+                    ..
+                }) => run,
+                Ok(_)
+                | Err(OpenError::Schema { .. })
+                | Err(OpenError::Unreadable {
+                    kind: history::Kind::Workload,
+                    ..
+                }) => {
+                    return Err(Failure::usage(format!("run {id}: {}", csv::NOT_A_RUN)));
+                }
+                Err(OpenError::Unreadable { message, .. }) => {
+                    return Err(Failure::usage(format!(
+                        "run {id}: not an ipcmark run report: {message}"
+                    )));
+                }
+                Err(e) => return Err(failure(e.into_error())),
+            };
             csv::render(&run).map_err(|e| Failure::usage(format!("run {id}: {e}")))?
         }
     };
@@ -257,6 +261,67 @@ pub fn export(args: ExportArgs) -> Result<ExitCode, Failure> {
         None => print_stdout(&text)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How a command that reads only runs of `ipcmark run` words a report
+/// that is not one (`compare`, `check`, `report`): `not_a_run` for a
+/// report whose fields do not read, and the command's name in "CMD reads".
+pub(super) struct RunsOnly {
+    /// The command, as "compare reads 'ipcmark.run/1'" names it.
+    pub reads: &'static str,
+    /// The words after the label for a report that does not read
+    /// ("is not an ipcmark run report").
+    pub not_a_run: &'static str,
+    /// The same, for a file that is not JSON.
+    pub not_json: Option<&'static str>,
+}
+
+/// The run of `ipcmark run` `spec` names (a file, or a run of the history
+/// at `db`), with its label: through `history::open_run`, refused in the
+/// command's words when it is another report.
+pub(super) fn open_run(
+    db: Option<&Path>,
+    spec: &str,
+    words: &RunsOnly,
+) -> Result<(String, RunRecord), Failure> {
+    history::open_run(db, spec).map_err(|r| words.refuse(r))
+}
+
+impl RunsOnly {
+    /// The command's failure for a spec that gave no run of `ipcmark run`.
+    pub(super) fn refuse(&self, refused: Refused) -> Failure {
+        let schema = |label: &str, schema: &str| {
+            Failure::usage(format!(
+                "{label} has schema '{schema}'; {} reads '{}'",
+                self.reads,
+                crate::record::SCHEMA
+            ))
+        };
+        match refused.opened {
+            Ok(Opened { label, run, .. }) => schema(&label, run.schema()),
+            Err(OpenError::Schema {
+                label,
+                schema: None,
+            }) => Failure::usage(format!("{label} {}: no schema", self.not_a_run)),
+            Err(OpenError::Schema {
+                label,
+                schema: Some(s),
+            }) => schema(&label, &s),
+            Err(OpenError::Unreadable {
+                label,
+                kind: history::Kind::Workload,
+                ..
+            }) => schema(&label, crate::record::workload::SCHEMA),
+            Err(OpenError::Unreadable { label, message, .. }) => {
+                Failure::usage(format!("{label} {}: {message}", self.not_a_run))
+            }
+            Err(OpenError::NotJson { label, message }) => match self.not_json {
+                Some(w) => Failure::usage(format!("{label} {w}: {message}")),
+                None => failure(OpenError::NotJson { label, message }.into_error()),
+            },
+            Err(OpenError::History(e)) => failure(e),
+        }
+    }
 }
 
 /// `ipcmark import FILE.json…`: each report becomes a run of the history.

@@ -3,8 +3,7 @@
 
 use super::{Failure, print_stdout};
 use crate::output::report::{self, RunInput};
-use crate::record::run::ReadError;
-use crate::record::{RunRecord, SCHEMA};
+use crate::record::RunRecord;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -67,21 +66,15 @@ fn load_advise(path: &Path) -> Result<crate::record::advise::AdviseReport, Failu
 /// knows where a run came from. A workload report (`ipcmark.workload/1`) or
 /// any other schema is refused, naming it.
 pub fn load_run(db: Option<&Path>, spec: &str) -> Result<(String, RunRecord), Failure> {
-    let (label, mut value) =
-        crate::history::load_spec(db, spec).map_err(crate::run::save::failure)?;
-    // Another's text, from a file or the history: made safe before any of
-    // it is read (serde's errors quote it too).
-    crate::output::sanitise::report(&mut value);
-    let spec = label.as_str();
-    let record = RunRecord::from_value(value).map_err(|e| {
-        Failure::usage(match e {
-            ReadError::NotARunReport(e) => format!("{spec} is not an ipcmark run report: {e}"),
-            ReadError::Schema(schema) => {
-                format!("{spec} has schema '{schema}'; report reads '{SCHEMA}'")
-            }
-        })
-    })?;
-    Ok((label, record))
+    super::history::open_run(
+        db,
+        spec,
+        &super::history::RunsOnly {
+            reads: "report",
+            not_a_run: "is not an ipcmark run report",
+            not_json: None,
+        },
+    )
 }
 
 pub fn report(args: ReportArgs) -> Result<ExitCode, Failure> {

@@ -410,21 +410,10 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
     let mut progress = RunsProgress::new(info.id, configs.len() * runs as usize);
     let observers: &mut [&mut dyn repeated::Observer<_>] = &mut [&mut progress, &mut saver];
     let stopped = repeated::run(&plan, &mut source, observers).map_err(Failure::run)?;
-    let load_line = saver
-        .rep
-        .load
-        .as_ref()
-        .map(crate::output::table::load::summary_line);
+    // The page from the report just saved, as `show` prints it of the
+    // stored one.
+    print_stdout(&report::page(&saver.rep))?;
     let (sink, results) = (saver.sink, saver.results);
-
-    print_stdout(&format!(
-        "{}\n{}",
-        report::machine_line(&env),
-        report::render(&info, &prepared.title(), &roles, &plans, &results)
-    ))?;
-    if let Some(line) = load_line {
-        print_stdout(&line)?;
-    }
     if let Some(w) = crate::analysis::warnings::idle_states(&env) {
         eprintln!("warning: {w}");
     }

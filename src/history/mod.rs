@@ -2,9 +2,11 @@
 //! one SQLite database (docs/history.md), written figure by figure as the
 //! run goes, so a run that is stopped or killed keeps what it measured.
 //!
-//! It stores the JSON reports output writes, as JSON: a stored run gives
-//! back the report `--json` writes, and output reads it as it reads a file.
-//! Its columns (a run's start, host, completion; a figure's key, status,
+//! It stores the JSON reports output writes, as JSON, and hands them back
+//! typed: [`open`] (`stored.rs`) opens a stored run or a report file as its
+//! record ([`StoredRun`]), the one door every reader goes through
+//! (`export` alone passes the stored JSON through as it was written). Its
+//! columns (a run's start, host, completion; a figure's key, status,
 //! median and interval) are read from the reports' typed records
 //! (`record`), never from their JSON by path.
 
@@ -12,10 +14,12 @@ mod import;
 mod open;
 mod schema;
 mod selftest;
+mod stored;
 mod watch;
 mod writer;
 
 pub use import::check_file;
+pub use stored::{OpenError, Opened, Refused, StoredRun, open, open_run};
 pub use watch::Cached;
 pub use writer::{Report, RunWriter};
 
@@ -434,23 +438,6 @@ pub fn is_file_spec(spec: &str) -> bool {
     Path::new(spec).is_file() || spec.ends_with(".json")
 }
 
-/// The JSON report `spec` names, with a label for it (the file's path, or
-/// `run N`): the helper `ipcmark compare` and `ipcmark report` share. The
-/// history (`db`, or the default one) is opened only for a stored run.
-pub fn load_spec(db: Option<&Path>, spec: &str) -> Result<(String, Value), Error> {
-    if is_file_spec(spec) {
-        let text = std::fs::read_to_string(spec)
-            .map_err(|e| Error::Usage(format!("cannot read {spec}: {e}")))?;
-        let mut v = serde_json::from_str(&text)
-            .map_err(|e| Error::Usage(format!("{spec} is not JSON: {e}")))?;
-        crate::output::sanitise::report(&mut v);
-        return Ok((spec.to_string(), v));
-    }
-    let store = Store::open_reader(&path_or_default(db)?)?;
-    let id = store.resolve(spec)?;
-    Ok((format!("run {id}"), store.load_report(id)?))
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -566,10 +553,9 @@ pub(crate) mod tests {
             let whole = crate::record::workload::tests::parse(text).unwrap();
             let mut r = WorkloadRecord {
                 configurations: Vec::new(),
-                complete: false,
-                finished_at: None,
                 ..whole.clone()
             };
+            (r.header.complete, r.header.finished_at) = (false, None);
             let mut w =
                 RunWriter::start(Store::open(&path).unwrap(), Report::Workload(&r)).unwrap();
             for c in &whole.configurations {

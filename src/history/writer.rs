@@ -120,12 +120,12 @@ impl<'a> Report<'a> {
                 command_line: &r.command_line,
             },
             Report::Workload(w) => RunRow {
-                started_at: &w.started_at,
-                finished_at: w.finished_at.as_deref(),
-                complete: w.complete,
-                host: &w.environment.hostname,
-                kernel: &w.environment.kernel,
-                command_line: &w.command_line,
+                started_at: &w.header.started_at,
+                finished_at: w.header.finished_at.as_deref(),
+                complete: w.header.complete,
+                host: &w.header.environment.hostname,
+                kernel: &w.header.environment.kernel,
+                command_line: &w.header.command_line,
             },
         }
     }

@@ -4,9 +4,8 @@
 //! the run did; a workload's report is summarised per configuration.
 
 use crate::output::page::{self, Options};
-use crate::output::table::cells::{fit_width, new_table};
 use crate::record::RunRecord;
-use crate::record::workload::{ConfigurationRecord, WorkloadRecord};
+use crate::record::workload::WorkloadRecord;
 
 /// What `show` prints: the page on stdout, and on stderr what the page
 /// leaves out (which run it is, what it warned of).
@@ -66,53 +65,20 @@ fn command(argv: &[String]) -> String {
     argv.join(" ")
 }
 
-/// The workload's run on one line: when, where, how it ended, the command.
-fn header(label: &str, report: &WorkloadRecord) -> String {
-    let e = &report.environment;
-    format!(
-        "{label} | ipcmark {} | Linux {} | {} | {} | started {} | {}\n{}\n",
-        report.ipcmark_version,
-        e.kernel,
-        e.hostname,
-        e.cpu_model,
-        report.started_at,
-        if report.complete {
-            "complete"
-        } else {
-            "incomplete"
-        },
-        command(&report.command_line)
-    )
-}
-
-/// One row per configuration of a workload: its placement and runs.
-fn configurations_table(configs: &[ConfigurationRecord]) -> String {
-    let mut t = new_table(vec!["configuration", "placement", "runs", "failed"]);
-    for c in configs {
-        let failed = c.runs.iter().filter(|r| r.error.is_some()).count();
-        t.add_row(vec![
-            c.name.clone(),
-            serde_json::to_string(&c.placement).unwrap_or_default(),
-            c.runs.len().to_string(),
-            failed.to_string(),
-        ]);
+/// A workload's page, as `ipcmark workload` printed it
+/// (`output::workload::page`), and which run it is, headed by `label`
+/// (e.g. "run 12"), for stderr.
+pub fn workload_page(label: &str, report: &WorkloadRecord) -> Shown {
+    let h = &report.header;
+    let state = if h.complete { "complete" } else { "incomplete" };
+    Shown {
+        page: crate::output::workload::page(report),
+        about: format!(
+            "{label}: started {}, {state}: {}\n",
+            h.started_at,
+            h.command()
+        ),
     }
-    fit_width(&mut t);
-    format!("{t}\n")
-}
-
-/// The page of a workload's report, headed by `label` (e.g. "run 12"): the
-/// run, the MPI job's ranks, each configuration's runs.
-pub fn workload_page(label: &str, report: &WorkloadRecord) -> String {
-    let mut out = header(label, report);
-    if let Some(job) = &report.environment.mpi {
-        // The live page's lines start with a line break of their own.
-        out.push_str(page::mpi_ranks(job).trim_start());
-        out.push('\n');
-    }
-    out.push_str(&format!("workload {}\n", report.workload));
-    out.push_str(&configurations_table(&report.configurations));
-    out
 }
 
 #[cfg(test)]
@@ -145,35 +111,22 @@ mod tests {
     }
 
     #[test]
-    fn a_stored_workload_names_its_configurations_and_every_mpi_rank() {
-        let text = include_str!("../../tests/reports/workload-failed.json");
-        let mut report = WorkloadRecord::from_value(serde_json::from_str(text).unwrap()).unwrap();
-        let page = workload_page("run 3", &report);
-        assert!(page.starts_with("run 3 | ipcmark "), "{page}");
-        assert!(page.contains("workload generator-calculator"), "{page}");
-        assert!(!page.contains("MPI:"), "{page}");
-        let rank = |rank: i32, host: &str, node: usize, cpu: usize| {
-            crate::record::environment::RankRecord {
-                rank,
-                host: host.into(),
-                node,
-                pid: 40 + rank as u32,
-                allowed_cpus: vec![0, 1],
-                cpu: Some(cpu),
-            }
-        };
-        report.environment.mpi = Some(crate::record::environment::MpiRecord {
-            library: "Open MPI v4.1.4, package: Debian OpenMPI".into(),
-            standard: "3.1".into(),
-            size: 2,
-            nodes: vec!["a".into(), "b".into()],
-            ranks: vec![rank(0, "a", 0, 1), rank(1, "b", 1, 0)],
-        });
-        let page = workload_page("run 3", &report);
-        assert!(
-            page.contains("MPI: Open MPI v4.1.4 (standard 3.1), 2 ranks on 2 nodes"),
-            "{page}"
-        );
-        assert!(page.contains("rank 1   node 1 b  pid 41"), "{page}");
+    fn a_stored_workload_shows_the_page_its_run_printed_and_which_run_it_is() {
+        for (name, text) in crate::record::workload::tests::FIXTURES {
+            let report = crate::record::workload::tests::parse(text).unwrap();
+            let shown = workload_page("run 3", &report);
+            assert_eq!(shown.page, crate::output::workload::page(&report), "{name}");
+            assert!(shown.page.starts_with("ipcmark "), "{name}: {}", shown.page);
+            assert!(
+                shown.page.contains(&format!("{}: ", report.workload)),
+                "{name}: {}",
+                shown.page
+            );
+            assert!(
+                shown.about.starts_with("run 3: started "),
+                "{}",
+                shown.about
+            );
+        }
     }
 }

@@ -18,6 +18,7 @@ pub mod doctor;
 pub mod environment;
 pub mod explain;
 pub mod facts;
+pub mod header;
 pub mod key;
 pub mod load;
 pub mod map;

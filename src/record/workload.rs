@@ -4,8 +4,7 @@
 //! per placement, each with its runs and their summary. Built from the
 //! workloads' results by the conversions in `output::workload::records`.
 
-use super::build::BuildRecord;
-use super::environment::EnvironmentRecord;
+use super::header::Header;
 use super::load::LoadRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -16,22 +15,10 @@ pub const SCHEMA: &str = "ipcmark.workload/1";
 /// Whole command.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkloadRecord {
-    /// [`SCHEMA`].
-    pub schema: String,
-    /// Version of ipcmark that wrote it.
-    pub ipcmark_version: String,
-    /// The build that wrote it: version, git commit, dirty tree, features.
-    pub build: BuildRecord,
-    /// RFC 3339 start time.
-    pub started_at: String,
-    /// RFC 3339 end time; null while running.
-    pub finished_at: Option<String>,
-    /// Whether every planned run was attempted.
-    pub complete: bool,
-    /// The arguments, program name first.
-    pub command_line: Vec<String>,
-    /// The machine.
-    pub environment: EnvironmentRecord,
+    /// Schema, build, start, end, command and machine, as every report
+    /// opens ([`Header`]; its fields stay at the top of the JSON).
+    #[serde(flatten)]
+    pub header: Header,
     /// Workload id.
     pub workload: String,
     /// What the headline figure is.

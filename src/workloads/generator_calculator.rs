@@ -152,15 +152,6 @@ impl Prepared for Exchange {
         vec!["generator".into(), "calculator".into()]
     }
 
-    fn title(&self) -> String {
-        format!(
-            "generator-calculator: vectors of {} element(s) ({} B messages), {} operations, two pipes",
-            self.vector,
-            self.message_bytes(),
-            self.ops
-        )
-    }
-
     fn parameters(&self) -> serde_json::Value {
         serde_json::json!({
             "vector": self.vector,

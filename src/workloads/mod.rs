@@ -13,6 +13,7 @@ mod common;
 pub mod generator_calculator;
 pub mod philosophers;
 pub mod shared_counter;
+pub mod title;
 
 use crate::engine::os::group::{MemberReport, Migration};
 use crate::engine::os::objects::ObjectNamer;
@@ -244,8 +245,6 @@ pub enum RunError {
 pub trait Prepared {
     /// One label per process, e.g. "philosopher 1" … or "generator", "calculator".
     fn roles(&self) -> Vec<String>;
-    /// One line describing the settings, for the table's title.
-    fn title(&self) -> String;
     /// The resolved settings, for the JSON report.
     fn parameters(&self) -> serde_json::Value;
     /// The fixed length of a run, for workloads whose figure is a count.

@@ -174,17 +174,6 @@ impl Prepared for Table {
         (1..=self.n).map(|i| format!("philosopher {i}")).collect()
     }
 
-    fn title(&self) -> String {
-        format!(
-            "philosophers: {} philosophers, {} forks, think {} ms, eat {} ms of CPU work, {} s per run",
-            self.n,
-            self.kind.id(),
-            ms(self.think),
-            ms(self.eat),
-            self.duration.as_secs_f64()
-        )
-    }
-
     fn parameters(&self) -> serde_json::Value {
         serde_json::json!({
             "philosophers": self.n,

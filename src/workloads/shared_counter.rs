@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicU32, Ordering, fence};
 use std::time::Duration;
 
 /// A byte count as the study wrote them: 4 B, 40 KB, 4 MB (powers of 10).
-fn human_bytes(b: usize) -> String {
+pub(super) fn human_bytes(b: usize) -> String {
     if b >= 1_000_000 && b.is_multiple_of(1_000_000) {
         format!("{} MB", b / 1_000_000)
     } else if b >= 1_000 && b.is_multiple_of(1_000) {
@@ -127,11 +127,6 @@ impl Counter {
         self.threshold / self.elements as u64
     }
 
-    /// The array's size as the study wrote it (4 B, 40 KB, 4 MB).
-    pub fn array_label(&self) -> String {
-        human_bytes(4 * self.elements)
-    }
-
     /// The final check, once every counter has stopped: every element holds
     /// threshold / elements, the sum is the threshold, and the passes the
     /// counters reported add up to it. Returns the sum.
@@ -164,24 +159,6 @@ impl Counter {
 impl Prepared for Counter {
     fn roles(&self) -> Vec<String> {
         (1..=PROCESSES).map(|i| format!("counter {i}")).collect()
-    }
-
-    fn title(&self) -> String {
-        let mut t = format!(
-            "shared-counter: {} array ({} element(s)), threshold {} ({} passes), {} lock",
-            self.array_label(),
-            self.elements,
-            self.threshold,
-            self.passes(),
-            self.kind.id()
-        );
-        if !self.pause.is_zero() {
-            t.push_str(&format!(
-                ", {} ms pause after each pass",
-                self.pause.as_secs_f64() * 1e3
-            ));
-        }
-        t
     }
 
     fn parameters(&self) -> serde_json::Value {

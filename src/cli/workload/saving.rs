@@ -10,6 +10,7 @@ use crate::history::Report;
 use crate::machine::environment;
 use crate::output::json;
 use crate::output::workload::{self as report, ConfigResult};
+use crate::record::header::Header;
 use crate::record::workload::{self as record, MigrationRecord, WorkloadRecord};
 use crate::workloads::{RunRecord as WorkloadRun, WorkloadInfo};
 use std::path::PathBuf;
@@ -32,14 +33,16 @@ impl ReportStart<'_> {
     /// The report, with no configuration yet.
     pub(in crate::cli) fn report(self) -> WorkloadRecord {
         WorkloadRecord {
-            schema: record::SCHEMA.into(),
-            ipcmark_version: env!("CARGO_PKG_VERSION").into(),
-            build: json::build::current(),
-            started_at: crate::output::recorder::now_rfc3339(),
-            finished_at: None,
-            complete: false,
-            command_line: std::env::args().collect(),
-            environment: (&self.environment).into(),
+            header: Header {
+                schema: record::SCHEMA.into(),
+                ipcmark_version: env!("CARGO_PKG_VERSION").into(),
+                build: json::build::current(),
+                started_at: crate::output::recorder::now_rfc3339(),
+                finished_at: None,
+                complete: false,
+                command_line: std::env::args().collect(),
+                environment: (&self.environment).into(),
+            },
             workload: self.info.id.into(),
             figure: report::figure_info(self.info),
             settings: record::WorkloadSettings {
@@ -148,8 +151,8 @@ impl Observer<WorkloadRun> for Saver {
     ) -> Result<(), String> {
         // What the load did over the whole command, in the report's last save.
         self.rep.load = load.map(Into::into);
-        self.rep.complete = stopped.is_none();
-        self.rep.finished_at = Some(crate::output::recorder::now_rfc3339());
+        self.rep.header.complete = stopped.is_none();
+        self.rep.header.finished_at = Some(crate::output::recorder::now_rfc3339());
         self.record();
         Ok(())
     }

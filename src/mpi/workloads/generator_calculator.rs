@@ -197,18 +197,13 @@ impl MpiWorkload for Mpi {
     }
 
     fn title(&self) -> String {
-        let mut t = format!(
-            "generator-calculator across MPI ranks: vectors of {} element(s) ({} B messages), {} operations, MPI_Send/MPI_Recv",
-            self.ex.vector,
-            self.ex.message_bytes(),
-            self.ex.ops
-        );
-        if let Some(k) = self.handoff {
-            t.push_str(&format!(
-                ", calculator handed to the next rank every {k} vectors"
-            ));
-        }
-        t
+        // From the parameters the report keeps, as `show` reads it back.
+        crate::workloads::title::of(
+            "generator-calculator",
+            &self.parameters(),
+            self.duration().map(|d| d.as_secs_f64() * 1e3),
+        )
+        .unwrap_or_default()
     }
 
     fn parameters(&self) -> serde_json::Value {

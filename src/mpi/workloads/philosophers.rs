@@ -468,19 +468,13 @@ impl MpiWorkload for Mpi {
     }
 
     fn title(&self) -> String {
-        let mut t = format!(
-            "philosophers across MPI ranks: {} philosophers, forks kept by an arbiter rank, think {} ms, eat {} ms of CPU work, {} s per run",
-            self.t.n,
-            self.t.think.as_secs_f64() * 1e3,
-            self.t.eat.as_secs_f64() * 1e3,
-            self.t.duration.as_secs_f64()
-        );
-        if let Some(k) = self.handoff {
-            t.push_str(&format!(
-                ", each philosopher handed to its next spare rank every {k} meals"
-            ));
-        }
-        t
+        // From the parameters the report keeps, as `show` reads it back.
+        crate::workloads::title::of(
+            "philosophers",
+            &self.parameters(),
+            self.duration().map(|d| d.as_secs_f64() * 1e3),
+        )
+        .unwrap_or_default()
     }
 
     fn parameters(&self) -> serde_json::Value {

@@ -220,25 +220,13 @@ impl MpiWorkload for Mpi {
     }
 
     fn title(&self) -> String {
-        let mut t = format!(
-            "shared-counter across MPI ranks: {} array ({} element(s)) in an MPI window, threshold {} ({} passes), MPI_Win_lock exclusive",
-            self.c.array_label(),
-            self.c.elements,
-            self.c.threshold,
-            self.c.passes()
-        );
-        if !self.c.pause.is_zero() {
-            t.push_str(&format!(
-                ", {} ms pause after each pass",
-                self.c.pause.as_secs_f64() * 1e3
-            ));
-        }
-        if let Some(k) = self.handoff {
-            t.push_str(&format!(
-                ", each counter handed to its next spare rank every {k} passes"
-            ));
-        }
-        t
+        // From the parameters the report keeps, as `show` reads it back.
+        crate::workloads::title::of(
+            "shared-counter",
+            &self.parameters(),
+            self.duration().map(|d| d.as_secs_f64() * 1e3),
+        )
+        .unwrap_or_default()
     }
 
     fn parameters(&self) -> serde_json::Value {

@@ -6,4 +6,4 @@
 pub mod input;
 pub mod table;
 
-pub use input::{ReadError, RunFile, read};
+pub use input::RunFile;

@@ -3,14 +3,17 @@
 //! `ipcmark.workload/1`, built by [`records`]) and their tables in the shape of the study's ([`tables`]: a
 //! row per run, a mean row, and a factor against the best configuration).
 
+mod page;
 pub mod records;
 pub mod tables;
 
 use crate::stats::Summary;
 use crate::workloads::{CastRole, Headline, RunRecord};
 
+pub use page::page;
+#[cfg(feature = "mpi")]
+pub use page::{machine_line, render};
 pub use records::{configurations, figure_info, migration_plan};
-pub use tables::{machine_line, render};
 
 /// The runs of one configuration (one placement), as they ended.
 #[derive(Debug, Clone)]

@@ -1,13 +1,66 @@
 //! The tables of `ipcmark workload`, in the shape of the study's: for a
 //! counted workload a table per configuration (a row per run, a mean row)
 //! then a comparison; for a timed one a single table; a factor against the
-//! best configuration in both.
+//! best configuration in both. Drawn from the report's records alone
+//! (`record::workload`), so the page `ipcmark workload` prints at the end
+//! and the one `ipcmark show` prints of the stored report are one page
+//! ([`super::page`]).
 
-use super::{ConfigResult, factors, ok_runs};
-use crate::engine::os::group::Migration;
-use crate::machine::environment::Environment;
 use crate::output::table::{align_right, new_table, us, whole_column};
-use crate::workloads::{Headline, RunRecord, WorkloadInfo};
+use crate::record::environment::EnvironmentRecord;
+use crate::record::workload::{
+    ConfigurationRecord, FigureInfo, MigrationPlan, MigrationRecord, ProcessRecord, RankRecord,
+    WorkloadRunRecord as RunRecord,
+};
+
+/// What the tables are drawn from: the parts of a workload's report.
+pub struct Tables<'a> {
+    /// The workload's title, the first line.
+    pub title: &'a str,
+    /// What the headline figure is (a count or a time, of what operation).
+    pub figure: &'a FigureInfo,
+    /// Role of each process, in process order.
+    pub roles: &'a [String],
+    /// The migrations applied in every configuration.
+    pub migrations: &'a [MigrationRecord],
+    /// Each configuration with its runs and summary.
+    pub configs: &'a [ConfigurationRecord],
+}
+
+/// The successful runs of a configuration.
+fn ok_runs(c: &ConfigurationRecord) -> Vec<&RunRecord> {
+    c.runs.iter().filter(|r| r.status == "ok").collect()
+}
+
+/// A run's processes (none for a failed run).
+fn processes(r: &RunRecord) -> &[ProcessRecord] {
+    r.processes.as_deref().unwrap_or(&[])
+}
+
+/// Process `p`'s operations in run `r`.
+fn ops(r: &RunRecord, p: usize) -> u64 {
+    processes(r).get(p).map_or(0, |x| x.ops)
+}
+
+/// A run's headline figure.
+fn figure(r: &RunRecord) -> f64 {
+    r.figure.unwrap_or(f64::NAN)
+}
+
+/// Every MPI rank of a run, with its place (none for a local run).
+fn ranks(r: &RunRecord) -> &[RankRecord] {
+    r.ranks.as_deref().unwrap_or(&[])
+}
+
+/// Why run `r` failed; `None` when it succeeded.
+fn failed(r: &RunRecord) -> Option<&str> {
+    (r.status != "ok").then(|| r.error.as_deref().unwrap_or(""))
+}
+
+/// Whether the figure is a time (else a count of operations).
+fn timed(figure: &FigureInfo) -> bool {
+    figure.kind == "time"
+}
 
 /// Per-philosopher columns are shown up to this many processes; beyond, the
 /// table keeps the totals and the JSON has every count.
@@ -21,17 +74,10 @@ fn cpu_list(cpus: &[Option<usize>]) -> String {
 }
 
 /// The CPUs the processes reported once placed: one list if every run agrees.
-fn read_back(c: &ConfigResult) -> String {
+fn read_back(c: &ConfigurationRecord) -> String {
     let mut lists: Vec<String> = ok_runs(c)
         .iter()
-        .map(|r| {
-            cpu_list(
-                &r.processes
-                    .iter()
-                    .map(|p| p.report.cpu_start)
-                    .collect::<Vec<_>>(),
-            )
-        })
+        .map(|r| cpu_list(&processes(r).iter().map(|p| p.cpu_start).collect::<Vec<_>>()))
         .collect();
     lists.dedup();
     match lists.len() {
@@ -42,21 +88,18 @@ fn read_back(c: &ConfigResult) -> String {
 }
 
 /// Remarks on a configuration: a placement not honoured, migrations done.
-fn config_notes(
-    c: &ConfigResult,
-    info: &WorkloadInfo,
-    migrations: &[Option<Migration>],
-) -> Vec<String> {
+fn config_notes(c: &ConfigurationRecord, t: &Tables) -> Vec<String> {
     let runs = ok_runs(c);
     let mut notes = Vec::new();
     let Some(first) = runs.first() else {
         return notes;
     };
-    for (p, pr) in first.processes.iter().enumerate() {
+    let operation = &t.figure.operation;
+    for (p, pr) in processes(first).iter().enumerate() {
         let off: Vec<usize> = runs
             .iter()
             .filter_map(|r| {
-                let rep = &r.processes[p].report;
+                let rep = processes(r).get(p)?;
                 (rep.cpu_placed.is_some() && rep.cpu_start != rep.cpu_placed)
                     .then_some(rep.cpu_start.unwrap_or(usize::MAX))
             })
@@ -65,7 +108,7 @@ fn config_notes(
             notes.push(format!(
                 "warning: {} was placed on CPU {} but ran on {} in {} run(s)",
                 pr.role,
-                cpu_list(&[pr.report.cpu_placed]),
+                cpu_list(&[pr.cpu_placed]),
                 off.iter()
                     .map(|c| if *c == usize::MAX {
                         "?".into()
@@ -77,25 +120,23 @@ fn config_notes(
                 off.len()
             ));
         }
-        if let Some(Some(plan)) = migrations.get(p) {
-            let moves: u64 = runs.iter().map(|r| r.processes[p].report.migrations).sum();
-            let misses: u64 = runs
+        if let Some(plan) = t.migrations.iter().find(|m| m.process == p + 1) {
+            let of: Vec<&ProcessRecord> = runs.iter().filter_map(|r| processes(r).get(p)).collect();
+            let moves: u64 = of.iter().map(|x| x.migrations).sum();
+            let misses: u64 = of.iter().map(|x| x.migration_misses).sum();
+            let mut seen: Vec<usize> = of
                 .iter()
-                .map(|r| r.processes[p].report.migration_misses)
-                .sum();
-            let mut seen: Vec<usize> = runs
-                .iter()
-                .flat_map(|r| r.processes[p].report.cpus_seen.iter().copied())
+                .flat_map(|x| x.cpus_seen.iter().copied())
                 .collect();
             seen.sort_unstable();
             seen.dedup();
-            let what = match plan {
-                Migration::Every { ops, cpus } => format!(
-                    "moved between CPUs {} and {} every {ops} {}(s)",
-                    cpus[0], cpus[1], info.operation
+            let what = match &plan.plan {
+                MigrationPlan::Every { ops, cpus } => format!(
+                    "moved between CPUs {} and {} every {ops} {operation}(s)",
+                    cpus[0], cpus[1]
                 ),
-                Migration::At { op, cpu } => {
-                    format!("moved to CPU {cpu} before {} {op}", info.operation)
+                MigrationPlan::At { op, cpu } => {
+                    format!("moved to CPU {cpu} before {operation} {op}")
                 }
             };
             notes.push(format!(
@@ -178,53 +219,49 @@ fn process_headers(roles: &[String]) -> (Vec<String>, Option<(String, bool)>) {
 }
 
 fn metric(r: &RunRecord, name: &str) -> f64 {
-    r.metrics
-        .iter()
-        .find(|(k, _)| *k == name)
-        .map_or(f64::NAN, |(_, v)| *v)
+    recorded(r, name).unwrap_or(f64::NAN)
 }
 
 /// Everything printed after the machine line: a table per configuration for
 /// counted workloads (then a comparison), one table for timed workloads.
-pub fn render(
-    info: &WorkloadInfo,
-    title: &str,
-    roles: &[String],
-    migrations: &[Option<Migration>],
-    configs: &[ConfigResult],
-) -> String {
-    let mut out = format!("{title}\n");
-    let factors = factors(info.headline, configs);
-    match info.headline {
-        Headline::Count => render_counts(&mut out, info, roles, migrations, configs, &factors),
-        Headline::Time => render_times(&mut out, info, migrations, configs, &factors),
+pub fn render(t: &Tables) -> String {
+    let mut out = format!("{}\n", t.title);
+    // Each configuration's factor against the best, as the report keeps it.
+    let factors: Vec<Option<f64>> = t
+        .configs
+        .iter()
+        .map(|c| c.summary.as_ref().and_then(|s| s.factor))
+        .collect();
+    match timed(t.figure) {
+        false => render_counts(&mut out, t, &factors),
+        true => render_times(&mut out, t, &factors),
     }
-    render_places(&mut out, configs);
+    render_places(&mut out, t.configs);
     out
 }
 
 /// Across MPI ranks: where every rank ran, a row per rank grouped by node,
 /// as the study's tables named each process's node. The first successful
 /// run's; a note says when a later run was placed otherwise.
-fn render_places(out: &mut String, configs: &[ConfigResult]) {
+fn render_places(out: &mut String, configs: &[ConfigurationRecord]) {
     let runs: Vec<&RunRecord> = configs
         .iter()
         .flat_map(ok_runs)
-        .filter(|r| !r.places.is_empty())
+        .filter(|r| !ranks(r).is_empty())
         .collect();
-    let Some(first) = runs.first() else {
+    let Some(first) = runs.first().map(|r| ranks(r)) else {
         return;
     };
     // With several casts a rank's role changes between configurations:
     // each configuration's, in order, from its first successful run.
     let casts: Vec<&RunRecord> = configs
         .iter()
-        .filter_map(|c| ok_runs(c).into_iter().find(|r| !r.places.is_empty()))
+        .filter_map(|c| ok_runs(c).into_iter().find(|r| !ranks(r).is_empty()))
         .collect();
     let role_of = |rank: usize| {
         let mut roles: Vec<&str> = casts
             .iter()
-            .filter_map(|r| r.places.iter().find(|p| p.rank == rank))
+            .filter_map(|r| ranks(r).iter().find(|p| p.rank == rank))
             .map(|p| p.role.as_str())
             .collect();
         if roles.windows(2).all(|w| w[0] == w[1]) {
@@ -232,7 +269,7 @@ fn render_places(out: &mut String, configs: &[ConfigResult]) {
         }
         roles.join(" / ")
     };
-    let mut places = first.places.clone();
+    let mut places = first.to_vec();
     places.sort_by_key(|p| (p.node, p.rank));
     let mut t = new_table(
         ["node", "host", "rank", "role", "pid", "bound CPUs", "CPU"]
@@ -262,9 +299,9 @@ fn render_places(out: &mut String, configs: &[ConfigResult]) {
         "\nwhere each rank ran ({nodes} node(s); placed by the MPI launcher, ipcmark pins nothing{per})\n{t}\n"
     ));
     let moved = runs.iter().skip(1).any(|r| {
-        r.places
+        ranks(r)
             .iter()
-            .zip(&first.places)
+            .zip(first)
             .any(|(a, b)| a.host != b.host || a.cpu != b.cpu)
     });
     if moved {
@@ -272,21 +309,15 @@ fn render_places(out: &mut String, configs: &[ConfigResult]) {
     }
 }
 
-fn render_counts(
-    out: &mut String,
-    info: &WorkloadInfo,
-    roles: &[String],
-    migrations: &[Option<Migration>],
-    configs: &[ConfigResult],
-    factors: &[Option<f64>],
-) {
+fn render_counts(out: &mut String, tables: &Tables, factors: &[Option<f64>]) {
+    let (roles, configs) = (tables.roles, tables.configs);
     let per_process = roles.len() <= MAX_PROCESS_COLUMNS;
-    let unit = format!("{}s", info.operation);
+    let unit = format!("{}s", tables.figure.operation);
     for c in configs {
         out.push_str(&format!(
             "\nconfiguration {}: CPUs {} (read back {})\n",
             c.name,
-            cpu_list(&c.cpus),
+            cpu_list(&c.placement),
             read_back(c)
         ));
         let mut header = vec!["run".to_string()];
@@ -298,17 +329,17 @@ fn render_counts(
         let mut failures = Vec::new();
         for (i, r) in c.runs.iter().enumerate() {
             let mut row = vec![(i + 1).to_string()];
-            match r {
-                Ok(r) => {
+            match failed(r) {
+                None => {
                     if per_process {
-                        row.extend(r.processes.iter().map(|p| p.report.ops.to_string()));
+                        row.extend(processes(r).iter().map(|p| p.ops.to_string()));
                     }
-                    row.push(format!("{}", r.figure));
+                    row.push(format!("{}", figure(r)));
                     row.push(format!("{}", metric_min(r)));
                     row.push(format!("{}", metric_max(r)));
                     row.push(format!("{:.4}", fairness(r)));
                 }
-                Err(e) => {
+                Some(e) => {
                     row.push("FAILED".into());
                     failures.push(format!("run {} FAILED: {e}", i + 1));
                 }
@@ -322,10 +353,10 @@ fn render_counts(
             let mut row = vec!["mean".to_string()];
             if per_process {
                 for p in 0..roles.len() {
-                    row.push(fmt_mean(mean(&|r| r.processes[p].report.ops as f64)));
+                    row.push(fmt_mean(mean(&|r| ops(r, p) as f64)));
                 }
             }
-            row.push(fmt_mean(mean(&|r| r.figure)));
+            row.push(fmt_mean(mean(&figure)));
             row.push(fmt_mean(mean(&metric_min)));
             row.push(fmt_mean(mean(&metric_max)));
             row.push(format!("{:.4}", mean(&fairness)));
@@ -342,7 +373,7 @@ fn render_counts(
         for f in failures {
             out.push_str(&format!("{f}\n"));
         }
-        for n in config_notes(c, info, migrations) {
+        for n in config_notes(c, tables) {
             out.push_str(&format!("{n}\n"));
         }
         if let Some(n) = handoff_note(&runs) {
@@ -380,13 +411,13 @@ fn render_counts(
                 ("-".to_string(), "-".to_string())
             } else {
                 (
-                    fmt_mean(runs.iter().map(|r| r.figure).sum::<f64>() / n),
+                    fmt_mean(runs.iter().map(|r| figure(r)).sum::<f64>() / n),
                     format!("{:.4}", runs.iter().map(|r| fairness(r)).sum::<f64>() / n),
                 )
             };
             t.add_row(vec![
                 c.name.clone(),
-                cpu_list(&c.cpus),
+                cpu_list(&c.placement),
                 total,
                 fair,
                 fmt_factor(*f),
@@ -404,34 +435,29 @@ fn render_counts(
 /// a role's count spans several processes, so the workload, not the
 /// processes, knows each role's.
 fn recorded(r: &RunRecord, name: &str) -> Option<f64> {
-    r.metrics.iter().find(|(k, _)| *k == name).map(|&(_, v)| v)
+    r.metrics.as_ref()?.get(name).copied()
 }
 
 fn metric_min(r: &RunRecord) -> f64 {
     recorded(r, "min_meals")
-        .unwrap_or_else(|| r.processes.iter().map(|p| p.report.ops).min().unwrap_or(0) as f64)
+        .unwrap_or_else(|| processes(r).iter().map(|p| p.ops).min().unwrap_or(0) as f64)
 }
 
 fn metric_max(r: &RunRecord) -> f64 {
     recorded(r, "max_meals")
-        .unwrap_or_else(|| r.processes.iter().map(|p| p.report.ops).max().unwrap_or(0) as f64)
+        .unwrap_or_else(|| processes(r).iter().map(|p| p.ops).max().unwrap_or(0) as f64)
 }
 
 fn fairness(r: &RunRecord) -> f64 {
     recorded(r, "jain_fairness").unwrap_or_else(|| {
-        let ops: Vec<u64> = r.processes.iter().map(|p| p.report.ops).collect();
+        let ops: Vec<u64> = processes(r).iter().map(|p| p.ops).collect();
         crate::stats::jain_index(&ops)
     })
 }
 
-fn render_times(
-    out: &mut String,
-    info: &WorkloadInfo,
-    migrations: &[Option<Migration>],
-    configs: &[ConfigResult],
-    factors: &[Option<f64>],
-) {
-    let per_op = format!("µs per {}", info.operation);
+fn render_times(out: &mut String, tables: &Tables, factors: &[Option<f64>]) {
+    let configs = tables.configs;
+    let per_op = format!("µs per {}", tables.figure.operation);
     let mut t = new_table(
         ["configuration", "run", "time s", per_op.as_str(), "factor"]
             .map(String::from)
@@ -448,15 +474,15 @@ fn render_times(
             }
         };
         for (i, r) in c.runs.iter().enumerate() {
-            match r {
-                Ok(r) => t.add_row(vec![
+            match failed(r) {
+                None => t.add_row(vec![
                     next_label(),
                     (i + 1).to_string(),
-                    fmt_s(r.figure),
+                    fmt_s(figure(r)),
                     us(metric(r, "per_op_ns")),
                     String::new(),
                 ]),
-                Err(e) => {
+                Some(e) => {
                     notes.push(format!("{} run {} FAILED: {e}", c.name, i + 1));
                     t.add_row(vec![
                         next_label(),
@@ -474,13 +500,13 @@ fn render_times(
             t.add_row(vec![
                 next_label(),
                 "mean".into(),
-                fmt_s(runs.iter().map(|r| r.figure).sum::<f64>() / n),
+                fmt_s(runs.iter().map(|r| figure(r)).sum::<f64>() / n),
                 us(runs.iter().map(|r| metric(r, "per_op_ns")).sum::<f64>() / n),
                 fmt_factor(*f),
             ]);
         }
         notes.push(format!("{}: CPUs read back {}", c.name, read_back(c)));
-        notes.extend(config_notes(c, info, migrations));
+        notes.extend(config_notes(c, tables));
         if let Some(n) = handoff_note(&runs) {
             notes.push(n);
         }
@@ -497,11 +523,12 @@ fn render_times(
 /// A configuration's second line in the table: its CPUs locally; across
 /// MPI ranks whether its roles share a node, as the study's tables read
 /// ("same node", "other node").
-fn where_label(c: &ConfigResult) -> String {
-    if c.roles.is_empty() {
-        return format!("CPUs {}", cpu_list(&c.cpus));
+fn where_label(c: &ConfigurationRecord) -> String {
+    let roles = c.roles.as_deref().unwrap_or(&[]);
+    if roles.is_empty() {
+        return format!("CPUs {}", cpu_list(&c.placement));
     }
-    let mut nodes: Vec<usize> = c.roles.iter().map(|r| r.node).collect();
+    let mut nodes: Vec<usize> = roles.iter().map(|r| r.node).collect();
     nodes.sort_unstable();
     nodes.dedup();
     match nodes.len() {
@@ -534,11 +561,12 @@ fn handoff_note(runs: &[&RunRecord]) -> Option<String> {
     ))
 }
 
-/// The machine, on one line where it fits 120 columns.
-pub fn machine_line(env: &Environment) -> String {
+/// The machine, on one line where it fits 120 columns: the version that
+/// ran the workload and its machine, as the report keeps them.
+pub fn machine_line(version: &str, env: &EnvironmentRecord) -> String {
     use crate::output::table::cells::{PAGE_WIDTH, fit_fields, short_cpu_name};
     let fields = [
-        format!("ipcmark {}", env!("CARGO_PKG_VERSION")),
+        format!("ipcmark {version}"),
         format!("Linux {}", env.kernel),
         short_cpu_name(&env.cpu_model),
         format!("{} CPUs", env.logical_cpus),
@@ -595,14 +623,18 @@ mod tests {
                 ("handoff_max_ns", 3e5),
             ]);
         }
+        let c = &crate::output::workload::configurations(
+            crate::workloads::Headline::Time,
+            std::slice::from_ref(&c),
+        )[0];
         let mut out = String::new();
-        render_places(&mut out, std::slice::from_ref(&c));
+        render_places(&mut out, std::slice::from_ref(c));
         assert!(out.contains("2 node(s)"), "{out}");
         assert!(
             out.contains("node-b") && out.contains("spare calculator 1"),
             "{out}"
         );
-        let runs = ok_runs(&c);
+        let runs = ok_runs(c);
         let note = handoff_note(&runs).unwrap();
         assert!(
             note.starts_with("hand-off (application-level): 3.0 per run"),
@@ -613,7 +645,11 @@ mod tests {
             "{note}"
         );
         // A local run has no places and no hand-offs: nothing is added.
-        let local = super::super::tests::config("packed", &[1e6]);
+        let local = crate::output::workload::configurations(
+            crate::workloads::Headline::Time,
+            &[super::super::tests::config("packed", &[1e6])],
+        )
+        .remove(0);
         let mut out = String::new();
         render_places(&mut out, std::slice::from_ref(&local));
         assert!(out.is_empty());
