@@ -70,8 +70,9 @@ mod tests {
     use crate::record::RunRecord;
 
     fn checked(a: &RunRecord, b: &RunRecord) -> CheckReport {
-        let compared = crate::analysis::compare::compare("a", a, "b", b, 0.05, a.build.clone());
-        check(compared, 0.05, a.build.clone())
+        let compared =
+            crate::analysis::compare::compare("a", a, "b", b, 0.05, a.header.build.clone());
+        check(compared, 0.05, a.header.build.clone())
     }
 
     /// A run of seven figures with distinct keys (enough for a common shift).

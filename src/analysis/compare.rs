@@ -43,9 +43,9 @@ type Key = FigureKey;
 pub(crate) fn side(path: &str, f: &RunRecord) -> Side {
     Side {
         path: path.to_string(),
-        started_at: f.started_at.clone(),
-        hostname: f.environment.hostname.clone(),
-        kernel: f.environment.kernel.clone(),
+        started_at: f.header.started_at.clone(),
+        hostname: f.header.environment.hostname.clone(),
+        kernel: f.header.environment.kernel.clone(),
     }
 }
 
@@ -515,12 +515,12 @@ mod tests {
         );
         assert_eq!(d[0].status_b, Some(CheckStatus::Warn));
         // The comparison's record carries them, and its shift (if any) names them.
-        let r = compare("a", &a, "b", &b, 0.05, a.build.clone());
+        let r = compare("a", &a, "b", &b, 0.05, a.header.build.clone());
         assert_eq!(r.checks_differ.as_ref().map(Vec::len), Some(2));
         if let Some(sh) = &r.common_shift {
             assert_eq!(sh.explained_by, ["cpu-governor", "clocksource"]);
         }
-        let same = compare("a", &a, "a", &a, 0.05, a.build.clone());
+        let same = compare("a", &a, "a", &a, 0.05, a.header.build.clone());
         assert_eq!(same.checks_differ, Some(vec![]));
     }
 }

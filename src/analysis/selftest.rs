@@ -187,7 +187,7 @@ mod tests {
             alpha: 0.05,
             pairs_asked,
             stopped: None,
-            build: fixture("op").build,
+            build: fixture("op").header.build,
         }
     }
 
@@ -195,7 +195,14 @@ mod tests {
         PairInput {
             run_a: Some(1),
             run_b: Some(2),
-            compared: crate::analysis::compare::compare("a", a, "b", b, 0.05, a.build.clone()),
+            compared: crate::analysis::compare::compare(
+                "a",
+                a,
+                "b",
+                b,
+                0.05,
+                a.header.build.clone(),
+            ),
         }
     }
 

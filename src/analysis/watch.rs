@@ -74,7 +74,7 @@ pub fn centre(f: &FigureRecord) -> Option<f64> {
 fn run_ref(r: &HistoryRun) -> RunRef {
     RunRef {
         id: r.id,
-        started_at: r.record.started_at.clone(),
+        started_at: r.record.header.started_at.clone(),
     }
 }
 
@@ -91,7 +91,7 @@ struct Series<'a> {
 fn collect(runs: &[HistoryRun]) -> Vec<Series<'_>> {
     let mut series: BTreeMap<(String, crate::record::key::FigureKey), Series<'_>> = BTreeMap::new();
     for (pos, run) in runs.iter().enumerate() {
-        let host = &run.record.environment.hostname;
+        let host = &run.record.header.environment.hostname;
         for f in &run.record.results {
             // A load sweep measures a figure once per level: the levels
             // are other conditions, not other runs, so the first is kept.
@@ -258,14 +258,16 @@ fn settings_changes(a: &Settings, b: &Settings, out: &mut Vec<FieldChange>) {
 /// What differs between two runs: their build, machine and settings.
 pub fn what_changed(a: &RunRecord, b: &RunRecord) -> Vec<FieldChange> {
     let mut out = Vec::new();
-    if a.build.version != b.build.version || a.build.commit != b.build.commit {
+    if a.header.build.version != b.header.build.version
+        || a.header.build.commit != b.header.build.commit
+    {
         out.push(FieldChange {
             field: "build".into(),
-            before: format!("{} {}", a.build.version, a.build.commit),
-            after: format!("{} {}", b.build.version, b.build.commit),
+            before: format!("{} {}", a.header.build.version, a.header.build.commit),
+            after: format!("{} {}", b.header.build.version, b.header.build.commit),
         });
     }
-    environment_changes(&a.environment, &b.environment, &mut out);
+    environment_changes(&a.header.environment, &b.header.environment, &mut out);
     settings_changes(&a.settings, &b.settings, &mut out);
     out
 }
@@ -519,7 +521,7 @@ pub(crate) mod tests {
                     .map(|_| (noise * normal(&mut rng)).exp())
                     .collect();
                 let mut record = scaled(&base, |i| draws[i] * step(run, i));
-                record.started_at = format!("2026-11-{:02}T00:00:00Z", run % 28 + 1);
+                record.header.started_at = format!("2026-11-{:02}T00:00:00Z", run % 28 + 1);
                 edit(run, &mut record);
                 HistoryRun {
                     id: run as i64,
@@ -530,7 +532,7 @@ pub(crate) mod tests {
     }
 
     fn build() -> BuildRecord {
-        fixture("ipc-quick").build
+        fixture("ipc-quick").header.build
     }
 
     #[test]
@@ -593,7 +595,7 @@ pub(crate) mod tests {
                 |run, _| if run >= 21 { 1.12 } else { 1.0 },
                 |run, r| {
                     if run >= 21 {
-                        r.environment.kernel = "6.6.0-test".into();
+                        r.header.environment.kernel = "6.6.0-test".into();
                     }
                 },
             );
@@ -606,7 +608,10 @@ pub(crate) mod tests {
             if g.run_after.id == 21 {
                 let kernel = g.changed.iter().find(|c| c.field == "kernel").unwrap();
                 assert_eq!(kernel.after, "6.6.0-test");
-                assert_eq!(kernel.before, fixture("ipc-quick").environment.kernel);
+                assert_eq!(
+                    kernel.before,
+                    fixture("ipc-quick").header.environment.kernel
+                );
                 assert_eq!(g.changed.len(), 1, "{:?}", g.changed);
             }
         }
@@ -647,12 +652,13 @@ pub(crate) mod tests {
     fn what_changed_names_mitigations_settings_and_the_build() {
         let a = fixture("ipc-quick");
         let mut b = a.clone();
-        b.environment
+        b.header
+            .environment
             .mitigations
             .insert("spectre_v2".into(), "Vulnerable".into());
         b.settings.peer = crate::record::Peer::Thread;
-        b.build.commit = "0".repeat(40);
-        b.environment.frequency_governor = Some("powersave".into());
+        b.header.build.commit = "0".repeat(40);
+        b.header.environment.frequency_governor = Some("powersave".into());
         let fields: Vec<String> = what_changed(&a, &b).into_iter().map(|c| c.field).collect();
         assert!(
             fields.contains(&"mitigations.spectre_v2".to_string()),

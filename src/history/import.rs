@@ -380,10 +380,13 @@ mod tests {
         assert!(r.complete && r.finished);
         assert_eq!(
             (r.figures, r.host.as_str()),
-            (whole.results.len(), whole.environment.hostname.as_str())
+            (
+                whole.results.len(),
+                whole.header.environment.hostname.as_str()
+            )
         );
         assert_eq!(r.imported_from.as_deref(), Some("r.json"));
-        assert_eq!(r.started_at, whole.started_at);
+        assert_eq!(r.started_at, whole.header.started_at);
     }
 
     #[test]

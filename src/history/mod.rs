@@ -476,12 +476,13 @@ pub(crate) mod tests {
 
     /// `whole` as it starts: no figure yet, not complete, not finished.
     fn started(whole: &RunRecord) -> RunRecord {
-        RunRecord {
+        let mut r = RunRecord {
             results: Vec::new(),
-            complete: false,
-            finished_at: None,
             ..whole.clone()
-        }
+        };
+        r.header.complete = false;
+        r.header.finished_at = None;
+        r
     }
 
     /// One column of every figure of run `id`, in order.
@@ -546,8 +547,8 @@ pub(crate) mod tests {
             let row = runs.iter().find(|s| s.id == id).unwrap();
             assert!(row.complete && row.finished, "{name}");
             assert_eq!(row.figures, whole.results.len());
-            assert_eq!(row.host, whole.environment.hostname);
-            assert_eq!(row.command_line, whole.command_line);
+            assert_eq!(row.host, whole.header.environment.hostname);
+            assert_eq!(row.command_line, whole.header.command_line);
         }
         for (name, text) in crate::record::workload::tests::FIXTURES {
             let whole = crate::record::workload::tests::parse(text).unwrap();

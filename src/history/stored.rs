@@ -28,7 +28,7 @@ impl StoredRun {
     /// The report's schema (which record it is).
     pub fn schema(&self) -> &str {
         match self {
-            StoredRun::Run(r) => &r.schema,
+            StoredRun::Run(r) => &r.header.schema,
             StoredRun::Workload(w) => &w.header.schema,
         }
     }
@@ -305,7 +305,7 @@ mod tests {
         else {
             panic!("the report did not open")
         };
-        assert!(!run.environment.hostname.contains('\u{1b}'));
+        assert!(!run.header.environment.hostname.contains('\u{1b}'));
         value["schema"] = "other/1\u{1b}".into();
         std::fs::write(&path, value.to_string()).unwrap();
         let Err(OpenError::Schema {

@@ -112,12 +112,12 @@ impl<'a> Report<'a> {
     pub(super) fn row(self) -> RunRow<'a> {
         match self {
             Report::Run(r) => RunRow {
-                started_at: &r.started_at,
-                finished_at: r.finished_at.as_deref(),
-                complete: r.complete,
-                host: &r.environment.hostname,
-                kernel: &r.environment.kernel,
-                command_line: &r.command_line,
+                started_at: &r.header.started_at,
+                finished_at: r.header.finished_at.as_deref(),
+                complete: r.header.complete,
+                host: &r.header.environment.hostname,
+                kernel: &r.header.environment.kernel,
+                command_line: &r.header.command_line,
             },
             Report::Workload(w) => RunRow {
                 started_at: &w.header.started_at,

@@ -162,12 +162,12 @@ fn render_levels(report: &RunRecord) -> String {
 
 /// The machine on one line, then where each kind of figure ran.
 fn header(report: &RunRecord, pingpong: bool, ops: bool) -> String {
-    let (env, s) = (&report.environment, &report.settings);
+    let (env, s) = (&report.header.environment, &report.settings);
     let cpu = |c: Option<usize>| c.map_or("any".to_string(), |c| c.to_string());
     let rt = s
         .rt_priority
         .map_or(String::new(), |p| format!(", SCHED_FIFO {p}"));
-    let mut h = machine_line(&report.ipcmark_version, env);
+    let mut h = machine_line(&report.header.ipcmark_version, env);
     if let Some(r) = &report.remote {
         let host = r
             .agent_hostname()

@@ -211,8 +211,8 @@ impl RunObserver for Recorder {
             self.report.cost_models = crate::analysis::cost_model::fit(&self.report.results);
         }
         crate::analysis::level::apply(&mut self.report);
-        self.report.complete = stopped.is_none();
-        self.report.finished_at = Some(now_rfc3339());
+        self.report.header.complete = stopped.is_none();
+        self.report.header.finished_at = Some(now_rfc3339());
         self.save();
         Ok(())
     }
@@ -245,14 +245,16 @@ mod tests {
 
     fn report() -> RunRecord {
         RunRecord {
-            schema: crate::record::SCHEMA.into(),
-            ipcmark_version: "test".into(),
-            build: json::build::current(),
-            started_at: now_rfc3339(),
-            finished_at: None,
-            complete: false,
-            command_line: vec!["ipcmark".into(), "run".into()],
-            environment: (&machine()).into(),
+            header: crate::record::header::Header {
+                schema: crate::record::SCHEMA.into(),
+                ipcmark_version: "test".into(),
+                build: json::build::current(),
+                started_at: now_rfc3339(),
+                finished_at: None,
+                complete: false,
+                command_line: vec!["ipcmark".into(), "run".into()],
+                environment: (&machine()).into(),
+            },
             checks: None,
             pass_checks: None,
             level: None,
@@ -320,7 +322,7 @@ mod tests {
         // Saved once, failed once, never asked again.
         assert_eq!(calls.get(), 2);
         assert_eq!(r.unsaved(), ["history h.sqlite: database or disk is full"]);
-        assert!(r.report.complete, "the report still finished");
+        assert!(r.report.header.complete, "the report still finished");
     }
 
     #[test]

@@ -20,15 +20,15 @@ pub struct Shown {
 /// A run's own page, and which run it is with its warnings, as the run
 /// printed them (`warning: …` on stderr).
 pub fn run_page(label: &str, report: &RunRecord, options: Options) -> Shown {
-    let state = if report.complete {
+    let state = if report.header.complete {
         "complete"
     } else {
         "incomplete"
     };
     let mut about = format!(
         "{label}: started {}, {state}: {}\n",
-        report.started_at,
-        command(&report.command_line)
+        report.header.started_at,
+        command(&report.header.command_line)
     );
     // As the run printed them: not the machine's conditions the user
     // cannot change, which the record keeps.

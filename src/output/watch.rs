@@ -97,19 +97,23 @@ mod tests {
                 let wobble = 1.0 + 0.01 * ((run * 7 % 5) as f64 - 2.0);
                 let mut record = scaled(&base, |_| wobble * if run > 10 { 1.2 } else { 1.0 });
                 if run > 10 {
-                    record.environment.kernel = "6.6.0".into();
+                    record.header.environment.kernel = "6.6.0".into();
                 }
                 HistoryRun { id: run, record }
             })
             .collect();
-        let text = render(&watch(&runs, &Options::default(), base.build.clone()));
+        let text = render(&watch(
+            &runs,
+            &Options::default(),
+            base.header.build.clone(),
+        ));
         assert!(text.contains("10 → 11"), "{text}");
         assert!(text.contains("regression"), "{text}");
         // The table wraps its last column: the words, not the lines.
         let words: Vec<&str> = (text.split_whitespace())
             .filter(|w| !matches!(*w, "│" | "┆"))
             .collect();
-        let want = format!("kernel {} → 6.6.0", base.environment.kernel);
+        let want = format!("kernel {} → 6.6.0", base.header.environment.kernel);
         assert!(words.join(" ").contains(&want), "{text}");
         assert!(
             text.contains("4 of 4 series changed over 20 runs"),
@@ -121,7 +125,7 @@ mod tests {
                 record: base.clone(),
             })
             .collect();
-        let text = render(&watch(&quiet, &Options::default(), base.build));
+        let text = render(&watch(&quiet, &Options::default(), base.header.build));
         assert!(
             text.starts_with("no change point in 4 series over 20 runs"),
             "{text}"

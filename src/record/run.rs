@@ -2,13 +2,13 @@
 //! docs/json-schema.md and docs/schema/run.schema.json): the run, its
 //! settings and one [`FigureRecord`] per figure.
 
-use super::build::BuildRecord;
 use super::doctor::{CheckRecord, PassChecksRecord};
-use super::environment::{BudgetRecord, EnvironmentRecord};
+use super::environment::BudgetRecord;
 use super::facts::{
     CounterCheckRecord, EventsRecord, IntervalRecord, KernelCallRecord, OneWayRecord, PassesRecord,
     PeriodicRecord, PrecisionRecord, SchedulingRecord, ScoreRecord, StreamRecord, SweepRecord,
 };
+use super::header::Header;
 use super::load::{CorrectionRecord, LoadRecord, LoadSettingsRecord};
 use super::map::{MapRecord, MapSettingsRecord};
 use super::remote::{RemoteRecord, RemoteRunRecord};
@@ -21,22 +21,10 @@ pub const SCHEMA: &str = "ipcmark.run/1";
 /// A whole run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
-    /// [`SCHEMA`].
-    pub schema: String,
-    /// Version of ipcmark that wrote it.
-    pub ipcmark_version: String,
-    /// The build that wrote it: version, git commit, dirty tree, features.
-    pub build: BuildRecord,
-    /// RFC 3339 time the run started.
-    pub started_at: String,
-    /// RFC 3339 time the run ended; null while it is still going.
-    pub finished_at: Option<String>,
-    /// Whether every planned figure was attempted (false for a partial file).
-    pub complete: bool,
-    /// The arguments, program name first.
-    pub command_line: Vec<String>,
-    /// The machine.
-    pub environment: EnvironmentRecord,
+    /// Schema ([`SCHEMA`]), build, start, end, command and machine, as every
+    /// report opens ([`Header`]; its fields stay at the top of the JSON).
+    #[serde(flatten)]
+    pub header: Header,
     /// The machine's checks at the run's start (those of `ipcmark doctor`
     /// that need no window, docs/trust.md); absent from earlier reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -164,14 +164,16 @@ pub fn run(mut request: RunRequest, progress: &mut dyn RunObserver) -> Result<Ou
 
     let machine_env = environment::collect(latency.state.clone(), plan.mpi.as_ref());
     let report = RunRecord {
-        schema: crate::record::SCHEMA.into(),
-        ipcmark_version: env!("CARGO_PKG_VERSION").into(),
-        build: json::build::current(),
-        started_at: now_rfc3339(),
-        finished_at: None,
-        complete: false,
-        command_line: std::env::args().collect(),
-        environment: (&machine_env).into(),
+        header: crate::record::header::Header {
+            schema: crate::record::SCHEMA.into(),
+            ipcmark_version: env!("CARGO_PKG_VERSION").into(),
+            build: json::build::current(),
+            started_at: now_rfc3339(),
+            finished_at: None,
+            complete: false,
+            command_line: std::env::args().collect(),
+            environment: (&machine_env).into(),
+        },
         checks: Some(
             doctor::examine_at_run_start(&SysRoot::host(), &pair, &latency.state)
                 .iter()

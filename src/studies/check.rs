@@ -53,7 +53,7 @@ mod tests {
             run,
             max_regression: 0.05,
             alpha: 0.05,
-            build: fixture("passes").build,
+            build: fixture("passes").header.build,
         }
     }
 

@@ -64,7 +64,7 @@ fn one_run(
         .and_then(|runs| {
             runs.iter()
                 .rev()
-                .find(|r| r.started_at == record.started_at)
+                .find(|r| r.started_at == record.header.started_at)
                 .map(|r| r.id)
         });
     Ok(Some((record, id)))

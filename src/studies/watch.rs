@@ -225,7 +225,7 @@ mod tests {
             |run, _| if run >= 21 { 1.12 } else { 1.0 },
             |run, r| {
                 if run >= 21 {
-                    r.environment.kernel = "6.6.0-test".into();
+                    r.header.environment.kernel = "6.6.0-test".into();
                 }
             },
         )
@@ -240,7 +240,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("h.sqlite");
         stepped(&path);
-        let build = crate::analysis::watch::tests::fixture("ipc-quick").build;
+        let build = crate::analysis::watch::tests::fixture("ipc-quick")
+            .header
+            .build;
         let w = watch(&path, &Request::default(), build.clone()).unwrap();
         assert_eq!(w.runs, 40);
         assert_eq!(w.groups.len(), 1, "{:?}", w.groups);
@@ -266,7 +268,9 @@ mod tests {
     fn a_missing_history_is_the_users_error() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("none.sqlite");
-        let build = crate::analysis::watch::tests::fixture("ipc-quick").build;
+        let build = crate::analysis::watch::tests::fixture("ipc-quick")
+            .header
+            .build;
         assert!(matches!(
             watch(&missing, &Request::default(), build),
             Err(Error::Usage(_))

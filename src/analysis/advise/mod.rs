@@ -458,7 +458,7 @@ pub fn missing(host: &str, need: &Need, runs: &[(i64, RunRecord)], candidates: &
     let cpus = need.cpus.as_deref();
     let has = |name: &str, mode: Mode| {
         runs.iter()
-            .filter(|(_, r)| r.environment.hostname == host)
+            .filter(|(_, r)| r.header.environment.hostname == host)
             .flat_map(|(_, r)| &r.results)
             .any(|f| {
                 f.benchmark == name
@@ -492,7 +492,7 @@ pub fn advise(
 ) -> AdviseReport {
     let runs: Vec<(i64, RunRecord)> = runs
         .iter()
-        .filter(|(_, r)| r.environment.hostname == host)
+        .filter(|(_, r)| r.header.environment.hostname == host)
         .cloned()
         .collect();
     let cpus = need.cpus.as_deref();

@@ -22,8 +22,8 @@ fn runs(names: &[&str]) -> Vec<(i64, RunRecord)> {
 }
 
 fn run(need: Need, runs: &[(i64, RunRecord)]) -> AdviseReport {
-    let host = runs[0].1.environment.hostname.clone();
-    advise(&host, need, runs, runs[0].1.build.clone())
+    let host = runs[0].1.header.environment.hostname.clone();
+    advise(&host, need, runs, runs[0].1.header.build.clone())
 }
 
 fn of<'a>(r: &'a AdviseReport, name: &str) -> &'a Advice {
@@ -281,7 +281,7 @@ fn two_lines_cross_where_they_are_equal_within_the_shared_sizes() {
 #[test]
 fn another_hosts_runs_are_not_read() {
     let h = runs(&["cost-model"]);
-    let r = advise("elsewhere", need(4096), &h, h[0].1.build.clone());
+    let r = advise("elsewhere", need(4096), &h, h[0].1.header.build.clone());
     assert!(r.ranking.is_empty() && r.unrankable.is_empty());
     assert_eq!(r.runs_read, 0);
 }
@@ -289,7 +289,7 @@ fn another_hosts_runs_are_not_read() {
 #[test]
 fn missing_names_what_the_size_lacks_by_mode_and_skipped_counts_as_known() {
     let runs = runs(&["ipc-quick", "stream"]);
-    let host = runs[0].1.environment.hostname.clone();
+    let host = runs[0].1.header.environment.hostname.clone();
     let pp: Vec<&FigureRecord> = runs[0]
         .1
         .results

@@ -315,7 +315,7 @@ mod tests {
             crate::record::RunRecord::parse(include_str!("../../../tests/reports/passes.json"))
                 .unwrap();
         let mut r =
-            crate::analysis::compare::compare("a", &run, "b", &run, 0.05, run.build.clone());
+            crate::analysis::compare::compare("a", &run, "b", &run, 0.05, run.header.build.clone());
         r.common_shift = Some(CommonShift {
             factor,
             interval: IntervalRecord {

@@ -109,9 +109,9 @@ impl Page {
             "<section class=\"run\" id=\"run-{letter}\"><h2><span class=\"runletter\">{letter}</span> \
              {}</h2><p class=\"meta\">{} · {} · Linux {} · {} figures</p>",
             esc(&run.label),
-            esc(&timestamp(&r.started_at)),
-            esc(&r.environment.hostname),
-            esc(&r.environment.kernel),
+            esc(&timestamp(&r.header.started_at)),
+            esc(&r.header.environment.hostname),
+            esc(&r.header.environment.kernel),
             figs.len()
         );
         s.push_str(&warnings(r));

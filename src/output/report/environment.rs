@@ -89,46 +89,62 @@ impl<T: Cell, const N: usize> Cell for [T; N] {
 type Row = (&'static str, fn(&RunRecord) -> String);
 
 const ROWS: &[Row] = &[
-    ("host", |r| r.environment.hostname.cell()),
-    ("kernel", |r| r.environment.kernel.cell()),
-    ("kernel version", |r| r.environment.kernel_version.cell()),
-    ("preemption", |r| r.environment.preemption.cell()),
-    ("architecture", |r| r.environment.arch.cell()),
-    ("CPU", |r| r.environment.cpu_model.cell()),
-    ("CPUs online", |r| r.environment.logical_cpus.cell()),
-    ("CPUs allowed", |r| r.environment.allowed_cpus.cell()),
-    ("CPU MHz", |r| r.environment.cpu_mhz.cell()),
-    ("frequency governor", |r| {
-        r.environment.frequency_governor.cell()
+    ("host", |r| r.header.environment.hostname.cell()),
+    ("kernel", |r| r.header.environment.kernel.cell()),
+    ("kernel version", |r| {
+        r.header.environment.kernel_version.cell()
     }),
-    ("SMT", |r| r.environment.smt.cell()),
-    ("virtualization", |r| r.environment.virtualization.cell()),
-    ("clock source", |r| r.environment.clocksource.cell()),
-    ("timer slack ns", |r| r.environment.timer_slack_ns.cell()),
-    ("isolated CPUs", |r| r.environment.isolated_cpus.cell()),
-    ("nohz_full CPUs", |r| r.environment.nohz_full_cpus.cell()),
-    ("load average", |r| r.environment.load_average.cell()),
+    ("preemption", |r| r.header.environment.preemption.cell()),
+    ("architecture", |r| r.header.environment.arch.cell()),
+    ("CPU", |r| r.header.environment.cpu_model.cell()),
+    ("CPUs online", |r| r.header.environment.logical_cpus.cell()),
+    ("CPUs allowed", |r| r.header.environment.allowed_cpus.cell()),
+    ("CPU MHz", |r| r.header.environment.cpu_mhz.cell()),
+    ("frequency governor", |r| {
+        r.header.environment.frequency_governor.cell()
+    }),
+    ("SMT", |r| r.header.environment.smt.cell()),
+    ("virtualization", |r| {
+        r.header.environment.virtualization.cell()
+    }),
+    ("clock source", |r| r.header.environment.clocksource.cell()),
+    ("timer slack ns", |r| {
+        r.header.environment.timer_slack_ns.cell()
+    }),
+    ("isolated CPUs", |r| {
+        r.header.environment.isolated_cpus.cell()
+    }),
+    ("nohz_full CPUs", |r| {
+        r.header.environment.nohz_full_cpus.cell()
+    }),
+    ("load average", |r| r.header.environment.load_average.cell()),
     ("CPUs busy at start %", |r| {
-        r.environment.cpu_busy_percent_at_start.cell()
+        r.header.environment.cpu_busy_percent_at_start.cell()
     }),
     ("cpuidle driver", |r| {
-        r.environment.cpu_idle.as_ref().map(|i| &i.driver).cell()
+        r.header
+            .environment
+            .cpu_idle
+            .as_ref()
+            .map(|i| &i.driver)
+            .cell()
     }),
     ("cpuidle governor", |r| {
-        r.environment
+        r.header
+            .environment
             .cpu_idle
             .as_ref()
             .and_then(|i| i.governor.as_ref())
             .cell()
     }),
     ("CPU latency limit held", |r| {
-        r.environment.cpu_latency.held.cell()
+        r.header.environment.cpu_latency.held.cell()
     }),
     ("… if not, why", |r| {
-        r.environment.cpu_latency.not_held_reason.cell()
+        r.header.environment.cpu_latency.not_held_reason.cell()
     }),
     ("wake-up cost ns", |r| {
-        r.environment.cpu_latency.wakeup_cost_ns.cell()
+        r.header.environment.cpu_latency.wakeup_cost_ns.cell()
     }),
     // The server CPU joins the client's row.
     ("client, server CPU", |r| {
@@ -148,14 +164,17 @@ const ROWS: &[Row] = &[
         r.settings.budget.precision.max_time.cell()
     }),
     ("quick", |r| r.settings.quick.cell()),
-    ("ipcmark", |r| r.build.version.cell()),
-    ("commit", |r| r.build.commit.cell()),
-    ("uncommitted changes", |r| r.build.dirty.cell()),
-    ("started", |r| timestamp(&r.started_at)),
+    ("ipcmark", |r| r.header.build.version.cell()),
+    ("commit", |r| r.header.build.commit.cell()),
+    ("uncommitted changes", |r| r.header.build.dirty.cell()),
+    ("started", |r| timestamp(&r.header.started_at)),
     ("finished", |r| {
-        r.finished_at.as_deref().map_or("—".into(), timestamp)
+        r.header
+            .finished_at
+            .as_deref()
+            .map_or("—".into(), timestamp)
     }),
-    ("complete", |r| r.complete.cell()),
+    ("complete", |r| r.header.complete.cell()),
 ];
 
 /// The MPI job's rows (library, ranks, nodes, where each rank ran, as the
@@ -163,7 +182,7 @@ const ROWS: &[Row] = &[
 /// local runs carry no empty rows.
 fn mpi_rows(runs: &[RunInput]) -> Vec<(String, Vec<String>)> {
     fn job(r: &RunInput) -> Option<&MpiRecord> {
-        r.report.environment.mpi.as_ref()
+        r.report.header.environment.mpi.as_ref()
     }
     if runs.iter().all(|r| job(r).is_none()) {
         return Vec::new();
@@ -232,7 +251,7 @@ pub fn section(runs: &[RunInput]) -> String {
             )
         })
         .collect();
-    let command = |r: &RunInput| r.report.command_line.join(" ");
+    let command = |r: &RunInput| r.report.header.command_line.join(" ");
     rows.extend(mpi_rows(runs));
     let or_none = |l: Option<String>| l.unwrap_or_else(|| "—".into());
     rows.push((
@@ -270,7 +289,7 @@ pub fn section(runs: &[RunInput]) -> String {
     // The CPU vulnerabilities: long, and rarely the point, so folded.
     let mut keys: Vec<&String> = runs
         .iter()
-        .flat_map(|r| r.report.environment.mitigations.keys())
+        .flat_map(|r| r.report.header.environment.mitigations.keys())
         .collect();
     keys.sort();
     keys.dedup();
@@ -284,7 +303,7 @@ pub fn section(runs: &[RunInput]) -> String {
             for r in runs {
                 s.push_str(&format!(
                     "<td>{}</td>",
-                    esc(&r.report.environment.mitigations.get(k).cell())
+                    esc(&r.report.header.environment.mitigations.get(k).cell())
                 ));
             }
             s.push_str("</tr>");

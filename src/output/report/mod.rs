@@ -174,8 +174,8 @@ fn header(runs: &[RunInput]) -> String {
         let r = &run.report;
         let results = figures::figures(r);
         let ok = results.iter().filter(|f| f.ok()).count();
-        let command = r.command_line.join(" ");
-        let complete = if !r.complete {
+        let command = r.header.command_line.join(" ");
+        let complete = if !r.header.complete {
             " <span class=\"badge warn\">incomplete</span>"
         } else {
             ""
@@ -185,9 +185,9 @@ fn header(runs: &[RunInput]) -> String {
              <td class=\"when\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{ok} of {} measured{complete}</td>\
              <td><code>{}</code></td></tr>",
             esc(&run.label),
-            esc(&figures::timestamp(&r.started_at)),
-            esc(&r.environment.hostname),
-            esc(&r.environment.kernel),
+            esc(&figures::timestamp(&r.header.started_at)),
+            esc(&r.header.environment.hostname),
+            esc(&r.header.environment.kernel),
             results.len(),
             esc(&command),
             l = letter(i),

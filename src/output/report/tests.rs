@@ -73,12 +73,12 @@ fn run(scale: f64) -> RunRecord {
         "status": "failed", "error": "peer died"}),
     ));
     let mut r = RunRecord::parse(BASE).expect("tests/reports/ipc-quick.json");
-    r.started_at = "2026-11-24T04:00:00Z".into();
-    r.complete = true;
-    r.command_line = vec!["ipcmark".into(), "run".into(), HOSTILE.into()];
-    r.environment.hostname = HOSTILE.into();
-    r.environment.kernel = "6.1".into();
-    r.environment.mitigations = [("x".to_string(), HOSTILE.to_string())].into();
+    r.header.started_at = "2026-11-24T04:00:00Z".into();
+    r.header.complete = true;
+    r.header.command_line = vec!["ipcmark".into(), "run".into(), HOSTILE.into()];
+    r.header.environment.hostname = HOSTILE.into();
+    r.header.environment.kernel = "6.1".into();
+    r.header.environment.mitigations = [("x".to_string(), HOSTILE.to_string())].into();
     r.settings.passes = 1;
     r.warnings = vec![WarningRecord {
         kind: "other-load".into(),
@@ -244,8 +244,8 @@ fn a_run_without_figures_renders_without_charts() {
 #[test]
 fn the_environment_marks_what_differs_between_runs() {
     let mut b = run(1.0);
-    b.environment.kernel = "6.2".into();
-    b.started_at = "2026-11-25T04:00:00Z".into();
+    b.header.environment.kernel = "6.2".into();
+    b.header.started_at = "2026-11-25T04:00:00Z".into();
     let html = render(&[input("a.json", run(1.0)), input("b.json", b)], 0.05).html;
     let env = html.split("id=\"environment\"").nth(1).unwrap();
     assert!(env.contains("<tr class=\"differs\"><th>kernel</th><td>6.1</td><td>6.2</td>"));
@@ -264,7 +264,7 @@ fn an_mpi_run_names_its_job_and_every_rank_and_a_local_run_has_no_such_rows() {
         allowed_cpus,
         cpu: Some(rank as usize),
     };
-    m.environment.mpi = Some(MpiRecord {
+    m.header.environment.mpi = Some(MpiRecord {
         library: "Open MPI v4.1.4".into(),
         standard: "3.1".into(),
         size: 2,
