@@ -70,11 +70,14 @@ fn host_runs(
         if run.host != host || selftests.contains(&run.id) {
             continue;
         }
-        let report = store
-            .load_report(run.id)
-            .map_err(crate::run::save::failure)?;
-        if let Ok(r) = RunRecord::from_value(report) {
-            out.push((run.id, r));
+        // A workload's report, or one that does not read, has nothing to rank.
+        match store.open_run_id(run.id) {
+            Ok(history::Opened {
+                run: history::StoredRun::Run(r),
+                ..
+            }) => out.push((run.id, *r)),
+            Err(history::OpenError::History(e)) => return Err(crate::run::save::failure(e)),
+            _ => {}
         }
     }
     Ok(out)
