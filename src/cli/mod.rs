@@ -26,9 +26,9 @@ mod testbed;
 mod watch;
 mod workload;
 
+pub(crate) use crate::output::terminal::say;
 pub use crate::run::Failure;
-use crate::run::failure::{check_json_path, check_output_path};
-use crate::run::hold_cpu_latency;
+use crate::run::failure::check_output_path;
 use crate::run::request::{InjectedFault, PeerChoice, RunMode, RunRequest, StreamDirection};
 /// The command line's value parsers are the request's (`run::values`).
 pub use crate::run::values as parse;
@@ -425,17 +425,6 @@ pub fn print_stdout(text: &str) -> Result<(), Failure> {
             "cannot write to standard output: {e}"
         ))),
     }
-}
-
-/// Writes one line to stderr in a single write, so that what another
-/// process writes to the same stderr meanwhile (an MPI launcher's banner,
-/// a rank's own line) can never land inside it; `eprintln!` writes the
-/// pieces of its format one by one.
-pub(crate) fn say(args: std::fmt::Arguments) {
-    use std::io::Write;
-    let mut line = std::fmt::format(args);
-    line.push('\n');
-    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 #[cfg(test)]

@@ -2,27 +2,13 @@
 //! in each placement, saving the JSON after every run so an interrupted
 //! command keeps what finished, and print the tables.
 
-pub(super) mod placement;
-pub(super) mod saving;
-
 use super::flags::{self, heading};
-use super::{Failure, hold_cpu_latency, parse, print_stdout};
-use crate::engine::os::group::Migration;
+use super::{Failure, parse, print_stdout};
 use crate::engine::os::interrupt;
-use crate::engine::os::objects::ObjectNamer;
-use crate::engine::run::repeated::{self, RunEnd};
-use crate::machine::environment;
-use crate::output::progress::RunsProgress;
-use crate::output::workload::{self as report, ConfigResult};
-use crate::record::workload::MigrationRecord;
-use crate::run::plan::latency_request;
-use crate::workloads::{
-    self, Fault, LockKind, Opt, Params, Prepared, RunContext, RunError, RunRecord as WorkloadRun,
-    WorkloadInfo,
-};
+use crate::output::workload as report;
+use crate::run::workload::{self, LocalWorkload};
+use crate::workloads::{self, Fault, LockKind, Opt, Params, WorkloadInfo};
 use clap::{Args, ValueEnum};
-use placement::{Placement, migrations, placements};
-use saving::{ReportStart, Saver, Sink};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -255,7 +241,8 @@ fn mpi_engine(args: WorkloadArgs, info: WorkloadInfo, params: Params) -> Result<
             "that --fault does not apply to --engine mpi",
         ));
     }
-    super::mpi::workload::run(super::mpi::workload::MpiRun {
+    use crate::run::workload::mpi::{self, MpiEnd};
+    let end = mpi::run(mpi::MpiRun {
         info,
         params,
         handoff: args.handoff,
@@ -266,7 +253,23 @@ fn mpi_engine(args: WorkloadArgs, info: WorkloadInfo, params: Params) -> Result<
         json: args.json.path,
         db: args.save.db.path,
         no_save: args.save.no_save,
-    })
+    })?;
+    let led = match end {
+        MpiEnd::Refused => return Ok(ExitCode::from(2)),
+        MpiEnd::Served => return Ok(ExitCode::SUCCESS),
+        MpiEnd::Led(led) => led,
+    };
+    let none = vec![None; led.processes.len()];
+    print_stdout(&format!(
+        "{}\n{}",
+        report::machine_line(&led.environment),
+        report::render(&led.info, &led.title, &led.processes, &none, &led.results)
+    ))?;
+    if let Some(line) = crate::run::save::unsaved_line(led.unsaved) {
+        eprintln!("{line}");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `--engine mpi` in a build without MPI: how to build it.
@@ -275,33 +278,6 @@ fn mpi_engine(_: WorkloadArgs, _: WorkloadInfo, _: Params) -> Result<ExitCode, F
     Err(Failure::usage(
         "built without MPI: cargo build --release --features mpi",
     ))
-}
-
-/// One run of a local configuration: the workload's processes forked and
-/// placed as the configuration says (the engine's `os::group`).
-struct LocalRuns<'a> {
-    prepared: &'a dyn Prepared,
-    configs: &'a [Placement],
-    migrations: &'a [Option<Migration>],
-    names: &'a ObjectNamer,
-    timeout: Duration,
-}
-
-impl repeated::Repeated for LocalRuns<'_> {
-    type Record = WorkloadRun;
-
-    fn run(&mut self, config: usize) -> Result<WorkloadRun, RunEnd> {
-        let ctx = RunContext {
-            cpus: &self.configs[config].cpus,
-            migrations: self.migrations,
-            names: self.names,
-            timeout: self.timeout,
-        };
-        self.prepared.run(&ctx).map_err(|e| match e {
-            RunError::Failed(why) => RunEnd::Failed(why),
-            RunError::Interrupted(_) => RunEnd::Interrupted,
-        })
-    }
 }
 
 /// Runs `ipcmark workload`: every configuration `--runs` times, then the tables.
@@ -329,111 +305,38 @@ pub fn workload(args: WorkloadArgs) -> Result<ExitCode, Failure> {
             "--handoff needs --engine mpi (locally, --migrate moves a process between CPUs)",
         ));
     }
-    let prepared = w.prepare(&params).map_err(Failure::usage)?;
-    let roles = prepared.roles();
-    let allowed = crate::sys::sched::allowed_cpus()
-        .map_err(|e| Failure::run(format!("sched_getaffinity: {e}")))?;
-    if allowed.is_empty() {
-        return Err(Failure::run("no CPU is available to ipcmark".to_string()));
-    }
-    let configs = placements(&args.place, roles.len(), &allowed).map_err(Failure::usage)?;
-    let plans = migrations(&args.migrate, &roles, &allowed).map_err(Failure::usage)?;
-    super::check_json_path(args.json.path.as_deref())?;
-    let runs = args.runs.unwrap_or(DEFAULT_RUNS);
-    let load_plan = crate::run::plan::load_plan(
-        args.load.spec.as_ref(),
-        args.load.cpus.as_ref(),
-        [None, None],
-        &allowed,
-    )?;
-
-    // Held for the whole command, as in `ipcmark run`.
-    let latency = hold_cpu_latency(&latency_request(args.cpu_latency.limit), &allowed)?;
-    interrupt::install()
-        .map_err(|e| Failure::run(format!("cannot install signal handlers: {e}")))?;
-    let env = environment::collect(latency.state.clone(), None);
-    let rep = ReportStart {
-        info: &info,
-        runs,
-        duration: prepared.duration(),
+    let outcome = workload::run_local(LocalWorkload {
+        workload: w,
+        params,
+        place: args.place,
+        migrate: args.migrate,
+        runs: args.runs.unwrap_or(DEFAULT_RUNS),
+        load: args.load.into_request(),
+        cpu_latency: args.cpu_latency.limit,
         timeout: args.timeout.limit,
-        processes: roles.clone(),
-        parameters: prepared.parameters(),
-        migrations: plans
-            .iter()
-            .enumerate()
-            .filter_map(|(p, plan)| {
-                plan.as_ref().map(|plan| MigrationRecord {
-                    process: p + 1,
-                    role: roles[p].clone(),
-                    plan: report::migration_plan(plan),
-                })
-            })
-            .collect(),
-        environment: env.clone(),
-    }
-    .report();
-    // Kept in the history as it goes, as `ipcmark run` is.
-    let sink = Sink::open(
-        args.json.path.clone(),
-        args.save.db.path.as_deref(),
-        args.save.no_save,
-        &rep,
-    )?;
-    let mut saver = Saver {
-        rep,
-        sink,
-        headline: info.headline,
-        results: configs
-            .iter()
-            .map(|c| ConfigResult {
-                name: c.name.clone(),
-                cpus: c.cpus.clone(),
-                runs: Vec::new(),
-                roles: Vec::new(),
-            })
-            .collect(),
-    };
-    let plan = repeated::Plan {
-        configurations: configs.iter().map(|c| c.name.clone()).collect(),
-        runs,
-        load: load_plan,
-    };
-    let names = ObjectNamer::new();
-    let mut source = LocalRuns {
-        prepared: prepared.as_ref(),
-        configs: &configs,
-        migrations: &plans,
-        names: &names,
-        timeout: args.timeout.limit,
-    };
-    let mut progress = RunsProgress::new(info.id, configs.len() * runs as usize);
-    let observers: &mut [&mut dyn repeated::Observer<_>] = &mut [&mut progress, &mut saver];
-    let stopped = repeated::run(&plan, &mut source, observers).map_err(Failure::run)?;
+        json: args.json.path,
+        db: args.save.db.path,
+        no_save: args.save.no_save,
+    })?;
     // The page from the report just saved, as `show` prints it of the
     // stored one.
-    print_stdout(&report::page(&saver.rep))?;
-    let (sink, results) = (saver.sink, saver.results);
-    if let Some(w) = crate::analysis::warnings::idle_states(&env) {
+    print_stdout(&report::page(&outcome.report))?;
+    if let Some(w) = crate::analysis::warnings::idle_states(&outcome.environment) {
         eprintln!("warning: {w}");
     }
 
-    let unsaved = crate::run::save::unsaved_line(sink.unsaved());
+    let unsaved = crate::run::save::unsaved_line(outcome.unsaved);
     if let Some(line) = &unsaved {
         eprintln!("{line}");
     }
-    if let Some(sig) = stopped {
+    if let Some(sig) = outcome.stopped {
         crate::cli::say(format_args!(
             "ipcmark: interrupted by {}; finished runs were kept",
             interrupt::signal_name(sig)
         ));
         return Ok(ExitCode::from(128 + sig as u8));
     }
-    let failed = results
-        .iter()
-        .flat_map(|c| &c.runs)
-        .filter(|r| r.is_err())
-        .count();
+    let failed = outcome.failed;
     if failed > 0 {
         crate::cli::say(format_args!("ipcmark: {failed} run(s) failed (see above)"));
     }

@@ -37,6 +37,17 @@ fn colour_allowed(no_color: Option<std::ffi::OsString>) -> bool {
     no_color.is_none_or(|v| v.is_empty())
 }
 
+/// Writes one line to stderr in a single write, so that what another
+/// process writes to the same stderr meanwhile (an MPI launcher's banner,
+/// a rank's own line) can never land inside it; `eprintln!` writes the
+/// pieces of its format one by one.
+pub fn say(args: std::fmt::Arguments) {
+    use std::io::Write;
+    let mut line = std::fmt::format(args);
+    line.push('\n');
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

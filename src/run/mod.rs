@@ -14,6 +14,7 @@ pub mod plan;
 pub mod request;
 pub mod save;
 pub mod values;
+pub mod workload;
 
 pub use failure::Failure;
 pub use request::RunRequest;

@@ -18,9 +18,6 @@ use clap::{Args, Subcommand};
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// `ipcmark workload NAME --engine mpi`: a workload's roles across ranks.
-pub(in crate::cli) mod workload;
-
 /// Arguments of `ipcmark mpi`.
 #[derive(Debug, Args)]
 pub struct MpiArgs {

@@ -8,11 +8,11 @@ use crate::engine::os::group::Migration;
 
 /// One placement of every process.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Placement {
+pub(crate) struct Placement {
     /// Its name in the tables: `packed`, `spread`, or the CPU list.
-    pub(super) name: String,
+    pub(crate) name: String,
     /// Each process's CPU, in role order (`None`: free).
-    pub(super) cpus: Vec<Option<usize>>,
+    pub(crate) cpus: Vec<Option<usize>>,
 }
 
 fn show_cpus(cpus: &[usize]) -> String {
@@ -36,7 +36,7 @@ fn check_cpu(cpu: usize, allowed: &[usize], what: &str) -> Result<usize, String>
 /// The placements of every `--place` value, trimmed: ';' separates
 /// placements within one value, and `--place` may be repeated. Shared by
 /// the local placements (CPUs) and `--engine mpi`'s (ranks).
-pub(in crate::cli) fn place_parts(values: &[String]) -> Result<Vec<&str>, String> {
+pub(crate) fn place_parts(values: &[String]) -> Result<Vec<&str>, String> {
     let mut out = Vec::new();
     for value in values {
         for part in value.split(';').map(str::trim) {
@@ -54,7 +54,7 @@ pub(in crate::cli) fn place_parts(values: &[String]) -> Result<Vec<&str>, String
 /// The numbers of a placement whose comma-separated items are all numbers
 /// (`item` names what they number in the error: "CPU", "rank"); `None` if
 /// any item is not a number.
-pub(in crate::cli) fn number_list(part: &str, item: &str) -> Option<Result<Vec<usize>, String>> {
+pub(crate) fn number_list(part: &str, item: &str) -> Option<Result<Vec<usize>, String>> {
     let items: Vec<&str> = part.split(',').map(str::trim).collect();
     let numeric = |i: &&str| !i.is_empty() && i.chars().all(|c| c.is_ascii_digit());
     if !items.iter().all(numeric) {
@@ -75,7 +75,7 @@ pub(in crate::cli) fn number_list(part: &str, item: &str) -> Option<Result<Vec<u
 /// explicit placement (one CPU per process); otherwise its comma-separated
 /// items are named placements, each a configuration. ';' separates placements
 /// within one value.
-pub(super) fn placements(
+pub(crate) fn placements(
     values: &[String],
     processes: usize,
     allowed: &[usize],
@@ -139,7 +139,7 @@ pub(super) fn placements(
 }
 
 /// Parses every `--migrate` value into one plan per process.
-pub(super) fn migrations(
+pub(crate) fn migrations(
     values: &[String],
     roles: &[String],
     allowed: &[usize],

@@ -7,23 +7,22 @@
 //! line on its stderr and ends the job (`MPI_Abort`), since its peers would
 //! wait for it forever; the runs already saved are kept.
 
-use crate::cli::workload::placement::{number_list, place_parts};
-use crate::cli::workload::saving::{ReportStart, Saver, Sink};
-use crate::cli::{Failure, hold_cpu_latency, parse, print_stdout};
+use super::placement::{number_list, place_parts};
+use super::saving::{ReportStart, Saver, Sink};
 use crate::engine::run::repeated::{self, RunEnd};
 use crate::machine::environment;
 use crate::mpi::World;
 use crate::mpi::ranks::{self, RankPlace};
 use crate::mpi::workloads::{self, Job, MpiWorkload, show_ranks};
-use crate::output::workload::{self as report, ConfigResult};
+use crate::output::workload::ConfigResult;
 use crate::run::plan::latency_request;
+use crate::run::{Failure, hold_cpu_latency, values as parse};
 use crate::workloads::{CastRole, Params, RunRecord as WorkloadRun, WorkloadInfo};
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Duration;
 
 /// What `ipcmark workload --engine mpi` was given, checked.
-pub(in crate::cli) struct MpiRun {
+pub struct MpiRun {
     pub info: WorkloadInfo,
     pub params: Params,
     pub handoff: Option<u64>,
@@ -38,7 +37,35 @@ pub(in crate::cli) struct MpiRun {
     pub no_save: bool,
 }
 
-/// Runs the workload on this rank.
+/// How this rank's part of the job ended.
+pub enum MpiEnd {
+    /// The workload refused its settings; rank 0 said why (exit 2).
+    Refused,
+    /// A rank other than 0 served its runs.
+    Served,
+    /// Rank 0 led the runs: what its page shows.
+    Led(Box<MpiLed>),
+}
+
+/// What rank 0's runs gave, for its page.
+pub struct MpiLed {
+    /// The workload.
+    pub info: WorkloadInfo,
+    /// Its title line.
+    pub title: String,
+    /// The role of each process.
+    pub processes: Vec<String>,
+    /// Rank 0's machine.
+    pub environment: environment::Environment,
+    /// Each configuration with its runs.
+    pub results: Vec<ConfigResult>,
+    /// Places the report could not be saved to (each was warned about).
+    pub unsaved: usize,
+}
+
+/// Runs the workload on this rank: every rank runs every run; rank 0
+/// holds the CPU wake-up latency, saves the report after every run and
+/// returns what its page shows.
 /// Rank 0's runs of the configurations: each run of the workload's ranks,
 /// the casts switched between configurations.
 struct MpiRuns<'a> {
@@ -71,7 +98,7 @@ impl repeated::Repeated for MpiRuns<'_> {
     }
 }
 
-pub(in crate::cli) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
+pub fn run(a: MpiRun) -> Result<MpiEnd, Failure> {
     let world = World::init().map_err(Failure::run)?;
     let mut job = Job::new(a.timeout);
     let prepared = workloads::prepare(a.info.id, &a.params, a.handoff, job.size)
@@ -84,10 +111,10 @@ pub(in crate::cli) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
             // soon as one rank exits with an error, which could cut rank 0
             // off before its line).
             if job.rank == 0 {
-                crate::cli::say(format_args!("ipcmark: {e}"));
+                crate::output::terminal::say(format_args!("ipcmark: {e}"));
             }
             world.barrier();
-            return Ok(ExitCode::from(2));
+            return Ok(MpiEnd::Refused);
         }
     };
     job.spin = w.spin();
@@ -98,13 +125,13 @@ pub(in crate::cli) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
             job.cast(cast);
             for _ in 0..a.runs {
                 if let Err(e) = w.run(&job, cast) {
-                    crate::cli::say(format_args!("ipcmark: {e}"));
+                    crate::output::terminal::say(format_args!("ipcmark: {e}"));
                     world.abort(1);
                 }
             }
         }
         world.barrier();
-        return Ok(ExitCode::SUCCESS);
+        return Ok(MpiEnd::Served);
     }
 
     // The other ranks are already in the first run: a failure here must
@@ -112,7 +139,7 @@ pub(in crate::cli) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
     let (_latency, env) = match setup(&a, &ranks::job(raw.clone())) {
         Ok(held) => held,
         Err(f) => {
-            crate::cli::say(format_args!("ipcmark: {}", f.message));
+            crate::output::terminal::say(format_args!("ipcmark: {}", f.message));
             world.abort(f.code.into());
         }
     };
@@ -133,7 +160,7 @@ pub(in crate::cli) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
     let sink = match Sink::open(a.json.clone(), a.db.as_deref(), a.no_save, &rep) {
         Ok(s) => s,
         Err(f) => {
-            crate::cli::say(format_args!("ipcmark: {}", f.message));
+            crate::output::terminal::say(format_args!("ipcmark: {}", f.message));
             world.abort(f.code.into());
         }
     };
@@ -163,22 +190,18 @@ pub(in crate::cli) fn run(a: MpiRun) -> Result<ExitCode, Failure> {
     // A run that fails on rank 0 leaves the other ranks waiting in it:
     // the whole job ends, as mpirun would on any rank's error.
     if let Err(e) = repeated::run(&plan, &mut source, &mut [&mut saver]) {
-        crate::cli::say(format_args!("ipcmark: {e}"));
+        crate::output::terminal::say(format_args!("ipcmark: {e}"));
         world.abort(1);
     }
     world.barrier();
-    let (sink, results) = (saver.sink, saver.results);
-    let none = vec![None; workers.len()];
-    print_stdout(&format!(
-        "{}\n{}",
-        report::machine_line(&env),
-        report::render(&a.info, &w.title(), &processes, &none, &results)
-    ))?;
-    if let Some(line) = crate::run::save::unsaved_line(sink.unsaved()) {
-        eprintln!("{line}");
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(MpiEnd::Led(Box::new(MpiLed {
+        info: a.info,
+        title: w.title(),
+        processes,
+        environment: env,
+        results: saver.results,
+        unsaved: saver.sink.unsaved(),
+    })))
 }
 
 /// Rank 0's set-up: the `--json` path checked, the CPU wake-up latency
@@ -193,7 +216,7 @@ fn setup(
     ),
     Failure,
 > {
-    crate::cli::check_json_path(a.json.as_deref())?;
+    crate::run::failure::check_json_path(a.json.as_deref())?;
     let allowed = crate::sys::sched::allowed_cpus()
         .map_err(|e| Failure::run(format!("sched_getaffinity: {e}")))?;
     let latency = hold_cpu_latency(&latency_request(a.cpu_latency), &allowed)?;

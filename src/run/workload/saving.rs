@@ -4,7 +4,6 @@
 //! warning if it cannot be written). Shared by the local engine and
 //! `--engine mpi`, so neither command module reaches into the other.
 
-use crate::cli::Failure;
 use crate::engine::run::repeated::Observer;
 use crate::history::Report;
 use crate::machine::environment;
@@ -12,13 +11,14 @@ use crate::output::json;
 use crate::output::workload::{self as report, ConfigResult};
 use crate::record::header::Header;
 use crate::record::workload::{self as record, MigrationRecord, WorkloadRecord};
+use crate::run::Failure;
 use crate::workloads::{RunRecord as WorkloadRun, WorkloadInfo};
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// What a workload's report starts as, before any run: the command, the
 /// machine and the settings (local and MPI runs alike).
-pub(in crate::cli) struct ReportStart<'a> {
+pub(crate) struct ReportStart<'a> {
     pub info: &'a WorkloadInfo,
     pub runs: u32,
     pub duration: Option<Duration>,
@@ -31,7 +31,7 @@ pub(in crate::cli) struct ReportStart<'a> {
 
 impl ReportStart<'_> {
     /// The report, with no configuration yet.
-    pub(in crate::cli) fn report(self) -> WorkloadRecord {
+    pub(crate) fn report(self) -> WorkloadRecord {
         WorkloadRecord {
             header: Header {
                 schema: record::SCHEMA.into(),
@@ -63,7 +63,7 @@ impl ReportStart<'_> {
 /// A place that cannot be written is warned about once and given up, and
 /// the workload goes on (as `ipcmark run`'s recorder does); the command
 /// then fails at the end ([`Sink::unsaved`]).
-pub(in crate::cli) struct Sink {
+pub(crate) struct Sink {
     json: Option<PathBuf>,
     history: Option<crate::history::RunWriter>,
     unsaved: usize,
@@ -71,7 +71,7 @@ pub(in crate::cli) struct Sink {
 
 impl Sink {
     /// Opens the history (unless `--no-save`) with the report as it starts.
-    pub(in crate::cli) fn open(
+    pub(crate) fn open(
         json: Option<PathBuf>,
         db: Option<&std::path::Path>,
         no_save: bool,
@@ -86,7 +86,7 @@ impl Sink {
     }
 
     /// Writes the report as it stands to every place still kept.
-    pub(in crate::cli) fn save(&mut self, rep: &WorkloadRecord) {
+    pub(crate) fn save(&mut self, rep: &WorkloadRecord) {
         if let Some(path) = &self.json
             && let Err(e) = json::write_atomic(path, rep)
         {
@@ -109,7 +109,7 @@ impl Sink {
 
     /// How many places the report could not be saved to (each was warned
     /// about); with any, the command fails.
-    pub(in crate::cli) fn unsaved(&self) -> usize {
+    pub(crate) fn unsaved(&self) -> usize {
         self.unsaved
     }
 }
@@ -117,7 +117,7 @@ impl Sink {
 /// The report saved after every run and once the command is over: the
 /// configurations' runs so far in the report, the report in the sink.
 /// A `repeated::Observer` of the workload's runs, local or across ranks.
-pub(in crate::cli) struct Saver {
+pub(crate) struct Saver {
     pub rep: WorkloadRecord,
     pub sink: Sink,
     pub headline: crate::workloads::Headline,
