@@ -316,6 +316,41 @@ mod with_mpi {
         }
     }
 
+    /// Across ranks as locally: rank 0 prints the page that `show` prints
+    /// of the report it saved, byte for byte.
+    #[test]
+    fn rank_0_prints_the_page_show_prints_of_its_report() {
+        let _g = serial();
+        let sb = Sandbox::new();
+        let json = sb.path("w.json");
+        let json = json.to_str().unwrap();
+        let ran = mpirun(
+            &sb,
+            2,
+            &[
+                "workload",
+                "shared-counter",
+                "--array",
+                "400B",
+                "--threshold",
+                "2000",
+                "--engine",
+                "mpi",
+                "--runs",
+                "1",
+                "--no-save",
+                "--json",
+                json,
+            ],
+        );
+        assert_eq!(ran.status.code(), Some(0), "{}", stderr(&ran));
+        let shown = sb.run(&["show", json], std::time::Duration::from_secs(30));
+        assert!(shown.status.success(), "{}", stderr(&shown));
+        let (page, again) = (stdout(&ran), stdout(&shown));
+        assert!(page.contains("shared-counter across MPI ranks"), "{page}");
+        assert_eq!(page, again, "workload:\n{page}\nshow:\n{again}");
+    }
+
     #[test]
     fn shared_counter_in_a_window_reaches_the_threshold_exactly() {
         let _g = serial();

@@ -259,12 +259,8 @@ fn mpi_engine(args: WorkloadArgs, info: WorkloadInfo, params: Params) -> Result<
         MpiEnd::Served => return Ok(ExitCode::SUCCESS),
         MpiEnd::Led(led) => led,
     };
-    let none = vec![None; led.processes.len()];
-    print_stdout(&format!(
-        "{}\n{}",
-        report::machine_line(&led.environment),
-        report::render(&led.info, &led.title, &led.processes, &none, &led.results)
-    ))?;
+    // The page from the report just saved, as `show` prints it.
+    print_stdout(&report::page(&led.report))?;
     if let Some(line) = crate::run::save::unsaved_line(led.unsaved) {
         eprintln!("{line}");
         return Ok(ExitCode::from(1));

@@ -196,16 +196,6 @@ impl MpiWorkload for Mpi {
         cast.to_vec()
     }
 
-    fn title(&self) -> String {
-        // From the parameters the report keeps, as `show` reads it back.
-        crate::workloads::title::of(
-            "generator-calculator",
-            &self.parameters(),
-            self.duration().map(|d| d.as_secs_f64() * 1e3),
-        )
-        .unwrap_or_default()
-    }
-
     fn parameters(&self) -> serde_json::Value {
         serde_json::json!({
             "vector": self.ex.vector,

@@ -242,8 +242,6 @@ pub trait MpiWorkload {
     fn roles(&self, cast: &[usize], size: usize) -> Vec<String>;
     /// The ranks whose figures are the workload's processes, in order.
     fn workers(&self, cast: &[usize]) -> Vec<usize>;
-    /// One line describing the settings, for the table's title.
-    fn title(&self) -> String;
     /// The resolved settings, for the JSON report.
     fn parameters(&self) -> serde_json::Value;
     /// The fixed length of a run, for workloads whose figure is a count.

@@ -467,16 +467,6 @@ impl MpiWorkload for Mpi {
         cast[1..].to_vec()
     }
 
-    fn title(&self) -> String {
-        // From the parameters the report keeps, as `show` reads it back.
-        crate::workloads::title::of(
-            "philosophers",
-            &self.parameters(),
-            self.duration().map(|d| d.as_secs_f64() * 1e3),
-        )
-        .unwrap_or_default()
-    }
-
     fn parameters(&self) -> serde_json::Value {
         serde_json::json!({
             "philosophers": self.t.n,

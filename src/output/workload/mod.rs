@@ -11,8 +11,6 @@ use crate::stats::Summary;
 use crate::workloads::{CastRole, Headline, RunRecord};
 
 pub use page::page;
-#[cfg(feature = "mpi")]
-pub use page::{machine_line, render};
 pub use records::{configurations, figure_info, migration_plan};
 
 /// The runs of one configuration (one placement), as they ended.

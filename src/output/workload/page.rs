@@ -5,12 +5,6 @@
 
 use super::tables::{self, Tables};
 use crate::record::workload::WorkloadRecord;
-#[cfg(feature = "mpi")]
-use {
-    super::ConfigResult, crate::engine::os::group::Migration,
-    crate::machine::environment::Environment, crate::record::environment::EnvironmentRecord,
-    crate::record::workload::MigrationRecord, crate::workloads::WorkloadInfo,
-};
 
 /// The workload's page, from its report: what the run printed on stdout.
 pub fn page(report: &WorkloadRecord) -> String {
@@ -35,41 +29,4 @@ pub fn page(report: &WorkloadRecord) -> String {
         out.push_str(&crate::output::table::load::summary_line(load));
     }
     out
-}
-
-#[cfg(feature = "mpi")]
-/// The tables of runs as they ended (`workload --engine mpi`, which prints
-/// them before any report is read back): the same tables, through the
-/// records the report is made of.
-pub fn render(
-    info: &WorkloadInfo,
-    title: &str,
-    roles: &[String],
-    migrations: &[Option<Migration>],
-    configs: &[ConfigResult],
-) -> String {
-    let migrations: Vec<MigrationRecord> = migrations
-        .iter()
-        .enumerate()
-        .filter_map(|(p, m)| {
-            m.as_ref().map(|m| MigrationRecord {
-                process: p + 1,
-                role: roles.get(p).cloned().unwrap_or_default(),
-                plan: super::migration_plan(m),
-            })
-        })
-        .collect();
-    tables::render(&Tables {
-        title,
-        figure: &super::figure_info(info),
-        roles,
-        migrations: &migrations,
-        configs: &super::configurations(info.headline, configs),
-    })
-}
-
-#[cfg(feature = "mpi")]
-/// The machine line of this ipcmark on `env` (`workload --engine mpi`).
-pub fn machine_line(env: &Environment) -> String {
-    tables::machine_line(env!("CARGO_PKG_VERSION"), &EnvironmentRecord::from(env))
 }

@@ -15,6 +15,7 @@ use crate::mpi::World;
 use crate::mpi::ranks::{self, RankPlace};
 use crate::mpi::workloads::{self, Job, MpiWorkload, show_ranks};
 use crate::output::workload::ConfigResult;
+use crate::record::workload::WorkloadRecord;
 use crate::run::plan::latency_request;
 use crate::run::{Failure, hold_cpu_latency, values as parse};
 use crate::workloads::{CastRole, Params, RunRecord as WorkloadRun, WorkloadInfo};
@@ -49,16 +50,8 @@ pub enum MpiEnd {
 
 /// What rank 0's runs gave, for its page.
 pub struct MpiLed {
-    /// The workload.
-    pub info: WorkloadInfo,
-    /// Its title line.
-    pub title: String,
-    /// The role of each process.
-    pub processes: Vec<String>,
-    /// Rank 0's machine.
-    pub environment: environment::Environment,
-    /// Each configuration with its runs.
-    pub results: Vec<ConfigResult>,
+    /// The report as saved.
+    pub report: WorkloadRecord,
     /// Places the report could not be saved to (each was warned about).
     pub unsaved: usize,
 }
@@ -195,11 +188,7 @@ pub fn run(a: MpiRun) -> Result<MpiEnd, Failure> {
     }
     world.barrier();
     Ok(MpiEnd::Led(Box::new(MpiLed {
-        info: a.info,
-        title: w.title(),
-        processes,
-        environment: env,
-        results: saver.results,
+        report: saver.rep,
         unsaved: saver.sink.unsaved(),
     })))
 }
