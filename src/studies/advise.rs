@@ -1,11 +1,10 @@
-//! `ipcmark advise --size 4K [--rate R] [--p50 D] [--p99 D] [--cpu-per-msg D]
-//! [--cpus A,B] [--host H] [--verify]`: reads the host's runs from the
+//! The study behind `ipcmark advise`: reads the host's runs from the
 //! history, ranks its ping-pong mechanisms by the stated need
-//! (`analysis::advise`), prints `output::advise`'s table and writes the JSON
-//! if asked. With `--verify` the top two are measured at the size by a
-//! one-way run paced at `--rate` (`run::run_with`, saved like any run) and
-//! each prediction is set against what it measured. Exit 0 when it ranked, 1 when the
-//! history has nothing to rank.
+//! (`analysis::advise`) into an `ipcmark.advise/1` record. With `measure`,
+//! what the history lacks for the need is measured first; with `verify` the
+//! top two are measured at the size by a one-way run paced at the rate (a
+//! `RunRequest`, saved like any run) and each prediction is set against
+//! what it measured. Fails when the history has nothing to rank.
 
 use super::Finish;
 use crate::analysis::advise;
