@@ -128,6 +128,76 @@ fn check_fails_a_ten_percent_regression_and_passes_an_a_a_pair() {
     assert!(ran.stdout.contains("check passed"), "{}", ran.stdout);
 }
 
+/// The gate fails what a CI gate is for: a figure the baseline measured
+/// that the run failed, skipped or lacks, and a whole run slower beyond
+/// the machine's range; an A/A pair passes.
+#[test]
+fn check_fails_a_lost_figure_and_a_whole_run_slowdown() {
+    let sb = Sandbox::new();
+    // Seven figures: a common shift needs five.
+    let mut a = fixture("ipc-quick");
+    let op = fixture("op");
+    a["results"]
+        .as_array_mut()
+        .unwrap()
+        .extend(results(&op).iter().cloned());
+    let n = results(&a).len();
+    assert!(n >= 5, "{n} figures");
+    let fa = write(&sb, "a.json", &a);
+    let path = |p: &PathBuf| p.to_str().unwrap().to_string();
+
+    // The first figure failed in the run: named, exit 1.
+    let mut failed = a.clone();
+    failed["results"][0]["status"] = "failed".into();
+    failed["results"][0]["error"] = "the peer died".into();
+    let fb = write(&sb, "failed.json", &failed);
+    let ran = Run::new(&sb, &["check", &path(&fa), &path(&fb)]).exits(1);
+    let name = results(&a)[0]["benchmark"].as_str().unwrap().to_string();
+    let line = ran
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("LOST: "))
+        .unwrap_or_else(|| panic!("{}", ran.stdout));
+    assert!(
+        line.contains(&name) && line.contains("the peer died"),
+        "{line}"
+    );
+    assert!(ran.stdout.contains("lost in the run"), "{}", ran.stdout);
+
+    // Absent from the run: fails, unless --allow-missing.
+    let mut smaller = a.clone();
+    smaller["results"].as_array_mut().unwrap().remove(0);
+    let fs = write(&sb, "smaller.json", &smaller);
+    Run::new(&sb, &["check", &path(&fa), &path(&fs)]).exits(1);
+    Run::new(&sb, &["check", &path(&fa), &path(&fs), "--allow-missing"]).exits(0);
+
+    // Every figure 30% slower: beyond the default range, the whole run
+    // moved; a stated range of 40% takes it out.
+    let mut slower = a.clone();
+    for i in 0..n {
+        scale(&mut slower, i, 1.30);
+    }
+    let fw = write(&sb, "slower.json", &slower);
+    let json = sb.path("check.json");
+    let ran = Run::new(&sb, &["check", &path(&fa), &path(&fw)])
+        .json_at(&json)
+        .exits(1);
+    assert!(ran.stdout.contains("the whole run moved"), "{}", ran.stdout);
+    let bound = &ran.report["shift_bound"];
+    assert_eq!(
+        (bound["exceeded"].as_bool(), bound["from"].as_str()),
+        (Some(true), Some("default"))
+    );
+    Run::new(
+        &sb,
+        &["check", &path(&fa), &path(&fw), "--max-common-shift", "40%"],
+    )
+    .exits(0);
+
+    // A/A.
+    Run::new(&sb, &["check", &path(&fa), &path(&fa)]).exits(0);
+}
+
 #[test]
 fn check_and_watch_refuse_bad_arguments_with_one_line() {
     let sb = Sandbox::new();

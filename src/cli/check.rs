@@ -3,7 +3,9 @@
 //! run of the history, a name given with `history --tag`, or a JSON
 //! report, compared and judged), a spec that gave no run refused in
 //! compare's words; writes the JSON if asked, prints the table, and exits
-//! 1 when a figure regressed, 0 otherwise.
+//! 1 when a figure regressed, one the baseline measured was lost (failed,
+//! or skipped or absent unless allowed) or the whole run moved beyond the
+//! machine's range; 0 otherwise.
 
 use super::{Failure, flags, parse, print_stdout};
 use clap::Args;
@@ -25,6 +27,21 @@ pub struct CheckArgs {
     /// more fails the check.
     #[arg(long, value_name = "PERCENT", default_value = "5%", value_parser = parse::relative_change)]
     max_regression: f64,
+    /// The largest shift of every figure together left out of the verdicts
+    /// as the machine's run-to-run level (a percentage or a fraction);
+    /// beyond it the whole run moved, which fails the check. Default: the
+    /// largest shift of the newest selftest's A/A pairs on the run's host,
+    /// else 10%.
+    #[arg(long, value_name = "PERCENT", value_parser = parse::relative_change)]
+    max_common_shift: Option<f64>,
+    /// A figure the baseline measured may be skipped in the run (the
+    /// reason is printed); without it, a skip fails the check.
+    #[arg(long)]
+    allow_skipped: bool,
+    /// A figure the baseline measured may be absent from the run (a
+    /// deliberately smaller run); without it, one missing fails the check.
+    #[arg(long)]
+    allow_missing: bool,
     #[command(flatten)]
     alpha: flags::Alpha,
     #[command(flatten)]
@@ -43,6 +60,9 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, Failure> {
         baseline: &args.baseline,
         run: &args.run,
         max_regression: args.max_regression,
+        max_common_shift: args.max_common_shift,
+        allow_skipped: args.allow_skipped,
+        allow_missing: args.allow_missing,
         alpha,
         build: crate::output::json::build::current(),
     })

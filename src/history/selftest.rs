@@ -56,6 +56,37 @@ impl Store {
         Ok(())
     }
 
+    /// The record of the newest finished selftest on `host`, with its id
+    /// (none in a history older than version 4, or without one); a record
+    /// that does not read as a selftest is passed over, as another's text.
+    pub fn latest_selftest(
+        &self,
+        host: &str,
+    ) -> Result<Option<(i64, crate::record::selftest::SelftestReport)>, Error> {
+        if !self.has_table("selftests")? {
+            return Ok(None);
+        }
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, record FROM selftests
+                 WHERE host = ?1 AND record IS NOT NULL ORDER BY id DESC",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([host], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(|e| self.err(e))?;
+        for row in rows {
+            let (id, text) = row.map_err(|e| self.err(e))?;
+            if let Ok(report) = serde_json::from_str(&text) {
+                return Ok(Some((id, report)));
+            }
+        }
+        Ok(None)
+    }
+
     /// The ids of every run a selftest made (none in a history older than
     /// version 4).
     pub fn selftest_runs(&self) -> Result<BTreeSet<RunId>, Error> {

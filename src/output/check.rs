@@ -63,8 +63,30 @@ pub fn render(r: &CheckReport) -> String {
             "the baseline and the run were measured on different hosts: a difference may be the machine's\n",
         );
     }
-    match shift {
-        Some(s) => out.push_str(&format!(
+    match (shift, &r.shift_bound) {
+        (Some(s), Some(b)) if b.exceeded => out.push_str(&format!(
+            "common shift of all {} figures: ×{:.3} (95% CI {:.3}–{:.3}, significant), beyond this \
+             machine's run-to-run range of ±{}% ({}): the whole run moved, so each figure is \
+             judged as it moved\n",
+            s.results,
+            s.factor,
+            s.interval.low,
+            s.interval.high,
+            percent(b.bound),
+            sanitise::text(&b.from)
+        )),
+        (Some(s), Some(b)) => out.push_str(&format!(
+            "common shift of all {} figures: ×{:.3} (95% CI {:.3}–{:.3}, {}), within this machine's \
+             run-to-run range of ±{}% ({}): left out of the verdicts\n",
+            s.results,
+            s.factor,
+            s.interval.low,
+            s.interval.high,
+            if s.significant { "significant" } else { "not significant" },
+            percent(b.bound),
+            sanitise::text(&b.from)
+        )),
+        (Some(s), None) => out.push_str(&format!(
             "common shift of all {} figures: ×{:.3} (95% CI {:.3}–{:.3}, {}), left out of the verdicts\n",
             s.results,
             s.factor,
@@ -72,11 +94,37 @@ pub fn render(r: &CheckReport) -> String {
             s.interval.high,
             if s.significant { "significant" } else { "not significant" }
         )),
-        None => out.push_str(
+        (None, _) => out.push_str(
             "no common shift (fewer than five figures): each figure is judged as it moved\n",
         ),
     }
-    for u in &r.unmatched {
+    for l in &r.lost {
+        out.push_str(&format!(
+            "{}: {} {} {} was measured in the baseline, {} in the run{}{}\n",
+            if l.allowed { "allowed" } else { "LOST" },
+            sanitise::text(&l.benchmark),
+            sanitise::text(&l.mode),
+            format_size(l.size_bytes),
+            sanitise::text(&l.in_run),
+            l.reason
+                .as_deref()
+                .map_or(String::new(), |why| format!(" ({})", sanitise::text(why))),
+            match (l.allowed, l.in_run.as_str()) {
+                (true, "absent") => " (--allow-missing)",
+                (true, _) => " (--allow-skipped)",
+                (false, "skipped") => ": give --allow-skipped to accept it",
+                (false, "absent") => ": give --allow-missing to accept it",
+                _ => "",
+            }
+        ));
+    }
+    // A figure the baseline measured and the run lost is said above.
+    let said = |u: &&crate::record::compare::Unmatched| {
+        r.lost
+            .iter()
+            .any(|l| l.benchmark == u.benchmark && l.mode == u.mode && l.size_bytes == u.size_bytes)
+    };
+    for u in r.unmatched.iter().filter(|u| !said(u)) {
         out.push_str(&format!(
             "not checked: {} {} {}: {}\n",
             sanitise::text(&u.benchmark),
@@ -102,6 +150,8 @@ pub fn render(r: &CheckReport) -> String {
             r.alpha
         ));
     }
+    let lost = r.lost.iter().filter(|l| !l.allowed).count();
+    let moved = r.shift_bound.as_ref().is_some_and(|b| b.exceeded);
     out.push_str(&match r.passed {
         true => format!(
             "check passed: no figure of {} is significantly slower by more than {}% (α = {})\n",
@@ -109,13 +159,22 @@ pub fn render(r: &CheckReport) -> String {
             percent(r.max_regression),
             r.alpha
         ),
-        false => format!(
-            "check FAILED: {} of {} figures significantly slower by more than {}% (α = {})\n",
-            r.regressions,
-            r.figures.len(),
-            percent(r.max_regression),
-            r.alpha
-        ),
+        false => {
+            let mut why = vec![format!(
+                "{} of {} figures significantly slower by more than {}% (α = {})",
+                r.regressions,
+                r.figures.len(),
+                percent(r.max_regression),
+                r.alpha
+            )];
+            if lost > 0 {
+                why.push(format!("{lost} figure(s) of the baseline lost in the run"));
+            }
+            if moved {
+                why.push("the whole run moved beyond the machine's range".into());
+            }
+            format!("check FAILED: {}\n", why.join("; "))
+        }
     });
     out
 }

@@ -42,6 +42,40 @@ pub struct CheckFigure {
     pub min_detectable_change: Option<f64>,
 }
 
+/// A figure the baseline measured that the run did not: failed, skipped
+/// or absent there. It fails the check unless the flag that allows it was
+/// given (`--allow-skipped`, `--allow-missing`; a failure is never allowed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LostFigure {
+    /// Mechanism or benchmark.
+    pub benchmark: String,
+    /// Mode, with how it was timed.
+    pub mode: String,
+    /// Payload bytes.
+    pub size_bytes: usize,
+    /// What became of it in the run: `failed`, `skipped` or `absent`.
+    pub in_run: String,
+    /// Why, as the run says (its skip reason or error); null when absent.
+    pub reason: Option<String>,
+    /// Whether a flag allowed it (it then does not fail the check).
+    pub allowed: bool,
+}
+
+/// How far the common shift may go and still be taken out of the figures'
+/// verdicts as the machine's run-to-run level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShiftBound {
+    /// The largest |factor − 1| taken out, a fraction.
+    pub bound: f64,
+    /// Where it comes from: `--max-common-shift`, `selftest N` (the
+    /// largest shift of that selftest's A/A pairs on the run's host) or
+    /// `default`.
+    pub from: String,
+    /// The shift went beyond it: the whole run moved, which fails the
+    /// check, and the figures are judged as they moved.
+    pub exceeded: bool,
+}
+
 /// The whole check.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckReport {
@@ -64,8 +98,18 @@ pub struct CheckReport {
     pub figures: Vec<CheckFigure>,
     /// Figures only one side measured.
     pub unmatched: Vec<Unmatched>,
+    /// Figures the baseline measured and the run did not (each fails the
+    /// check unless allowed); absent from reports written before it.
+    #[serde(default)]
+    pub lost: Vec<LostFigure>,
+    /// The bound on the common shift the verdicts leave out; null without a
+    /// shift and in reports written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shift_bound: Option<ShiftBound>,
     /// How many regressed.
     pub regressions: usize,
-    /// No figure regressed (exit 0); else exit 1.
+    /// No figure regressed, none the baseline measured was lost but as
+    /// allowed, and the common shift stayed within its bound (exit 0);
+    /// else exit 1.
     pub passed: bool,
 }

@@ -5,6 +5,7 @@
 //! gave no run (`history::Refused`) and decides the exit code from
 //! [`CheckReport::passed`].
 
+use crate::analysis::check::{DEFAULT_MAX_COMMON_SHIFT, Gate};
 use crate::history::{Refused, open_run};
 use crate::record::build::BuildRecord;
 use crate::record::check::CheckReport;
@@ -21,6 +22,14 @@ pub struct Request<'a> {
     pub run: &'a str,
     /// The largest slowdown of a figure allowed, beyond the common shift.
     pub max_regression: f64,
+    /// The largest common shift taken out of the verdicts (none: the
+    /// run-to-run range of the newest selftest on the run's host, else
+    /// `analysis::check::DEFAULT_MAX_COMMON_SHIFT`).
+    pub max_common_shift: Option<f64>,
+    /// A figure the baseline measured may be skipped in the run.
+    pub allow_skipped: bool,
+    /// A figure the baseline measured may be absent from the run.
+    pub allow_missing: bool,
     /// The significance level of each figure's test.
     pub alpha: f64,
     /// The build the report says wrote it.
@@ -33,12 +42,46 @@ pub fn check(req: &Request) -> Result<CheckReport, Refused> {
     let (lb, b) = open_run(req.db, req.run)?;
     let compared =
         crate::analysis::compare::compare(&la, &a, &lb, &b, req.alpha, req.build.clone());
+    let max_common_shift = match req.max_common_shift {
+        Some(bound) => (bound, "--max-common-shift".to_string()),
+        None => selftest_range(req.db, &b.header.environment.hostname)
+            .unwrap_or((DEFAULT_MAX_COMMON_SHIFT, "default".to_string())),
+    };
+    let gate = Gate {
+        max_common_shift,
+        allow_skipped: req.allow_skipped,
+        allow_missing: req.allow_missing,
+        ..Gate::new(req.max_regression)
+    };
     Ok(crate::analysis::check::check(
         compared,
-        req.max_regression,
+        &a,
+        &b,
+        &gate,
         req.build.clone(),
     ))
 }
+
+/// How far this host's runs move from one to the next, as its newest
+/// selftest measured it: the largest |common shift − 1| of its A/A pairs
+/// (five pairs with a shift at least, else it says too little), and which
+/// selftest. None without one, or without a history to read.
+fn selftest_range(db: Option<&Path>, host: &str) -> Option<(f64, String)> {
+    let path = crate::history::path_or_default(db).ok()?;
+    if !path.exists() {
+        return None;
+    }
+    let store = crate::history::Store::open_reader(&path).ok()?;
+    let (id, report) = store.latest_selftest(host).ok()??;
+    let spread = report.shift?;
+    (spread.pairs >= MIN_SELFTEST_PAIRS).then(|| {
+        let range = (spread.high - 1.0).abs().max((1.0 - spread.low).abs());
+        (range, format!("selftest {id}"))
+    })
+}
+
+/// A/A pairs with a shift a selftest needs before its range bounds a check.
+const MIN_SELFTEST_PAIRS: usize = 5;
 
 #[cfg(test)]
 mod tests {
@@ -52,6 +95,9 @@ mod tests {
             baseline,
             run,
             max_regression: 0.05,
+            max_common_shift: None,
+            allow_skipped: false,
+            allow_missing: false,
             alpha: 0.05,
             build: fixture("passes").header.build,
         }
@@ -93,5 +139,59 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// The newest selftest of the run's host bounds the common shift: the
+    /// largest shift of its A/A pairs; another host's says nothing.
+    #[test]
+    fn a_selftest_of_the_hosts_bounds_the_common_shift() {
+        use crate::analysis::selftest::{Context, PairInput, summarise};
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("h.sqlite");
+        let mut a = fixture("ipc-quick");
+        a.results.extend(fixture("op").results);
+        let build = a.header.build.clone();
+        let host = a.header.environment.hostname.clone();
+        // Five pairs whose runs moved by 0.6% to 3% all together.
+        let pairs = (1..=5)
+            .map(|i| {
+                let b = scaled(&a, |_| 1.0 + 0.006 * i as f64);
+                PairInput {
+                    run_a: None,
+                    run_b: None,
+                    compared: crate::analysis::compare::compare(
+                        "a",
+                        &a,
+                        "b",
+                        &b,
+                        0.05,
+                        build.clone(),
+                    ),
+                }
+            })
+            .collect();
+        let report = summarise(
+            Context {
+                host: host.clone(),
+                started_at: "2026-11-28T00:00:00Z".into(),
+                finished_at: "2026-11-28T00:01:00Z".into(),
+                suite: vec!["pipe".into()],
+                alpha: 0.05,
+                pairs_asked: 5,
+                stopped: None,
+                build,
+            },
+            pairs,
+        );
+        assert_eq!(selftest_range(Some(&db), &host), None, "no history yet");
+        let mut store = crate::history::Store::open(&db).unwrap();
+        let id = store.start_selftest("2026-11-28T00:00:00Z", &host).unwrap();
+        let json = crate::record::compact_json(&report).unwrap();
+        store.finish_selftest(id, &json, report.passed).unwrap();
+        drop(store);
+        let (bound, from) = selftest_range(Some(&db), &host).unwrap();
+        assert!((bound - 0.03).abs() < 1e-9, "{bound}");
+        assert_eq!(from, format!("selftest {id}"));
+        assert_eq!(selftest_range(Some(&db), "another-host"), None);
     }
 }
