@@ -1,5 +1,5 @@
 //! The anatomy of one operation of an op-mode benchmark (`ipcmark explain
-//! getpid`, `yield-switch`, Rhealstone's task switch, …): a traced pass's
+//! syscall-getpid`, `sched-yield`, Rhealstone's task switch, …): a traced pass's
 //! events and the measuring thread's stamps, one before each operation and
 //! one after the last, cut each operation into exclusive parts of the
 //! measuring thread's time, so the parts of every operation add up to it

@@ -14,8 +14,9 @@ use std::process::ExitCode;
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
     /// Ping-pong mechanisms (pipe, unix-stream, shm-futex, …), op-mode
-    /// benchmarks (getpid, yield-switch, task-switch, …) or a timer's
-    /// wake-up latency (timer-latency) to explain. See `ipcmark list`.
+    /// benchmarks (syscall-getpid, sched-yield, rhealstone-task-switch, …)
+    /// or a timer's wake-up latency (timer-latency) to explain. See
+    /// `ipcmark list`.
     #[arg(value_name = "NAME", required = true)]
     names: Vec<String>,
     #[command(flatten)]
@@ -88,4 +89,43 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
             Ok(())
         }),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[derive(clap::Parser)]
+    struct Explain {
+        #[command(flatten)]
+        args: ExplainArgs,
+    }
+
+    /// Every name `explain --help` gives as an example is one it explains.
+    #[test]
+    fn the_help_names_only_what_explain_accepts() {
+        let cmd = Explain::command();
+        let help = cmd
+            .get_arguments()
+            .find(|a| a.get_id() == "names")
+            .and_then(|a| a.get_help())
+            .expect("NAME has help")
+            .to_string();
+        let examples: Vec<String> = help
+            .split(['(', ')'])
+            .skip(1)
+            .step_by(2)
+            .flat_map(|group| group.split(", "))
+            .map(|w| w.trim().to_string())
+            .filter(|w| w.chars().all(|c| c.is_ascii_lowercase() || c == '-') && !w.is_empty())
+            .collect();
+        assert!(examples.len() >= 6, "{examples:?} from {help}");
+        for name in &examples {
+            assert!(
+                explain::check_names(std::slice::from_ref(name)).is_ok(),
+                "explain --help offers {name}, which explain refuses"
+            );
+        }
+    }
 }

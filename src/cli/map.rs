@@ -105,8 +105,43 @@ pub fn map(args: MapArgs) -> Result<ExitCode, Failure> {
 fn write_csv(dir: &std::path::Path, report: &RunRecord) -> Result<(), Failure> {
     for (name, text) in crate::output::map::csv_files(report) {
         let path = dir.join(&name);
-        std::fs::write(&path, text)
+        // A new file renamed over the name: whatever was planted there (a
+        // link to a file of root's, say) is replaced, never followed.
+        crate::output::json::write_text_atomic(&path, &text)
             .map_err(|e| Failure::run(format!("cannot write {}: {e}", path.display())))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A link planted under a name `map --csv DIR` writes is replaced by
+    /// the matrix, and what it pointed to is left as it was.
+    #[test]
+    fn a_link_planted_in_the_csv_directory_is_not_followed() {
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reports/map.json"),
+        )
+        .unwrap();
+        let report = RunRecord::parse(&text).unwrap();
+        let files = crate::output::map::csv_files(&report);
+        assert!(!files.is_empty());
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious\n").unwrap();
+        let csv = dir.path().join("csv");
+        std::fs::create_dir(&csv).unwrap();
+        for (name, _) in &files {
+            std::os::unix::fs::symlink(&victim, csv.join(name)).unwrap();
+        }
+        write_csv(&csv, &report).unwrap_or_else(|f| panic!("{}", f.message));
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+        for (name, text) in &files {
+            let path = csv.join(name);
+            assert!(!path.symlink_metadata().unwrap().is_symlink(), "{name}");
+            assert_eq!(&std::fs::read_to_string(&path).unwrap(), text);
+        }
+    }
 }

@@ -1,5 +1,5 @@
 //! The anatomy of an op-mode benchmark's operation (`ipcmark explain
-//! getpid`, `yield-switch`, `task-switch`, …): the operation prepared and
+//! syscall-getpid`, `sched-yield`, `rhealstone-task-switch`, …): the operation prepared and
 //! placed as `run` does, a stamped pass of `--round-trips` operations
 //! traced in a private tracefs instance (as root), or read from per-task
 //! counters (without), cut per operation (`analysis::op_anatomy`).
