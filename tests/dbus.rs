@@ -216,3 +216,51 @@ fn dbus_address_goes_through_the_bus_given_and_starts_none() {
     assert_eq!(r[0]["note"], format!("bus at {address}"), "{}", r[0]);
     assert_released(&sb, ran.pid);
 }
+
+/// A bus that accepts and then never answers, or answers the
+/// authentication and never `Hello`, cannot hold a run: the figure fails
+/// within `--timeout`, saying the bus did not answer, and the run ends.
+#[test]
+fn a_bus_that_never_answers_fails_the_figure_and_the_run_ends() {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixListener;
+    let _g = serial();
+    for answers_auth in [false, true] {
+        let sb = Sandbox::new();
+        let socket = sb.path("bus");
+        let listener = UnixListener::bind(&socket).unwrap();
+        // The hostile bus: each connection held open, read, and answered
+        // at most `OK` to its authentication; never anything after it.
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { return };
+                if answers_auth {
+                    let mut buf = [0u8; 256];
+                    let _ = conn.read(&mut buf);
+                    let _ = conn.write_all(b"OK 0123456789abcdef0123456789abcdef\r\n");
+                }
+                held.push(conn);
+            }
+        });
+        let address = format!("unix:path={}", socket.display());
+        let ran = Run::new(
+            &sb,
+            &["run", "dbus", "--dbus-address", &address, "--timeout", "1s"],
+        )
+        .sizes("64")
+        .short()
+        .json()
+        .limit(Duration::from_secs(60))
+        .run();
+        assert_eq!(ran.status.code(), Some(1), "{}", ran.what());
+        let r = status_of(&ran.report, "dbus");
+        assert_eq!(r[0]["status"], "failed", "{}", r[0]);
+        let error = r[0]["error"].as_str().unwrap_or_default();
+        assert!(
+            error.contains("did not finish authentication and Hello within 1 s"),
+            "answers_auth {answers_auth}: {}",
+            r[0]
+        );
+    }
+}

@@ -74,6 +74,9 @@ pub struct OpenContext<'a> {
     pub size: usize,
     /// Names and keys for OS objects, so that `ipcmark clean` can find them.
     pub names: &'a ObjectNamer,
+    /// How long opening may wait on something outside the engine's peers
+    /// (a bus daemon's answer) before it fails: the run's `--timeout`.
+    pub timeout: std::time::Duration,
 }
 
 /// Identity of the other end, given to each end once both exist.

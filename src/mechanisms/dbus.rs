@@ -222,11 +222,25 @@ impl Endpoint for Echoer {
     }
 }
 
-fn on_bus(listen: &Listen) -> Result<(Conn, String), ChannelError> {
-    let sock = connect(listen).map_err(ChannelError::io("connect to the D-Bus bus"))?;
-    let (mut conn, _guid) = Conn::client(sock)?;
-    let name = conn.hello()?;
-    Ok((conn, name))
+/// Connects to the bus, authenticates and says `Hello`, all within
+/// `timeout`: a bus that accepts and never answers, or drips its answer a
+/// byte at a time, must not hold the run (the deadline is on the whole
+/// exchange, not on each read).
+fn on_bus(listen: &Listen, timeout: Duration) -> Result<(Conn, String), ChannelError> {
+    let joined = {
+        let _deadline = crate::engine::os::interrupt::Watchdog::arm(timeout);
+        connect(listen)
+            .map_err(ChannelError::io("connect to the D-Bus bus"))
+            .and_then(Conn::client)
+            .and_then(|(mut conn, _guid)| conn.hello().map(|name| (conn, name)))
+    };
+    joined.map_err(|e| match e {
+        ChannelError::Timeout => ChannelError::Check(format!(
+            "the D-Bus bus did not finish authentication and Hello within {} s (--timeout)",
+            timeout.as_secs_f64()
+        )),
+        other => other,
+    })
 }
 
 impl Mechanism for Dbus {
@@ -289,8 +303,8 @@ impl Mechanism for Dbus {
                 (Some(daemon), listen, "a private dbus-daemon".to_string())
             }
         };
-        let (server, server_name) = on_bus(&listen)?;
-        let (client, _) = on_bus(&listen)?;
+        let (server, server_name) = on_bus(&listen, ctx.timeout)?;
+        let (client, _) = on_bus(&listen, ctx.timeout)?;
         Ok(Channel {
             client: Box::new(Caller {
                 conn: client,

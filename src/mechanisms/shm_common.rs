@@ -155,6 +155,7 @@ mod tests {
     fn echo_through_thread(mech: &dyn Mechanism, size: usize) {
         let names = ObjectNamer::new();
         let ctx = OpenContext {
+            timeout: std::time::Duration::from_secs(5),
             size,
             names: &names,
         };
@@ -214,6 +215,7 @@ mod tests {
         };
         let squatters = [k1, k2].map(|k| crate::sys::sysv::sem_create(k, 1).unwrap());
         let ctx = OpenContext {
+            timeout: std::time::Duration::from_secs(5),
             size: 16,
             names: &names,
         };

@@ -103,6 +103,7 @@ mod tests {
     fn a_stream_bell_rung_many_times_stays_binary() {
         let names = ObjectNamer::new();
         let ctx = OpenContext {
+            timeout: std::time::Duration::from_secs(5),
             size: 8,
             names: &names,
         };
@@ -128,6 +129,7 @@ mod tests {
     fn pingpong_hand_offs_leave_the_semaphores_at_zero() {
         let names = ObjectNamer::new();
         let ctx = OpenContext {
+            timeout: std::time::Duration::from_secs(5),
             size: 8,
             names: &names,
         };

@@ -344,6 +344,7 @@ mod tests {
         assert_eq!(mech.stream(), StreamSupport::Queued);
         let names = ObjectNamer::new();
         let ctx = OpenContext {
+            timeout: std::time::Duration::from_secs(5),
             size,
             names: &names,
         };

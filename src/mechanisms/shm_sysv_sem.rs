@@ -103,6 +103,7 @@ mod tests {
         let _keys = sysv_test_lock();
         let names = ObjectNamer::new();
         let ctx = OpenContext {
+            timeout: std::time::Duration::from_secs(5),
             size: 8,
             names: &names,
         };
@@ -131,6 +132,7 @@ mod tests {
         let _keys = sysv_test_lock();
         let names = ObjectNamer::new();
         let ctx = OpenContext {
+            timeout: std::time::Duration::from_secs(5),
             size: 8,
             names: &names,
         };

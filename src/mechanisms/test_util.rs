@@ -8,6 +8,7 @@ use crate::engine::os::objects::ObjectNamer;
 pub fn open(mech: &dyn Mechanism, size: usize) -> Channel {
     let names = ObjectNamer::new();
     let ctx = OpenContext {
+        timeout: std::time::Duration::from_secs(5),
         size,
         names: &names,
     };
@@ -42,6 +43,7 @@ pub fn echo_sizes(mech: &dyn Mechanism, sizes: &[usize]) {
 pub fn open_stream(mech: &dyn Mechanism, size: usize) -> Channel {
     let names = ObjectNamer::new();
     let ctx = OpenContext {
+        timeout: std::time::Duration::from_secs(5),
         size,
         names: &names,
     };

@@ -144,7 +144,13 @@ fn interleaved(
         let info = mech.info();
         let opened = (|| {
             let (mut client, peer, note) = runner::open_with_peer(
-                || mech.open(&OpenContext { size, names }),
+                || {
+                    mech.open(&OpenContext {
+                        size,
+                        names,
+                        timeout: s.budget.timeout,
+                    })
+                },
                 info.topology,
                 pingpong::echo_role(),
                 size,

@@ -118,7 +118,13 @@ fn measure_figure(
     let self_loop = mech.info().topology == Topology::SelfLoop;
     let cold_region = result.cold_region;
     with_channel(
-        || mech.open(&OpenContext { size, names }),
+        || {
+            mech.open(&OpenContext {
+                size,
+                names,
+                timeout: s.budget.timeout,
+            })
+        },
         mech.info().topology,
         pingpong::echo_role(),
         size,
@@ -170,7 +176,13 @@ pub fn run_stamped_pass(
     let mut result = FigureResult::new(info.id, Facts::PingPong, size);
     let mut tasks = (0, None);
     let stamps = with_channel(
-        || mech.open(&OpenContext { size, names }),
+        || {
+            mech.open(&OpenContext {
+                size,
+                names,
+                timeout: s.budget.timeout,
+            })
+        },
         info.topology,
         pingpong::echo_role(),
         size,
@@ -242,7 +254,13 @@ pub fn run_oneway_figure(
         }
     };
     let measured = with_channel(
-        || mech.open(&OpenContext { size, names }),
+        || {
+            mech.open(&OpenContext {
+                size,
+                names,
+                timeout: s.budget.timeout,
+            })
+        },
         info.topology,
         oneway::receiver_role(receiver.clone()),
         size,
@@ -396,7 +414,13 @@ pub fn run_stream_figure(
     };
     let cold_region = result.cold_region;
     let measured = with_channel(
-        || mech.open_stream(&OpenContext { size, names }),
+        || {
+            mech.open_stream(&OpenContext {
+                size,
+                names,
+                timeout: s.budget.timeout,
+            })
+        },
         info.topology,
         stream::sink_role(plan),
         size,
