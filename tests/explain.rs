@@ -53,10 +53,11 @@ fn a_figure_is_explained_and_its_instance_removed() {
 }
 
 /// Starts a long traced pass, waits for its instance, sends `sig`; returns
-/// the run's pid once it has ended (or been killed).
-fn signal_during_the_pass(sb: &Sandbox, sig: i32) -> u32 {
+/// the run's pid and how it ended (its report is `r.json` in `sb`).
+fn signal_during_the_pass(sb: &Sandbox, sig: i32) -> (u32, std::process::Output) {
+    let json = sb.path("r.json");
     let mut argv = ARGS.to_vec();
-    argv.extend(["--round-trips", "200000"]);
+    argv.extend(["--round-trips", "200000", "--json", json.to_str().unwrap()]);
     let child = sb.cmd(&argv).spawn().expect("spawn ipcmark");
     let pid = child.id();
     let name = format!("ipcmark-{pid}");
@@ -65,8 +66,7 @@ fn signal_during_the_pass(sb: &Sandbox, sig: i32) -> u32 {
         "no instance {name} within 90 s"
     );
     signal(pid, sig);
-    let _ = wait_with_deadline(child, Duration::from_secs(60));
-    pid
+    (pid, wait_with_deadline(child, Duration::from_secs(60)))
 }
 
 #[test]
@@ -77,13 +77,21 @@ fn sigint_and_sigterm_remove_the_instance() {
     }
     for sig in [libc::SIGINT, libc::SIGTERM] {
         let sb = Sandbox::new();
-        let pid = signal_during_the_pass(&sb, sig);
+        let (pid, out) = signal_during_the_pass(&sb, sig);
         assert!(
             !instances().contains(&format!("ipcmark-{pid}")),
             "signal {sig}: left {:?}",
             instances()
         );
         assert_released(&sb, pid);
+        // The command says it was stopped, by its exit code and its report.
+        assert_eq!(out.status.code(), Some(128 + sig), "{}", stderr(&out));
+        assert!(stderr(&out).contains("interrupted by"), "{}", stderr(&out));
+        let report = read_json(&sb.path("r.json"));
+        assert_eq!(
+            report["complete"], false,
+            "signal {sig}: stored as complete"
+        );
     }
 }
 
@@ -95,7 +103,7 @@ fn after_kill_9_clean_removes_the_instance() {
     }
     let was_mounted = Path::new(TRACEFS).join("instances").is_dir();
     let sb = Sandbox::new();
-    let pid = signal_during_the_pass(&sb, libc::SIGKILL);
+    let (pid, _) = signal_during_the_pass(&sb, libc::SIGKILL);
     let name = format!("ipcmark-{pid}");
     assert!(instances().contains(&name), "kill -9 removed it?");
     // Its peer notices its parent gone and ends.

@@ -89,6 +89,7 @@ fn sigint_during_the_traced_wake_ups_removes_the_instance() {
         "no instance {name} within 90 s"
     );
     signal(pid, libc::SIGINT);
-    let _ = wait_with_deadline(child, Duration::from_secs(60));
+    let out = wait_with_deadline(child, Duration::from_secs(60));
     assert!(!instances().contains(&name), "left {:?}", instances());
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
 }

@@ -80,6 +80,15 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
                 ));
             }
             print_stdout(&out)?;
+            if let Some(sig) = done.stopped {
+                return Err(Failure {
+                    code: 128 + sig as u8,
+                    message: format!(
+                        "interrupted by {}; results so far were kept",
+                        crate::engine::os::interrupt::signal_name(sig)
+                    ),
+                });
+            }
             if !done.failed.is_empty() {
                 return Err(Failure::run(format!(
                     "explain: no anatomy for {}",

@@ -111,6 +111,9 @@ pub struct Explained {
     pub anatomies: Vec<(String, usize, ExplainRecord)>,
     /// "benchmark size: why" for each figure whose anatomy failed.
     pub failed: Vec<String>,
+    /// The signal that stopped the anatomies (or the run before them), if
+    /// one did: the report is then stored as stopped, not complete.
+    pub stopped: Option<i32>,
 }
 
 /// Explains every figure of `outcome` that measured: with the run's
@@ -130,6 +133,7 @@ pub fn explain_run(outcome: &mut Outcome, round_trips: usize) -> Explained {
     let mut explained = Explained {
         anatomies: Vec::new(),
         failed: Vec::new(),
+        stopped: None,
     };
     for fig in report.results.iter_mut() {
         if fig.status != Status::Ok {
@@ -162,6 +166,14 @@ pub fn explain_run(outcome: &mut Outcome, round_trips: usize) -> Explained {
                 .failed
                 .push(format!("{} {} B: {e}", fig.benchmark, fig.size_bytes)),
         }
+    }
+    // A stop during a traced pass (or after the last, before the command
+    // ends) stops the command: what was explained is kept, the run stored
+    // as stopped, and a pass the signal cut short is no failed anatomy.
+    explained.stopped = crate::engine::os::interrupt::stop_requested();
+    if explained.stopped.is_some() {
+        report.header.complete = false;
+        explained.failed.clear();
     }
     // Saved even when some failed: what was explained so far.
     outcome.amend(report);
