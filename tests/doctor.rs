@@ -84,7 +84,47 @@ fn doctor_refuses_cpus_it_may_not_use() {
     let sb = Sandbox::new();
     refused(&sb, &["doctor", "--cpus", "4000"], &["--cpus", "CPU 4000"]);
     refused(&sb, &["doctor", "--cpus", "x"], &["--cpus"]);
-    refused(&sb, &["doctor", "--json", "out.json"], &[]);
+    // `--json` into a directory that does not exist: refused before any work.
+    refused(
+        &sb,
+        &["doctor", "--json", "no/such/dir/out.json"],
+        &["--json"],
+    );
+}
+
+/// `--json PATH` writes the file, as every command's `--json` does; `-`
+/// (or no value) is standard output; `list` takes its path after `=`.
+#[test]
+fn doctor_and_list_json_take_a_path() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let path = sb.path("doctor.json");
+    let out = sb.run(&["doctor", "--json", path.to_str().unwrap()], LIMIT);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    let written = std::fs::read_to_string(&path).unwrap();
+    let from_file: serde_json::Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(from_file["schema"], "ipcmark.doctor/1");
+    let dash = sb.run(&["doctor", "--json", "-"], LIMIT);
+    let on_stdout: serde_json::Value = serde_json::from_str(&stdout(&dash)).unwrap();
+    assert_eq!(on_stdout["schema"], "ipcmark.doctor/1");
+
+    let list = sb.path("list.json");
+    let arg = format!("--json={}", list.display());
+    let out = sb.run(&["list", &arg], LIMIT);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    let entries: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&list).unwrap()).unwrap();
+    assert!(
+        entries.as_array().is_some_and(|a| !a.is_empty()),
+        "{entries}"
+    );
+    // `list --json presets`: the presets as JSON on stdout, as before.
+    let presets = sb.run(&["list", "--json", "presets"], LIMIT);
+    assert!(presets.status.success(), "{}", stderr(&presets));
+    let p: serde_json::Value = serde_json::from_str(&stdout(&presets)).unwrap();
+    assert!(p.as_array().is_some_and(|a| !a.is_empty()), "{p}");
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 /// Arguments of `ipcmark doctor`.
 #[derive(Debug, Args)]
-#[command(mut_arg("json", |a| a.help(flags::JsonStdout::DOCTOR_HELP)))]
+#[command(mut_arg("json", |a| a.help(flags::JsonStdout::DOCTOR_HELP).require_equals(false)))]
 pub struct DoctorArgs {
     /// The CPUs a run would measure on, e.g. 0,1 or 2-3 (default: the first
     /// two this process may use, where `run` puts its client and server).
@@ -47,6 +47,7 @@ fn measured_cpus(given: Option<&[usize]>, allowed: &[usize]) -> Result<Vec<usize
 }
 
 pub fn doctor(args: DoctorArgs) -> Result<ExitCode, Failure> {
+    args.json.check()?;
     let allowed = crate::sys::sched::allowed_cpus()
         .map_err(|e| Failure::run(format!("cannot read this process's CPUs: {e}")))?;
     let cpus = measured_cpus(args.cpus.as_ref().map(|l| l.0.as_slice()), &allowed)?;
@@ -62,7 +63,7 @@ pub fn doctor(args: DoctorArgs) -> Result<ExitCode, Failure> {
         &cpus,
         &checks,
     );
-    let text = if args.json.on {
+    let text = if args.json.on() {
         serde_json::to_string_pretty(&record)
             .map_err(|e| Failure::run(format!("cannot represent the checks: {e}")))?
             + "\n"
@@ -70,7 +71,10 @@ pub fn doctor(args: DoctorArgs) -> Result<ExitCode, Failure> {
         let colour = terminal::colour_on(terminal::is_users_terminal(&std::io::stdout()));
         crate::output::doctor::render(&record, colour)
     };
-    print_stdout(&text)?;
+    match args.json.on() {
+        true => args.json.emit(&text)?,
+        false => print_stdout(&text)?,
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -148,22 +148,54 @@ impl Alpha {
     }
 }
 
-/// `--json` as a switch: the command's result printed as JSON on standard
-/// output instead of a table (`list`, `doctor`), where [`Json`] names a file.
+/// `--json[=PATH]`: the command's result as JSON instead of a table, on
+/// standard output (no value, or `-`) or into PATH (`list`, `doctor`),
+/// where [`Json`] always names a file. `list` takes a value only after `=`
+/// (`list --json presets` lists the presets as JSON); `doctor`, which has no
+/// positional argument, takes `--json PATH` too.
 #[derive(Debug, Clone, Default, Args)]
 pub struct JsonStdout {
-    /// Print the result as JSON on standard output instead of a table.
-    #[arg(id = "json", long = "json")]
-    pub on: bool,
+    /// Print the result as JSON instead of a table: on standard output, or
+    /// into PATH.
+    #[arg(id = "json", long = "json", value_name = "PATH", num_args = 0..=1,
+          default_missing_value = "-", require_equals = true,
+          value_hint = clap::ValueHint::FilePath)]
+    pub path: Option<PathBuf>,
 }
 
 impl JsonStdout {
+    /// Whether JSON was asked for.
+    pub fn on(&self) -> bool {
+        self.path.is_some()
+    }
+
+    /// Checks, before any work, that a file asked for can be written.
+    pub fn check(&self) -> Result<(), super::Failure> {
+        match self.file() {
+            Some(p) => super::check_output_path("--json", p),
+            None => Ok(()),
+        }
+    }
+
+    /// The file asked for (none for standard output).
+    fn file(&self) -> Option<&std::path::Path> {
+        self.path.as_deref().filter(|p| p.as_os_str() != "-")
+    }
+
+    /// Writes `text` where `--json` says: the file (replaced whole, a link
+    /// there replaced, never followed), or standard output.
+    pub fn emit(&self, text: &str) -> Result<(), super::Failure> {
+        match self.file() {
+            Some(p) => crate::output::json::write_text_atomic(p, text)
+                .map_err(|e| super::Failure::run(format!("cannot write {}: {e}", p.display()))),
+            None => super::print_stdout(text),
+        }
+    }
+
     /// `list --json`: one object per mechanism or benchmark.
-    pub const LIST_HELP: &str =
-        "Print the list as JSON (one object per mechanism or benchmark) instead of a table";
+    pub const LIST_HELP: &str = "Print the list as JSON (one object per mechanism or benchmark) instead of a table, on standard output or into PATH (--json=PATH)";
     /// `doctor --json`: the record `ipcmark.doctor/1`.
-    pub const DOCTOR_HELP: &str =
-        "Print the checks as JSON (schema ipcmark.doctor/1) on standard output instead of a table";
+    pub const DOCTOR_HELP: &str = "Print the checks as JSON (schema ipcmark.doctor/1) instead of a table, on standard output (no PATH, or -) or into PATH";
 }
 
 /// `--timeout`: how long a command waits for progress before it fails.

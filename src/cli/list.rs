@@ -143,16 +143,16 @@ fn op_table() -> Table {
     t
 }
 
-fn list_presets(json: bool) -> Result<ExitCode, Failure> {
+fn list_presets(json: &super::flags::JsonStdout) -> Result<ExitCode, Failure> {
     let entries: Vec<PresetEntry> = crate::presets::PRESETS
         .iter()
         .map(PresetEntry::from)
         .chain(crate::presets::LOAD_STUDIES.iter().map(PresetEntry::from))
         .collect();
-    if json {
+    if json.on() {
         let text =
             serde_json::to_string_pretty(&entries).map_err(|e| Failure::run(e.to_string()))?;
-        print_stdout(&format!("{text}\n"))?;
+        json.emit(&format!("{text}\n"))?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut t = Table::new();
@@ -194,13 +194,14 @@ fn list_presets(json: bool) -> Result<ExitCode, Failure> {
 }
 
 pub fn list(args: ListArgs) -> Result<ExitCode, Failure> {
+    args.json.check()?;
     if args.what == Some(super::ListWhat::Presets) {
-        return list_presets(args.json.on);
+        return list_presets(&args.json);
     }
-    if args.json.on {
+    if args.json.on() {
         let text =
             serde_json::to_string_pretty(&entries()).map_err(|e| Failure::run(e.to_string()))?;
-        print_stdout(&format!("{text}\n"))?;
+        args.json.emit(&format!("{text}\n"))?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut out = format!(
