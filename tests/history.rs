@@ -650,3 +650,38 @@ fn a_workload_on_a_full_disk_warns_once_prints_its_table_and_exits_1() {
     assert!(err.contains("could not be saved"), "{err}");
     assert!(!json.exists());
 }
+
+/// A history that cannot be created because the disk is full says so in
+/// ipcmark's words, not the migration library's.
+#[test]
+fn a_history_that_cannot_be_created_on_a_full_disk_says_the_disk_is_full() {
+    use std::io::Write;
+    let _g = serial();
+    let sb = Sandbox::new();
+    let full = sb.path("full");
+    let _m = match Mount::tmpfs(&full, "64k") {
+        Ok(m) => m,
+        Err(why) => {
+            eprintln!("SKIPPED a_history_that_cannot_be_created_on_a_full_disk: {why}");
+            return;
+        }
+    };
+    let mut filler = std::fs::File::create(full.join("filler")).unwrap();
+    while filler.write_all(&[0; 4096]).is_ok() {}
+    drop(filler);
+    let db = full.join("h.sqlite");
+    let out = sb.run(
+        &[
+            "import",
+            "tests/reports/op.json",
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        Duration::from_secs(30),
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("the disk is full"), "{err}");
+    assert!(!err.contains("rusqlite_migration"), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+}

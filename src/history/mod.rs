@@ -169,6 +169,34 @@ fn sql_error(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::Store(format!("history {}: {e}", path.display()))
 }
 
+/// An SQLite error a user can act on, said in ipcmark's words, with the
+/// library's own beside it; any other as the library says it.
+fn sqlite_error(path: &Path, e: &rusqlite::Error) -> Error {
+    match in_words(e) {
+        Some(what) => Error::Store(format!(
+            "history {}: cannot be written: {what} ({e})",
+            path.display()
+        )),
+        None => sql_error(path, e),
+    }
+}
+
+/// What an SQLite error means for a user who can do something about it:
+/// a full disk, a read-only file or directory, a file that is no database.
+fn in_words(e: &rusqlite::Error) -> Option<&'static str> {
+    use rusqlite::ErrorCode as C;
+    Some(match e.sqlite_error_code()? {
+        C::DiskFull => "the disk is full (or the file system's quota is reached)",
+        C::ReadOnly => "the file or its directory is read-only",
+        C::CannotOpen => "the file cannot be opened (a missing or unwritable directory)",
+        C::PermissionDenied => "permission denied",
+        C::NotADatabase => "the file is not a database",
+        C::DatabaseCorrupt => "the database is damaged",
+        C::SystemIoFailure => "the disk failed to read or write",
+        _ => return None,
+    })
+}
+
 impl Store {
     /// Where this history lives.
     pub fn path(&self) -> &Path {
@@ -177,6 +205,11 @@ impl Store {
 
     fn err(&self, e: impl std::fmt::Display) -> Error {
         sql_error(&self.path, e)
+    }
+
+    /// An SQLite error of this history, in words where a user can act on it.
+    fn sql(&self, e: rusqlite::Error) -> Error {
+        sqlite_error(&self.path, &e)
     }
 
     /// The run a spec names: an id (`12`), `last`, or `last~N` (the Nth
@@ -188,7 +221,7 @@ impl Store {
                 self.conn
                     .query_row("SELECT id FROM runs WHERE id = ?1", [id], |r| r.get(0))
                     .optional()
-                    .map_err(|e| self.err(e))?
+                    .map_err(|e| self.sql(e))?
             } else {
                 None
             };
@@ -215,7 +248,7 @@ impl Store {
                     |r| r.get(0),
                 )
                 .optional()
-                .map_err(|e| self.err(e))?
+                .map_err(|e| self.sql(e))?
         } else {
             None
         };
@@ -245,7 +278,7 @@ impl Store {
                 |r| r.get::<_, i64>(0),
             )
             .map(|n| n > 0)
-            .map_err(|e| self.err(e))
+            .map_err(|e| self.sql(e))
     }
 
     /// The run the name `name` names (`ipcmark history --tag NAME RUN`).
@@ -258,7 +291,7 @@ impl Store {
                 r.get(0)
             })
             .optional()
-            .map_err(|e| self.err(e))
+            .map_err(|e| self.sql(e))
     }
 
     /// Every name and the run it names, by name.
@@ -269,11 +302,11 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare("SELECT name, run_id FROM tags ORDER BY name")
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.sql(e))?;
         let rows = stmt
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+            .map_err(|e| self.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
     }
 
     /// Names run `id` `name` (a name of letters, digits, `.`, `_` and `-`
@@ -288,7 +321,7 @@ impl Store {
                  ON CONFLICT (name) DO UPDATE SET run_id = ?2, tagged_at = ?3",
                 rusqlite::params![name, id, now],
             )
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.sql(e))?;
         Ok(before)
     }
 
@@ -299,7 +332,7 @@ impl Store {
         self.conn
             .query_row("SELECT count(*) FROM runs", [], |r| r.get::<_, i64>(0))
             .map(|n| n as usize)
-            .map_err(|e| self.err(e))
+            .map_err(|e| self.sql(e))
     }
 
     /// The run's whole JSON report, as `run --json` (or `workload --json`)
@@ -311,19 +344,19 @@ impl Store {
                 Ok((r.get(0)?, r.get(1)?))
             })
             .optional()
-            .map_err(|e| self.err(e))?
+            .map_err(|e| self.sql(e))?
             .ok_or_else(|| Error::Usage(format!("no run {id} in the history")))?;
         let mut report: Value = serde_json::from_str(&report)
             .map_err(|e| self.err(format!("run {id}: stored report unreadable: {e}")))?;
         let mut stmt = self
             .conn
             .prepare("SELECT figure FROM figures WHERE run_id = ?1 ORDER BY ordinal")
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.sql(e))?;
         let figures = stmt
             .query_map([id], |r| r.get::<_, String>(0))
-            .map_err(|e| self.err(e))?
+            .map_err(|e| self.sql(e))?
             .map(|text| {
-                let text = text.map_err(|e| self.err(e))?;
+                let text = text.map_err(|e| self.sql(e))?;
                 serde_json::from_str::<Value>(&text)
                     .map_err(|e| self.err(format!("run {id}: stored figure unreadable: {e}")))
             })
@@ -353,7 +386,7 @@ impl Store {
                    FROM runs r
                   ORDER BY r.id",
             )
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.sql(e))?;
         let rows = stmt
             .query_map([], |r| {
                 let argv: String = r.get(7)?;
@@ -369,8 +402,8 @@ impl Store {
                     figures: r.get::<_, i64>(9)? as usize,
                 })
             })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+            .map_err(|e| self.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
     }
 
     /// Deletes the runs `prune` selects, in one transaction; their ids.

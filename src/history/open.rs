@@ -165,7 +165,7 @@ impl Setup {
             if is_busy(&e) {
                 Setup::Busy(e.to_string())
             } else {
-                Setup::Other(sql_error(path, e))
+                Setup::Other(sqlite_error(path, &e))
             }
         }
     }
@@ -274,7 +274,8 @@ impl Store {
     }
 
     fn connect(path: &Path, flags: OpenFlags) -> Result<Store, Error> {
-        let mut conn = Connection::open_with_flags(path, flags).map_err(|e| sql_error(path, e))?;
+        let mut conn =
+            Connection::open_with_flags(path, flags).map_err(|e| sqlite_error(path, &e))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| sql_error(path, e))?;
         // SQLite answers "database is locked" at once, without its busy
@@ -329,7 +330,10 @@ impl Store {
             // Two processes creating the history at once: the other one may
             // have migrated it meanwhile.
             if user_version(conn).ok() != Some(schema::latest()) {
-                return Err(Setup::Other(sql_error(path, e)));
+                return Err(Setup::Other(match &e {
+                    rusqlite_migration::Error::RusqliteError { err, .. } => sqlite_error(path, err),
+                    _ => sql_error(path, e),
+                }));
             }
         }
         // A new history, or one made before ipcmark marked its databases,

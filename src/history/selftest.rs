@@ -18,7 +18,7 @@ impl Store {
                 "INSERT INTO selftests (started_at, host) VALUES (?1, ?2)",
                 params![started_at, host],
             )
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.sql(e))?;
         Ok(self.conn.last_insert_rowid())
     }
 
@@ -36,7 +36,7 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4)",
                 params![run, selftest, pair as i64, side.to_string()],
             )
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.sql(e))?;
         Ok(())
     }
 
@@ -52,7 +52,7 @@ impl Store {
                 "UPDATE selftests SET record = ?2, passed = ?3 WHERE id = ?1",
                 params![selftest, record, passed],
             )
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.sql(e))?;
         Ok(())
     }
 
@@ -72,14 +72,14 @@ impl Store {
                 "SELECT id, record FROM selftests
                  WHERE host = ?1 AND record IS NOT NULL ORDER BY id DESC",
             )
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.sql(e))?;
         let rows = stmt
             .query_map([host], |r| {
                 Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
             })
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.sql(e))?;
         for row in rows {
-            let (id, text) = row.map_err(|e| self.err(e))?;
+            let (id, text) = row.map_err(|e| self.sql(e))?;
             if let Ok(report) = serde_json::from_str(&text) {
                 return Ok(Some((id, report)));
             }
@@ -96,9 +96,9 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare("SELECT run_id FROM selftest_runs")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt.query_map([], |r| r.get(0)).map_err(|e| self.err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+            .map_err(|e| self.sql(e))?;
+        let rows = stmt.query_map([], |r| r.get(0)).map_err(|e| self.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
     }
 }
 

@@ -51,7 +51,7 @@ impl Store {
                   WHERE r.kind = 'run' AND f.status = 'ok' AND f.median IS NOT NULL
                   ORDER BY r.id, f.ordinal",
             )
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.sql(e))?;
         let rows = stmt
             .query_map([], |r| {
                 Ok(IndexRow {
@@ -62,8 +62,8 @@ impl Store {
                     ordinal: r.get(4)?,
                 })
             })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+            .map_err(|e| self.sql(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.sql(e))
     }
 
     /// The figure at `ordinal` of run `id`, as its record (its strings made safe).
@@ -76,7 +76,7 @@ impl Store {
                 |r| r.get(0),
             )
             .optional()
-            .map_err(|e| self.err(e))?
+            .map_err(|e| self.sql(e))?
             .ok_or_else(|| Error::Usage(format!("no figure {ordinal} in run {id}")))?;
         let mut v: Value = serde_json::from_str(&text)
             .map_err(|e| self.err(format!("run {id}: stored figure unreadable: {e}")))?;
@@ -98,7 +98,7 @@ impl Store {
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .optional()
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.sql(e))?;
         // A row that no longer reads (an older ipcmark's) is computed again.
         Ok(row.and_then(|(ids, settings, series)| {
             let mut series: Value = serde_json::from_str(&series).ok()?;

@@ -253,7 +253,7 @@ impl RunWriter {
         let kind = report.kind();
         let header = report.header().map_err(|e| store.err(e))?;
         let id = insert_run(&store.conn, kind, &report.row(), &header, None)
-            .map_err(|e| store.err(e))?;
+            .map_err(|e| store.sql(e))?;
         Ok(RunWriter {
             store,
             id,
@@ -300,7 +300,7 @@ impl RunWriter {
                     "DELETE FROM figures WHERE run_id = ?1 AND ordinal >= ?2",
                     params![self.id, figures.len() as i64],
                 )
-                .map_err(|e| self.store.err(e))?;
+                .map_err(|e| self.store.sql(e))?;
             self.figures.truncate(figures.len());
         }
         let header = report.header().map_err(|e| self.store.err(e))?;
@@ -312,7 +312,7 @@ impl RunWriter {
                     "UPDATE runs SET report = ?2, finished_at = ?3, complete = ?4 WHERE id = ?1",
                     params![self.id, header, row.finished_at, row.complete],
                 )
-                .map_err(|e| self.store.err(e))?;
+                .map_err(|e| self.store.sql(e))?;
             self.header = header;
         }
         Ok(())
