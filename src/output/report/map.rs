@@ -38,6 +38,24 @@ pub fn section(letter: &str, r: &RunRecord) -> Option<String> {
     Some(s)
 }
 
+/// The smallest ratio the colour scale spans. Medians closer than this (a
+/// quarter, well beyond the few percent two passes of one figure differ by
+/// on a shared machine) are drawn in neighbouring colours around the
+/// middle, never one green and one red: a colour says what the figures
+/// support.
+const MIN_SPAN: f64 = 1.25;
+
+/// The range the colour scale spans for medians from `lo` to `hi`: theirs,
+/// or [`MIN_SPAN`] around their geometric middle when they are closer.
+fn span(lo: f64, hi: f64) -> (f64, f64) {
+    if !(lo > 0.0 && hi >= lo) || hi / lo >= MIN_SPAN {
+        return (lo, hi);
+    }
+    let mid = (lo * hi).sqrt();
+    let half = MIN_SPAN.sqrt();
+    (mid / half, mid * half)
+}
+
 /// The colour of a median between `lo` and `hi` (log scale): green to red.
 fn colour(v: f64, lo: f64, hi: f64) -> String {
     let f = if hi > lo && lo > 0.0 {
@@ -57,6 +75,7 @@ fn heat_map(m: &MatrixRecord, s: &MapSettingsRecord) -> String {
     let medians: Vec<f64> = m.cells.iter().filter_map(|c| c.median_ns).collect();
     let lo = medians.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = medians.iter().copied().fold(0.0, f64::max);
+    let (scale_lo, scale_hi) = span(lo, hi);
     let side = (GRID / n).clamp(CELL_MIN, CELL_MAX);
     let size = MARGIN + n * side + 4.0;
     let mut svg = format!(
@@ -84,7 +103,7 @@ fn heat_map(m: &MatrixRecord, s: &MapSettingsRecord) -> String {
             let (class, fill, title) = match (cell.status, cell.median_ns) {
                 (Status::Ok, Some(v)) => (
                     "cell",
-                    colour(v, lo, hi),
+                    colour(v, scale_lo, scale_hi),
                     format!("CPU {client} → CPU {server}: {} µs", sig3(v / 1e3)),
                 ),
                 (Status::Skipped, _) => (
@@ -130,11 +149,11 @@ fn heat_map(m: &MatrixRecord, s: &MapSettingsRecord) -> String {
              <span class=\"swatch\" style=\"background:{}\"></span> {} µs \
              <span class=\"swatch\" style=\"background:{}\"></span> {} µs; grey: skipped, \
              black: failed, blank: not measured</p>",
-            colour(lo, lo, hi),
+            colour(lo, scale_lo, scale_hi),
             sig3(lo / 1e3),
-            colour(mid, lo, hi),
+            colour(mid, scale_lo, scale_hi),
             sig3(mid / 1e3),
-            colour(hi, lo, hi),
+            colour(hi, scale_lo, scale_hi),
             sig3(hi / 1e3)
         ));
     }
@@ -212,4 +231,37 @@ fn classes(matrices: &[MatrixRecord]) -> String {
     }
     t.push_str("</tbody></table>");
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hue(fill: &str) -> f64 {
+        fill.trim_start_matches("hsl(")
+            .split(',')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+
+    /// Equal figures are one colour; figures a few percent apart are
+    /// neighbouring colours, not green and red; a twofold spread spans the
+    /// scale.
+    #[test]
+    fn the_colours_say_only_what_the_figures_support() {
+        let cells = |medians: &[f64]| -> Vec<String> {
+            let lo = medians.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = medians.iter().copied().fold(0.0, f64::max);
+            let (a, b) = span(lo, hi);
+            medians.iter().map(|&v| colour(v, a, b)).collect()
+        };
+        let equal = cells(&[33.0, 33.0, 33.0, 33.0]);
+        assert!(equal.iter().all(|c| *c == equal[0]), "{equal:?}");
+        let close = cells(&[2550.0, 2620.0]);
+        assert!((hue(&close[0]) - hue(&close[1])).abs() <= 20.0, "{close:?}");
+        let apart = cells(&[1000.0, 2000.0]);
+        assert_eq!((hue(&apart[0]), hue(&apart[1])), (130.0, 0.0), "{apart:?}");
+    }
 }
