@@ -21,6 +21,9 @@ const PALETTE: [&str; 10] = [
     "#a6a600", "#0b3d91",
 ];
 
+/// The most legend entries (series and model lines) one chart draws.
+const MAX_LEGEND: usize = 12;
+
 /// What a chart against size says instead of drawing one point or none.
 const NOT_DRAWN: &str =
     "<p class=\"empty\">Not drawn: fewer than two sizes have a value (see the table).</p>";
@@ -154,8 +157,9 @@ impl Page {
         s
     }
 
-    /// Latency against message size, log–log, with the cost model's lines,
-    /// and the matrix of mechanisms × sizes beneath.
+    /// Latency against message size, log–log, with the cost model's lines
+    /// (one chart per dozen legend entries), and the matrix of mechanisms ×
+    /// sizes beneath.
     fn latency_against_size(&mut self, letter: &str, r: &RunRecord, swept: &[Series]) -> String {
         let mut s = format!(
             "<h3>Latency against message size <span class=\"sub\">run {letter} · one-way µs, \
@@ -177,34 +181,56 @@ impl Page {
         }
         let xs: Vec<u64> = xs.into_iter().collect();
         let latency_us = |f: &Figure| f.median_ns().map(|v| v / 1e3);
-        let mut plotted = Vec::new();
+        // Each series with its models' lines, as legend entries.
+        let mut entries: Vec<Vec<Value>> = Vec::new();
         let mut measured_points = 0;
         for se in swept {
             let values = values_at(se, &xs, latency_us);
             measured_points += values.iter().flatten().count();
-            plotted
-                .push(json!({"label": se.name, "colour": self.colour(&se.name), "values": values}));
-        }
-        for (name, seg) in &models {
-            let colour = self.colour(name);
-            let values: Vec<Option<f64>> = xs
-                .iter()
-                .map(|&x| {
-                    let v = seg.setup + seg.per_byte * x as f64;
-                    (x >= seg.from && x <= seg.to && v > 0.0).then_some(v / 1e3)
-                })
-                .collect();
-            plotted.push(json!({"label": format!("{name} (model {}–{})",
-                size_label(seg.from as usize), size_label(seg.to as usize)),
-                "colour": colour, "values": values, "model": true}));
+            let mut mine =
+                vec![json!({"label": se.name, "colour": self.colour(&se.name), "values": values})];
+            for (name, seg) in models.iter().filter(|(name, _)| *name == se.name) {
+                let colour = self.colour(name);
+                let values: Vec<Option<f64>> = xs
+                    .iter()
+                    .map(|&x| {
+                        let v = seg.setup + seg.per_byte * x as f64;
+                        (x >= seg.from && x <= seg.to && v > 0.0).then_some(v / 1e3)
+                    })
+                    .collect();
+                mine.push(json!({"label": format!("{name} (model {}–{})",
+                    size_label(seg.from as usize), size_label(seg.to as usize)),
+                    "colour": colour, "values": values, "model": true}));
+            }
+            entries.push(mine);
         }
         if sizes_with_value(swept, latency_us).len() >= 2 && measured_points >= 2 {
-            s.push_str(&self.chart(
-                json!({"kind": "xy", "x": xs, "xunit": "bytes", "ylabel": "one-way latency, µs",
-                       "series": plotted}),
-                "One-way latency against message size (as the QNX study's Figure 6). \
-                 Hover for values; the table below holds every figure.",
-            ));
+            // No legend past a dozen entries: the series, in the run's
+            // order (a family's mechanisms side by side), one chart a dozen.
+            let mut charts: Vec<Vec<Value>> = vec![Vec::new()];
+            for mine in entries {
+                let last = charts.last_mut().expect("one chart at least");
+                if !last.is_empty() && last.len() + mine.len() > MAX_LEGEND {
+                    charts.push(mine);
+                } else {
+                    last.extend(mine);
+                }
+            }
+            let n = charts.len();
+            for (k, plotted) in charts.into_iter().enumerate() {
+                let part = match n {
+                    1 => String::new(),
+                    _ => format!(" Part {} of {n}.", k + 1),
+                };
+                s.push_str(&self.chart(
+                    json!({"kind": "xy", "x": xs, "xunit": "bytes", "ylabel": "one-way latency, µs",
+                           "series": plotted}),
+                    &format!(
+                        "One-way latency against message size (as the QNX study's Figure 6).{part} \
+                         Hover for values; the table below holds every figure."
+                    ),
+                ));
+            }
         } else {
             s.push_str(NOT_DRAWN);
         }

@@ -208,6 +208,26 @@ fn a_sweep_draws_latency_against_size_and_its_model() {
     }
 }
 
+/// Many swept mechanisms are drawn a dozen legend entries a chart at most,
+/// every series once.
+#[test]
+fn no_chart_against_size_has_a_legend_past_a_dozen() {
+    let mut r = run(1.0);
+    r.cost_models = vec![];
+    r.results = (0..31)
+        .flat_map(|m| {
+            [64, 1024, 4096].map(|size| pingpong(&format!("mech-{m}"), size, 3000.0 + size as f64))
+        })
+        .collect();
+    let page = render(&[input("many.json", r)], 0.05);
+    let charts = data(&page.html).charts;
+    let xy: Vec<_> = charts.iter().filter(|c| c.kind == "xy").collect();
+    assert_eq!(xy.len(), 3, "31 series, 12 a chart");
+    assert!(xy.iter().all(|c| c.series.len() <= 12));
+    let drawn: usize = xy.iter().map(|c| c.series.len()).sum();
+    assert_eq!(drawn, 31);
+}
+
 #[test]
 fn figures_without_a_value_are_listed_with_their_status_not_drawn() {
     let html = render(&[input("a.json", run(1.0))], 0.05).html;
