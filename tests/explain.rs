@@ -52,11 +52,21 @@ fn a_figure_is_explained_and_its_instance_removed() {
     assert!(ex["lost_events"].is_u64(), "{ex}");
 }
 
-/// Starts a long traced pass, waits for its instance, sends `sig`; returns
-/// the run's pid and how it ended (its report is `r.json` in `sb`).
+/// Starts a long traced pass of pipe, waits for its instance, sends `sig`;
+/// returns the run's pid and how it ended (its report is `r.json` in `sb`).
 fn signal_during_the_pass(sb: &Sandbox, sig: i32) -> (u32, std::process::Output) {
+    signal_during_the_pass_of(sb, "pipe", sig)
+}
+
+/// [`signal_during_the_pass`] of `mechanism`.
+fn signal_during_the_pass_of(
+    sb: &Sandbox,
+    mechanism: &str,
+    sig: i32,
+) -> (u32, std::process::Output) {
     let json = sb.path("r.json");
     let mut argv = ARGS.to_vec();
+    argv[1] = mechanism;
     argv.extend(["--round-trips", "200000", "--json", json.to_str().unwrap()]);
     let child = sb.cmd(&argv).spawn().expect("spawn ipcmark");
     let pid = child.id();
@@ -75,12 +85,17 @@ fn sigint_and_sigterm_remove_the_instance() {
     if !tracing_or_skip("sigint_and_sigterm_remove_the_instance") {
         return;
     }
-    for sig in [libc::SIGINT, libc::SIGTERM] {
+    for (mechanism, sig) in [
+        ("pipe", libc::SIGINT),
+        ("pipe", libc::SIGTERM),
+        ("memfd-pass", libc::SIGINT),
+        ("memfd-pass", libc::SIGTERM),
+    ] {
         let sb = Sandbox::new();
-        let (pid, out) = signal_during_the_pass(&sb, sig);
+        let (pid, out) = signal_during_the_pass_of(&sb, mechanism, sig);
         assert!(
             !instances().contains(&format!("ipcmark-{pid}")),
-            "signal {sig}: left {:?}",
+            "{mechanism} signal {sig}: left {:?}",
             instances()
         );
         assert_released(&sb, pid);
