@@ -615,24 +615,33 @@ fn a_history_made_before_the_mark_is_read_then_adopted() {
     assert_eq!(counts(&db).0, 2);
 }
 
+/// A 64 KiB tmpfs in `sb`, filled to the last block, and where it is; none
+/// (the test says SKIPPED) where it cannot be mounted.
+fn full_disk(sb: &Sandbox, test: &str) -> Option<(Mount, std::path::PathBuf)> {
+    use std::io::Write;
+    let full = sb.path("full");
+    let m = match Mount::tmpfs(&full, "64k") {
+        Ok(m) => m,
+        Err(why) => {
+            eprintln!("SKIPPED {test}: {why}");
+            return None;
+        }
+    };
+    let mut filler = std::fs::File::create(full.join("filler")).unwrap();
+    while filler.write_all(&[0; 4096]).is_ok() {}
+    Some((m, full))
+}
+
 /// `ipcmark workload` saves as `run` does: its --json on a disk already
 /// full is warned about once, the workload runs and prints its table, and
 /// the command exits 1.
 #[test]
 fn a_workload_on_a_full_disk_warns_once_prints_its_table_and_exits_1() {
-    use std::io::Write;
     let _g = serial();
     let sb = Sandbox::new();
-    let full = sb.path("full");
-    let _m = match Mount::tmpfs(&full, "64k") {
-        Ok(m) => m,
-        Err(why) => {
-            eprintln!("SKIPPED a_workload_on_a_full_disk: {why}");
-            return;
-        }
+    let Some((_m, full)) = full_disk(&sb, "a_workload_on_a_full_disk") else {
+        return;
     };
-    let mut filler = std::fs::File::create(full.join("filler")).unwrap();
-    while filler.write_all(&[0; 4096]).is_ok() {}
     let json = full.join("w.json");
     // Not read back: the disk is full.
     let ran = Run::new(&sb, &["workload", "shared-counter", "--runs", "2"])
@@ -655,20 +664,11 @@ fn a_workload_on_a_full_disk_warns_once_prints_its_table_and_exits_1() {
 /// ipcmark's words, not the migration library's.
 #[test]
 fn a_history_that_cannot_be_created_on_a_full_disk_says_the_disk_is_full() {
-    use std::io::Write;
     let _g = serial();
     let sb = Sandbox::new();
-    let full = sb.path("full");
-    let _m = match Mount::tmpfs(&full, "64k") {
-        Ok(m) => m,
-        Err(why) => {
-            eprintln!("SKIPPED a_history_that_cannot_be_created_on_a_full_disk: {why}");
-            return;
-        }
+    let Some((_m, full)) = full_disk(&sb, "a_history_that_cannot_be_created_on_a_full_disk") else {
+        return;
     };
-    let mut filler = std::fs::File::create(full.join("filler")).unwrap();
-    while filler.write_all(&[0; 4096]).is_ok() {}
-    drop(filler);
     let db = full.join("h.sqlite");
     let out = sb.run(
         &[

@@ -17,7 +17,7 @@
 //! cannot be held beside the others (System V keys, the POSIX message-queue
 //! byte limit, descriptors) runs alone afterwards, and its note says why.
 
-use crate::engine::channel::{ChannelError, Endpoint, Mechanism, OpenContext, Topology};
+use crate::engine::channel::{ChannelError, Endpoint, Mechanism, Topology};
 use crate::engine::measure::{Budget, Measurement};
 use crate::engine::models::pingpong::{self, Prepared};
 use crate::engine::models::sampling;
@@ -144,13 +144,7 @@ fn interleaved(
         let info = mech.info();
         let opened = (|| {
             let (mut client, peer, note) = runner::open_with_peer(
-                || {
-                    mech.open(&OpenContext {
-                        size,
-                        names,
-                        timeout: s.budget.timeout,
-                    })
-                },
+                || mech.open(&runner::open_context(size, names, s)),
                 info.topology,
                 pingpong::echo_role(),
                 size,

@@ -118,13 +118,7 @@ fn measure_figure(
     let self_loop = mech.info().topology == Topology::SelfLoop;
     let cold_region = result.cold_region;
     with_channel(
-        || {
-            mech.open(&OpenContext {
-                size,
-                names,
-                timeout: s.budget.timeout,
-            })
-        },
+        || mech.open(&open_context(size, names, s)),
         mech.info().topology,
         pingpong::echo_role(),
         size,
@@ -176,13 +170,7 @@ pub fn run_stamped_pass(
     let mut result = FigureResult::new(info.id, Facts::PingPong, size);
     let mut tasks = (0, None);
     let stamps = with_channel(
-        || {
-            mech.open(&OpenContext {
-                size,
-                names,
-                timeout: s.budget.timeout,
-            })
-        },
+        || mech.open(&open_context(size, names, s)),
         info.topology,
         pingpong::echo_role(),
         size,
@@ -254,13 +242,7 @@ pub fn run_oneway_figure(
         }
     };
     let measured = with_channel(
-        || {
-            mech.open(&OpenContext {
-                size,
-                names,
-                timeout: s.budget.timeout,
-            })
-        },
+        || mech.open(&open_context(size, names, s)),
         info.topology,
         oneway::receiver_role(receiver.clone()),
         size,
@@ -276,6 +258,20 @@ pub fn run_oneway_figure(
         Err(e) => Outcome::Failed(e),
     };
     result
+}
+
+/// What a mechanism's `open` is given for a figure of `size` in a run
+/// with settings `s`.
+pub(super) fn open_context<'a>(
+    size: usize,
+    names: &'a ObjectNamer,
+    s: &RunSettings,
+) -> OpenContext<'a> {
+    OpenContext {
+        size,
+        names,
+        timeout: s.budget.timeout,
+    }
 }
 
 /// A channel's client end, its peer (none for a self-loop) and the fact the
@@ -414,13 +410,7 @@ pub fn run_stream_figure(
     };
     let cold_region = result.cold_region;
     let measured = with_channel(
-        || {
-            mech.open_stream(&OpenContext {
-                size,
-                names,
-                timeout: s.budget.timeout,
-            })
-        },
+        || mech.open_stream(&open_context(size, names, s)),
         info.topology,
         stream::sink_role(plan),
         size,
