@@ -70,10 +70,9 @@ fn signal_during_the_pass_of(
     argv.extend(["--round-trips", "200000", "--json", json.to_str().unwrap()]);
     let child = sb.cmd(&argv).spawn().expect("spawn ipcmark");
     let pid = child.id();
-    let name = format!("ipcmark-{pid}");
     assert!(
-        eventually(Duration::from_secs(90), || instances().contains(&name)),
-        "no instance {name} within 90 s"
+        eventually(Duration::from_secs(90), || instance_of(pid).is_some()),
+        "no instance of {pid} within 90 s"
     );
     signal(pid, sig);
     (pid, wait_with_deadline(child, Duration::from_secs(60)))
@@ -94,7 +93,7 @@ fn sigint_and_sigterm_remove_the_instance() {
         let sb = Sandbox::new();
         let (pid, out) = signal_during_the_pass_of(&sb, mechanism, sig);
         assert!(
-            !instances().contains(&format!("ipcmark-{pid}")),
+            instance_of(pid).is_none(),
             "{mechanism} signal {sig}: left {:?}",
             instances()
         );
@@ -119,8 +118,7 @@ fn after_kill_9_clean_removes_the_instance() {
     let was_mounted = Path::new(TRACEFS).join("instances").is_dir();
     let sb = Sandbox::new();
     let (pid, _) = signal_during_the_pass(&sb, libc::SIGKILL);
-    let name = format!("ipcmark-{pid}");
-    assert!(instances().contains(&name), "kill -9 removed it?");
+    let name = instance_of(pid).expect("kill -9 removed it?");
     // Its peer notices its parent gone and ends.
     assert!(eventually(Duration::from_secs(10), || ipcmark_processes().is_empty()));
     let out = sb.run(&["clean"], Duration::from_secs(30));

@@ -83,13 +83,12 @@ fn sigint_during_the_traced_wake_ups_removes_the_instance() {
         .spawn()
         .expect("spawn ipcmark");
     let pid = child.id();
-    let name = format!("ipcmark-{pid}");
     assert!(
-        eventually(Duration::from_secs(90), || instances().contains(&name)),
-        "no instance {name} within 90 s"
+        eventually(Duration::from_secs(90), || instance_of(pid).is_some()),
+        "no instance of {pid} within 90 s"
     );
     signal(pid, libc::SIGINT);
     let out = wait_with_deadline(child, Duration::from_secs(60));
-    assert!(!instances().contains(&name), "left {:?}", instances());
+    assert!(instance_of(pid).is_none(), "left {:?}", instances());
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
 }

@@ -18,6 +18,8 @@ mod explain;
 mod explain_ops;
 // `ipcmark explain timer-latency`: a timer's wake-up latency, part by part.
 mod explain_timer;
+// `ipcmark explain` stopped in each phase; its instances across PID namespaces.
+mod explain_stops;
 // Faults, dead and silent peers, signals, `clean`: nothing is left behind.
 mod objects;
 mod robustness;

@@ -8,10 +8,7 @@ pub fn clean() -> Result<ExitCode, Failure> {
     let mut report = clean_stale();
     crate::testbed::clean_stale(&mut report);
     // A killed `ipcmark explain`'s tracefs instance, its events on.
-    let (removed, failed) =
-        crate::machine::tracefs::clean_stale(crate::sys::process::process_exists);
-    report.removed.extend(removed);
-    report.failed.extend(failed);
+    crate::machine::tracefs::clean_stale(&mut report);
     let mut out = String::new();
     for r in &report.removed {
         out.push_str(&format!("removed {r}\n"));

@@ -104,6 +104,11 @@ pub fn run(mut request: RunRequest, progress: &mut dyn RunObserver) -> Result<Ou
     if let Some(address) = &request.dbus_address {
         crate::mechanisms::set_bus_address(address).map_err(Failure::usage)?;
     }
+    // Before the set-up, not before the first figure: a Ctrl-C while the
+    // machine is probed stops the run (stored as stopped, 128+signal), not
+    // the process with nothing said and nothing stored.
+    interrupt::install()
+        .map_err(|e| Failure::run(format!("cannot install signal handlers: {e}")))?;
     let study = match request
         .preset
         .as_deref()
@@ -160,9 +165,6 @@ pub fn run(mut request: RunRequest, progress: &mut dyn RunObserver) -> Result<Ou
     };
     let latency = hold_cpu_latency(&plan.cpu_latency, &pair)?;
     plan.settings.cpu_latency_us = latency.state.held_us();
-    interrupt::install()
-        .map_err(|e| Failure::run(format!("cannot install signal handlers: {e}")))?;
-
     let machine_env = environment::collect(latency.state.clone(), plan.mpi.as_ref());
     let report = RunRecord {
         header: crate::record::header::Header {

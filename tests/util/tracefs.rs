@@ -40,6 +40,13 @@ pub fn instances() -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The tracefs instance of the run whose pid (in its own PID namespace) is
+/// `pid`, if it has one now: `ipcmark-<pid>-<pidns>-<start>-<random>-trace-<n>`.
+pub fn instance_of(pid: u32) -> Option<String> {
+    let mark = format!("ipcmark-{pid}-");
+    instances().into_iter().find(|n| n.starts_with(&mark))
+}
+
 /// ipcmark's tracefs instances whose run has ended: what a run left
 /// behind. A live run's instance (another ipcmark tracing meanwhile, as
 /// when two test suites share the machine) is its own business.
@@ -48,7 +55,7 @@ pub fn orphaned_instances() -> Vec<String> {
         .into_iter()
         .filter(|n| {
             n.strip_prefix("ipcmark-")
-                .and_then(|p| p.parse::<u32>().ok())
+                .and_then(|p| p.split('-').next()?.parse::<u32>().ok())
                 .is_none_or(|pid| !Path::new(&format!("/proc/{pid}")).exists())
         })
         .collect()

@@ -1,4 +1,5 @@
-//! A private tracefs instance (`instances/ipcmark-<pid>`) for `ipcmark
+//! A private tracefs instance (`instances/ipcmark-<pid>-<pidns>-<start>-<random>-trace-<n>`,
+//! named as every object ipcmark makes: `engine::os::objects`) for `ipcmark
 //! explain`: tracefs mounted where it is not (and unmounted again), the
 //! instance made with CLOCK_MONOTONIC timestamps (`trace_clock` mono, the
 //! clock the client stamps its round trips with), its CPUs limited to the
@@ -7,10 +8,14 @@
 //! parts enabled where this kernel has them, and its binary per-CPU buffers
 //! read after the pass ([`decode`]). The instance goes on every path: when
 //! dropped (normal end, error, a stop request), and after a kill -9 by
-//! `ipcmark clean` ([`clean_stale`]).
+//! the next `explain` or `ipcmark clean` ([`clean_stale`]), which remove an
+//! instance only once its owner is proven gone: tracefs is one for the
+//! whole machine, seen alike from every PID namespace, so a pid alone
+//! (two explains that are each PID 1 in their own namespace) names nobody.
 
 pub mod decode;
 
+use crate::engine::os::objects::{CleanReport, ObjectNamer, Verdict, judge_name};
 use decode::{Formats, TraceEvent};
 use std::fs;
 use std::io::Read;
@@ -19,7 +24,8 @@ use std::path::{Path, PathBuf};
 
 /// Where tracefs is mounted.
 pub const TRACEFS: &str = "/sys/kernel/tracing";
-/// The prefix of ipcmark's instance names; the pid follows.
+/// The prefix of ipcmark's instance names (the older form, by pid alone:
+/// `ipcmark-<pid>`, is ipcmark's too, but proves no owner gone).
 pub const PREFIX: &str = "ipcmark-";
 
 /// The events an anatomy needs, by system and name, each enabled where the
@@ -104,18 +110,25 @@ impl Instance {
             }
             mounted_here = true;
         }
-        let dir = Path::new(TRACEFS)
-            .join("instances")
-            .join(format!("{PREFIX}{}", std::process::id()));
-        if let Err(e) = fs::create_dir(&dir) {
-            if mounted_here {
-                unmount();
+        // A killed explain's buffers (tens of MB, tracing on) go now, not
+        // when somebody thinks of `ipcmark clean`; what cannot be proven
+        // abandoned stays, and a failure to remove one is no reason not to trace.
+        clean_stale(&mut CleanReport::default());
+        let instances = Path::new(TRACEFS).join("instances");
+        let made =
+            ObjectNamer::new().create_named("trace", |name| fs::create_dir(instances.join(name)));
+        let dir = match made {
+            Ok((name, ())) => instances.join(name),
+            Err(e) => {
+                if mounted_here {
+                    unmount();
+                }
+                return Err(format!(
+                    "cannot make a tracefs instance in {}: {e}",
+                    instances.display()
+                ));
             }
-            return Err(format!(
-                "cannot make the tracefs instance {}: {e}",
-                dir.display()
-            ));
-        }
+        };
         // From here on, dropping removes it.
         let mut inst = Instance {
             dir,
@@ -279,32 +292,36 @@ impl Drop for Instance {
     }
 }
 
-/// Removes every `instances/ipcmark-<pid>` whose process is gone (a run
-/// killed with -9); returns what it removed and what it could not, as
-/// (removed, failures). Mounts nothing: with tracefs not mounted there is
-/// no instance.
-pub fn clean_stale(alive: impl Fn(i32) -> bool) -> (Vec<String>, Vec<String>) {
-    let (mut removed, mut failed) = (Vec::new(), Vec::new());
+/// Removes every ipcmark instance whose owner is proven gone (a run
+/// killed with -9), into `report`: removed, live (its run is going), kept
+/// (why its owner cannot be proven gone: another PID namespace, a name of
+/// the older pid-only form) or failed. Writes nothing into an instance it
+/// has not judged abandoned. Mounts nothing: with tracefs not mounted there
+/// is no instance.
+pub fn clean_stale(report: &mut CleanReport) {
     let Ok(entries) = fs::read_dir(Path::new(TRACEFS).join("instances")) else {
-        return (removed, failed);
+        return;
     };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .strip_prefix(PREFIX)
-            .and_then(|p| p.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        if alive(pid) {
-            continue;
-        }
-        match remove(&entry.path()) {
-            Ok(()) => removed.push(format!("tracefs instance {name}")),
-            Err(e) => failed.push(format!("tracefs instance {e}")),
+    let mut names: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(PREFIX))
+        .collect();
+    names.sort();
+    for name in names {
+        let label = format!("tracefs instance {name}");
+        match judge_name(&name) {
+            None => continue,
+            Some(Verdict::Live) => report.live.push(label),
+            Some(Verdict::Unproven(why)) => report.kept.push(format!("{label} ({why})")),
+            Some(Verdict::Gone) => {
+                match remove(&Path::new(TRACEFS).join("instances").join(&name)) {
+                    Ok(()) => report.removed.push(label),
+                    Err(e) => report.failed.push(format!("tracefs instance {e}")),
+                }
+            }
         }
     }
-    (removed, failed)
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ impl Here {
 
 /// Whether an object's run is gone, and if it is not known to be, why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Verdict {
+pub enum Verdict {
     /// Its process is gone: the object may go.
     Gone,
     /// Its process is alive.
