@@ -243,35 +243,102 @@ fn interrupt_counts(
 
 /// What a traced pass gave: the pass's own result, the events the kernel
 /// wrote and what it lost, the events enabled and the instance it was
-/// traced in (removed by now).
+/// traced in (removed by now), and the passes before it that lost events.
 struct Traced<T> {
     pass: T,
     trace: crate::machine::tracefs::Trace,
     events: Vec<String>,
     instance: String,
+    reruns: Vec<String>,
+}
+
+/// The most buffer a traced pass takes per CPU: 256 MiB, and at most half
+/// the memory available (`MemAvailable`) over the traced CPUs.
+fn max_buffer_kb(cpus: usize) -> usize {
+    let available_kb = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("MemAvailable:"))?
+                .split_whitespace()
+                .next()?
+                .parse::<usize>()
+                .ok()
+        })
+        .unwrap_or(usize::MAX);
+    (256 * 1024).min(available_kb / 2 / cpus.max(1)).max(1024)
+}
+
+/// The buffer a pass that kept `kept` events and lost `lost` in `kb` a CPU
+/// would have needed, with a quarter to spare: the pass itself measured the
+/// events it makes (a full buffer held `kept`). `None` when that is no
+/// more than `kb` or more than `max_kb` allows.
+fn grown_buffer_kb(kb: usize, kept: usize, lost: u64, max_kb: usize) -> Option<usize> {
+    let kept = kept.max(1) as f64;
+    let needed = (kb as f64 * (kept + lost as f64) / kept * 1.25).ceil() as usize;
+    let grown = needed.max(kb * 2).min(max_kb);
+    (grown > kb).then_some(grown)
+}
+
+/// A buffer's size, in the unit that says it.
+fn size(kb: usize) -> String {
+    if kb < 1024 {
+        format!("{kb} KiB")
+    } else {
+        format!("{} MiB", kb / 1024)
+    }
 }
 
 /// Runs `pass` with a private tracefs instance on `cpus` (`buffer_kb` a
-/// CPU), tracing only between the two calls of the hook it is given, and
-/// reads what the instance holds; the instance is removed on every path
-/// before this returns.
+/// CPU to begin with), tracing only between the two calls of the hook it is
+/// given, and reads what the instance holds; the instance is removed on
+/// every path before this returns. A pass that lost events is run again in
+/// a buffer as large as it showed it needs; one that loses events in the
+/// largest buffer allowed is no anatomy (an error that says so): a round
+/// trip whose bounds were lost cannot be cut, and an anatomy of the rest
+/// would describe another population than the figure's.
 fn traced_pass<T>(
     cpus: &[usize],
     buffer_kb: usize,
-    pass: impl FnOnce(&mut crate::engine::run::runner::PassHook) -> Result<T, String>,
+    mut pass: impl FnMut(&mut crate::engine::run::runner::PassHook) -> Result<T, String>,
 ) -> Result<Traced<T>, String> {
-    let inst = crate::machine::tracefs::Instance::create(cpus, buffer_kb)?;
-    let out = pass(&mut |on| match on {
-        Some(tasks) => inst.start(tasks),
-        None => inst.stop(),
-    })?;
-    let trace = inst.read()?;
-    Ok(Traced {
-        pass: out,
-        trace,
-        events: inst.events.clone(),
-        instance: inst.dir().display().to_string(),
-    })
+    let max_kb = max_buffer_kb(cpus.len());
+    let mut kb = buffer_kb.min(max_kb);
+    let mut reruns = Vec::new();
+    loop {
+        let inst = crate::machine::tracefs::Instance::create(cpus, kb)?;
+        let out = pass(&mut |on| match on {
+            Some(tasks) => inst.start(tasks),
+            None => inst.stop(),
+        })?;
+        let trace = inst.read()?;
+        let lost = trace.lost;
+        if lost == 0 || crate::engine::os::interrupt::stop_requested().is_some() {
+            return Ok(Traced {
+                pass: out,
+                trace,
+                events: inst.events.clone(),
+                instance: inst.dir().display().to_string(),
+                reruns,
+            });
+        }
+        let kept = trace.events.len();
+        let Some(grown) = grown_buffer_kb(kb, kept, lost, max_kb) else {
+            return Err(format!(
+                "the kernel lost {lost} of {} events even in {} of trace buffer per CPU (the \
+                 most explain takes here): no anatomy; fewer --round-trips make fewer events",
+                kept as u64 + lost,
+                size(kb)
+            ));
+        };
+        reruns.push(format!(
+            "a pass in {} a CPU lost {lost} of {} events and was run again in {}",
+            size(kb),
+            kept as u64 + lost,
+            size(grown)
+        ));
+        kb = grown;
+    }
 }
 
 impl<T> Traced<T> {
@@ -294,7 +361,11 @@ impl<T> Traced<T> {
             lost_events: self.trace.lost,
             instance: Some(self.instance),
             events: self.events,
-            note,
+            note: match (note, self.reruns.is_empty()) {
+                (note, true) => note,
+                (None, false) => Some(self.reruns.join("; ")),
+                (Some(n), false) => Some(format!("{n}; {}", self.reruns.join("; "))),
+            },
             copy: None,
             load: None,
             kind,
@@ -306,6 +377,20 @@ impl<T> Traced<T> {
 mod tests {
     use super::*;
     use crate::benchmarks::{Benchmark, REGISTRY};
+
+    #[test]
+    fn a_pass_that_lost_events_is_rerun_in_the_buffer_it_showed_it_needs() {
+        // Kept 1000, lost 3000 in 4 MiB: 16 MiB were needed, 20 with the spare.
+        assert_eq!(grown_buffer_kb(4096, 1000, 3000, 1 << 20), Some(20480));
+        // A small loss still at least doubles the buffer.
+        assert_eq!(grown_buffer_kb(4096, 1000, 1, 1 << 20), Some(8192));
+        // Up to the most allowed; at the most allowed, no rerun.
+        assert_eq!(grown_buffer_kb(4096, 10, 1_000_000, 65536), Some(65536));
+        assert_eq!(grown_buffer_kb(65536, 1000, 1, 65536), None);
+        // Nothing kept at all (every page overwritten) still grows.
+        assert_eq!(grown_buffer_kb(4096, 0, 5, 1 << 20), Some(30720));
+        assert!(max_buffer_kb(2) >= 1024 && max_buffer_kb(2) <= 256 * 1024);
+    }
 
     #[test]
     fn mechanisms_loop_timed_operations_and_wake_ups_have_an_anatomy_and_nothing_else() {

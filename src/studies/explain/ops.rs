@@ -101,10 +101,10 @@ fn traced(
     // thread a few more, and the CPUs' other tasks' switches and
     // interrupts: 2 KiB per operation per CPU, at least 4 MiB, times the
     // switches an operation is made of (a ring of 8 is 8 of them, each a
-    // write, a read, a wake-up and a switch), at most 128 MiB a CPU (what
-    // is lost beyond is counted and said).
+    // write, a read, a wake-up and a switch). A pass that loses events
+    // shows what it needed and is run again in that (`traced_pass`).
     let per_op = bench.events().map_or(1, |e| e.per_op.max(1)) as usize;
-    let buffer_kb = (ops * 2 * per_op).clamp(4096, 128 * 1024);
+    let buffer_kb = (ops * 2 * per_op).max(4096);
     let held = c.load.as_ref().map(Held::start).transpose()?;
     let t = super::traced_pass(&cpus, buffer_kb, |hook| {
         run_op_stamped_pass(bench, &c.settings, names, ops, hook)

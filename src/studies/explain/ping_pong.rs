@@ -225,8 +225,10 @@ fn traced(
     // at least 4 MiB.
     let buffer_kb = (round_trips * 2).max(4096);
     let mut held = c.load.as_ref().map(Held::start).transpose()?;
-    let mark = held.as_mut().map(Held::before).transpose()?;
     let t = super::traced_pass(&cpus, buffer_kb, |hook| {
+        // Marked again for each pass: a pass run again in a larger buffer
+        // accounts for its own load alone.
+        let mark = held.as_mut().map(Held::before).transpose()?;
         let pass = run_stamped_pass(mech, size, s, names, round_trips, hook)?;
         let load = match (held.as_mut(), &mark) {
             (Some(h), Some(m)) => Some(h.after(m, &pass.cpus)?),

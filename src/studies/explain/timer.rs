@@ -149,10 +149,12 @@ fn seen_line(trips: &[RoundTrip], switches_unseen: usize) -> String {
 fn traced(period: Duration, count: usize, c: &Captured) -> Result<ExplainRecord, String> {
     let cpus = traced_cpus(c)?;
     // About ten events of 40 bytes per wake-up on its CPU, and whatever
-    // else the traced CPUs do in a period: 2 KiB per wake-up and 1 KiB per
-    // ms of period, at least 4 MiB, at most 256 MiB per CPU.
-    let per = 2 + (period.as_millis() as usize);
-    let buffer_kb = (count * per).clamp(4096, 256 * 1024);
+    // else the traced CPUs do meanwhile, taken as an event every 10 µs of
+    // period (4 bytes a µs, counted in µs: a 500 µs period is not 0 ms):
+    // at least 4 MiB a CPU. A pass that loses events shows what it needed
+    // and is run again in that (`traced_pass`).
+    let per_bytes = 2048 + 4 * period.as_micros() as usize;
+    let buffer_kb = (count * per_bytes / 1024).max(4096);
     // The load the figure ran under, held for the pass too.
     let _held = c.load.as_ref().map(Held::start).transpose()?;
     let t = super::traced_pass(&cpus, buffer_kb, |hook| {
