@@ -7,16 +7,7 @@ use crate::util::*;
 use std::path::Path;
 use std::time::Duration;
 
-const ARGS: &[&str] = &[
-    "explain",
-    "pipe",
-    "--sizes",
-    "64",
-    "--quick",
-    "--passes",
-    "1",
-    "--no-save",
-];
+const ARGS: &[&str] = EXPLAIN_PIPE;
 
 #[test]
 fn a_figure_is_explained_and_its_instance_removed() {

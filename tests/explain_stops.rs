@@ -162,14 +162,6 @@ fn timer_latency_is_stopped_in_every_phase() {
     stop_in_every_phase("timer-latency", 0);
 }
 
-/// Whether this machine can run a command in a PID namespace of its own.
-fn unshare_works() -> bool {
-    Command::new("unshare")
-        .args(["--pid", "--fork", "--kill-child", "--mount-proc", "true"])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// `ipcmark ARGS` as PID 1 of a PID namespace of its own, in `sb`.
 fn in_own_pid_namespace(sb: &Sandbox, args: &[&str]) -> Command {
     let mut c = Command::new("unshare");
@@ -185,18 +177,6 @@ fn in_own_pid_namespace(sb: &Sandbox, args: &[&str]) -> Command {
     c
 }
 
-const SHORT: &[&str] = &[
-    "explain",
-    "pipe",
-    "--sizes",
-    "64",
-    "--quick",
-    "--passes",
-    "1",
-    "--no-save",
-    "--round-trips",
-];
-
 #[test]
 fn two_explains_that_are_each_pid_1_both_trace() {
     let _g = serial();
@@ -204,7 +184,11 @@ fn two_explains_that_are_each_pid_1_both_trace() {
         return;
     }
     let sb = Sandbox::new();
-    let argv: Vec<&str> = SHORT.iter().copied().chain(["30000"]).collect();
+    let argv: Vec<&str> = EXPLAIN_PIPE
+        .iter()
+        .copied()
+        .chain(["--round-trips", "30000"])
+        .collect();
     let a = in_own_pid_namespace(&sb, &argv).spawn().unwrap();
     let b = in_own_pid_namespace(&sb, &argv).spawn().unwrap();
     // Their instances lived at once: the names that once collided.
@@ -241,7 +225,11 @@ fn clean_from_another_pid_namespace_leaves_a_live_instance_alone() {
         return;
     }
     let sb = Sandbox::new();
-    let argv: Vec<&str> = SHORT.iter().copied().chain(["200000"]).collect();
+    let argv: Vec<&str> = EXPLAIN_PIPE
+        .iter()
+        .copied()
+        .chain(["--round-trips", "200000"])
+        .collect();
     let child = sb.cmd(&argv).spawn().unwrap();
     let pid = child.id();
     assert!(eventually(Duration::from_secs(90), || instance_of(pid).is_some()));
@@ -296,7 +284,11 @@ fn explain_removes_a_dead_runs_instance_and_keeps_one_it_cannot_judge() {
     let dead_runs = planted_instance(dead, ns);
     let elsewhere = planted_instance(dead, ns + 1);
     let sb = Sandbox::new();
-    let argv: Vec<&str> = SHORT.iter().copied().chain(["300"]).collect();
+    let argv: Vec<&str> = EXPLAIN_PIPE
+        .iter()
+        .copied()
+        .chain(["--round-trips", "300"])
+        .collect();
     let out = sb.run(&argv, Duration::from_secs(120));
     let left = instances();
     let _ = std::fs::remove_dir(

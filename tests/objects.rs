@@ -83,14 +83,6 @@ fn names_squatted_in_advance_do_not_fail_a_run() {
     ran.assert_released(&sb);
 }
 
-/// Whether this machine can run a command in a PID namespace of its own.
-fn unshare_works() -> bool {
-    Command::new("unshare")
-        .args(["--pid", "--fork", "--kill-child", "--mount-proc", "true"])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// Entries of `dir` named ipcmark-*.
 fn ipcmark_entries(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)

@@ -247,6 +247,15 @@ pub(crate) fn released(sb: &Sandbox, pid: u32, what: &str) {
     );
 }
 
+/// Whether this machine can run a command in a PID namespace of its own
+/// (`unshare` needs root).
+pub fn unshare_works() -> bool {
+    Command::new("unshare")
+        .args(["--pid", "--fork", "--kill-child", "--mount-proc", "true"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
 /// Polls `cond` every 20 ms for at most `limit`.
 pub fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let start = Instant::now();

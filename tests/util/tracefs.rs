@@ -84,3 +84,16 @@ pub fn explained(sb: &super::Sandbox, argv: &[&str], says: &str) -> (String, ser
     assert!(errors.is_empty(), "{errors:#?}");
     (text, report)
 }
+
+/// A short `explain` of pipe at 64 B, one pass, saved nowhere; the tests
+/// add `--round-trips N` and what else they need.
+pub const EXPLAIN_PIPE: &[&str] = &[
+    "explain",
+    "pipe",
+    "--sizes",
+    "64",
+    "--quick",
+    "--passes",
+    "1",
+    "--no-save",
+];
