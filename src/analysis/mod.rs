@@ -14,6 +14,7 @@ pub mod explain_wakeup;
 pub mod level;
 pub mod map;
 pub mod op_anatomy;
+pub mod placement;
 pub mod ranking;
 pub mod selftest;
 pub mod warnings;

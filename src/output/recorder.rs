@@ -10,6 +10,7 @@
 
 use crate::analysis::warnings::{self, Warning};
 use crate::engine::run::figure::FigureResult;
+use crate::engine::run::placement_probe::{ProbeAt, ProbeSample};
 use crate::engine::run::session::RunObserver;
 use crate::machine::doctor::{self, Sample};
 use crate::machine::environment::Environment;
@@ -17,6 +18,7 @@ use crate::machine::sysroot::SysRoot;
 use crate::output::json;
 use crate::record::RunRecord;
 use crate::record::doctor::PassChecksRecord;
+use crate::record::placement::{PlacementProbeRecord, ProbeSampleRecord};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -199,10 +201,58 @@ impl RunObserver for Recorder {
         self.report.warnings = self.warnings.iter().map(Into::into).collect();
     }
 
+    fn placement_probed(
+        &mut self,
+        cpus: (usize, usize),
+        at: ProbeAt,
+        probe: &Result<ProbeSample, String>,
+    ) {
+        let rec = self
+            .report
+            .placement_probe
+            .get_or_insert_with(|| PlacementProbeRecord {
+                cpus: [cpus.0, cpus.1],
+                start: None,
+                passes: Vec::new(),
+                end: None,
+                clock_ns: 0.0,
+                class: None,
+                failed: None,
+            });
+        let sample = match probe {
+            Ok(s) => {
+                rec.clock_ns = rec.clock_ns.max(s.clock_ns);
+                Some(ProbeSampleRecord {
+                    median_ns: s.median_ns,
+                    p10_ns: s.p10_ns,
+                    p90_ns: s.p90_ns,
+                })
+            }
+            Err(why) => {
+                rec.failed.get_or_insert_with(|| why.clone());
+                None
+            }
+        };
+        match at {
+            ProbeAt::Start => rec.start = sample,
+            ProbeAt::BeforePass(_) => rec.passes.push(sample),
+            ProbeAt::End => rec.end = sample,
+        }
+    }
+
     fn finished(&mut self, results: &[FigureResult], stopped: Option<i32>) -> Result<(), String> {
         if let Some(p) = &mut self.passes {
             p.close(&mut self.report);
         }
+        // Said once the last probe is in: a move before the end is one too.
+        self.warnings.retain(|w| w.kind() != "placement-moved");
+        if let Some(probe) = &mut self.report.placement_probe {
+            use crate::analysis::placement;
+            let first = probe.in_order().first().map(|(_, s)| s.median_ns);
+            probe.class = first.map(|ns| placement::class(ns).to_string());
+            self.warnings.extend(placement::moved(probe));
+        }
+        self.report.warnings = self.warnings.iter().map(Into::into).collect();
         self.records(results);
         // A map's figures are one mechanism at many pairs: its matrices, not
         // a cost model across them.
@@ -257,6 +307,7 @@ mod tests {
             },
             checks: None,
             pass_checks: None,
+            placement_probe: None,
             level: None,
             remote: None,
             settings: crate::record::Settings {
@@ -395,5 +446,46 @@ mod tests {
         let back: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(back["complete"], true);
+    }
+
+    /// The probe source faked: a run whose probe moves between passes says
+    /// so once, in its report, with the class of the first probe.
+    #[test]
+    fn a_probe_that_moves_between_passes_is_said_once() {
+        let sample = |ns: f64| {
+            Ok(ProbeSample {
+                median_ns: ns,
+                p10_ns: ns * 0.97,
+                p90_ns: ns * 1.03,
+                clock_ns: 0.1,
+            })
+        };
+        let mut r = Recorder::new(report(), machine(), None);
+        r.placement_probed((0, 1), ProbeAt::Start, &sample(62.0));
+        r.placement_probed((0, 1), ProbeAt::BeforePass(2), &sample(64.0));
+        r.placement_probed((0, 1), ProbeAt::BeforePass(3), &Err("a load".into()));
+        r.placement_probed((0, 1), ProbeAt::BeforePass(4), &sample(380.0));
+        r.placement_probed((0, 1), ProbeAt::End, &sample(385.0));
+        r.measured(&[]);
+        assert_eq!(r.finished(&[], None), Ok(()));
+        let probe = r.report.placement_probe.as_ref().unwrap();
+        assert_eq!(probe.passes.len(), 3);
+        assert!(probe.passes[1].is_none());
+        assert_eq!(probe.failed.as_deref(), Some("a load"));
+        assert_eq!(probe.class.as_deref(), Some("shared last-level cache"));
+        let moved: Vec<_> = r
+            .report
+            .warnings
+            .iter()
+            .filter(|w| w.kind == "placement-moved")
+            .collect();
+        assert_eq!(moved.len(), 1, "{:?}", r.report.warnings);
+        assert!(
+            moved[0]
+                .message
+                .contains("64 ns (before pass 2) to 380 ns (before pass 4)"),
+            "{}",
+            moved[0].message
+        );
     }
 }

@@ -22,6 +22,7 @@ pub mod header;
 pub mod key;
 pub mod load;
 pub mod map;
+pub mod placement;
 pub mod remote;
 mod report_views;
 pub mod run;

@@ -39,6 +39,11 @@ pub struct RunRecord {
     /// earlier reports and runs of one pass.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level: Option<LevelRecord>,
+    /// The round trip of a cache line between the measured CPUs, before,
+    /// between and after the passes (docs/trust.md); absent from earlier
+    /// reports and from runs on one CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement_probe: Option<super::placement::PlacementProbeRecord>,
     /// With `--remote`: the agent and its host.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteRunRecord>,

@@ -184,6 +184,7 @@ pub fn run(mut request: RunRequest, progress: &mut dyn RunObserver) -> Result<Ou
                 .collect(),
         ),
         pass_checks: None,
+        placement_probe: None,
         level: None,
         remote: remote.as_ref().map(|r| r.record.clone()),
         settings: plan.settings.clone(),

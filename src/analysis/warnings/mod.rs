@@ -116,6 +116,17 @@ pub enum Warning {
         /// Each such figure, with what it loses.
         figures: Vec<String>,
     },
+    /// The placement probe moved beyond its own spread during the run: the
+    /// host placed the two CPUs differently for some passes
+    /// ([`crate::analysis::placement::moved`]).
+    PlacementMoved {
+        /// The CPUs the probe bounced its line between.
+        cpus: [usize; 2],
+        /// Where the probe before the move was taken, and its round trip (ns).
+        from: (String, f64),
+        /// Where the probe after it was taken, and its round trip (ns).
+        to: (String, f64),
+    },
 }
 
 impl Warning {
@@ -130,6 +141,7 @@ impl Warning {
             Warning::SpeedChanged { .. } => "speed-changed",
             Warning::Virtualized { .. } => "virtualized",
             Warning::NoRealtime { .. } => "no-realtime",
+            Warning::PlacementMoved { .. } => "placement-moved",
         }
     }
 
@@ -223,6 +235,11 @@ impl Warning {
                         .collect::<Vec<_>>(),
                     1
                 )
+            ),
+            Warning::PlacementMoved { cpus, from, to } => format!(
+                "the host moved CPUs {} and {}: cache-line round trip {:.0} ns ({}) → {:.0} ns ({}); \
+                 the figures pool both placements",
+                cpus[0], cpus[1], from.1, from.0, to.1, to.0
             ),
         }
     }
@@ -366,6 +383,14 @@ impl fmt::Display for Warning {
                  run as root or grant CAP_SYS_NICE",
                 figures.len(),
                 figures.join("; ")
+            ),
+            Warning::PlacementMoved { cpus, from, to } => write!(
+                f,
+                "the host moved CPUs {} and {} during the run: the round trip of a cache line between \
+                 them went from {:.0} ns ({}) to {:.0} ns ({}), beyond the probe's own spread; the \
+                 figures' passes were taken in both placements and are pooled, so their intervals \
+                 include the move; compare runs of one placement (docs/trust.md, the placement probe)",
+                cpus[0], cpus[1], from.1, from.0, to.1, to.0
             ),
         }
     }

@@ -6,6 +6,7 @@ pub mod correct;
 pub mod figure;
 pub mod load;
 pub mod passes;
+pub mod placement_probe;
 pub mod remote;
 pub mod repeated;
 pub mod runner;

@@ -30,6 +30,7 @@ use crate::engine::os::placement::SidePlacement;
 use crate::engine::run::figure::{FigureResult, Mode, Outcome};
 use crate::engine::run::load::Held;
 use crate::engine::run::passes;
+use crate::engine::run::placement_probe::{self, ProbeAt, ProbeSample};
 use crate::engine::run::runner::{self, RunSettings};
 use crate::engine::run::sweep;
 use crate::engine::run::under_load;
@@ -231,6 +232,15 @@ pub trait RunObserver {
     /// Every pass has run (or the run was stopped): the figures as measured,
     /// before any correction across figures.
     fn measured(&mut self, _results: &[FigureResult]) {}
+    /// The placement probe between `cpus` was taken `at` this point of
+    /// the run (`placement_probe`).
+    fn placement_probed(
+        &mut self,
+        _cpus: (usize, usize),
+        _at: ProbeAt,
+        _probe: &Result<ProbeSample, String>,
+    ) {
+    }
     /// The run is over: the final figures, and the signal that stopped it.
     fn finished(&mut self, _results: &[FigureResult], _stopped: Option<i32>) -> Result<(), String> {
         Ok(())
@@ -294,6 +304,52 @@ fn steps(items: &[(Item, Vec<usize>)], chosen: &[usize]) -> Vec<Step> {
     steps
 }
 
+/// Takes the placement probe before each pass and at the end, and hands
+/// each to the observers.
+struct Prober {
+    /// The CPUs the line moves between; `None`: no probe (one CPU).
+    cpus: Option<(usize, usize)>,
+    /// Passes begun so far, across levels.
+    passes: usize,
+}
+
+impl Prober {
+    /// Before a pass; `loaded`: a load is held on the CPUs, and the probe
+    /// would measure its work, not the placement.
+    fn before_pass(&mut self, observers: &mut [&mut dyn RunObserver], loaded: bool) {
+        self.passes += 1;
+        let at = match self.passes {
+            1 => ProbeAt::Start,
+            n => ProbeAt::BeforePass(n),
+        };
+        if loaded {
+            if let Some(cpus) = self.cpus {
+                let not = Err("not taken while a load is held: the load's work would be \
+                               measured, not the placement"
+                    .to_string());
+                observers
+                    .iter_mut()
+                    .for_each(|o| o.placement_probed(cpus, at, &not));
+            }
+            return;
+        }
+        self.probe(at, observers);
+    }
+
+    fn probe(&self, at: ProbeAt, observers: &mut [&mut dyn RunObserver]) {
+        // A run being stopped ends now, with no probe between it and its end.
+        if interrupt::stop_requested().is_some() {
+            return;
+        }
+        if let Some((a, b)) = self.cpus {
+            let got = placement_probe::probe(a, b);
+            observers
+                .iter_mut()
+                .for_each(|o| o.placement_probed((a, b), at, &got));
+        }
+    }
+}
+
 /// Calls `f` on every observer, stopping at the first error.
 fn each(
     observers: &mut [&mut dyn RunObserver],
@@ -314,16 +370,23 @@ pub fn run(
     let mut stopped = None;
     let figures = plan.figure_count();
     observers.iter_mut().for_each(|o| o.planned(figures));
+    let mut prober = Prober {
+        cpus: placement_probe::pair(plan.settings.client.cpu, plan.settings.server.cpu),
+        passes: 0,
+    };
     for (k, level) in plan.levels.iter().enumerate() {
         if plan.levels.len() > 1 {
             observers
                 .iter_mut()
                 .for_each(|o| o.level_started(k + 1, plan.levels.len(), &level.label));
         }
-        stopped = run_level(plan, level, names, observers, &mut results)?;
+        stopped = run_level(plan, level, names, observers, &mut results, &mut prober)?;
         if stopped.is_some() {
             break;
         }
+    }
+    if stopped.is_none() {
+        prober.probe(ProbeAt::End, observers);
     }
     each(observers, |o| o.finished(&results, stopped))?;
     Ok(Session { results, stopped })
@@ -340,6 +403,7 @@ fn run_level(
     names: &ObjectNamer,
     observers: &mut [&mut dyn RunObserver],
     results: &mut Vec<FigureResult>,
+    prober: &mut Prober,
 ) -> Result<Option<i32>, String> {
     let level_settings = match &level.placement {
         Some(p) => RunSettings {
@@ -368,6 +432,7 @@ fn run_level(
     };
 
     'passes: for pass in 1..=plan.passes {
+        prober.before_pass(observers, load.is_some());
         observers
             .iter_mut()
             .for_each(|o| o.pass_started(pass, plan.passes));

@@ -1,0 +1,122 @@
+//! What the placement probe says (`placement_probe`, docs/trust.md): the
+//! class of placement its round trip suggests, and whether it moved during
+//! the run beyond its own spread.
+
+use crate::analysis::warnings::Warning;
+use crate::record::placement::{PlacementProbeRecord, ProbeSampleRecord};
+
+/// Two probes differ when their medians are more than this factor apart
+/// and their 10–90% ranges do not overlap: a probe's blocks scatter by a
+/// few percent between neighbours, the host's moves are ×1.5 to ×6.
+pub const MOVE_FACTOR: f64 = 1.25;
+
+/// Round trips below this (ns) suggest SMT siblings (the line stays in
+/// one core's caches): published core-to-core figures of bare-metal x86
+/// servers put siblings at 10–40 ns a round trip.
+pub const SIBLINGS_BELOW_NS: f64 = 40.0;
+
+/// Round trips below this (ns), and not siblings, suggest two cores that
+/// share a last-level cache (50–200 ns on bare-metal x86 servers); above
+/// it, cores across caches (another CCX, die or socket: 200–700 ns).
+pub const SHARED_CACHE_BELOW_NS: f64 = 200.0;
+
+/// The class of placement a round trip suggests, by the thresholds above.
+pub fn class(round_trip_ns: f64) -> &'static str {
+    if round_trip_ns < SIBLINGS_BELOW_NS {
+        "SMT siblings"
+    } else if round_trip_ns < SHARED_CACHE_BELOW_NS {
+        "shared last-level cache"
+    } else {
+        "across caches"
+    }
+}
+
+/// Whether two probes differ beyond their own spread.
+pub fn differ(a: &ProbeSampleRecord, b: &ProbeSampleRecord) -> bool {
+    let (lo, hi) = if a.median_ns <= b.median_ns {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    lo.median_ns > 0.0 && hi.median_ns / lo.median_ns > MOVE_FACTOR && lo.p90_ns < hi.p10_ns
+}
+
+/// The run's largest move between two probes taken one after the other,
+/// if one differs from the one before it.
+pub fn moved(p: &PlacementProbeRecord) -> Option<Warning> {
+    let all = p.in_order();
+    let (a, b) = all
+        .windows(2)
+        .filter(|w| differ(&w[0].1, &w[1].1))
+        .map(|w| (&w[0], &w[1]))
+        .max_by(|x, y| {
+            let ratio = |(a, b): &(&(String, ProbeSampleRecord), &(String, ProbeSampleRecord))| {
+                let (m, n) = (a.1.median_ns, b.1.median_ns);
+                m.max(n) / m.min(n)
+            };
+            ratio(x).total_cmp(&ratio(y))
+        })?;
+    Some(Warning::PlacementMoved {
+        cpus: p.cpus,
+        from: (a.0.clone(), a.1.median_ns),
+        to: (b.0.clone(), b.1.median_ns),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(median: f64, spread: f64) -> Option<ProbeSampleRecord> {
+        Some(ProbeSampleRecord {
+            median_ns: median,
+            p10_ns: median * (1.0 - spread),
+            p90_ns: median * (1.0 + spread),
+        })
+    }
+
+    fn probe(start: f64, passes: &[f64], end: f64) -> PlacementProbeRecord {
+        PlacementProbeRecord {
+            cpus: [0, 1],
+            start: s(start, 0.05),
+            passes: passes.iter().map(|&m| s(m, 0.05)).collect(),
+            end: s(end, 0.05),
+            clock_ns: 0.1,
+            class: None,
+            failed: None,
+        }
+    }
+
+    #[test]
+    fn a_steady_probe_says_nothing_and_a_move_between_passes_is_named() {
+        assert!(moved(&probe(62.0, &[64.0, 60.0, 63.0, 61.0], 62.0)).is_none());
+        let w = moved(&probe(62.0, &[64.0, 380.0, 375.0, 390.0], 385.0)).expect("a move");
+        let text = w.to_string();
+        assert_eq!(w.kind(), "placement-moved");
+        assert!(text.contains("64 ns (before pass 2)"), "{text}");
+        assert!(text.contains("380 ns (before pass 3)"), "{text}");
+        assert!(text.contains("pooled"), "{text}");
+    }
+
+    #[test]
+    fn a_wide_probe_is_no_move_and_a_missing_one_is_skipped() {
+        // ×1.5 apart but each scattered over ±30%: within its own spread.
+        let mut p = probe(100.0, &[150.0], 150.0);
+        p.start = s(100.0, 0.3);
+        p.passes = vec![s(150.0, 0.3)];
+        p.end = s(150.0, 0.3);
+        assert!(moved(&p).is_none());
+        // A probe not taken (a load held) is no point of comparison.
+        let mut p = probe(62.0, &[], 380.0);
+        p.passes = vec![None];
+        let w = moved(&p).expect("start to end");
+        assert!(w.to_string().contains("(end)"), "{w}");
+    }
+
+    #[test]
+    fn the_class_follows_the_stated_thresholds() {
+        assert_eq!(class(20.0), "SMT siblings");
+        assert_eq!(class(62.0), "shared last-level cache");
+        assert_eq!(class(380.0), "across caches");
+    }
+}
