@@ -5,9 +5,10 @@
 use crate::analysis::warnings::Warning;
 use crate::record::placement::{PlacementProbeRecord, ProbeSampleRecord};
 
-/// Two probes differ when their medians are more than this factor apart
-/// and their 10–90% ranges do not overlap: a probe's blocks scatter by a
-/// few percent between neighbours, the host's moves are ×1.5 to ×6.
+/// Two probes differ when their medians and their 10th percentiles are
+/// each more than this factor apart and their 10–90% ranges do not
+/// overlap: a probe's blocks scatter by a few percent between neighbours,
+/// the host's moves are ×1.5 to ×6.
 pub const MOVE_FACTOR: f64 = 1.25;
 
 /// Round trips below this (ns) suggest SMT siblings (the line stays in
@@ -38,7 +39,13 @@ pub fn differ(a: &ProbeSampleRecord, b: &ProbeSampleRecord) -> bool {
     } else {
         (b, a)
     };
-    lo.median_ns > 0.0 && hi.median_ns / lo.median_ns > MOVE_FACTOR && lo.p90_ns < hi.p10_ns
+    // The floor (p10) must move too: other work on a CPU delays the blocks
+    // it lands in, the median first, while a placement moves every block.
+    lo.median_ns > 0.0
+        && lo.p10_ns > 0.0
+        && hi.median_ns / lo.median_ns > MOVE_FACTOR
+        && hi.p10_ns / lo.p10_ns > MOVE_FACTOR
+        && lo.p90_ns < hi.p10_ns
 }
 
 /// The run's largest move between two probes taken one after the other,
@@ -105,6 +112,15 @@ mod tests {
         p.start = s(100.0, 0.3);
         p.passes = vec![s(150.0, 0.3)];
         p.end = s(150.0, 0.3);
+        assert!(moved(&p).is_none());
+        // Other work delayed half the blocks: the median doubled, the floor
+        // stayed: no move.
+        let mut p = probe(330.0, &[], 330.0);
+        p.passes = vec![Some(ProbeSampleRecord {
+            median_ns: 657.0,
+            p10_ns: 324.0,
+            p90_ns: 1154.0,
+        })];
         assert!(moved(&p).is_none());
         // A probe not taken (a load held) is no point of comparison.
         let mut p = probe(62.0, &[], 380.0);
