@@ -242,6 +242,7 @@ fn traced(
         Tasks {
             client: pass.client_tid,
             server: pass.server_tid,
+            relays: Vec::new(),
             load: held.as_ref().map(Held::pids).unwrap_or_default(),
             handlers: handlers.clone(),
         },
