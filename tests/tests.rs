@@ -18,6 +18,8 @@ mod explain;
 mod explain_ops;
 // `ipcmark explain timer-latency`: a timer's wake-up latency, part by part.
 mod explain_timer;
+// `ipcmark explain dbus`: the broker's relaying, a part of the round trip.
+mod explain_dbus;
 // Faults, dead and silent peers, signals, `clean`: nothing is left behind.
 mod objects;
 mod robustness;
