@@ -8,17 +8,6 @@ use crate::util::*;
 use std::path::Path;
 use std::time::Duration;
 
-/// Whether this machine has `dbus-daemon` (Debian's dbus package; `.ci/run`
-/// installs it). Without it the tests that need a bus say so and pass.
-fn have_daemon() -> bool {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("dbus-daemon").is_file()));
-    if !found {
-        eprintln!("skipped: no dbus-daemon in PATH (Debian package dbus)");
-    }
-    found
-}
-
 /// The live `dbus-daemon` processes run `pid` started (their configuration
 /// lies in a directory named after it).
 fn daemons_of(pid: u32) -> Vec<u32> {
@@ -83,7 +72,7 @@ fn without_dbus_daemon_dbus_is_skipped_with_the_reason_and_p2p_still_runs() {
 
 #[test]
 fn dbus_is_measured_and_leaves_no_daemon_after_a_normal_end() {
-    if !have_daemon() {
+    if !have_dbus_daemon() {
         return;
     }
     let _g = serial();
@@ -121,7 +110,7 @@ fn dbus_run_with_its_daemon(sb: &Sandbox) -> (std::process::Child, u32) {
 
 #[test]
 fn sigint_and_sigterm_end_the_private_bus() {
-    if !have_daemon() {
+    if !have_dbus_daemon() {
         return;
     }
     let _g = serial();
@@ -138,7 +127,7 @@ fn sigint_and_sigterm_end_the_private_bus() {
 
 #[test]
 fn kill_9_ends_the_private_bus_and_clean_removes_its_directory() {
-    if !have_daemon() {
+    if !have_dbus_daemon() {
         return;
     }
     let _g = serial();
@@ -184,7 +173,7 @@ fn a_dbus_address_other_than_a_unix_socket_is_bad_usage() {
 
 #[test]
 fn dbus_address_goes_through_the_bus_given_and_starts_none() {
-    if !have_daemon() {
+    if !have_dbus_daemon() {
         return;
     }
     let _g = serial();

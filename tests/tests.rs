@@ -20,6 +20,8 @@ mod explain_ops;
 mod explain_timer;
 // `ipcmark explain` stopped in each phase; its instances across PID namespaces.
 mod explain_stops;
+// `ipcmark explain dbus`: the broker's relaying, a part of the round trip.
+mod explain_dbus;
 // Faults, dead and silent peers, signals, `clean`: nothing is left behind.
 mod objects;
 mod robustness;

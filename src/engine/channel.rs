@@ -99,6 +99,17 @@ pub struct Channel {
     pub note: Option<String>,
 }
 
+/// A task other than the two ends that carries every message between them
+/// (a message broker), as the client's end knows it: an anatomy traces it,
+/// so that its time is a part of the round trip, not a gap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Relay {
+    /// What it is, for the anatomy's note ("a private dbus-daemon").
+    pub what: String,
+    /// Its process id; `None` where it cannot be known (`what` says why).
+    pub pid: Option<libc::pid_t>,
+}
+
 /// One end of a channel.
 ///
 /// `send` and `recv` each move one whole message. Blocking calls inside them
@@ -113,6 +124,12 @@ pub trait Endpoint: Send {
     fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError>;
     /// Receives one message into `buf` (its length is the channel's size).
     fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError>;
+    /// The task that carries every message between this end and the other,
+    /// if one does (a broker; asked of the client's end, where
+    /// [`Mechanism::relayed`] says so); `None` where the ends talk directly.
+    fn relay(&self) -> Option<Relay> {
+        None
+    }
 }
 
 /// A mechanism: one way for two processes to exchange messages.
@@ -154,6 +171,13 @@ pub trait Mechanism: Sync {
     /// disposition and what its handler records), so that no other channel
     /// may be open beside it in the measuring process (no interleaving).
     fn process_wide(&self) -> bool {
+        false
+    }
+    /// Whether a third task carries every message between the two ends (a
+    /// message broker, which its client end names: [`Endpoint::relay`]),
+    /// known before a channel is open: a traced pass then traces every CPU
+    /// that task may run on, not only the two ends'.
+    fn relayed(&self) -> bool {
         false
     }
 }

@@ -172,6 +172,8 @@ struct Caller {
     conn: Conn,
     destination: Option<String>,
     pending: Option<u32>,
+    /// The broker that relays every call and reply (`dbus` only).
+    relay: Option<Relay>,
     /// The private bus, ended when the client's end is dropped in the
     /// measuring process.
     _bus: Option<Daemon>,
@@ -193,6 +195,10 @@ impl Endpoint for Caller {
             .ok_or_else(|| ChannelError::Check("a reply awaited with no call made".into()))?;
         let reply = self.conn.recv_reply(serial)?;
         reply.body_into(buf)
+    }
+
+    fn relay(&self) -> Option<Relay> {
+        self.relay.clone()
     }
 }
 
@@ -243,6 +249,31 @@ fn on_bus(listen: &Listen, timeout: Duration) -> Result<(Conn, String), ChannelE
     })
 }
 
+/// The daemon that relays every message: the private one ipcmark started
+/// (`ours`), else the process at the other end of the connection to the
+/// bus (`SO_PEERCRED`: the process that listens on the bus's socket, which
+/// is the daemon unless another process made the socket and handed it over,
+/// as socket activation does).
+fn broker(ours: Option<libc::pid_t>, conn: &Conn) -> Relay {
+    match (ours, conn.peer_pid()) {
+        (Some(pid), _) => Relay {
+            what: "the private dbus-daemon".into(),
+            pid: Some(pid),
+        },
+        (None, Some(pid)) => Relay {
+            what: "the bus's daemon, the process that listens on its socket (SO_PEERCRED; \
+                   under socket activation that is the service manager, and the daemon's \
+                   time stays in the residual)"
+                .into(),
+            pid: Some(pid),
+        },
+        (None, None) => Relay {
+            what: "the bus's daemon, whose pid the bus's socket does not give (SO_PEERCRED)".into(),
+            pid: None,
+        },
+    }
+}
+
 impl Mechanism for Dbus {
     fn info(&self) -> MechanismInfo {
         MechanismInfo {
@@ -275,6 +306,10 @@ impl Mechanism for Dbus {
         StreamSupport::No("a method call waits for its reply")
     }
 
+    fn relayed(&self) -> bool {
+        true
+    }
+
     fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
         let (bus, listen, note) = match BUS_ADDRESS.get() {
             Some(address) => (
@@ -305,11 +340,13 @@ impl Mechanism for Dbus {
         };
         let (server, server_name) = on_bus(&listen, ctx.timeout)?;
         let (client, _) = on_bus(&listen, ctx.timeout)?;
+        let relay = broker(bus.as_ref().map(|d| d.pid), &client);
         Ok(Channel {
             client: Box::new(Caller {
                 conn: client,
                 destination: Some(server_name),
                 pending: None,
+                relay: Some(relay),
                 _bus: bus,
             }),
             server: Some(Box::new(Echoer {
@@ -375,6 +412,7 @@ impl Mechanism for DbusP2p {
                 conn: client,
                 destination: None,
                 pending: None,
+                relay: None,
                 _bus: None,
             }),
             server: Some(Box::new(Echoer {
@@ -409,6 +447,8 @@ mod tests {
     #[test]
     fn p2p_echoes_at_several_sizes() {
         test_util::echo_sizes(&DbusP2p, &[1, 8, 4096, 65536 + 3]);
+        // Peer to peer, nothing relays.
+        assert!(test_util::open(&DbusP2p, 8).client.relay().is_none());
     }
 
     #[test]
@@ -430,6 +470,30 @@ mod tests {
         };
         let mut ch = test_util::open(&Dbus, 64);
         assert_eq!(ours(), 1, "the private bus's directory");
+        // The client's end names the daemon that relays each message, and
+        // the bus's socket says the same pid (SO_PEERCRED), as it does for
+        // a bus ipcmark did not start.
+        assert!(Dbus.relayed() && !DbusP2p.relayed());
+        let relay = ch.client.relay().expect("a broker");
+        let pid = relay.pid.expect("its pid");
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap();
+        assert_eq!(comm.trim(), DAEMON);
+        let dir = std::fs::read_dir(crate::engine::os::objects::tmpfs_base())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                let n = p.file_name().unwrap().to_string_lossy().into_owned();
+                n.starts_with(&format!("ipcmark-{}-", std::process::id())) && n.contains("-dbus-")
+            })
+            .unwrap();
+        let (conn, _) = on_bus(
+            &Listen::Path(dir.join("bus")),
+            std::time::Duration::from_secs(10),
+        )
+        .unwrap();
+        assert_eq!(broker(None, &conn).pid, Some(pid));
+        drop(conn);
         test_util::echo_once(&mut ch, 64);
         drop(ch);
         assert_eq!(

@@ -224,6 +224,15 @@ fn uid_hex() -> String {
 }
 
 impl Conn {
+    /// The pid of the process at the socket's other end (`SO_PEERCRED`),
+    /// if the kernel says.
+    pub fn peer_pid(&self) -> Option<libc::pid_t> {
+        use std::os::fd::AsFd;
+        crate::sys::socket::peer_pid(self.sock.as_fd())
+            .ok()
+            .flatten()
+    }
+
     /// Authenticates as a client (`AUTH EXTERNAL` with this process's uid)
     /// on `sock`, a bus's or a peer's socket; returns the server's GUID.
     pub fn client(mut sock: UnixStream) -> Result<(Conn, String), ChannelError> {

@@ -51,7 +51,8 @@ pub struct ExplainRecord {
     /// The events enabled, as `system:name`.
     pub events: Vec<String>,
     /// What a coarse anatomy could not see, and the command that gives the
-    /// full one; with a load, the load's own handler time.
+    /// full one; with a load, the load's own handler time; where a broker
+    /// relays each message, which task was traced as it (or that none was).
     pub note: Option<String>,
     /// The copy's cost from the run's cost model, where it swept sizes:
     /// inside the system calls, so beside the parts, not one of them

@@ -107,6 +107,22 @@ pub fn process_exists(pid: libc::pid_t) -> bool {
     }
 }
 
+/// The thread ids of process `pid` (`/proc/<pid>/task`), ascending;
+/// just `pid` where the list cannot be read.
+pub fn threads(pid: libc::pid_t) -> Vec<libc::pid_t> {
+    let mut tids: Vec<libc::pid_t> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    if tids.is_empty() {
+        tids.push(pid);
+    }
+    tids.sort_unstable();
+    tids
+}
+
 /// How a reaped child ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitStatus {

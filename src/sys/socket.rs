@@ -65,6 +65,29 @@ pub fn sockopt_int(fd: BorrowedFd<'_>, level: libc::c_int, name: libc::c_int) ->
     Ok(value)
 }
 
+/// The pid of the process at the other end of a connected Unix socket
+/// (`SO_PEERCRED`: the one that connected, or that listened, when it did);
+/// `None` where the kernel gives none (0: not in this PID namespace).
+pub fn peer_pid(fd: BorrowedFd<'_>) -> io::Result<Option<libc::pid_t>> {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: cred and len are valid out-pointers sized for a ucred.
+    cvt(unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    })?;
+    Ok((cred.pid > 0).then_some(cred.pid))
+}
+
 /// Sets an integer socket option.
 pub fn set_sockopt_int(
     fd: BorrowedFd<'_>,

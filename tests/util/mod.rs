@@ -64,6 +64,17 @@ pub fn short_budget() -> &'static [&'static str] {
     &SHORT[..SHORT.len() - 2]
 }
 
+/// Whether this machine has `dbus-daemon` (Debian's dbus package; `.ci/run`
+/// installs it). Without it the tests that need a bus say so and pass.
+pub fn have_dbus_daemon() -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("dbus-daemon").is_file()));
+    if !found {
+        eprintln!("skipped: no dbus-daemon in PATH (Debian package dbus)");
+    }
+    found
+}
+
 /// Takes the global lock (a poisoned lock from a failed test is still usable).
 pub fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())

@@ -3,19 +3,26 @@
 //! exclusive parts along its critical path, so the parts of every round trip
 //! add up to it exactly.
 //!
-//! The critical path is the side that holds the message (the *token*): the
-//! client at each stamp; the server from the moment the client's side wakes
-//! it (`sched_waking` of the server's task); the client again when the
-//! server's side wakes it. Each nanosecond goes to what the holder is doing
-//! then, as the events say: user time, a system call by name, a wake-up
-//! (`sched_waking` → `sched_switch` to it: *idle exit* while its CPU runs
-//! the idle task before the wake-up is queued there (`sched_wakeup`),
-//! *run-queue wait* while another task runs there, *rest* for the switch
-//! itself), *preempted* (switched out still runnable), and interrupt or
-//! softirq time on the holder's CPU meanwhile. What the events cannot say
-//! (a holder asleep without a wake-up seen, a task whose state is not yet
-//! known) is the *residual*. Nothing here names a mechanism: system calls
-//! are named from the kernel's table of numbers ([`syscall_name`]).
+//! The critical path is the task that holds the message (the *token*),
+//! along the message's path: client, server, client; or, where a third
+//! task relays every message (a broker: [`Tasks::relays`]), client,
+//! broker, server, broker, client. The client holds it at each stamp; the
+//! next task on the path takes it when the holder's side wakes it
+//! (`sched_waking` of its task), or, where the holder sleeps while the next
+//! task is already running (a broker busy when the message came needs no
+//! wake-up), then. A broker seen to wake the hop after it takes the message
+//! even where its own wake-up was not seen. Each nanosecond goes to what the
+//! holder is doing then, as the events say: user time, a system call by
+//! name, a wake-up (`sched_waking` → `sched_switch` to it: *idle exit*
+//! while its CPU runs the idle task before the wake-up is queued there
+//! (`sched_wakeup`), *run-queue wait* while another task runs there, *rest*
+//! for the switch itself), *preempted* (switched out still runnable), and
+//! interrupt or softirq time on the holder's CPU meanwhile; each part is
+//! named after the holder's role ("client", "server", "broker"). What the
+//! events cannot say (a holder asleep without a wake-up seen, a task whose
+//! state is not yet known) is the *residual*. Nothing here names a
+//! mechanism: system calls are named from the kernel's table of numbers
+//! ([`syscall_name`]).
 
 use crate::machine::tracefs::decode::{EventKind, TraceEvent};
 use crate::record::explain::{PartRecord, RoundTripRecord};
@@ -28,24 +35,23 @@ pub const RESIDUAL: &str = "residual";
 /// What a side's part behind a held load's interrupt handler ends with.
 const HANDLER: &str = "irq handler (load)";
 
-/// Which side a task is.
+/// The word that begins a relaying task's parts.
+pub const BROKER: &str = "broker";
+
+/// A task's role on the message's path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Side {
+enum Role {
     Client,
     Server,
+    Broker,
 }
 
-impl Side {
+impl Role {
     fn word(self) -> &'static str {
         match self {
-            Side::Client => "client",
-            Side::Server => "server",
-        }
-    }
-    fn other(self) -> Side {
-        match self {
-            Side::Client => Side::Server,
-            Side::Server => Side::Client,
+            Role::Client => "client",
+            Role::Server => "server",
+            Role::Broker => BROKER,
         }
     }
 }
@@ -64,7 +70,14 @@ enum Sched {
     Preempted(usize),
 }
 
-/// One side's task.
+impl Sched {
+    /// Asleep, or not yet known to be doing anything.
+    fn asleep(self) -> bool {
+        matches!(self, Sched::Blocked | Sched::Unknown)
+    }
+}
+
+/// One traced task.
 #[derive(Debug, Clone, Copy)]
 struct Task {
     sched: Sched,
@@ -85,13 +98,17 @@ pub struct RoundTrip {
     pub parts: BTreeMap<String, u64>,
 }
 
-/// The two tasks of a figure, by thread id; a self-loop has no server.
+/// The tasks of a figure, by thread id; a self-loop has no server.
 #[derive(Debug, Clone)]
 pub struct Tasks {
     /// The measuring thread.
     pub client: i32,
     /// The echo's thread.
     pub server: Option<i32>,
+    /// The threads of a task that carries every message between the two
+    /// (a message broker: the call goes client → broker → server, the
+    /// reply server → broker → client); empty where the two talk directly.
+    pub relays: Vec<i32>,
     /// The processes of a load held during the pass (`--load`): time a
     /// side waits behind one of them is the load's, not another task's.
     pub load: Vec<i32>,
@@ -102,28 +119,95 @@ pub struct Tasks {
 
 struct Sweep<'a> {
     tasks: Tasks,
-    state: [Task; 2],
+    /// Each traced task's thread id and role: the client first, then the
+    /// server, then the relays.
+    ids: Vec<(i32, Role)>,
+    /// Each one's state, in the order of `ids`.
+    state: Vec<Task>,
+    /// The roles a message passes, in order, from the client's send to
+    /// the hop before the client has its reply (the path is a cycle).
+    path: Vec<Role>,
+    /// Where on `path` the message is.
+    hop: usize,
+    /// The task (index of `ids`) that holds it.
+    holder: usize,
     /// The task running on each CPU (0: idle), as last switched.
     curr: HashMap<usize, i32>,
     /// Interrupt nesting per CPU.
     irq: HashMap<usize, u32>,
-    holder: Side,
     name: &'a dyn Fn(i64) -> String,
 }
 
 impl Sweep<'_> {
-    fn side_of(&self, pid: i32) -> Option<Side> {
-        if pid == self.tasks.client {
-            Some(Side::Client)
-        } else if Some(pid) == self.tasks.server {
-            Some(Side::Server)
-        } else {
-            None
+    fn new<'a>(tasks: Tasks, name: &'a dyn Fn(i64) -> String) -> Sweep<'a> {
+        let unknown = Task {
+            sched: Sched::Unknown,
+            syscall: None,
+            pending: None,
+        };
+        let mut ids = vec![(tasks.client, Role::Client)];
+        let mut path = vec![Role::Client];
+        if let Some(server) = tasks.server {
+            ids.push((server, Role::Server));
+            if tasks.relays.is_empty() {
+                path.push(Role::Server);
+            } else {
+                path.extend([Role::Broker, Role::Server, Role::Broker]);
+                ids.extend(tasks.relays.iter().map(|&t| (t, Role::Broker)));
+            }
+        }
+        Sweep {
+            state: vec![unknown; ids.len()],
+            ids,
+            path,
+            hop: 0,
+            holder: 0,
+            tasks,
+            curr: HashMap::new(),
+            irq: HashMap::new(),
+            name,
         }
     }
 
-    fn task(&mut self, side: Side) -> &mut Task {
-        &mut self.state[side as usize]
+    /// The index of the task `pid`, if it is traced.
+    fn index_of(&self, pid: i32) -> Option<usize> {
+        if pid == 0 {
+            return None;
+        }
+        self.ids.iter().position(|&(t, _)| t == pid)
+    }
+
+    /// The client has the message (at every stamp: it has its reply).
+    fn back_to_client(&mut self) {
+        self.hop = 0;
+        self.holder = 0;
+    }
+
+    /// The hop `k` steps after the message's.
+    fn ahead(&self, k: usize) -> usize {
+        (self.hop + k) % self.path.len()
+    }
+
+    /// Task `i` was woken: it takes the message if it is the next hop's,
+    /// or the one after a broker's hop (the broker took the message
+    /// without a wake-up seen, already running, and passed it on).
+    fn woken(&mut self, i: usize) {
+        let role = self.ids[i].1;
+        let skips = self.path[self.ahead(1)] == Role::Broker;
+        for k in [1, 2] {
+            if k == 2 && !skips {
+                break;
+            }
+            if self.path[self.ahead(k)] == role && i != self.holder {
+                self.hop = self.ahead(k);
+                self.holder = i;
+                return;
+            }
+        }
+    }
+
+    fn task(&mut self, i: usize) -> &mut Task {
+        &mut self.state[i]
     }
 
     /// Whether a process of the held load runs on `cpu`.
@@ -146,9 +230,8 @@ impl Sweep<'_> {
 
     /// The part the time from now until the next event goes to.
     fn part(&self) -> String {
-        let side = self.holder;
-        let w = side.word();
-        let task = self.state[side as usize];
+        let w = self.ids[self.holder].1.word();
+        let task = self.state[self.holder];
         match task.sched {
             Sched::Running(cpu) if self.in_irq(cpu) => format!("{w} irq+softirq"),
             Sched::Running(_) => match task.syscall {
@@ -172,18 +255,22 @@ impl Sweep<'_> {
         }
     }
 
-    /// A holder asleep while the other side is active was woken for
-    /// something else (a socket's reader woken by its peer's read, which
-    /// shares its wait queue): the message is with the side that runs.
+    /// A holder asleep while the next hop's task is active has passed the
+    /// message on without a wake-up seen (a broker busy when the message
+    /// came), or was woken for something else (a socket's reader woken by
+    /// its peer's read, which shares its wait queue): the message is with
+    /// the task that runs.
     fn settle(&mut self) {
-        let asleep = |s: Sched| matches!(s, Sched::Blocked | Sched::Unknown);
-        let holder = self.state[self.holder as usize].sched;
-        let other = self.holder.other();
-        if asleep(holder)
-            && self.tasks.server.is_some()
-            && !asleep(self.state[other as usize].sched)
+        if !self.state[self.holder].sched.asleep() || self.tasks.server.is_none() {
+            return;
+        }
+        let next = self.ahead(1);
+        let role = self.path[next];
+        if let Some(i) = (0..self.ids.len())
+            .find(|&i| self.ids[i].1 == role && i != self.holder && !self.state[i].sched.asleep())
         {
-            self.holder = other;
+            self.hop = next;
+            self.holder = i;
         }
     }
 
@@ -193,16 +280,16 @@ impl Sweep<'_> {
         // nothing stale past the next event there.
         if !matches!(e.kind, EventKind::Switch { .. }) {
             self.curr.insert(e.cpu, e.pid);
-            if let Some(side) = self.side_of(e.pid)
-                && !matches!(self.task(side).sched, Sched::Running(_))
+            if let Some(i) = self.index_of(e.pid)
+                && !matches!(self.task(i).sched, Sched::Running(_))
             {
-                self.task(side).sched = Sched::Running(e.cpu);
+                self.task(i).sched = Sched::Running(e.cpu);
             }
         }
         match e.kind {
             EventKind::SysEnter { id } | EventKind::SysExit { id } => {
-                if let Some(side) = self.side_of(e.pid) {
-                    let t = self.task(side);
+                if let Some(i) = self.index_of(e.pid) {
+                    let t = self.task(i);
                     t.syscall = Some(matches!(e.kind, EventKind::SysEnter { .. }).then_some(id));
                     t.sched = Sched::Running(e.cpu);
                     // It went on without sleeping.
@@ -210,18 +297,16 @@ impl Sweep<'_> {
                 }
             }
             EventKind::Waking { pid, target_cpu } => {
-                if let Some(side) = self.side_of(pid) {
-                    let t = self.task(side);
+                if let Some(i) = self.index_of(pid) {
+                    let t = self.task(i);
                     let cpu = target_cpu.max(0) as usize;
                     if matches!(t.sched, Sched::Running(_)) {
                         t.pending = Some(cpu);
                     } else {
                         t.sched = Sched::Woken { cpu, queued: false };
                     }
-                    // The message reached the other side.
-                    if side == self.holder.other() {
-                        self.holder = side;
-                    }
+                    // The message reached the next task on its path.
+                    self.woken(i);
                 }
             }
             EventKind::Wakeup { pid, target_cpu } => {
@@ -229,10 +314,10 @@ impl Sweep<'_> {
                 // while it was still on its CPU going to sleep (its
                 // `sched_waking` came before its switch out), and the
                 // wake-up was queued only once it was off.
-                if let Some(side) = self.side_of(pid)
-                    && matches!(self.task(side).sched, Sched::Woken { .. } | Sched::Blocked)
+                if let Some(i) = self.index_of(pid)
+                    && matches!(self.task(i).sched, Sched::Woken { .. } | Sched::Blocked)
                 {
-                    self.task(side).sched = Sched::Woken {
+                    self.task(i).sched = Sched::Woken {
                         cpu: target_cpu.max(0) as usize,
                         queued: true,
                     };
@@ -244,8 +329,8 @@ impl Sweep<'_> {
                 next_pid,
             } => {
                 self.curr.insert(e.cpu, next_pid);
-                if let Some(side) = self.side_of(prev_pid) {
-                    let t = self.task(side);
+                if let Some(i) = self.index_of(prev_pid) {
+                    let t = self.task(i);
                     t.sched = match (prev_runnable, t.pending.take(), t.sched) {
                         (true, _, _) => Sched::Preempted(e.cpu),
                         // Woken before it was off: the kernel queues the
@@ -255,8 +340,8 @@ impl Sweep<'_> {
                         (false, None, _) => Sched::Blocked,
                     };
                 }
-                if let Some(side) = self.side_of(next_pid) {
-                    self.task(side).sched = Sched::Running(e.cpu);
+                if let Some(i) = self.index_of(next_pid) {
+                    self.task(i).sched = Sched::Running(e.cpu);
                 }
             }
             EventKind::IrqEntry => *self.irq.entry(e.cpu).or_default() += 1,
@@ -281,19 +366,7 @@ pub fn decompose(
     let Some((&first, _)) = stamps.split_first() else {
         return Vec::new();
     };
-    let unknown = Task {
-        sched: Sched::Unknown,
-        syscall: None,
-        pending: None,
-    };
-    let mut sweep = Sweep {
-        tasks,
-        state: [unknown; 2],
-        curr: HashMap::new(),
-        irq: HashMap::new(),
-        holder: Side::Client,
-        name,
-    };
+    let mut sweep = Sweep::new(tasks, name);
     let mut trips: Vec<RoundTrip> = stamps
         .windows(2)
         .map(|w| RoundTrip {
@@ -310,7 +383,7 @@ pub fn decompose(
     while let Some(e) = next_event.next_if(|e| e.ts_ns <= first) {
         sweep.apply(e);
     }
-    sweep.holder = Side::Client;
+    sweep.back_to_client();
     while k < trips.len() {
         let end = stamps[k + 1];
         let until = next_event.peek().map_or(end, |e| e.ts_ns.min(end));
@@ -321,7 +394,7 @@ pub fn decompose(
         if now >= end {
             k += 1;
             // The client holds the message at every stamp: it has its reply.
-            sweep.holder = Side::Client;
+            sweep.back_to_client();
             continue;
         }
         if let Some(e) = next_event.next() {

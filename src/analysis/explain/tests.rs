@@ -4,11 +4,17 @@ const C: i32 = 100;
 const S: i32 = 200;
 const READ: i64 = 1000;
 const WRITE: i64 = 1001;
+const RECV: i64 = 1002;
+const SEND: i64 = 1003;
+const WAIT: i64 = 1004;
 
 fn name(id: i64) -> String {
     match id {
         READ => "read".into(),
         WRITE => "write".into(),
+        RECV => "recvmsg".into(),
+        SEND => "sendmsg".into(),
+        WAIT => "epoll_wait".into(),
         n => format!("syscall {n}"),
     }
 }
@@ -122,6 +128,7 @@ fn tasks() -> Tasks {
     Tasks {
         client: C,
         server: Some(S),
+        relays: Vec::new(),
         load: Vec::new(),
         handlers: Vec::new(),
     }
@@ -457,6 +464,7 @@ fn a_mechanism_without_system_calls_is_user_time_and_interference() {
         Tasks {
             client: C,
             server: Some(S),
+            relays: Vec::new(),
             load: Vec::new(),
             handlers: Vec::new(),
         },
@@ -477,3 +485,5 @@ fn system_calls_are_named_from_the_architecture_table() {
     }
     assert_eq!(syscall_name(-5), "syscall -5");
 }
+
+mod broker;

@@ -45,6 +45,9 @@ pub struct DaemonSpec<'a> {
 pub struct Daemon {
     /// The first line it printed (an address, for a bus).
     pub first_line: String,
+    /// Its process id (it is our child: the id stays its own until the
+    /// release reaps it).
+    pub pid: libc::pid_t,
     _release: Cleanup,
 }
 
@@ -88,6 +91,7 @@ impl Daemon {
         .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", spec.program)))?;
         Ok(Daemon {
             first_line,
+            pid,
             _release: release,
         })
     }
@@ -189,6 +193,7 @@ mod tests {
             .trim()
             .parse()
             .unwrap();
+        assert_eq!(pid, d.pid);
         assert!(dir.join(PID_FILE).exists());
         assert!(crate::sys::process::process_exists(pid));
         drop(d);

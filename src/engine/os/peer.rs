@@ -85,6 +85,10 @@ impl Endpoint for FaultyEnd {
         self.inner.attach(peer)
     }
 
+    fn relay(&self) -> Option<crate::engine::channel::Relay> {
+        self.inner.relay()
+    }
+
     fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
         match self.fault {
             Fault::Loopback => {

@@ -159,20 +159,34 @@ fn coarse(
         p99_ns: None,
         share: if mean > 0.0 { ns / n / mean } else { 0.0 },
     };
-    let mut parts = Vec::new();
-    let mut switches = Vec::new();
+    // The hook's tasks: the client, the server, then a broker's threads
+    // (summed: one broker).
+    let mut sums: Vec<(&str, [u64; 4])> = Vec::new();
     for (i, ((_, b), a)) in tasks.iter().zip(&now).enumerate() {
-        let side = if i == 0 { "client" } else { "server" };
+        let side = match i {
+            0 => "client",
+            1 => "server",
+            _ => anatomy::BROKER,
+        };
         let (Some(b), Some(a)) = (b, a) else {
             return Err(format!("the {side}'s /proc/<tid>/schedstat cannot be read"));
         };
         let d = a.since(b);
-        parts.push(part(format!("{side} on a CPU"), d.run_ns as f64));
-        parts.push(part(format!("{side} run-queue wait"), d.wait_ns as f64));
+        let add = [d.run_ns, d.wait_ns, d.voluntary, d.involuntary];
+        match sums.iter_mut().find(|(s, _)| *s == side) {
+            Some((_, sum)) => sum.iter_mut().zip(add).for_each(|(s, a)| *s += a),
+            None => sums.push((side, add)),
+        }
+    }
+    let mut parts = Vec::new();
+    let mut switches = Vec::new();
+    for (side, [run, wait, voluntary, involuntary]) in sums {
+        parts.push(part(format!("{side} on a CPU"), run as f64));
+        parts.push(part(format!("{side} run-queue wait"), wait as f64));
         switches.push(format!(
             "{side} {:.2} voluntary and {:.3} involuntary switches",
-            d.voluntary as f64 / n,
-            d.involuntary as f64 / n
+            voluntary as f64 / n,
+            involuntary as f64 / n
         ));
     }
     let tick_ns = 1e9 / crate::sys::clock::ticks_per_second() as f64;
@@ -214,16 +228,23 @@ fn traced(
     if mech.info().topology == Shape::SelfLoop {
         cpus.truncate(1);
     }
+    // A broker is not placed: it runs wherever this process may (it
+    // inherits the affinity the channel is opened with), so every such CPU
+    // is traced, or its relaying would be a gap.
+    if cpus.is_empty() || mech.relayed() {
+        cpus.extend(
+            crate::sys::sched::allowed_cpus()
+                .map_err(|e| format!("cannot read the CPUs allowed: {e}"))?,
+        );
+    }
     cpus.sort_unstable();
     cpus.dedup();
-    if cpus.is_empty() {
-        cpus = crate::sys::sched::allowed_cpus()
-            .map_err(|e| format!("cannot read the CPUs allowed: {e}"))?;
-    }
     // About 40 events of 40 bytes per round trip, and the traced CPUs'
     // other tasks' switches and interrupts: 2 KiB per round trip per CPU,
-    // at least 4 MiB.
-    let buffer_kb = (round_trips * 2).max(4096);
+    // at least 4 MiB; twice that where a broker's calls, as many again,
+    // are traced too.
+    let relays = if mech.relayed() { 2 } else { 1 };
+    let buffer_kb = (round_trips * 2).max(4096) * relays;
     let mut held = c.load.as_ref().map(Held::start).transpose()?;
     let t = super::traced_pass(&cpus, buffer_kb, |hook| {
         // Marked again for each pass: a pass run again in a larger buffer
@@ -244,6 +265,7 @@ fn traced(
         Tasks {
             client: pass.client_tid,
             server: pass.server_tid,
+            relays: pass.relay_tids.clone(),
             load: held.as_ref().map(Held::pids).unwrap_or_default(),
             handlers: handlers.clone(),
         },
@@ -254,9 +276,50 @@ fn traced(
         .as_ref()
         .filter(|l| l.window_ns > 0 && !handlers.is_empty())
         .map(|l| load_interrupt(l, &pass.cpus, figure, centre.mean, &parts));
-    let mut ex = t.record(parts, centre, trips.len(), None, None);
+    let note = pass
+        .relay
+        .as_ref()
+        .map(|r| broker_note(r, &pass.relay_tids, &t.trace.events));
+    let mut ex = t.record(parts, centre, trips.len(), note, None);
     ex.load = interrupt;
     Ok(ex)
+}
+
+/// What the anatomy says of the task that relays each message: traced,
+/// with what its parts are, or not, and where its time is then.
+fn broker_note(
+    relay: &crate::engine::channel::Relay,
+    tids: &[i32],
+    events: &[crate::machine::tracefs::decode::TraceEvent],
+) -> String {
+    let Some(pid) = relay.pid else {
+        return format!(
+            "broker: {}: not traced, so its time relaying each message is in the residual",
+            relay.what
+        );
+    };
+    let mut cpus: Vec<usize> = events
+        .iter()
+        .filter(|e| tids.contains(&e.pid))
+        .map(|e| e.cpu)
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    let on = if cpus.is_empty() {
+        "no event of it was seen".to_string()
+    } else {
+        let list: Vec<String> = cpus.iter().map(usize::to_string).collect();
+        format!("seen on CPU {}", list.join(", "))
+    };
+    format!(
+        "broker: {}, pid {pid} ({} thread{}), traced ({on}): each message goes client → \
+         broker → server and back, and the \"{b}\" parts are its time holding it (its \
+         wake-up, its system calls, its user time, interrupts meanwhile)",
+        relay.what,
+        tids.len(),
+        if tids.len() == 1 { "" } else { "s" },
+        b = anatomy::BROKER,
+    )
 }
 
 /// A held load's interrupt time per traced round trip as the load accounts

@@ -5,8 +5,8 @@
 //! and score models) in [`in_process`].
 
 use crate::engine::channel::{
-    Channel, ChannelError, Endpoint, Mechanism, OpenContext, Payload, PeerIdentity, StreamSupport,
-    Topology,
+    Channel, ChannelError, Endpoint, Mechanism, OpenContext, Payload, PeerIdentity, Relay,
+    StreamSupport, Topology,
 };
 use crate::engine::measure::{Budget, Measurement};
 use crate::engine::models::oneway::{self, OneWayPlan};
@@ -131,8 +131,9 @@ fn measure_figure(
     )
 }
 
-/// What runs around a stamped pass: given the sides' thread ids as it
-/// begins, `None` as it ends.
+/// What runs around a stamped pass: given the thread ids of the tasks that
+/// carry its messages as it begins (the client's, the server's, then a
+/// relay's: [`StampedPass::relay_tids`]), `None` as it ends.
 pub type PassHook<'a> = dyn FnMut(Option<&[i32]>) -> Result<(), String> + 'a;
 
 /// What a stamped pass gave ([`run_stamped_pass`]).
@@ -144,6 +145,11 @@ pub struct StampedPass {
     pub client_tid: i32,
     /// The echo's thread id (`None`: a self-loop).
     pub server_tid: Option<i32>,
+    /// The task that relays every message, as the client's end named it
+    /// ([`Endpoint::relay`]); `None` where the two sides talk directly.
+    pub relay: Option<Relay>,
+    /// That task's threads as the pass began (empty where its pid is unknown).
+    pub relay_tids: Vec<i32>,
     /// The CPUs the two sides were seen on.
     pub cpus: Vec<usize>,
 }
@@ -152,8 +158,8 @@ pub struct StampedPass {
 /// them, warmed up and calibrated as it is, then one pass of `round_trips`
 /// stamped round trips between `around(true)` and `around(false)` (a
 /// traced pass: the caller's tracing is on only during it) instead of the
-/// figure's samples. `around` is given the two sides' thread ids as the
-/// pass begins, `None` as it ends.
+/// figure's samples. `around` is given the thread ids of the two sides and
+/// of a task relaying their messages as the pass begins, `None` as it ends.
 pub fn run_stamped_pass(
     mech: &dyn Mechanism,
     size: usize,
@@ -169,6 +175,8 @@ pub fn run_stamped_pass(
     let self_loop = info.topology == Topology::SelfLoop;
     let mut result = FigureResult::new(info.id, Facts::PingPong, size);
     let mut tasks = (0, None);
+    let mut relay = None;
+    let mut relay_tids = Vec::new();
     let stamps = with_channel(
         || mech.open(&open_context(size, names, s)),
         info.topology,
@@ -180,7 +188,17 @@ pub fn run_stamped_pass(
             tasks = (process::gettid(), peer.map(|p| p.identity().tid));
             let echoed = peer.map(|p| pingpong::echo_count(p.board()));
             let prepared = pingpong::Prepared::new(client, size, self_loop, &s.budget, None)?;
-            let tids: Vec<i32> = [Some(tasks.0), tasks.1].into_iter().flatten().collect();
+            relay = client.relay();
+            relay_tids = relay
+                .as_ref()
+                .and_then(|r| r.pid)
+                .map(process::threads)
+                .unwrap_or_default();
+            let tids: Vec<i32> = [Some(tasks.0), tasks.1]
+                .into_iter()
+                .flatten()
+                .chain(relay_tids.iter().copied())
+                .collect();
             prepared.stamped_pass(client, round_trips, echoed, &mut |on| {
                 around(on.then_some(tids.as_slice()))
             })
@@ -190,6 +208,8 @@ pub fn run_stamped_pass(
         stamps,
         client_tid: tasks.0,
         server_tid: tasks.1,
+        relay,
+        relay_tids,
         cpus: result.cpus,
     })
 }
