@@ -198,6 +198,67 @@ fn check_fails_a_lost_figure_and_a_whole_run_slowdown() {
     Run::new(&sb, &["check", &path(&fa), &path(&fa)]).exits(0);
 }
 
+/// A placement probe as a run records it: every probe at `ns`.
+fn probe(ns: f64) -> serde_json::Value {
+    let s = serde_json::json!({"median_ns": ns, "p10_ns": ns * 0.97, "p90_ns": ns * 1.03});
+    serde_json::json!({"cpus": [0, 1], "start": s, "passes": [s, s], "end": s, "clock_ns": 0.1})
+}
+
+#[test]
+fn check_fails_on_a_placement_change_and_names_it_not_the_code() {
+    let sb = Sandbox::new();
+    let mut a = fixture("ipc-quick");
+    let op = fixture("op");
+    a["results"]
+        .as_array_mut()
+        .unwrap()
+        .extend(results(&op).iter().cloned());
+    let n = results(&a).len();
+    a["placement_probe"] = probe(63.0);
+    // The host moved the CPUs across caches: the probe and every figure
+    // moved together.
+    let mut b = a.clone();
+    for i in 0..n {
+        scale(&mut b, i, 1.45);
+    }
+    b["placement_probe"] = probe(327.0);
+    let (fa, fb) = (write(&sb, "a.json", &a), write(&sb, "b.json", &b));
+    let (pa, pb) = (fa.to_str().unwrap(), fb.to_str().unwrap());
+    let json = sb.path("check.json");
+    let ran = Run::new(&sb, &["check", pa, pb]).json_at(&json).exits(1);
+    assert!(
+        ran.stdout.contains(
+            "placement: the host placed CPUs 0 and 1 differently: cache-line round trip 63 → 327 ns"
+        ),
+        "{}",
+        ran.stdout
+    );
+    assert!(
+        ran.stdout
+            .contains("check FAILED: the host placed the measured CPUs differently"),
+        "{}",
+        ran.stdout
+    );
+    assert!(!ran.stdout.contains("REGRESSED"), "{}", ran.stdout);
+    assert_eq!(ran.report["placement"]["differ"], true);
+    assert_eq!(ran.report["regressions"], 0);
+    // Allowed, the figures are judged as they moved: the whole run did.
+    let ran = Run::new(&sb, &["check", pa, pb, "--allow-placement-change"]).exits(1);
+    assert!(ran.stdout.contains("the whole run moved"), "{}", ran.stdout);
+    // compare names it too.
+    let ran = Run::new(&sb, &["compare", pa, pb]).run();
+    assert!(
+        ran.stdout.contains("placement 63 → 327 ns"),
+        "{}",
+        ran.stdout
+    );
+    // One placement on both sides: an A/A pair passes.
+    let mut same = a.clone();
+    same["placement_probe"] = probe(65.0);
+    let fs = write(&sb, "same.json", &same);
+    Run::new(&sb, &["check", pa, fs.to_str().unwrap()]).exits(0);
+}
+
 #[test]
 fn check_and_watch_refuse_bad_arguments_with_one_line() {
     let sb = Sandbox::new();

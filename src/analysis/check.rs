@@ -36,6 +36,9 @@ pub struct Gate {
     pub allow_skipped: bool,
     /// A figure the baseline measured may be absent from the run.
     pub allow_missing: bool,
+    /// The figures are judged even where the host placed the measured
+    /// CPUs differently in the two runs.
+    pub allow_placement_change: bool,
 }
 
 impl Gate {
@@ -46,6 +49,7 @@ impl Gate {
             max_common_shift: (DEFAULT_MAX_COMMON_SHIFT, "default".into()),
             allow_skipped: false,
             allow_missing: false,
+            allow_placement_change: false,
         }
     }
 }
@@ -125,7 +129,14 @@ pub fn check(
         // is noise, whatever its factor.
         exceeded: s.significant && (s.factor - 1.0).abs() > bound,
     });
-    let exceeded = shift_bound.as_ref().is_some_and(|b| b.exceeded);
+    // The placement rule (docs/watch.md): where the host placed the CPUs
+    // differently, the figures moved with it, and no verdict of the code can
+    // be read from them: the check fails on the placement, and calls no
+    // figure a regression and no shift the whole run's, unless allowed.
+    let placement = compared.placement.clone();
+    let placement_blocks =
+        placement.as_ref().is_some_and(|p| p.differ) && !gate.allow_placement_change;
+    let exceeded = shift_bound.as_ref().is_some_and(|b| b.exceeded) && !placement_blocks;
     // Beyond its bound the shift is no longer the machine's level: each
     // figure is judged as it moved.
     let shift = match exceeded {
@@ -140,6 +151,7 @@ pub fn check(
             if exceeded {
                 f.beyond_shift = None;
             }
+            f.regressed &= !placement_blocks;
             f
         })
         .collect();
@@ -158,8 +170,10 @@ pub fn check(
         unmatched: compared.unmatched,
         lost,
         shift_bound,
+        placement,
+        placement_allowed: gate.allow_placement_change,
         regressions,
-        passed: regressions == 0 && lost_failing == 0 && !exceeded,
+        passed: regressions == 0 && lost_failing == 0 && !exceeded && !placement_blocks,
     }
 }
 

@@ -324,10 +324,14 @@ pub fn compare(
         alpha,
     );
     let differ = checks_differ(a, b);
-    // A check that differs may explain a shift: it is then not said to be
-    // the machine's level alone.
+    let placement = super::placement::difference(a, b);
+    // A check that differs, or the host's placement, may explain a shift:
+    // it is then not said to be the machine's level alone.
     let shift = shift.map(|mut sh| {
         sh.explained_by = differ.iter().flatten().map(|d| d.id.clone()).collect();
+        if placement.as_ref().is_some_and(|p| p.differ) {
+            sh.explained_by.push("placement".into());
+        }
         sh
     });
     let comparisons = comparisons
@@ -348,6 +352,7 @@ pub fn compare(
         comparisons,
         common_shift: shift,
         checks_differ: differ,
+        placement,
         unmatched,
     }
 }

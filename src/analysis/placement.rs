@@ -3,6 +3,8 @@
 //! the run beyond its own spread.
 
 use crate::analysis::warnings::Warning;
+use crate::record::RunRecord;
+use crate::record::compare::PlacementDifference;
 use crate::record::placement::{PlacementProbeRecord, ProbeSampleRecord};
 
 /// Two probes differ when their medians and their 10th percentiles are
@@ -46,6 +48,37 @@ pub fn differ(a: &ProbeSampleRecord, b: &ProbeSampleRecord) -> bool {
         && hi.median_ns / lo.median_ns > MOVE_FACTOR
         && hi.p10_ns / lo.p10_ns > MOVE_FACTOR
         && lo.p90_ns < hi.p10_ns
+}
+
+/// A run's probes as one: the median of their medians, of their 10th and
+/// of their 90th percentiles; `None` without a probe taken.
+pub fn summary(p: &PlacementProbeRecord) -> Option<ProbeSampleRecord> {
+    let all: Vec<ProbeSampleRecord> = p.in_order().into_iter().map(|(_, s)| s).collect();
+    let mid = |f: fn(&ProbeSampleRecord) -> f64| {
+        let mut v: Vec<f64> = all.iter().map(f).collect();
+        v.sort_by(f64::total_cmp);
+        crate::stats::quantile_sorted(&v, 0.5)
+    };
+    (!all.is_empty()).then(|| ProbeSampleRecord {
+        median_ns: mid(|s| s.median_ns),
+        p10_ns: mid(|s| s.p10_ns),
+        p90_ns: mid(|s| s.p90_ns),
+    })
+}
+
+/// Runs `a` and `b`'s placements side by side, where both have a probe.
+pub fn difference(a: &RunRecord, b: &RunRecord) -> Option<PlacementDifference> {
+    let (pa, pb) = (a.placement_probe.as_ref()?, b.placement_probe.as_ref()?);
+    let (sa, sb) = (summary(pa)?, summary(pb)?);
+    Some(PlacementDifference {
+        cpus_a: pa.cpus,
+        cpus_b: pb.cpus,
+        round_trip_a_ns: sa.median_ns,
+        round_trip_b_ns: sb.median_ns,
+        class_a: class(sa.median_ns).into(),
+        class_b: class(sb.median_ns).into(),
+        differ: differ(&sa, &sb),
+    })
 }
 
 /// The run's largest move between two probes taken one after the other,

@@ -268,6 +268,15 @@ pub fn what_changed(a: &RunRecord, b: &RunRecord) -> Vec<FieldChange> {
         });
     }
     environment_changes(&a.header.environment, &b.header.environment, &mut out);
+    // The host's placement of the measured CPUs, as a kernel is: what moved
+    // every figure that crosses between them.
+    if let Some(p) = super::placement::difference(a, b).filter(|p| p.differ) {
+        out.push(FieldChange {
+            field: "placement".into(),
+            before: format!("{:.0} ns ({})", p.round_trip_a_ns, p.class_a),
+            after: format!("{:.0} ns ({})", p.round_trip_b_ns, p.class_b),
+        });
+    }
     settings_changes(&a.settings, &b.settings, &mut out);
     out
 }
@@ -671,5 +680,36 @@ pub(crate) mod tests {
             "{fields:?}"
         );
         assert!(what_changed(&a, &a).is_empty());
+    }
+
+    #[test]
+    fn what_changed_names_a_placement_the_probes_tell_apart() {
+        use crate::record::placement::{PlacementProbeRecord, ProbeSampleRecord};
+        let probe = |ns: f64| {
+            let s = ProbeSampleRecord {
+                median_ns: ns,
+                p10_ns: ns * 0.97,
+                p90_ns: ns * 1.03,
+            };
+            Some(PlacementProbeRecord {
+                cpus: [0, 1],
+                start: Some(s),
+                passes: vec![Some(s)],
+                end: Some(s),
+                clock_ns: 0.1,
+                class: None,
+                failed: None,
+            })
+        };
+        let mut a = fixture("ipc-quick");
+        a.placement_probe = probe(63.0);
+        let mut b = a.clone();
+        b.placement_probe = probe(327.0);
+        let changed = what_changed(&a, &b);
+        let p = changed.iter().find(|c| c.field == "placement").unwrap();
+        assert_eq!(p.before, "63 ns (shared last-level cache)");
+        assert_eq!(p.after, "327 ns (across caches)");
+        b.placement_probe = probe(66.0);
+        assert!(what_changed(&a, &b).is_empty());
     }
 }

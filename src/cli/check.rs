@@ -42,6 +42,12 @@ pub struct CheckArgs {
     /// deliberately smaller run); without it, one missing fails the check.
     #[arg(long)]
     allow_missing: bool,
+    /// Judge the figures even where the host placed the measured CPUs
+    /// differently in the two runs (their placement probes differ); without
+    /// it, such a pair fails the check on the placement, with no figure
+    /// called a regression of the code.
+    #[arg(long)]
+    allow_placement_change: bool,
     #[command(flatten)]
     alpha: flags::Alpha,
     #[command(flatten)]
@@ -63,6 +69,7 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, Failure> {
         max_common_shift: args.max_common_shift,
         allow_skipped: args.allow_skipped,
         allow_missing: args.allow_missing,
+        allow_placement_change: args.allow_placement_change,
         alpha,
         build: crate::output::json::build::current(),
     })

@@ -150,6 +150,17 @@ pub fn render(r: &CheckReport) -> String {
             r.alpha
         ));
     }
+    let placed = r.placement.as_ref().filter(|p| p.differ);
+    if let Some(line) = placed.and_then(crate::output::compare::table::placement_line) {
+        out.push_str(&line);
+        out.push_str(if r.placement_allowed {
+            "; judged as they moved (--allow-placement-change)\n"
+        } else {
+            "; no figure is judged a regression of the code: rerun RUN in BASELINE's placement, \
+             or give --allow-placement-change\n"
+        });
+    }
+    let placement_failed = placed.is_some() && !r.placement_allowed;
     let lost = r.lost.iter().filter(|l| !l.allowed).count();
     let moved = r.shift_bound.as_ref().is_some_and(|b| b.exceeded);
     out.push_str(&match r.passed {
@@ -158,6 +169,14 @@ pub fn render(r: &CheckReport) -> String {
             r.figures.len(),
             percent(r.max_regression),
             r.alpha
+        ),
+        false if placement_failed => format!(
+            "check FAILED: the host placed the measured CPUs differently in the two runs{}\n",
+            if lost > 0 {
+                format!("; {lost} figure(s) of the baseline lost in the run")
+            } else {
+                String::new()
+            }
         ),
         false => {
             let mut why = vec![format!(

@@ -106,10 +106,19 @@ pub struct CheckReport {
     /// shift and in reports written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shift_bound: Option<ShiftBound>,
+    /// The two runs' placement probes side by side, where both have one
+    /// (`compare`'s); absent otherwise and in reports written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<super::compare::PlacementDifference>,
+    /// Where the placement differs: whether the figures were judged all the
+    /// same (`--allow-placement-change`); without it the check fails on the
+    /// placement and calls no figure a regression of the code.
+    #[serde(default)]
+    pub placement_allowed: bool,
     /// How many regressed.
     pub regressions: usize,
     /// No figure regressed, none the baseline measured was lost but as
-    /// allowed, and the common shift stayed within its bound (exit 0);
-    /// else exit 1.
+    /// allowed, the common shift stayed within its bound and the host placed
+    /// the CPUs alike (or that was allowed) (exit 0); else exit 1.
     pub passed: bool,
 }

@@ -174,7 +174,33 @@ pub struct CompareReport {
     /// where a run has no checks (written before runs carried them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checks_differ: Option<Vec<CheckDifference>>,
+    /// The two runs' placement probes side by side, where both have one;
+    /// absent otherwise and in reports written before them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<PlacementDifference>,
     pub unmatched: Vec<Unmatched>,
+}
+
+/// The placement probes of two runs (`placement_probe`, docs/trust.md):
+/// each run's cache-line round trip between its measured CPUs (the median
+/// over its probes), the class each suggests, and whether they differ
+/// beyond the probes' own spread, as the probes within one run are judged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlacementDifference {
+    /// A's CPUs.
+    pub cpus_a: [usize; 2],
+    /// B's CPUs.
+    pub cpus_b: [usize; 2],
+    /// A's round trip, ns.
+    pub round_trip_a_ns: f64,
+    /// B's round trip, ns.
+    pub round_trip_b_ns: f64,
+    /// The class A's round trip suggests.
+    pub class_a: String,
+    /// The class B's round trip suggests.
+    pub class_b: String,
+    /// Whether the host placed the CPUs differently in the two runs.
+    pub differ: bool,
 }
 
 /// A confidence interval (`stats::compare::Interval`).

@@ -30,6 +30,9 @@ pub struct Request<'a> {
     pub allow_skipped: bool,
     /// A figure the baseline measured may be absent from the run.
     pub allow_missing: bool,
+    /// The figures are judged even where the host placed the CPUs
+    /// differently in the two runs.
+    pub allow_placement_change: bool,
     /// The significance level of each figure's test.
     pub alpha: f64,
     /// The build the report says wrote it.
@@ -51,6 +54,7 @@ pub fn check(req: &Request) -> Result<CheckReport, Refused> {
         max_common_shift,
         allow_skipped: req.allow_skipped,
         allow_missing: req.allow_missing,
+        allow_placement_change: req.allow_placement_change,
         ..Gate::new(req.max_regression)
     };
     Ok(crate::analysis::check::check(
@@ -98,6 +102,7 @@ mod tests {
             max_common_shift: None,
             allow_skipped: false,
             allow_missing: false,
+            allow_placement_change: false,
             alpha: 0.05,
             build: fixture("passes").header.build,
         }

@@ -162,6 +162,10 @@ pub fn render(r: &CompareReport) -> String {
         out.push_str(&line);
         out.push('\n');
     }
+    if let Some(line) = r.placement.as_ref().and_then(placement_line) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     for c in &r.comparisons {
         if let Some(m) = &c.parts {
             out.push_str(&parts_moved(&c.benchmark, c.size_bytes, &c.mode, m));
@@ -185,12 +189,18 @@ pub fn render(r: &CompareReport) -> String {
 /// differing check may explain it, which is then named; `None` where
 /// neither applies.
 pub fn machine_line(r: &CompareReport) -> Option<String> {
-    let differ: Vec<String> = r
+    let mut differ: Vec<String> = r
         .checks_differ
         .iter()
         .flatten()
         .map(|d| format!("{} {}", sanitise::text(&d.id), sanitise::text(&d.change)))
         .collect();
+    if let Some(p) = r.placement.as_ref().filter(|p| p.differ) {
+        differ.push(format!(
+            "placement {:.0} → {:.0} ns",
+            p.round_trip_a_ns, p.round_trip_b_ns
+        ));
+    }
     let shift = r.common_shift.as_ref().map(|sh| {
         let pct = format!("{:+.1}%", (sh.factor - 1.0) * 100.0).replace('-', "−");
         let within = if sh.significant {
@@ -216,6 +226,30 @@ pub fn machine_line(r: &CompareReport) -> Option<String> {
         )),
         (None, true) => None,
     }
+}
+
+/// Where the host placed the measured CPUs differently in the two runs,
+/// one line that says so and what follows from it; `None` where it did not.
+pub fn placement_line(p: &crate::record::compare::PlacementDifference) -> Option<String> {
+    if !p.differ {
+        return None;
+    }
+    let cpus = |c: [usize; 2]| format!("{} and {}", c[0], c[1]);
+    let (a, b) = (cpus(p.cpus_a), cpus(p.cpus_b));
+    let which = if a == b {
+        format!("CPUs {a}")
+    } else {
+        format!("CPUs {a} (A) and {b} (B)")
+    };
+    Some(format!(
+        "placement: the host placed {which} differently: cache-line round trip {:.0} → {:.0} ns \
+         ({} → {}); every figure that moves data between the CPUs follows it, so a difference \
+         may be the placement's, not the code's (docs/trust.md)",
+        p.round_trip_a_ns,
+        p.round_trip_b_ns,
+        sanitise::text(&p.class_a),
+        sanitise::text(&p.class_b)
+    ))
 }
 
 /// What an explained figure of `mode` divides, as (its name, the figure's
