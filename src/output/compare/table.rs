@@ -189,14 +189,17 @@ pub fn render(r: &CompareReport) -> String {
 /// differing check may explain it, which is then named; `None` where
 /// neither applies.
 pub fn machine_line(r: &CompareReport) -> Option<String> {
-    let mut differ: Vec<String> = r
+    let differ: Vec<String> = r
         .checks_differ
         .iter()
         .flatten()
         .map(|d| format!("{} {}", sanitise::text(&d.id), sanitise::text(&d.change)))
         .collect();
+    // What may explain a shift: the checks, and the placement (whose own
+    // line follows).
+    let mut explains = differ.clone();
     if let Some(p) = r.placement.as_ref().filter(|p| p.differ) {
-        differ.push(format!(
+        explains.push(format!(
             "placement {:.0} → {:.0} ns",
             p.round_trip_a_ns, p.round_trip_b_ns
         ));
@@ -214,7 +217,7 @@ pub fn machine_line(r: &CompareReport) -> Option<String> {
             format!(
                 "common shift {pct} between the runs{within}, where the machine's checks differ: \
                  {}",
-                differ.join(", ")
+                explains.join(", ")
             )
         }
     });
