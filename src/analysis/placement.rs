@@ -3,6 +3,7 @@
 //! the run beyond its own spread.
 
 use crate::analysis::warnings::Warning;
+pub use crate::engine::run::placement_probe::class;
 use crate::record::RunRecord;
 use crate::record::compare::PlacementDifference;
 use crate::record::placement::{PlacementProbeRecord, ProbeSampleRecord};
@@ -12,27 +13,6 @@ use crate::record::placement::{PlacementProbeRecord, ProbeSampleRecord};
 /// overlap: a probe's blocks scatter by a few percent between neighbours,
 /// the host's moves are ×1.5 to ×6.
 pub const MOVE_FACTOR: f64 = 1.25;
-
-/// Round trips below this (ns) suggest SMT siblings (the line stays in
-/// one core's caches): published core-to-core figures of bare-metal x86
-/// servers put siblings at 10–40 ns a round trip.
-pub const SIBLINGS_BELOW_NS: f64 = 40.0;
-
-/// Round trips below this (ns), and not siblings, suggest two cores that
-/// share a last-level cache (50–200 ns on bare-metal x86 servers); above
-/// it, cores across caches (another CCX, die or socket: 200–700 ns).
-pub const SHARED_CACHE_BELOW_NS: f64 = 200.0;
-
-/// The class of placement a round trip suggests, by the thresholds above.
-pub fn class(round_trip_ns: f64) -> &'static str {
-    if round_trip_ns < SIBLINGS_BELOW_NS {
-        "SMT siblings"
-    } else if round_trip_ns < SHARED_CACHE_BELOW_NS {
-        "shared last-level cache"
-    } else {
-        "across caches"
-    }
-}
 
 /// Whether two probes differ beyond their own spread.
 pub fn differ(a: &ProbeSampleRecord, b: &ProbeSampleRecord) -> bool {

@@ -36,6 +36,27 @@ pub struct ProbeSample {
     pub clock_ns: f64,
 }
 
+/// Round trips below this (ns) suggest SMT siblings (the line stays in
+/// one core's caches): published core-to-core figures of bare-metal x86
+/// servers put siblings at 10–40 ns a round trip.
+pub const SIBLINGS_BELOW_NS: f64 = 40.0;
+
+/// Round trips below this (ns), and not siblings, suggest two cores that
+/// share a last-level cache (50–200 ns on bare-metal x86 servers); above
+/// it, cores across caches (another CCX, die or socket: 200–700 ns).
+pub const SHARED_CACHE_BELOW_NS: f64 = 200.0;
+
+/// The class of placement a round trip suggests, by the thresholds above.
+pub fn class(round_trip_ns: f64) -> &'static str {
+    if round_trip_ns < SIBLINGS_BELOW_NS {
+        "SMT siblings"
+    } else if round_trip_ns < SHARED_CACHE_BELOW_NS {
+        "shared last-level cache"
+    } else {
+        "across caches"
+    }
+}
+
 /// Where in the run a probe was taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProbeAt {

@@ -43,6 +43,7 @@ pub fn measured() -> Measured {
         clock_read_ns: Ok(20.0),
         wakeup: Err("not measured in a test".into()),
         latency_hold: Err("permission denied opening /dev/cpu_dma_latency".into()),
+        placement: Err("not measured in a test".into()),
     }
 }
 

@@ -25,6 +25,7 @@ mod fixture;
 mod interrupts;
 mod kernel;
 mod latency;
+mod placement;
 mod pressure;
 
 use super::sysroot::SysRoot;
@@ -170,6 +171,7 @@ pub const CHECKS: &[Definition] = &[
     pressure::BUSY_CPUS,
     latency::WAKEUP_LATENCY,
     latency::IDLE_STATES,
+    placement::PLACEMENT,
 ];
 
 /// A check's result: its definition's data with what it found.
@@ -250,6 +252,22 @@ pub struct Measured {
     /// Whether this process may hold a CPU wake-up latency limit (as `run`
     /// does), or why not.
     pub latency_hold: Result<(), String>,
+    /// A cache line's round trip between the first two measured CPUs (the
+    /// placement probe), or why it was not measured.
+    pub placement: Result<PlacementFound, String>,
+}
+
+/// The placement probe's figures, as the check reads them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlacementFound {
+    /// The two CPUs.
+    pub cpus: [usize; 2],
+    /// The median block's round trip, ns.
+    pub median_ns: f64,
+    /// The 10th percentile of the blocks, ns.
+    pub p10_ns: f64,
+    /// The 90th percentile of the blocks, ns.
+    pub p90_ns: f64,
 }
 
 /// What every check reads.
@@ -306,6 +324,17 @@ pub fn examine(root: &SysRoot, cpus: &[usize]) -> Vec<Check> {
             _ => Err("one CPU measured: no wake-up crosses CPUs".into()),
         },
         latency_hold: latency::try_hold(root),
+        placement: match cpus {
+            [a, b, ..] if a != b => {
+                crate::engine::run::placement_probe::probe(*a, *b).map(|p| PlacementFound {
+                    cpus: [*a, *b],
+                    median_ns: p.median_ns,
+                    p10_ns: p.p10_ns,
+                    p90_ns: p.p90_ns,
+                })
+            }
+            _ => Err("one CPU measured: no cache line moves between CPUs".into()),
+        },
     };
     run_checks(&Inputs {
         root,
@@ -357,6 +386,7 @@ pub fn examine_at_run_start(
             (None, Some(why)) => Err(why.reason().to_string()),
             (None, None) => Err("not asked".into()),
         },
+        placement: Err("not measured at a run's start (the run's placement_probe is)".into()),
     };
     run_checks(&Inputs {
         root,
@@ -392,6 +422,7 @@ pub fn examine_pass(root: &SysRoot, cpus: &[usize], before: &Sample, after: &Sam
         clock_read_ns: Err(why.into()),
         wakeup: Err(why.into()),
         latency_hold: Err(why.into()),
+        placement: Err(why.into()),
     };
     let inputs = Inputs {
         root,
