@@ -106,8 +106,9 @@ pub fn run(mut request: RunRequest, progress: &mut dyn RunObserver) -> Result<Ou
     }
     // Before the set-up, not before the first figure: a Ctrl-C while the
     // machine is probed stops the run (stored as stopped, 128+signal), not
-    // the process with nothing said and nothing stored.
-    interrupt::install()
+    // the process with nothing said and nothing stored. The rest (SIGCHLD
+    // above all) once the set-up's own commands have ended.
+    interrupt::install_stop()
         .map_err(|e| Failure::run(format!("cannot install signal handlers: {e}")))?;
     let study = match request
         .preset
@@ -165,6 +166,8 @@ pub fn run(mut request: RunRequest, progress: &mut dyn RunObserver) -> Result<Ou
     };
     let latency = hold_cpu_latency(&plan.cpu_latency, &pair)?;
     plan.settings.cpu_latency_us = latency.state.held_us();
+    interrupt::install()
+        .map_err(|e| Failure::run(format!("cannot install signal handlers: {e}")))?;
     let machine_env = environment::collect(latency.state.clone(), plan.mpi.as_ref());
     let report = RunRecord {
         header: crate::record::header::Header {

@@ -34,8 +34,12 @@ extern "C" fn on_child(_: libc::c_int) {
 
 extern "C" fn on_wake(_: libc::c_int) {}
 
-/// Installs the handlers. Call once at start, before any peer exists.
-pub fn install() -> std::io::Result<()> {
+/// Installs the stop signals' handlers alone (SIGINT, SIGTERM, SIGHUP):
+/// from the start of a run's set-up, so that a stop then is a stop
+/// requested, not the process killed with nothing stored. Not SIGCHLD's:
+/// the set-up's own commands end, and a peer's wait would take that for
+/// its peer's death.
+pub fn install_stop() -> std::io::Result<()> {
     for stop in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // A stop signal the caller chose to ignore (nohup, a background job)
         // stays ignored: the run must survive what the user asked it to.
@@ -43,6 +47,12 @@ pub fn install() -> std::io::Result<()> {
             sig::install_handler(stop, on_stop, 0)?;
         }
     }
+    Ok(())
+}
+
+/// Installs the handlers. Call once at start, before any peer exists.
+pub fn install() -> std::io::Result<()> {
+    install_stop()?;
     sig::install_handler(libc::SIGALRM, on_alarm, 0)?;
     sig::install_handler(libc::SIGCHLD, on_child, libc::SA_NOCLDSTOP)?;
     sig::install_handler(wake_signal(), on_wake, 0)?;
