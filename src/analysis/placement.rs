@@ -102,6 +102,7 @@ mod tests {
             passes: passes.iter().map(|&m| s(m, 0.05)).collect(),
             end: s(end, 0.05),
             clock_ns: 0.1,
+            took_ns: 0,
             class: None,
             failed: None,
         }

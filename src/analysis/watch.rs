@@ -697,6 +697,7 @@ pub(crate) mod tests {
                 passes: vec![Some(s)],
                 end: Some(s),
                 clock_ns: 0.1,
+                took_ns: 0,
                 class: None,
                 failed: None,
             })

@@ -216,12 +216,14 @@ impl RunObserver for Recorder {
                 passes: Vec::new(),
                 end: None,
                 clock_ns: 0.0,
+                took_ns: 0,
                 class: None,
                 failed: None,
             });
         let sample = match probe {
             Ok(s) => {
                 rec.clock_ns = rec.clock_ns.max(s.clock_ns);
+                rec.took_ns += s.took_ns;
                 Some(ProbeSampleRecord {
                     median_ns: s.median_ns,
                     p10_ns: s.p10_ns,
@@ -458,6 +460,7 @@ mod tests {
                 p10_ns: ns * 0.97,
                 p90_ns: ns * 1.03,
                 clock_ns: 0.1,
+                took_ns: 2_000_000,
             })
         };
         let mut r = Recorder::new(report(), machine(), None);

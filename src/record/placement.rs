@@ -35,6 +35,10 @@ pub struct PlacementProbeRecord {
     /// The cost of the two clock reads subtracted from each block, per
     /// round trip, ns (the largest of the probes').
     pub clock_ns: f64,
+    /// The time the probes took in all, ns (threads' start and end
+    /// included): what they added to the run; absent from earlier reports.
+    #[serde(default)]
+    pub took_ns: u64,
     /// The class of placement the first probe's round trip suggests ("SMT
     /// siblings", "shared last-level cache", "across caches"), by the
     /// thresholds docs/trust.md states.

@@ -34,6 +34,9 @@ pub struct ProbeSample {
     pub p90_ns: f64,
     /// The clock-read pair subtracted from each block, per round trip, ns.
     pub clock_ns: f64,
+    /// How long the probe took, threads' start and end included, ns: what
+    /// it added to the run.
+    pub took_ns: u64,
 }
 
 /// Round trips below this (ns) suggest SMT siblings (the line stays in
@@ -120,6 +123,7 @@ pub fn probe(a: usize, b: usize) -> Result<ProbeSample, String> {
         seq: AtomicU64::new(0),
     };
     let quit = AtomicBool::new(false);
+    let began = monotonic_ns();
     let rounds = BLOCK * (BLOCKS as u64 + 1);
     std::thread::scope(|scope| {
         let answerer = scope.spawn(|| -> Result<(), String> {
@@ -183,6 +187,7 @@ pub fn probe(a: usize, b: usize) -> Result<ProbeSample, String> {
             p10_ns: at(0.1),
             p90_ns: at(0.9),
             clock_ns,
+            took_ns: monotonic_ns() - began,
         })
     })
 }
