@@ -128,13 +128,9 @@ fn check_fails_a_ten_percent_regression_and_passes_an_a_a_pair() {
     assert!(ran.stdout.contains("check passed"), "{}", ran.stdout);
 }
 
-/// The gate fails what a CI gate is for: a figure the baseline measured
-/// that the run failed, skipped or lacks, and a whole run slower beyond
-/// the machine's range; an A/A pair passes.
-#[test]
-fn check_fails_a_lost_figure_and_a_whole_run_slowdown() {
-    let sb = Sandbox::new();
-    // Seven figures: a common shift needs five.
+/// The ipc-quick report with the op report's figures added: seven, and a
+/// common shift needs five; with how many.
+fn seven_figures() -> (serde_json::Value, usize) {
     let mut a = fixture("ipc-quick");
     let op = fixture("op");
     a["results"]
@@ -143,6 +139,16 @@ fn check_fails_a_lost_figure_and_a_whole_run_slowdown() {
         .extend(results(&op).iter().cloned());
     let n = results(&a).len();
     assert!(n >= 5, "{n} figures");
+    (a, n)
+}
+
+/// The gate fails what a CI gate is for: a figure the baseline measured
+/// that the run failed, skipped or lacks, and a whole run slower beyond
+/// the machine's range; an A/A pair passes.
+#[test]
+fn check_fails_a_lost_figure_and_a_whole_run_slowdown() {
+    let sb = Sandbox::new();
+    let (a, n) = seven_figures();
     let fa = write(&sb, "a.json", &a);
     let path = |p: &PathBuf| p.to_str().unwrap().to_string();
 
@@ -207,13 +213,7 @@ fn probe(ns: f64) -> serde_json::Value {
 #[test]
 fn check_fails_on_a_placement_change_and_names_it_not_the_code() {
     let sb = Sandbox::new();
-    let mut a = fixture("ipc-quick");
-    let op = fixture("op");
-    a["results"]
-        .as_array_mut()
-        .unwrap()
-        .extend(results(&op).iter().cloned());
-    let n = results(&a).len();
+    let (mut a, n) = seven_figures();
     a["placement_probe"] = probe(63.0);
     // The host moved the CPUs across caches: the probe and every figure
     // moved together.

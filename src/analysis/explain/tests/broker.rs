@@ -47,25 +47,18 @@ fn asleep() -> Vec<TraceEvent> {
 /// the idle exits (20 ns).
 fn round_trip(t: u64) -> Vec<TraceEvent> {
     use EventKind::*;
-    vec![
+    let mut events = vec![
         // Client user 10, sendmsg 10 up to the broker's waking.
         ev(t + 10, 0, C, SysEnter { id: SEND }),
         waking(t + 20, 0, C, B, 2),
         ev(t + 25, 0, C, SysExit { id: SEND }),
         ev(t + 27, 0, C, SysEnter { id: RECV }),
         switch(t + 29, 0, C, 0),
-        // Broker: wake-up (idle exit 20, rest 10), epoll_wait, user,
-        // recvmsg, user, sendmsg up to the server's waking: 10 each.
-        wakeup(t + 40, 2, B),
-        switch(t + 50, 2, 0, B),
-        ev(t + 60, 2, B, SysExit { id: WAIT }),
-        ev(t + 70, 2, B, SysEnter { id: RECV }),
-        ev(t + 80, 2, B, SysExit { id: RECV }),
-        ev(t + 90, 2, B, SysEnter { id: SEND }),
-        waking(t + 100, 2, B, S, 1),
-        ev(t + 105, 2, B, SysExit { id: SEND }),
-        ev(t + 107, 2, B, SysEnter { id: WAIT }),
-        switch(t + 109, 2, B, 0),
+    ];
+    // Broker: wake-up (idle exit 20, rest 10), epoll_wait, user, recvmsg,
+    // user, sendmsg up to the server's waking: 10 each.
+    events.extend(relays(t + 40, S, 1));
+    events.extend([
         // Server: wake-up (20 + 10), read, user, write up to the
         // broker's waking.
         wakeup(t + 120, 1, S),
@@ -76,21 +69,34 @@ fn round_trip(t: u64) -> Vec<TraceEvent> {
         ev(t + 165, 1, S, SysExit { id: WRITE }),
         ev(t + 167, 1, S, SysEnter { id: READ }),
         switch(t + 169, 1, S, 0),
-        // Broker again, up to the client's waking.
-        wakeup(t + 180, 2, B),
-        switch(t + 190, 2, 0, B),
-        ev(t + 200, 2, B, SysExit { id: WAIT }),
-        ev(t + 210, 2, B, SysEnter { id: RECV }),
-        ev(t + 220, 2, B, SysExit { id: RECV }),
-        ev(t + 230, 2, B, SysEnter { id: SEND }),
-        waking(t + 240, 2, B, C, 0),
-        ev(t + 245, 2, B, SysExit { id: SEND }),
-        ev(t + 247, 2, B, SysEnter { id: WAIT }),
-        switch(t + 249, 2, B, 0),
+    ]);
+    // Broker again, up to the client's waking.
+    events.extend(relays(t + 180, C, 0));
+    events.extend([
         // Client: wake-up (20 + 10), recvmsg, then user to the stamp.
         wakeup(t + 260, 0, C),
         switch(t + 270, 0, 0, C),
         ev(t + 280, 0, C, SysExit { id: RECV }),
+    ]);
+    events
+}
+
+/// The broker's leg from `t`: woken, it reads the message and relays it to
+/// `to` on CPU `cpu` (every stretch 10 ns but the idle exit, 20), then
+/// sleeps again.
+fn relays(t: u64, to: i32, cpu: i32) -> Vec<TraceEvent> {
+    use EventKind::*;
+    vec![
+        wakeup(t, 2, B),
+        switch(t + 10, 2, 0, B),
+        ev(t + 20, 2, B, SysExit { id: WAIT }),
+        ev(t + 30, 2, B, SysEnter { id: RECV }),
+        ev(t + 40, 2, B, SysExit { id: RECV }),
+        ev(t + 50, 2, B, SysEnter { id: SEND }),
+        waking(t + 60, 2, B, to, cpu),
+        ev(t + 65, 2, B, SysExit { id: SEND }),
+        ev(t + 67, 2, B, SysEnter { id: WAIT }),
+        switch(t + 69, 2, B, 0),
     ]
 }
 
