@@ -187,7 +187,7 @@ fn two_explains_that_are_each_pid_1_both_trace() {
     let argv: Vec<&str> = EXPLAIN_PIPE
         .iter()
         .copied()
-        .chain(["--round-trips", "30000"])
+        .chain(["--round-trips", "50000"])
         .collect();
     let a = in_own_pid_namespace(&sb, &argv).spawn().unwrap();
     let b = in_own_pid_namespace(&sb, &argv).spawn().unwrap();
