@@ -61,6 +61,66 @@ pub fn difference(a: &RunRecord, b: &RunRecord) -> Option<PlacementDifference> {
     })
 }
 
+/// A map's pair probes by the topology's class of each pair.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassProbe {
+    /// The topology's class of the pairs (`smt`, `same-llc`, …).
+    pub class: String,
+    /// How many of its pairs were probed.
+    pub pairs: usize,
+    /// The median of their round trips, ns.
+    pub median_ns: f64,
+    /// The placement that round trip suggests ([`class`]).
+    pub suggests: &'static str,
+    /// Whether that is what the topology's class says (`None`: the class
+    /// says nothing of caches, as `same-cpu`).
+    pub agrees: Option<bool>,
+}
+
+/// The placement a topology class names, in the probe's words.
+fn expected(class: &str) -> Option<&'static str> {
+    match class.split(' ').next()? {
+        "smt" => Some("SMT siblings"),
+        "same-llc" => Some("shared last-level cache"),
+        "same-node" | "other-node" | "cross-socket" => Some("across caches"),
+        _ => None,
+    }
+}
+
+/// A map's pair probes grouped by the class its topology gives each pair,
+/// in the order the classes first appear: where the probes and the
+/// topology agree, and where they do not (on a VM the topology is the
+/// guest's, not the host's placement).
+pub fn map_classes(run: &RunRecord) -> Vec<ClassProbe> {
+    let (Some(map), Some(probe)) = (&run.settings.map, &run.placement_probe) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, Vec<f64>)> = Vec::new();
+    for p in &probe.pairs {
+        let Some(pair) = map.pairs.iter().find(|m| [m.client, m.server] == p.cpus) else {
+            continue;
+        };
+        match out.iter_mut().find(|(c, _)| *c == pair.class) {
+            Some((_, v)) => v.push(p.probe.median_ns),
+            None => out.push((pair.class.clone(), vec![p.probe.median_ns])),
+        }
+    }
+    out.into_iter()
+        .map(|(class_name, mut v)| {
+            v.sort_by(f64::total_cmp);
+            let median_ns = crate::stats::quantile_sorted(&v, 0.5);
+            let suggests = class(median_ns);
+            ClassProbe {
+                agrees: expected(&class_name).map(|e| e == suggests),
+                class: class_name,
+                pairs: v.len(),
+                median_ns,
+                suggests,
+            }
+        })
+        .collect()
+}
+
 /// The run's largest move between two probes taken one after the other,
 /// if one differs from the one before it.
 pub fn moved(p: &PlacementProbeRecord) -> Option<Warning> {
@@ -101,6 +161,7 @@ mod tests {
             start: s(start, 0.05),
             passes: passes.iter().map(|&m| s(m, 0.05)).collect(),
             end: s(end, 0.05),
+            pairs: Vec::new(),
             clock_ns: 0.1,
             took_ns: 0,
             class: None,

@@ -696,6 +696,7 @@ pub(crate) mod tests {
                 start: Some(s),
                 passes: vec![Some(s)],
                 end: Some(s),
+                pairs: Vec::new(),
                 clock_ns: 0.1,
                 took_ns: 0,
                 class: None,

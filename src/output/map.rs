@@ -4,6 +4,7 @@
 //! then the classes' table; and each matrix as CSV.
 
 use crate::machine::topology::{CpuPlace, Distance, Level, Topology};
+use crate::output::sanitise;
 use crate::output::table::cells::{align_right, new_table, us};
 use crate::record::map::{CellRecord, MapSettingsRecord, MatrixRecord, TopologyRecord};
 use crate::record::{RunRecord, Status};
@@ -30,7 +31,40 @@ pub fn render(report: &RunRecord, long: bool, colour: bool) -> String {
     }
     out.push('\n');
     out.push_str(&class_table(&map.matrices));
+    out.push_str(&probe_line(report));
     out
+}
+
+/// The pairs' cache-line round trips by class (the placement probe), and
+/// where they say another placement than the topology does.
+fn probe_line(report: &RunRecord) -> String {
+    let classes = crate::analysis::placement::map_classes(report);
+    if classes.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = classes
+        .iter()
+        .map(|c| format!("{} {:.0} ns", sanitise::text(&c.class), c.median_ns))
+        .collect();
+    let mut line = format!(
+        "cache-line round trip by class (placement probe, median of the pairs): {}",
+        each.join(", ")
+    );
+    let odd: Vec<String> = classes
+        .iter()
+        .filter(|c| c.agrees == Some(false))
+        .map(|c| format!("{} pairs suggest {}", sanitise::text(&c.class), c.suggests))
+        .collect();
+    if odd.is_empty() {
+        line.push_str(": as the topology says\n");
+    } else {
+        line.push_str(&format!(
+            "; not as the topology says: {} (on a VM the topology is the guest's, not where the \
+             host runs it)\n",
+            odd.join(", ")
+        ));
+    }
+    line
 }
 
 /// What the map covered, in one or two lines.
@@ -536,5 +570,63 @@ mod tests {
             assert_eq!(level(lo, &b), 0);
             assert_eq!(level(hi, &b), RAMP.len() - 1);
         }
+    }
+
+    #[test]
+    fn the_pairs_probes_are_given_by_class_and_said_where_the_topology_disagrees() {
+        use crate::record::placement::{PairProbeRecord, PlacementProbeRecord, ProbeSampleRecord};
+        let mut r = fixture();
+        assert!(
+            !render(&r, false, false).contains("cache-line"),
+            "no probe, no line"
+        );
+        let pairs = &r.settings.map.as_ref().unwrap().pairs;
+        let probed = |ns: f64| -> Vec<PairProbeRecord> {
+            pairs
+                .iter()
+                .filter(|p| p.client != p.server)
+                .map(|p| PairProbeRecord {
+                    cpus: [p.client, p.server],
+                    probe: ProbeSampleRecord {
+                        median_ns: ns,
+                        p10_ns: ns,
+                        p90_ns: ns,
+                    },
+                })
+                .collect()
+        };
+        let classes: Vec<String> = pairs
+            .iter()
+            .filter(|p| p.client != p.server)
+            .map(|p| p.class.clone())
+            .collect();
+        assert!(!classes.is_empty());
+        let record = |pairs| PlacementProbeRecord {
+            cpus: [0, 1],
+            start: None,
+            passes: Vec::new(),
+            end: None,
+            pairs,
+            clock_ns: 0.1,
+            took_ns: 0,
+            class: None,
+            failed: None,
+        };
+        // Every pair 330 ns: across caches, whatever the topology says.
+        r.placement_probe = Some(record(probed(330.0)));
+        let page = render(&r, false, false);
+        let line = page
+            .lines()
+            .find(|l| l.starts_with("cache-line round trip by class"))
+            .unwrap_or_else(|| panic!("{page}"));
+        assert!(line.contains(&format!("{} 330 ns", classes[0])), "{line}");
+        let same_llc = classes
+            .iter()
+            .any(|c| c.starts_with("same-llc") || c.starts_with("smt"));
+        assert_eq!(
+            line.contains("not as the topology says"),
+            same_llc,
+            "{line}"
+        );
     }
 }

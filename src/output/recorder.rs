@@ -18,7 +18,7 @@ use crate::machine::sysroot::SysRoot;
 use crate::output::json;
 use crate::record::RunRecord;
 use crate::record::doctor::PassChecksRecord;
-use crate::record::placement::{PlacementProbeRecord, ProbeSampleRecord};
+use crate::record::placement::{PairProbeRecord, PlacementProbeRecord, ProbeSampleRecord};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -211,10 +211,13 @@ impl RunObserver for Recorder {
             .report
             .placement_probe
             .get_or_insert_with(|| PlacementProbeRecord {
+                // The run's own pair comes first (its start); a map's
+                // pairs only after it.
                 cpus: [cpus.0, cpus.1],
                 start: None,
                 passes: Vec::new(),
                 end: None,
+                pairs: Vec::new(),
                 clock_ns: 0.0,
                 took_ns: 0,
                 class: None,
@@ -239,6 +242,10 @@ impl RunObserver for Recorder {
             ProbeAt::Start => rec.start = sample,
             ProbeAt::BeforePass(_) => rec.passes.push(sample),
             ProbeAt::End => rec.end = sample,
+            ProbeAt::Pair => rec.pairs.extend(sample.map(|probe| PairProbeRecord {
+                cpus: [cpus.0, cpus.1],
+                probe,
+            })),
         }
     }
 

@@ -35,6 +35,10 @@ pub struct PlacementProbeRecord {
     /// The cost of the two clock reads subtracted from each block, per
     /// round trip, ns (the largest of the probes').
     pub clock_ns: f64,
+    /// With `ipcmark map`: each pair mapped, probed once before its
+    /// figures (the run's own probes above are of `cpus`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pairs: Vec<PairProbeRecord>,
     /// The time the probes took in all, ns (threads' start and end
     /// included): what they added to the run; absent from earlier reports.
     #[serde(default)]
@@ -68,4 +72,14 @@ impl PlacementProbeRecord {
         }
         all
     }
+}
+
+/// One pair's probe, where the run measured pairs of their own (a map).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PairProbeRecord {
+    /// The client's and the server's CPU.
+    pub cpus: [usize; 2],
+    /// The probe's blocks.
+    #[serde(flatten)]
+    pub probe: ProbeSampleRecord,
 }

@@ -69,6 +69,9 @@ pub enum ProbeAt {
     BeforePass(usize),
     /// After the last pass.
     End,
+    /// Before a level placed on a pair of its own (each pair of a map),
+    /// that pair.
+    Pair,
 }
 
 /// The line, alone in its 128 bytes (adjacent-line prefetch pairs 64-byte

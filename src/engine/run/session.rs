@@ -318,8 +318,9 @@ impl Prober {
     /// would measure its work, not the placement.
     fn before_pass(&mut self, observers: &mut [&mut dyn RunObserver], loaded: bool) {
         self.passes += 1;
+        // The first pass's probe is the run's start, taken before any load.
         let at = match self.passes {
-            1 => ProbeAt::Start,
+            1 => return,
             n => ProbeAt::BeforePass(n),
         };
         if loaded {
@@ -337,16 +338,21 @@ impl Prober {
     }
 
     fn probe(&self, at: ProbeAt, observers: &mut [&mut dyn RunObserver]) {
+        if let Some(cpus) = self.cpus {
+            Self::probe_pair(cpus, at, observers);
+        }
+    }
+
+    /// Probes `cpus` (the run's pair, or a level's own: a map's).
+    fn probe_pair(cpus: (usize, usize), at: ProbeAt, observers: &mut [&mut dyn RunObserver]) {
         // A run being stopped ends now, with no probe between it and its end.
         if interrupt::stop_requested().is_some() {
             return;
         }
-        if let Some((a, b)) = self.cpus {
-            let got = placement_probe::probe(a, b);
-            observers
-                .iter_mut()
-                .for_each(|o| o.placement_probed((a, b), at, &got));
-        }
+        let got = placement_probe::probe(cpus.0, cpus.1);
+        observers
+            .iter_mut()
+            .for_each(|o| o.placement_probed(cpus, at, &got));
     }
 }
 
@@ -370,10 +376,20 @@ pub fn run(
     let mut stopped = None;
     let figures = plan.figure_count();
     observers.iter_mut().for_each(|o| o.planned(figures));
+    // The run's pair; a map (levels on pairs of their own, the run's
+    // settings on one CPU) probes its first pair of two CPUs throughout.
+    let first_pair = || {
+        plan.levels.iter().find_map(|l| {
+            let p = l.placement?;
+            Some((p.client.cpu?, p.server.cpu?)).filter(|(c, s)| c != s)
+        })
+    };
     let mut prober = Prober {
-        cpus: placement_probe::pair(plan.settings.client.cpu, plan.settings.server.cpu),
+        cpus: placement_probe::pair(plan.settings.client.cpu, plan.settings.server.cpu)
+            .or_else(first_pair),
         passes: 0,
     };
+    prober.probe(ProbeAt::Start, observers);
     for (k, level) in plan.levels.iter().enumerate() {
         if plan.levels.len() > 1 {
             observers
@@ -424,6 +440,16 @@ fn run_level(
     let base = results.len();
     // Where each step's figures sit in `results`, from the first pass.
     let mut first_slot: Vec<usize> = Vec::with_capacity(steps.len());
+    // A level placed on a pair of its own (a map's) has that pair probed
+    // once, before its load: the map's cache-line round trip beside its
+    // figures.
+    if let Some(pair) = level
+        .placement
+        .and_then(|p| Some((p.client.cpu?, p.server.cpu?)))
+        .filter(|(c, s)| c != s)
+    {
+        Prober::probe_pair(pair, ProbeAt::Pair, observers);
+    }
     // Started before the level's first figure; dropped (killed and reaped)
     // on every way out of this function.
     let mut load = match &level.load {
