@@ -148,9 +148,6 @@ pub fn check(
         .iter()
         .map(|c| {
             let mut f = figure(c, shift, gate.max_regression);
-            if exceeded {
-                f.beyond_shift = None;
-            }
             f.regressed &= !placement_blocks;
             f
         })

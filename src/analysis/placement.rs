@@ -125,17 +125,17 @@ pub fn map_classes(run: &RunRecord) -> Vec<ClassProbe> {
 /// if one differs from the one before it.
 pub fn moved(p: &PlacementProbeRecord) -> Option<Warning> {
     let all = p.in_order();
-    let (a, b) = all
+    let ratio = |w: &[(String, ProbeSampleRecord)]| {
+        let (m, n) = (w[0].1.median_ns, w[1].1.median_ns);
+        m.max(n) / m.min(n)
+    };
+    let [a, b] = all
         .windows(2)
         .filter(|w| differ(&w[0].1, &w[1].1))
-        .map(|w| (&w[0], &w[1]))
-        .max_by(|x, y| {
-            let ratio = |(a, b): &(&(String, ProbeSampleRecord), &(String, ProbeSampleRecord))| {
-                let (m, n) = (a.1.median_ns, b.1.median_ns);
-                m.max(n) / m.min(n)
-            };
-            ratio(x).total_cmp(&ratio(y))
-        })?;
+        .max_by(|x, y| ratio(x).total_cmp(&ratio(y)))?
+    else {
+        return None;
+    };
     Some(Warning::PlacementMoved {
         cpus: p.cpus,
         from: (a.0.clone(), a.1.median_ns),

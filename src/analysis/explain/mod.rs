@@ -193,11 +193,13 @@ impl Sweep<'_> {
     /// without a wake-up seen, already running, and passed it on).
     fn woken(&mut self, i: usize) {
         let role = self.ids[i].1;
-        let skips = self.path[self.ahead(1)] == Role::Broker;
-        for k in [1, 2] {
-            if k == 2 && !skips {
-                break;
-            }
+        // A broker's hop may be passed without its wake-up seen.
+        let reach = if self.path[self.ahead(1)] == Role::Broker {
+            2
+        } else {
+            1
+        };
+        for k in 1..=reach {
             if self.path[self.ahead(k)] == role && i != self.holder {
                 self.hop = self.ahead(k);
                 self.holder = i;

@@ -106,18 +106,6 @@ fn wait_for(line: &AtomicU64, want: u64, quit: &AtomicBool) -> bool {
     true
 }
 
-/// The median cost of two consecutive clock reads, ns.
-fn clock_pair_ns() -> f64 {
-    let mut each: Vec<u64> = (0..64)
-        .map(|_| {
-            let a = monotonic_ns();
-            monotonic_ns() - a
-        })
-        .collect();
-    each.sort_unstable();
-    each[each.len() / 2] as f64
-}
-
 /// Bounces a cache line between CPUs `a` and `b` (each side a thread
 /// pinned there): the measuring side writes odd values, the other answers
 /// with the next even one.
@@ -127,6 +115,8 @@ pub fn probe(a: usize, b: usize) -> Result<ProbeSample, String> {
     };
     let quit = AtomicBool::new(false);
     let began = monotonic_ns();
+    // What the two reads that bound a block add to it, as every figure's.
+    let clock = crate::engine::message::clock_overhead_ns();
     let rounds = BLOCK * (BLOCKS as u64 + 1);
     std::thread::scope(|scope| {
         let answerer = scope.spawn(|| -> Result<(), String> {
@@ -140,35 +130,29 @@ pub fn probe(a: usize, b: usize) -> Result<ProbeSample, String> {
             Ok(())
         });
         let asker = scope.spawn(|| -> Result<Vec<f64>, String> {
-            let pinned = sched::pin_to_cpu(a).map_err(|e| format!("cannot pin to CPU {a}: {e}"));
-            let clock = clock_pair_ns();
-            let mut blocks = Vec::with_capacity(BLOCKS);
-            let mut i = 0;
-            let mut result = pinned.map(|_| ());
-            for block in 0..=BLOCKS {
-                if result.is_err() {
-                    break;
-                }
-                let t0 = monotonic_ns();
-                for _ in 0..BLOCK {
-                    line.seq.store(2 * i + 1, Ordering::Release);
-                    if !wait_for(&line.seq, 2 * i + 2, &quit) {
-                        result = Err(format!("CPU {b}'s side did not answer within 1 s"));
-                        break;
+            let asked = (|| {
+                sched::pin_to_cpu(a).map_err(|e| format!("cannot pin to CPU {a}: {e}"))?;
+                let mut blocks = Vec::with_capacity(BLOCKS);
+                let mut i = 0;
+                for block in 0..=BLOCKS {
+                    let t0 = monotonic_ns();
+                    for _ in 0..BLOCK {
+                        line.seq.store(2 * i + 1, Ordering::Release);
+                        if !wait_for(&line.seq, 2 * i + 2, &quit) {
+                            return Err(format!("CPU {b}'s side did not answer within 1 s"));
+                        }
+                        i += 1;
                     }
-                    i += 1;
+                    let t1 = monotonic_ns();
+                    if block > 0 {
+                        blocks.push(((t1 - t0) as f64 - clock).max(0.0) / BLOCK as f64);
+                    }
                 }
-                let t1 = monotonic_ns();
-                if block > 0 && result.is_ok() {
-                    blocks.push(((t1 - t0) as f64 - clock).max(0.0) / BLOCK as f64);
-                }
-            }
+                Ok(blocks)
+            })();
             // The other side stops waiting at its next look.
             quit.store(true, Ordering::Relaxed);
-            result.map(|()| {
-                blocks.push(clock / BLOCK as f64);
-                blocks
-            })
+            asked
         });
         let asked = asker
             .join()
@@ -182,14 +166,13 @@ pub fn probe(a: usize, b: usize) -> Result<ProbeSample, String> {
             (Err(_), Err(why)) if why.starts_with("cannot pin") => return Err(why),
             (Err(why), _) => return Err(why),
         };
-        let clock_ns = blocks.pop().unwrap_or(0.0);
         blocks.sort_by(f64::total_cmp);
         let at = |q: f64| crate::stats::quantile_sorted(&blocks, q);
         Ok(ProbeSample {
             median_ns: at(0.5),
             p10_ns: at(0.1),
             p90_ns: at(0.9),
-            clock_ns,
+            clock_ns: clock / BLOCK as f64,
             took_ns: monotonic_ns() - began,
         })
     })
