@@ -124,6 +124,33 @@ pub trait Endpoint: Send {
     fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError>;
     /// Receives one message into `buf` (its length is the channel's size).
     fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError>;
+    /// Whether this end lends what it receives where it lies
+    /// ([`Endpoint::lend`]) instead of copying it into the caller's buffer:
+    /// a loaned ring's slot, a passed file's mapping. Where it does, the
+    /// engine receives by lending, so that no figure contains a copy the
+    /// mechanism does not make.
+    fn lends(&self) -> bool {
+        false
+    }
+    /// Receives one message and lends it where it lies (its length is the
+    /// channel's size): the caller reads it in place, may change it (the
+    /// echo complements its number) and then either sends it back as it is
+    /// now ([`Endpoint::send_lent`]) or gives it back
+    /// ([`Endpoint::release`]) before anything else on this end. Only where
+    /// [`Endpoint::lends`].
+    fn lend(&mut self) -> Result<&mut [u8], ChannelError> {
+        Err(not_lending())
+    }
+    /// Sends the message [`Endpoint::lend`] lent back to the other end in
+    /// place, as a design that hands a buffer back would (the loan returned,
+    /// the file sent back): no copy.
+    fn send_lent(&mut self) -> Result<(), ChannelError> {
+        Err(not_lending())
+    }
+    /// Gives back the message [`Endpoint::lend`] lent, read.
+    fn release(&mut self) -> Result<(), ChannelError> {
+        Err(not_lending())
+    }
     /// The task that carries every message between this end and the other,
     /// if one does (a broker; asked of the client's end, where
     /// [`Mechanism::relayed`] says so); `None` where the ends talk directly.
@@ -180,6 +207,18 @@ pub trait Mechanism: Sync {
     fn relayed(&self) -> bool {
         false
     }
+}
+
+#[cold]
+fn not_lending() -> ChannelError {
+    ChannelError::Setup("this end copies what it receives: it lends nothing".into())
+}
+
+/// What an end that lends asked to give back or send back: nothing lent
+/// is a broken call sequence, reported, never a panic.
+#[cold]
+pub fn nothing_lent() -> ChannelError {
+    ChannelError::Setup("nothing is lent: lend a message before sending or releasing it".into())
 }
 
 /// Runs `f` until it succeeds, retrying after `EINTR` unless the engine says

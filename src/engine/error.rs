@@ -49,6 +49,20 @@ pub enum ChannelError {
         /// Sequence number of the message.
         seq: u64,
     },
+    /// A receive that lends the message where it lies lent memory that
+    /// holds another number than the one expected: the message never
+    /// reached it (or its number was damaged). A lent message has no
+    /// poison to find untouched: its number is the evidence.
+    #[error(
+        "message {seq}: what the receive lent holds number {got:#x}, not this message's: \
+         nothing was received there for it"
+    )]
+    NotLent {
+        /// Sequence number of the message.
+        seq: u64,
+        /// The number (its first bytes, little-endian) found instead.
+        got: u64,
+    },
     /// A message of the wrong length arrived.
     #[error("expected a {expected}-byte message, got {got} bytes")]
     Length {

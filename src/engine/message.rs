@@ -103,6 +103,37 @@ fn not_echoed(buf: &[u8], seq: u64, k: usize) -> ChannelError {
     }
 }
 
+/// Checks the number of a message lent in place ([`crate::engine::channel::Endpoint::lend`]):
+/// its first `k` bytes must be `want` (the low bytes, little-endian); `own`
+/// is the number the receiver itself sent, whose coming back is reported as
+/// such. Anything else is memory the message never reached.
+#[inline(always)]
+pub fn check_lent(
+    buf: &[u8],
+    want: u64,
+    own: Option<u64>,
+    seq: u64,
+    k: usize,
+) -> Result<(), ChannelError> {
+    if buf[..k] != want.to_le_bytes()[..k] {
+        return Err(not_lent(buf, own, seq, k));
+    }
+    Ok(())
+}
+
+#[cold]
+fn not_lent(buf: &[u8], own: Option<u64>, seq: u64, k: usize) -> ChannelError {
+    if own.is_some_and(|own| k > 0 && buf[..k] == own.to_le_bytes()[..k]) {
+        return ChannelError::NotReturned { seq };
+    }
+    let mut got = [0u8; 8];
+    got[..k].copy_from_slice(&buf[..k]);
+    ChannelError::NotLent {
+        seq,
+        got: u64::from_le_bytes(got),
+    }
+}
+
 #[cold]
 fn corrupt(buf: &[u8], want: &[u8], seq: u64, k: usize) -> ChannelError {
     let offset = (0..k).find(|&i| buf[i] != want[i]).unwrap_or(0);

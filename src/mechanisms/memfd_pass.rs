@@ -1,18 +1,26 @@
 //! `memfd-pass`: the payload travels as a file, not through the socket. For
 //! every message the sender creates a memory file (`memfd_create`), writes
-//! the payload into it, seals it against any further change
-//! (`F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW`) and passes its descriptor
-//! over a Unix socket (`SCM_RIGHTS`), closing its own. The receiver checks
-//! the seals and the size (a receiver that maps a file it does not trust
-//! must: unsealed, the sender could change or truncate it under the
-//! reader), maps it read-only, reads the payload out of the mapping, unmaps
-//! it and closes the descriptor. The reply comes back the same way.
+//! the payload into it, seals it against changing size
+//! (`F_SEAL_SHRINK | F_SEAL_GROW`) and passes its descriptor over a Unix
+//! socket (`SCM_RIGHTS`), closing its own. The receiver checks the seals and
+//! the size (a receiver that maps a file it does not trust must: a file that
+//! could shrink under the mapping would fault the reader with SIGBUS), maps
+//! it and reads the payload where it lies ([`Endpoint::lend`]). The echo
+//! answers in the file itself and passes the same file back, as a design
+//! that hands a buffer back would; the client reads the answer in place,
+//! unmaps the file and closes it.
+//!
+//! No `F_SEAL_WRITE`: a file sealed against writing cannot be mapped
+//! writable, so the receiver could not answer in it, and a reply would be a
+//! second file and a second copy of the payload. What the write seal would
+//! give a receiver (content that cannot change under it) the engine does
+//! not need: it verifies what it reads.
 //!
 //! What it costs against copying the payload through the socket is the
 //! trade the size sweep shows: a fixed cost per message (a file created,
-//! sealed, passed, mapped and unmapped) against a per-byte one no larger
-//! than a copy (the sender's write into the file; the receiver's read out of
-//! the mapping, page faults included).
+//! sealed, passed, mapped and unmapped, twice: there and back) against a
+//! per-byte one of the sender's one write into the file (pages allocated
+//! and filled); the receivers touch only what they read.
 
 use crate::engine::channel::*;
 use crate::sys::file::{add_seals, fd_size, memfd_sealable, pwrite, seals};
@@ -23,8 +31,8 @@ use std::os::fd::{AsFd, OwnedFd};
 /// A sealed memfd per message, its descriptor passed over a Unix socket.
 pub struct MemfdPass;
 
-/// The seals every passed file must carry.
-const SEALS: libc::c_int = libc::F_SEAL_WRITE | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW;
+/// The seals every passed file must carry: its size is fixed while mapped.
+const SEALS: libc::c_int = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW;
 
 /// The byte each descriptor rides on.
 const TAG: u8 = b'M';
@@ -33,34 +41,24 @@ const TAG: u8 = b'M';
 /// descriptor) per payload.
 struct MemfdEnd {
     sock: OwnedFd,
+    /// The channel's message size.
+    size: usize,
+    /// The file lent to the engine and its mapping, until sent back or
+    /// released.
+    lent: Option<(FileMapping, OwnedFd)>,
 }
 
-impl Endpoint for MemfdEnd {
-    #[inline]
-    fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
-        let file =
-            memfd_sealable(c"ipcmark-memfd-pass").map_err(ChannelError::io("memfd_create"))?;
-        let mut done = 0;
-        while done < msg.len() {
-            let n = retry("write memfd", || pwrite(&file, &msg[done..], done as i64))?;
-            if n == 0 {
-                return Err(ChannelError::Length {
-                    expected: msg.len(),
-                    got: done,
-                });
-            }
-            done += n;
+impl MemfdEnd {
+    fn new(sock: OwnedFd, size: usize) -> MemfdEnd {
+        MemfdEnd {
+            sock,
+            size,
+            lent: None,
         }
-        add_seals(&file, SEALS).map_err(ChannelError::io("seal memfd"))?;
-        retry("sendmsg SCM_RIGHTS", || {
-            send_fd(self.sock.as_fd(), file.as_fd(), TAG)
-        })?;
-        // The receiver holds its own descriptor now; this one closes here.
-        Ok(())
     }
 
-    #[inline]
-    fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+    /// Receives the next file, checked: sealed, and of `len` bytes.
+    fn take(&mut self, len: usize) -> Result<OwnedFd, ChannelError> {
         let file = match retry("recvmsg SCM_RIGHTS", || recv_fd(self.sock.as_fd()))? {
             Received::Closed => return Err(ChannelError::Closed),
             Received::Message(TAG, Some(file)) => file,
@@ -82,18 +80,83 @@ impl Endpoint for MemfdEnd {
             )));
         }
         let got = fd_size(&file).map_err(ChannelError::io("fstat memfd"))?;
-        if got != buf.len() as u64 {
+        if got != len as u64 {
             return Err(ChannelError::Length {
-                expected: buf.len(),
+                expected: len,
                 got: got as usize,
             });
         }
+        Ok(file)
+    }
+
+    fn pass(&self, file: &OwnedFd) -> Result<(), ChannelError> {
+        retry("sendmsg SCM_RIGHTS", || {
+            send_fd(self.sock.as_fd(), file.as_fd(), TAG)
+        })
+    }
+}
+
+impl Endpoint for MemfdEnd {
+    #[inline]
+    fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
+        let file =
+            memfd_sealable(c"ipcmark-memfd-pass").map_err(ChannelError::io("memfd_create"))?;
+        let mut done = 0;
+        while done < msg.len() {
+            let n = retry("write memfd", || pwrite(&file, &msg[done..], done as i64))?;
+            if n == 0 {
+                return Err(ChannelError::Length {
+                    expected: msg.len(),
+                    got: done,
+                });
+            }
+            done += n;
+        }
+        add_seals(&file, SEALS).map_err(ChannelError::io("seal memfd"))?;
+        self.pass(&file)
+        // The receiver holds its own descriptor now; this one closes here.
+    }
+
+    /// Receives by reading the mapped file out: for a caller that wants a
+    /// copy; the engine lends.
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+        let file = self.take(buf.len())?;
         let map =
             FileMapping::read_only(&file, buf.len()).map_err(ChannelError::io("mmap memfd"))?;
         map.read_bytes(0, buf);
         // Unmapped, then closed, here: nothing received outlives the message.
         drop(map);
         drop(file);
+        Ok(())
+    }
+
+    fn lends(&self) -> bool {
+        true
+    }
+
+    #[inline]
+    fn lend(&mut self) -> Result<&mut [u8], ChannelError> {
+        // Whatever an earlier lend left is given back first.
+        self.lent = None;
+        let file = self.take(self.size)?;
+        let map =
+            FileMapping::read_write(&file, self.size).map_err(ChannelError::io("mmap memfd"))?;
+        let (map, _) = self.lent.insert((map, file));
+        Ok(map.bytes_mut(self.size))
+    }
+
+    #[inline]
+    fn send_lent(&mut self) -> Result<(), ChannelError> {
+        let (map, file) = self.lent.take().ok_or_else(nothing_lent)?;
+        // Unmapped before it goes: this end is done with it.
+        drop(map);
+        self.pass(&file)
+    }
+
+    #[inline]
+    fn release(&mut self) -> Result<(), ChannelError> {
+        self.lent.take().ok_or_else(nothing_lent)?;
         Ok(())
     }
 }
@@ -121,16 +184,16 @@ impl Mechanism for MemfdPass {
         StreamSupport::Queued
     }
 
-    fn open(&self, _ctx: &OpenContext) -> Result<Channel, ChannelError> {
+    fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
         let (a, b) = pair()?;
         Ok(Channel {
-            client: Box::new(MemfdEnd { sock: a }),
-            server: Some(Box::new(MemfdEnd { sock: b })),
+            client: Box::new(MemfdEnd::new(a, ctx.size)),
+            server: Some(Box::new(MemfdEnd::new(b, ctx.size))),
             note: None,
         })
     }
 
-    fn open_stream(&self, _ctx: &OpenContext) -> Result<Channel, ChannelError> {
+    fn open_stream(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
         let (a, b) = pair()?;
         // Every message in flight holds a file of the message's size and a
         // descriptor counted against the sender's open-file limit: the
@@ -138,8 +201,8 @@ impl Mechanism for MemfdPass {
         set_sockopt_int(a.as_fd(), libc::SOL_SOCKET, libc::SO_SNDBUF, 0)
             .map_err(ChannelError::io("SO_SNDBUF"))?;
         Ok(Channel {
-            client: Box::new(MemfdEnd { sock: a }),
-            server: Some(Box::new(MemfdEnd { sock: b })),
+            client: Box::new(MemfdEnd::new(a, ctx.size)),
+            server: Some(Box::new(MemfdEnd::new(b, ctx.size))),
             note: Some("send buffer at its minimum: a few memfds in flight".into()),
         })
     }
@@ -149,6 +212,11 @@ impl Mechanism for MemfdPass {
 mod tests {
     use super::*;
     use crate::mechanisms::test_util;
+
+    #[test]
+    fn lends_the_mapped_file_and_answers_in_it() {
+        test_util::echo_lent(&MemfdPass, &[1, 4096, 65536 + 3], 20);
+    }
 
     #[test]
     fn echoes_at_several_sizes() {
@@ -161,7 +229,7 @@ mod tests {
         let file = memfd_sealable(c"ipcmark-test").unwrap();
         pwrite(&file, &[1, 2, 3, 4], 0).unwrap();
         send_fd(a.as_fd(), file.as_fd(), TAG).unwrap();
-        let mut end = MemfdEnd { sock: b };
+        let mut end = MemfdEnd::new(b, 4);
         let err = end.recv(&mut [0u8; 4]).unwrap_err();
         assert!(
             matches!(&err, ChannelError::Check(m) if m.contains("seals")),

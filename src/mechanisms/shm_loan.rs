@@ -10,10 +10,14 @@
 //!
 //! What is measured against the engine's buffers: the writer's one write of
 //! the payload into the loaned chunk (the engine's message stands for what
-//! an application would build there) and the reader's one read of it out of
-//! the chunk into the buffer where the engine checks it. A zero-copy
-//! transport touches its payload exactly this much; the receiver's read is
-//! what shows that the bytes were there.
+//! an application would build there), and nothing more: the reader lends
+//! the chunk to the engine where it lies ([`Endpoint::lend`]), and the echo
+//! answers in the chunk and publishes the same chunk back (the loan
+//! returned with the reply in it), which the client then releases into its
+//! own pool. Indices are global across the mapping, so a queue can carry a
+//! chunk of either pool; a chunk returned to the end that loaned it goes on
+//! that end's own list of spare chunks, so every shared queue keeps one
+//! producer.
 //!
 //! Layout of one direction (a port), every counter in its own [`SLOT`]:
 //!
@@ -65,12 +69,14 @@ fn chunks(size: usize) -> usize {
     (POOL_BYTES / stride(size)).clamp(2, MAX_CHUNKS)
 }
 
-/// Where each piece of a port starting at `base` lies.
+/// Where each piece of a port starting at `base` lies; its chunks are
+/// `first..first + n` of the mapping's.
 #[derive(Clone, Copy)]
 struct Port {
     base: usize,
     n: u32,
     stride: usize,
+    first: u32,
 }
 
 impl Port {
@@ -83,12 +89,20 @@ impl Port {
         QUEUES + 2 * Self::queue_len(n) + n as usize * stride(size)
     }
 
-    fn new(base: usize, size: usize) -> Port {
+    /// Port `i` of a mapping for messages of `size` bytes.
+    fn new(i: usize, size: usize) -> Port {
+        let n = chunks(size) as u32;
         Port {
-            base,
-            n: chunks(size) as u32,
+            base: i * Self::len(size),
+            n,
             stride: stride(size),
+            first: i as u32 * n,
         }
+    }
+
+    /// Whether chunk `id` (of the mapping's) is one of this port's.
+    fn holds(&self, id: u32) -> bool {
+        id.wrapping_sub(self.first) < self.n
     }
 
     fn published_queue(&self) -> usize {
@@ -99,15 +113,16 @@ impl Port {
         self.published_queue() + Self::queue_len(self.n)
     }
 
-    fn chunk(&self, index: u32) -> usize {
-        self.free_queue() + Self::queue_len(self.n) + index as usize * self.stride
+    /// Where chunk `id` (one this port [`Port::holds`]) lies.
+    fn chunk(&self, id: u32) -> usize {
+        self.free_queue() + Self::queue_len(self.n) + (id - self.first) as usize * self.stride
     }
 
     /// Every chunk free: the free queue holds every index once.
     fn fill_free(&self, map: &SharedMapping) {
         let q = map.atomic_u32_slice(self.free_queue(), self.n as usize);
-        for (i, slot) in q.iter().enumerate() {
-            slot.store(i as u32, Ordering::Relaxed);
+        for (i, slot) in (self.first..).zip(q) {
+            slot.store(i, Ordering::Relaxed);
         }
         map.atomic_u32(self.base + FREED)
             .store(self.n, Ordering::Release);
@@ -126,6 +141,9 @@ struct Queue {
     sleeps: usize,
     n: u32,
     spins: bool,
+    /// The ports whose chunks this queue may carry (the second, where
+    /// there is one: a loan coming back to the end that made it).
+    carries: [Option<Port>; 2],
 }
 
 impl Queue {
@@ -171,10 +189,9 @@ impl Queue {
         }
         let slot = self.map.atomic_u32(self.ring + (at % self.n) as usize * 4);
         let index = slot.load(Ordering::Relaxed);
-        if index >= self.n {
+        if !self.carries.iter().flatten().any(|p| p.holds(index)) {
             return Err(ChannelError::Check(format!(
-                "chunk index {index} out of a pool of {}",
-                self.n
+                "chunk index {index} is none of the pools this queue carries"
             )));
         }
         Ok(index)
@@ -201,7 +218,27 @@ impl Queue {
     }
 }
 
-/// The writing side of a port: loans free chunks, publishes them.
+/// One side's view of a queue of `port` that may carry chunks of `carries`.
+fn queue(
+    map: &Arc<SharedMapping>,
+    port: Port,
+    (count, ring, sleeps): (usize, usize, usize),
+    spins: bool,
+    carries: [Option<Port>; 2],
+) -> Queue {
+    Queue {
+        map: Arc::clone(map),
+        count: port.base + count,
+        ring,
+        sleeps: port.base + sleeps,
+        n: port.n,
+        spins,
+        carries,
+    }
+}
+
+/// The writing side of a port: loans free chunks, publishes them (its own,
+/// or, for a ping-pong end, a loan of the other side's sent back).
 struct Writer {
     map: Arc<SharedMapping>,
     port: Port,
@@ -211,24 +248,34 @@ struct Writer {
     /// Indices this side published, and how many.
     published: Queue,
     sent: u32,
+    /// Chunks of this port that came back to this side with a reply in
+    /// them and were read: loaned again before the free queue is asked.
+    spare: Vec<u32>,
 }
 
 impl Writer {
-    fn new(map: &Arc<SharedMapping>, port: Port, spins: bool) -> Writer {
-        let q = |count, ring, sleeps| Queue {
-            map: Arc::clone(map),
-            count: port.base + count,
-            ring,
-            sleeps: port.base + sleeps,
-            n: port.n,
-            spins,
-        };
+    /// `returns`: the port whose loans this side may send back (the one it
+    /// reads), which its published queue then also carries.
+    fn new(map: &Arc<SharedMapping>, port: Port, spins: bool, returns: Option<Port>) -> Writer {
         Writer {
             map: Arc::clone(map),
-            free: q(FREED, port.free_queue(), WRITER_SLEEPS),
+            free: queue(
+                map,
+                port,
+                (FREED, port.free_queue(), WRITER_SLEEPS),
+                spins,
+                [Some(port), None],
+            ),
             loaned: 0,
-            published: q(PUBLISHED, port.published_queue(), READER_SLEEPS),
+            published: queue(
+                map,
+                port,
+                (PUBLISHED, port.published_queue(), READER_SLEEPS),
+                spins,
+                [Some(port), returns],
+            ),
             sent: 0,
+            spare: Vec::with_capacity(port.n as usize),
             port,
         }
     }
@@ -236,11 +283,38 @@ impl Writer {
     /// Loans a chunk, writes `msg` into it in place, publishes it.
     #[inline]
     fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
-        let index = self.free.pop(self.loaned)?;
-        self.loaned = self.loaned.wrapping_add(1);
+        let index = match self.spare.pop() {
+            Some(index) => index,
+            None => {
+                let index = self.free.pop(self.loaned)?;
+                self.loaned = self.loaned.wrapping_add(1);
+                index
+            }
+        };
         self.map.write_bytes(self.port.chunk(index), msg);
+        self.publish(index)
+    }
+
+    /// Publishes chunk `index` as it is.
+    #[inline]
+    fn publish(&mut self, index: u32) -> Result<(), ChannelError> {
         self.published.push(self.sent, index)?;
         self.sent = self.sent.wrapping_add(1);
+        Ok(())
+    }
+
+    /// Takes back a chunk of this port that the other side returned.
+    #[inline]
+    fn take_back(&mut self, index: u32) -> Result<(), ChannelError> {
+        if self.spare.len() == self.spare.capacity() {
+            // Each chunk can come back once per loan: more than the pool
+            // is a chunk returned twice (and would allocate here).
+            return Err(ChannelError::Check(format!(
+                "chunk {index} came back with all {} of the pool already back",
+                self.port.n
+            )));
+        }
+        self.spare.push(index);
         Ok(())
     }
 }
@@ -248,51 +322,88 @@ impl Writer {
 /// The reading side of a port: takes published chunks, releases them.
 struct Reader {
     map: Arc<SharedMapping>,
-    port: Port,
     published: Queue,
     taken: u32,
     free: Queue,
     released: u32,
+    /// The chunk lent to the engine, until it is sent back or released.
+    lent: Option<u32>,
 }
 
 impl Reader {
-    fn new(map: &Arc<SharedMapping>, port: Port, spins: bool) -> Reader {
-        let q = |count, ring, sleeps| Queue {
-            map: Arc::clone(map),
-            count: port.base + count,
-            ring,
-            sleeps: port.base + sleeps,
-            n: port.n,
-            spins,
-        };
+    /// `own`: the port of this side's writer, whose chunks may come back
+    /// to it with a reply (a ping-pong end's).
+    fn new(map: &Arc<SharedMapping>, port: Port, spins: bool, own: Option<Port>) -> Reader {
         Reader {
             map: Arc::clone(map),
-            published: q(PUBLISHED, port.published_queue(), READER_SLEEPS),
+            published: queue(
+                map,
+                port,
+                (PUBLISHED, port.published_queue(), READER_SLEEPS),
+                spins,
+                [Some(port), own],
+            ),
             taken: 0,
             // The pool starts with every chunk released once.
-            free: q(FREED, port.free_queue(), WRITER_SLEEPS),
+            free: queue(
+                map,
+                port,
+                (FREED, port.free_queue(), WRITER_SLEEPS),
+                spins,
+                [Some(port), None],
+            ),
             released: port.n,
-            port,
+            lent: None,
         }
     }
 
-    /// Takes the next published chunk, reads it in place into `buf`,
-    /// releases it to the writer.
+    /// Takes the next published chunk: its index and where it lies.
     #[inline]
-    fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+    fn take(&mut self) -> Result<(u32, usize), ChannelError> {
         let index = self.published.pop(self.taken)?;
         self.taken = self.taken.wrapping_add(1);
-        self.map.read_bytes(self.port.chunk(index), buf);
+        let at = self.published.carries.iter().flatten();
+        let port = at.clone().find(|p| p.holds(index)).expect("checked by pop");
+        Ok((index, port.chunk(index)))
+    }
+
+    /// Releases chunk `index` of this reader's port to its writer.
+    #[inline]
+    fn release(&mut self, index: u32) -> Result<(), ChannelError> {
         self.free.push(self.released, index)?;
         self.released = self.released.wrapping_add(1);
         Ok(())
     }
+
+    /// Takes the next published chunk and lends it in place.
+    #[inline]
+    fn lend(&mut self, len: usize) -> Result<&mut [u8], ChannelError> {
+        let (index, at) = self.take()?;
+        self.lent = Some(index);
+        // The chunk is this side's from its publication until it is released
+        // or sent back, which ends the slice's borrow of self first.
+        Ok(self.map.bytes_mut(at, len))
+    }
 }
 
-/// A ping-pong end: writes one port, reads the other.
+/// A ping-pong end: writes one port, reads the other, and can send back
+/// what it reads.
 struct LoanEnd {
     writer: Writer,
     reader: Reader,
+    size: usize,
+}
+
+impl LoanEnd {
+    /// Gives chunk `index`, read, back to the pool it came from.
+    #[inline]
+    fn give_back(&mut self, index: u32) -> Result<(), ChannelError> {
+        if self.writer.port.holds(index) {
+            self.writer.take_back(index)
+        } else {
+            self.reader.release(index)
+        }
+    }
 }
 
 impl Endpoint for LoanEnd {
@@ -301,9 +412,37 @@ impl Endpoint for LoanEnd {
         self.writer.send(msg)
     }
 
+    /// Receives by reading the chunk out: for a caller that wants a copy;
+    /// the engine lends.
     #[inline]
     fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
-        self.reader.recv(buf)
+        let (index, at) = self.reader.take()?;
+        self.reader.map.read_bytes(at, buf);
+        self.give_back(index)
+    }
+
+    fn lends(&self) -> bool {
+        true
+    }
+
+    #[inline]
+    fn lend(&mut self) -> Result<&mut [u8], ChannelError> {
+        if let Some(index) = self.reader.lent.take() {
+            self.give_back(index)?;
+        }
+        self.reader.lend(self.size)
+    }
+
+    #[inline]
+    fn send_lent(&mut self) -> Result<(), ChannelError> {
+        let index = self.reader.lent.take().ok_or_else(nothing_lent)?;
+        self.writer.publish(index)
+    }
+
+    #[inline]
+    fn release(&mut self) -> Result<(), ChannelError> {
+        let index = self.reader.lent.take().ok_or_else(nothing_lent)?;
+        self.give_back(index)
     }
 }
 
@@ -324,7 +463,10 @@ impl Endpoint for StreamWriter {
 }
 
 /// A stream's receiving end.
-struct StreamReader(Reader);
+struct StreamReader {
+    reader: Reader,
+    size: usize,
+}
 
 impl Endpoint for StreamReader {
     fn send(&mut self, _msg: &[u8]) -> Result<(), ChannelError> {
@@ -335,7 +477,33 @@ impl Endpoint for StreamReader {
 
     #[inline]
     fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
-        self.0.recv(buf)
+        let (index, at) = self.reader.take()?;
+        self.reader.map.read_bytes(at, buf);
+        self.reader.release(index)
+    }
+
+    fn lends(&self) -> bool {
+        true
+    }
+
+    #[inline]
+    fn lend(&mut self) -> Result<&mut [u8], ChannelError> {
+        if let Some(index) = self.reader.lent.take() {
+            self.reader.release(index)?;
+        }
+        self.reader.lend(self.size)
+    }
+
+    fn send_lent(&mut self) -> Result<(), ChannelError> {
+        Err(ChannelError::Setup(
+            "a stream carries messages one way: its receiver cannot send".into(),
+        ))
+    }
+
+    #[inline]
+    fn release(&mut self) -> Result<(), ChannelError> {
+        let index = self.reader.lent.take().ok_or_else(nothing_lent)?;
+        self.reader.release(index)
     }
 }
 
@@ -345,7 +513,7 @@ fn mapping(size: usize, ports: usize) -> Result<(Arc<SharedMapping>, Vec<Port>),
     let map = SharedMapping::new(ports * len)
         .map(Arc::new)
         .map_err(ChannelError::io("mmap chunk pool"))?;
-    let ports: Vec<Port> = (0..ports).map(|i| Port::new(i * len, size)).collect();
+    let ports: Vec<Port> = (0..ports).map(|i| Port::new(i, size)).collect();
     for p in &ports {
         p.fill_free(&map);
     }
@@ -376,13 +544,16 @@ impl Mechanism for ShmLoan {
     fn open(&self, ctx: &OpenContext) -> Result<Channel, ChannelError> {
         let (map, ports) = mapping(ctx.size, 2)?;
         let (to_server, to_client) = (ports[0], ports[1]);
+        let s = self.spins;
         let client = LoanEnd {
-            writer: Writer::new(&map, to_server, self.spins),
-            reader: Reader::new(&map, to_client, self.spins),
+            writer: Writer::new(&map, to_server, s, Some(to_client)),
+            reader: Reader::new(&map, to_client, s, Some(to_server)),
+            size: ctx.size,
         };
         let server = LoanEnd {
-            writer: Writer::new(&map, to_client, self.spins),
-            reader: Reader::new(&map, to_server, self.spins),
+            writer: Writer::new(&map, to_client, s, Some(to_server)),
+            reader: Reader::new(&map, to_server, s, Some(to_client)),
+            size: ctx.size,
         };
         Ok(Channel {
             client: Box::new(client),
@@ -399,8 +570,11 @@ impl Mechanism for ShmLoan {
         let (map, ports) = mapping(ctx.size, 1)?;
         let port = ports[0];
         Ok(Channel {
-            client: Box::new(StreamWriter(Writer::new(&map, port, self.spins))),
-            server: Some(Box::new(StreamReader(Reader::new(&map, port, self.spins)))),
+            client: Box::new(StreamWriter(Writer::new(&map, port, self.spins, None))),
+            server: Some(Box::new(StreamReader {
+                reader: Reader::new(&map, port, self.spins, None),
+                size: ctx.size,
+            })),
             note: Some(format!("{} chunks", port.n)),
         })
     }
@@ -413,6 +587,14 @@ mod tests {
     use crate::mechanisms::test_util;
 
     #[test]
+    fn lends_and_returns_every_loan() {
+        for m in [&ShmLoan::FUTEX, &ShmLoan::SPIN] {
+            // 3 chunks a pool at 64 KiB + 3: each loan comes back many times.
+            test_util::echo_lent(m, &[1, 64, 65536 + 3], 200);
+        }
+    }
+
+    #[test]
     fn echoes_at_several_sizes() {
         for m in [&ShmLoan::FUTEX, &ShmLoan::SPIN] {
             test_util::echo_sizes(m, &[1, 8, 4096, 65536 + 3]);
@@ -422,11 +604,12 @@ mod tests {
     #[test]
     fn pieces_do_not_overlap() {
         for size in [1, 64, 129, 4096, 1 << 20] {
-            let p = Port::new(Port::len(size), size);
+            let p = Port::new(1, size);
             assert!(p.published_queue() + p.n as usize * 4 <= p.free_queue());
-            assert!(p.free_queue() + p.n as usize * 4 <= p.chunk(0));
-            assert!(p.chunk(p.n - 1) + size <= p.base + Port::len(size));
-            assert_eq!(p.chunk(1) % SLOT, 0);
+            assert!(p.free_queue() + p.n as usize * 4 <= p.chunk(p.first));
+            assert!(p.chunk(p.first + p.n - 1) + size <= p.base + Port::len(size));
+            assert_eq!(p.chunk(p.first + 1) % SLOT, 0);
+            assert!(p.holds(p.first) && !p.holds(p.first - 1) && !p.holds(p.first + p.n));
         }
     }
 
@@ -462,15 +645,12 @@ mod tests {
     fn a_broken_index_is_caught() {
         let (map, ports) = mapping(64, 1).unwrap();
         let port = ports[0];
-        let mut w = Writer::new(&map, port, false);
-        let mut r = Reader::new(&map, port, false);
+        let mut w = Writer::new(&map, port, false, None);
+        let mut r = Reader::new(&map, port, false, None);
         w.send(&[1u8; 64]).unwrap();
         // Another process scribbles over the published queue.
         map.atomic_u32(port.published_queue())
             .store(port.n, Ordering::Relaxed);
-        assert!(matches!(
-            r.recv(&mut [0u8; 64]),
-            Err(ChannelError::Check(_))
-        ));
+        assert!(matches!(r.take(), Err(ChannelError::Check(_))));
     }
 }

@@ -50,3 +50,36 @@ pub fn open_stream(mech: &dyn Mechanism, size: usize) -> Channel {
     mech.open_stream(&ctx)
         .unwrap_or_else(|e| panic!("{} stream at {size} B: {e}", mech.info().id))
 }
+
+/// Echoes `rounds` patterned messages of each size through `mech` by
+/// lending: a thread answers each message where it lies (its first byte
+/// complemented) and sends it back in place; the client reads every byte
+/// of each reply where it lies and gives it back. More rounds than a pool
+/// holds prove that every loan comes back.
+pub fn echo_lent(mech: &dyn Mechanism, sizes: &[usize], rounds: u64) {
+    for &size in sizes {
+        let ch = open(mech, size);
+        let (mut client, mut server) = (ch.client, ch.server.expect("a peer mechanism"));
+        assert!(client.lends() && server.lends(), "{} lends", mech.info().id);
+        let echo = std::thread::spawn(move || {
+            for _ in 0..rounds {
+                let msg = server.lend().unwrap();
+                msg[0] = !msg[0];
+                server.send_lent().unwrap();
+            }
+            // Nothing is lent once it has been sent back.
+            assert!(server.send_lent().is_err() && server.release().is_err());
+        });
+        let (mut msg, mut want) = (vec![0u8; size], vec![0u8; size]);
+        for seq in 0..rounds {
+            fill_pattern(&mut msg, seq);
+            want.copy_from_slice(&msg);
+            want[0] = !want[0];
+            client.send(&msg).unwrap();
+            let reply = client.lend().unwrap();
+            assert!(reply == &want[..], "size {size} message {seq}");
+            client.release().unwrap();
+        }
+        echo.join().unwrap();
+    }
+}

@@ -123,6 +123,21 @@ impl SharedMapping {
         };
     }
 
+    /// The `len` bytes at `offset`, in place, for a receiver that reads
+    /// (and may change) a message where it lies instead of copying it out.
+    /// The same contract as every access to this memory, which other
+    /// processes map too: the channel's protocol hands the range to one side
+    /// at a time (with acquire and release on the counts that hand it over),
+    /// and the side holding it takes one slice of it at a time.
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    pub fn bytes_mut(&self, offset: usize, len: usize) -> &mut [u8] {
+        self.check(offset, len, 1);
+        // SAFETY: in bounds (checked); one holder at a time is the channel
+        // protocol's, as for write_bytes and read_bytes.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(offset), len) }
+    }
+
     /// Unmaps now and reports the error of `munmap` (dropping ignores it).
     pub fn unmap(self) -> io::Result<()> {
         let (ptr, len) = (self.ptr, self.len);
@@ -147,13 +162,19 @@ impl Drop for SharedMapping {
     }
 }
 
-/// A read-only shared mapping of a whole file (`PROT_READ`, `MAP_SHARED`),
+/// A shared mapping of a whole file (`MAP_SHARED`), read-only or writable,
 /// unmapped on drop: for reading a file another process wrote and sealed
-/// without copying it through a system call. Only reads are offered.
+/// without copying it through a system call (and, writable, answering in
+/// it).
 pub struct FileMapping {
     ptr: NonNull<u8>,
     len: usize,
+    writable: bool,
 }
+
+// SAFETY: the mapping is owned by one value and unmapped once, on drop;
+// moving it to another thread moves that ownership.
+unsafe impl Send for FileMapping {}
 
 impl FileMapping {
     /// Maps the first `len` bytes (at least 1) of the file open as `fd`.
@@ -161,13 +182,23 @@ impl FileMapping {
     /// memory file sealed with `F_SEAL_SHRINK`): a read past a truncated end
     /// would raise SIGBUS.
     pub fn read_only(fd: &impl std::os::fd::AsRawFd, len: usize) -> io::Result<Self> {
+        Self::map(fd, len, libc::PROT_READ)
+    }
+
+    /// Like [`FileMapping::read_only`], but writable: changes land in the
+    /// file (`MAP_SHARED`), for a receiver that answers in the file itself.
+    pub fn read_write(fd: &impl std::os::fd::AsRawFd, len: usize) -> io::Result<Self> {
+        Self::map(fd, len, libc::PROT_READ | libc::PROT_WRITE)
+    }
+
+    fn map(fd: &impl std::os::fd::AsRawFd, len: usize, prot: libc::c_int) -> io::Result<Self> {
         let len = len.max(1);
         // SAFETY: no address hint; the kernel checks the descriptor.
         let ptr = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 len,
-                libc::PROT_READ,
+                prot,
                 libc::MAP_SHARED,
                 fd.as_raw_fd(),
                 0,
@@ -177,7 +208,28 @@ impl FileMapping {
             return Err(io::Error::last_os_error());
         }
         let ptr = NonNull::new(ptr.cast()).ok_or_else(|| io::Error::other("mmap returned null"))?;
-        Ok(FileMapping { ptr, len })
+        Ok(FileMapping {
+            ptr,
+            len,
+            writable: prot & libc::PROT_WRITE != 0,
+        })
+    }
+
+    /// The first `len` bytes in place, of a mapping made by
+    /// [`FileMapping::read_write`] (a read-only one panics: a write through
+    /// it would fault); the file's other holders write it only under the
+    /// channel's protocol.
+    #[inline]
+    pub fn bytes_mut(&mut self, len: usize) -> &mut [u8] {
+        assert!(self.writable, "a read-only file mapping lent for writing");
+        assert!(
+            len <= self.len,
+            "file mapping of {} bytes lent as {len}",
+            self.len
+        );
+        // SAFETY: in bounds (checked); &mut self: no other slice of this
+        // mapping exists in this process while this one lives.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), len) }
     }
 
     /// Copies from the mapping at `offset` into `dst`.

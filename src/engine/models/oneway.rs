@@ -46,7 +46,7 @@
 use crate::engine::channel::{ChannelError, Endpoint};
 use crate::engine::measure::{Budget, Measurement};
 use crate::engine::message::{
-    check_whole, clock_overhead_ns, echo_transform, fill_pattern, poison,
+    check_lent, check_whole, clock_overhead_ns, echo_transform, fill_pattern, poison,
 };
 use crate::engine::models::periodic::SlackGuard;
 use crate::engine::models::region::Region;
@@ -227,40 +227,30 @@ fn resync(expected: u64, low: u64) -> u64 {
     expected.wrapping_add_signed(delta as i64)
 }
 
-/// The receiving peer's loop: poison the header, receive, read the clock,
-/// count the message
-/// and any gap or repeat in the sequence (then follow the sender's
-/// numbering), store the latency, send the message back with its header
-/// complemented as the acknowledgement; until stopped. A stamp after its
-/// receipt or a number beyond the plan ends it with an error the engine
-/// reports. `fault` is the test-only fault of
-/// [`crate::engine::os::peer::Fault`], applied to what is acknowledged.
-fn receive(
-    ep: &mut dyn Endpoint,
-    region: &mut Region,
-    rx: &Receiver,
-    fault: Option<Fault>,
-) -> Result<(), ChannelError> {
-    let cap = rx.store.capacity();
-    let count = rx.store.count();
-    let (mut received, mut gaps) = (0u64, 0u64);
-    let mut seq = 0u64;
-    loop {
-        let buf = region.next();
-        write_header(buf, POISON);
-        ep.recv(buf)?;
-        let now = monotonic_ns();
-        received += 1;
-        seq += 1;
-        let h = read_header(buf);
-        if h == POISON {
-            return Err(ChannelError::NothingReceived { seq });
+/// What the receiver has counted so far.
+struct Counts {
+    received: u64,
+    gaps: u64,
+    /// The number of the last message (the sender's, after a gap).
+    seq: u64,
+}
+
+impl Counts {
+    /// Counts a message with header `h` received at `now`: any gap or
+    /// repeat in the sequence (then follows the sender's numbering), and
+    /// stores its latency. A stamp after its receipt or a number beyond the
+    /// plan is an error.
+    #[inline(always)]
+    fn count(&mut self, rx: &Receiver, h: u64, now: u64) -> Result<(), ChannelError> {
+        let cap = rx.store.capacity();
+        self.received += 1;
+        self.seq += 1;
+        if h >> STAMP_BITS != self.seq & 0xFFFF {
+            self.gaps += 1;
+            rx.store.gap_count().store(self.gaps, Ordering::Relaxed);
+            self.seq = resync(self.seq, h >> STAMP_BITS);
         }
-        if h >> STAMP_BITS != seq & 0xFFFF {
-            gaps += 1;
-            rx.store.gap_count().store(gaps, Ordering::Relaxed);
-            seq = resync(seq, h >> STAMP_BITS);
-        }
+        let seq = self.seq;
         let sent_at = rx.base_ns + (h & STAMP_MASK);
         if now < sent_at || seq == 0 || seq > cap {
             return Err(ChannelError::Check(format!(
@@ -272,9 +262,62 @@ fn receive(
             .store(WRITTEN | (now - sent_at), Ordering::Relaxed);
         // Release: the counts and the latency are visible once the sender
         // has the acknowledgement that follows.
-        count.store(received, Ordering::Release);
+        rx.store.count().store(self.received, Ordering::Release);
+        Ok(())
+    }
+}
+
+/// The receiving peer's loop: receive, read the clock, count the message
+/// ([`Counts::count`]), send the message back with its header complemented
+/// as the acknowledgement; until stopped. A copying end's header is
+/// poisoned before each receive, so that a receive that writes nothing is
+/// told from a message; an end that lends is read and answered in place
+/// and the message sent back as it is (the loan returned), and its number
+/// must be the next (lent memory holds no poison). `fault` is the test-only
+/// fault of [`crate::engine::os::peer::Fault`], applied to what is
+/// acknowledged.
+fn receive(
+    ep: &mut dyn Endpoint,
+    region: &mut Region,
+    rx: &Receiver,
+    fault: Option<Fault>,
+) -> Result<(), ChannelError> {
+    let mut counts = Counts {
+        received: 0,
+        gaps: 0,
+        seq: 0,
+    };
+    if ep.lends() {
+        loop {
+            let buf = ep.lend()?;
+            let now = monotonic_ns();
+            let h = read_header(buf);
+            let next = counts.seq + 1;
+            if h >> STAMP_BITS != next & 0xFFFF {
+                return Err(ChannelError::NotLent { seq: next, got: h });
+            }
+            counts.count(rx, h, now)?;
+            if let Some(f) = fault {
+                inject(f, counts.received, buf)?;
+            }
+            echo_transform(buf, HEADER);
+            ep.send_lent()?;
+        }
+    }
+    loop {
+        let buf = region.next();
+        write_header(buf, POISON);
+        ep.recv(buf)?;
+        let now = monotonic_ns();
+        let h = read_header(buf);
+        if h == POISON {
+            return Err(ChannelError::NothingReceived {
+                seq: counts.seq + 1,
+            });
+        }
+        counts.count(rx, h, now)?;
         if let Some(f) = fault {
-            inject(f, received, buf)?;
+            inject(f, counts.received, buf)?;
         }
         echo_transform(buf, HEADER);
         ep.send(buf)?;
@@ -284,12 +327,26 @@ fn receive(
 /// Sends message `seq` stamped now and waits for its acknowledgement: the
 /// header complemented. The header the sender wrote is itself the poison of
 /// its receive buffer (a receive that writes nothing leaves it, and it is
-/// not its complement).
+/// not its complement). An end that `lend`s is read in place: its
+/// acknowledgement is the header's complement, the sender's own header
+/// coming back is reported as such, and anything else was never reached
+/// by the acknowledgement.
 #[inline(always)]
-fn one(ep: &mut dyn Endpoint, buf: &mut [u8], seq: u64, base: u64) -> Result<(), ChannelError> {
+fn one(
+    ep: &mut dyn Endpoint,
+    buf: &mut [u8],
+    seq: u64,
+    base: u64,
+    lend: bool,
+) -> Result<(), ChannelError> {
     let h = header(seq, monotonic_ns() - base);
     write_header(buf, h);
     ep.send(buf)?;
+    if lend {
+        let ack = ep.lend()?;
+        check_lent(ack, !h, Some(h), seq, HEADER)?;
+        return ep.release();
+    }
     ep.recv(buf)?;
     let back = read_header(buf);
     if back != !h {
@@ -345,6 +402,13 @@ fn verify(
         ack.copy_from_slice(buf);
         echo_transform(ack, HEADER);
         ep.send(buf)?;
+        if ep.lends() {
+            let got = ep.lend()?;
+            check_lent(got, !h, Some(h), seq, HEADER)?;
+            check_whole(got, ack, sent, seq)?;
+            ep.release()?;
+            continue;
+        }
         poison(buf, ack);
         ep.recv(buf)?;
         check_whole(buf, ack, sent, seq)?;
@@ -397,6 +461,7 @@ pub fn measure(
         ack: vec![0u8; size],
     };
     let verify_n = budget.verify_rounds;
+    let lend = ep.lends();
     let mut seq = 1u64;
     verify(ep, &mut region, &mut expect, seq, verify_n, base, timeout)?;
     seq += verify_n;
@@ -413,7 +478,7 @@ pub fn measure(
                 let _wd = Watchdog::arm(interval + timeout);
                 sleep_until(deadline)?;
                 deadline += step;
-                one(ep, region.next(), seq, base)?;
+                one(ep, region.next(), seq, base, lend)?;
                 seq += 1;
             }
         }
@@ -425,7 +490,7 @@ pub fn measure(
                 let n = left.min(CHUNK);
                 let _wd = Watchdog::arm(timeout);
                 for _ in 0..n {
-                    one(ep, region.next(), seq, base)?;
+                    one(ep, region.next(), seq, base, lend)?;
                     seq += 1;
                 }
                 left -= n;

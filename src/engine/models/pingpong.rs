@@ -20,8 +20,8 @@ use crate::engine::channel::{ChannelError, Endpoint};
 use crate::engine::measure::Achieved;
 use crate::engine::measure::{Budget, Measurement};
 use crate::engine::message::{
-    check_echo, check_whole, clock_overhead_ns, echo_transform, fill_pattern, poison, poison_seq,
-    seq_len, stamp, still_poisoned,
+    check_echo, check_lent, check_whole, clock_overhead_ns, echo_transform, fill_pattern, poison,
+    poison_seq, seq_len, stamp, still_poisoned,
 };
 use crate::engine::models::calibrate::{iterations_for, warm_up};
 use crate::engine::models::region::Region;
@@ -36,7 +36,7 @@ use std::time::Duration;
 
 /// An endpoint that does only what the echo does to a message (its receive
 /// applies [`echo_transform`], so the loop's check passes): the loop
-/// overhead is timed against it.
+/// overhead of the copying paths is timed against it.
 struct NullEndpoint;
 
 impl Endpoint for NullEndpoint {
@@ -49,22 +49,83 @@ impl Endpoint for NullEndpoint {
     }
 }
 
+/// [`NullEndpoint`] for the lending path: its send leaves the echo's
+/// answer to the number in a reply it then lends (one 8-byte load and
+/// store, as the copying null's receive makes).
+struct NullLender {
+    reply: Vec<u8>,
+}
+
+impl Endpoint for NullLender {
+    fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
+        let k = seq_len(msg);
+        for (r, m) in self.reply[..k].iter_mut().zip(msg) {
+            *r = !*m;
+        }
+        Ok(())
+    }
+    fn recv(&mut self, _buf: &mut [u8]) -> Result<(), ChannelError> {
+        Err(ChannelError::Setup("the null lender only lends".into()))
+    }
+    fn lends(&self) -> bool {
+        true
+    }
+    fn lend(&mut self) -> Result<&mut [u8], ChannelError> {
+        Ok(&mut self.reply)
+    }
+    fn release(&mut self) -> Result<(), ChannelError> {
+        Ok(())
+    }
+}
+
+/// How the client's end receives a reply, as a const parameter of the
+/// timed loops (no branch on it inside them): copied into the engine's
+/// buffer ([`COPY`]), copied as its own echo's ([`SELF_LOOP`]: the process
+/// plays the echo server itself), or lent where it lies ([`LEND`]).
+const COPY: u8 = 0;
+/// See [`COPY`].
+const SELF_LOOP: u8 = 1;
+/// See [`COPY`].
+const LEND: u8 = 2;
+
+/// Which of [`COPY`], [`SELF_LOOP`] and [`LEND`] an end takes.
+fn path_of(ep: &dyn Endpoint, self_loop: bool) -> u8 {
+    if self_loop {
+        SELF_LOOP
+    } else if ep.lends() {
+        LEND
+    } else {
+        COPY
+    }
+}
+
+/// One round trip of message `seq` (its number stamped in `buf`'s first
+/// `k` bytes), its reply's number checked.
 #[inline(always)]
-fn round_trip<const SELF_LOOP: bool>(
+fn round_trip<const P: u8>(
     ep: &mut dyn Endpoint,
     buf: &mut [u8],
+    seq: u64,
     k: usize,
 ) -> Result<(), ChannelError> {
+    // The stamp is also the poison: it is the complement of the reply
+    // expected, so a receive that writes nothing fails the check.
+    stamp(buf, seq, k);
     ep.send(buf)?;
+    if P == LEND {
+        let reply = ep.lend()?;
+        check_lent(reply, !seq, Some(seq), seq, k)?;
+        return ep.release();
+    }
     ep.recv(buf)?;
-    if SELF_LOOP {
+    if P == SELF_LOOP {
         // The process plays the echo server itself: the echo's transform and
         // a second transfer back.
         echo_transform(buf, k);
         ep.send(buf)?;
         ep.recv(buf)?;
     }
-    Ok(())
+    check_echo(buf, seq, k)
 }
 
 /// The word of the peer's board where the echo counts the messages it
@@ -92,6 +153,9 @@ pub fn echo(
     fault: Option<Fault>,
     echoed: &AtomicU64,
 ) -> Result<(), ChannelError> {
+    if ep.lends() {
+        return echo_lent(ep, fault, echoed);
+    }
     let mut count = 0u64;
     loop {
         let buf = region.next();
@@ -113,9 +177,32 @@ pub fn echo(
     }
 }
 
+/// [`echo`] through an end that lends: the message is read and answered
+/// where it lies and sent back in place (the loan returned). Its number
+/// must be the next one: lent memory has no poison to find untouched.
+fn echo_lent(
+    ep: &mut dyn Endpoint,
+    fault: Option<Fault>,
+    echoed: &AtomicU64,
+) -> Result<(), ChannelError> {
+    let mut count = 0u64;
+    loop {
+        let msg = ep.lend()?;
+        count += 1;
+        let k = seq_len(msg);
+        check_lent(msg, count, None, count, k)?;
+        if let Some(f) = fault {
+            inject(f, count, msg)?;
+        }
+        echo_transform(msg, k);
+        echoed.store(count, Ordering::Release);
+        ep.send_lent()?;
+    }
+}
+
 /// Times `n` round trips; returns elapsed ns.
 #[inline(never)]
-fn batch<const SELF_LOOP: bool>(
+fn batch<const P: u8>(
     ep: &mut dyn Endpoint,
     region: &mut Region,
     seq0: u64,
@@ -124,12 +211,7 @@ fn batch<const SELF_LOOP: bool>(
     let k = seq_len(region.next());
     let start = monotonic_ns();
     for seq in seq0..seq0 + n {
-        let buf = region.next();
-        // The stamp is also the poison: it is the complement of the reply
-        // expected, so a receive that writes nothing fails the check.
-        stamp(buf, seq, k);
-        round_trip::<SELF_LOOP>(ep, buf, k)?;
-        check_echo(buf, seq, k)?;
+        round_trip::<P>(ep, region.next(), seq, k)?;
     }
     Ok(monotonic_ns() - start)
 }
@@ -137,7 +219,7 @@ fn batch<const SELF_LOOP: bool>(
 /// Times every round trip: `stamps[i]` is the clock after round trip `i`
 /// (`stamps[0]` before the first), so each round trip costs one clock read.
 #[inline(never)]
-fn timestamped<const SELF_LOOP: bool>(
+fn timestamped<const P: u8>(
     ep: &mut dyn Endpoint,
     region: &mut Region,
     seq0: u64,
@@ -147,10 +229,7 @@ fn timestamped<const SELF_LOOP: bool>(
     let (first, rest) = stamps.split_first_mut().expect("at least one stamp");
     *first = monotonic_ns();
     for (seq, slot) in (seq0..).zip(rest.iter_mut()) {
-        let buf = region.next();
-        stamp(buf, seq, k);
-        round_trip::<SELF_LOOP>(ep, buf, k)?;
-        check_echo(buf, seq, k)?;
+        round_trip::<P>(ep, region.next(), seq, k)?;
         *slot = monotonic_ns();
     }
     Ok(())
@@ -177,7 +256,7 @@ impl Expect {
 /// receive buffer is first poisoned against what it must receive, so a
 /// byte the receive does not write fails. Each round trip has `timeout` to
 /// come back.
-fn verify<const SELF_LOOP: bool>(
+fn verify<const P: u8>(
     ep: &mut dyn Endpoint,
     region: &mut Region,
     expect: &mut Expect,
@@ -195,7 +274,16 @@ fn verify<const SELF_LOOP: bool>(
         reply.copy_from_slice(buf);
         echo_transform(reply, k);
         ep.send(buf)?;
-        if SELF_LOOP {
+        if P == LEND {
+            // Read where it lies: its number first (lent memory holds no
+            // poison), then every byte.
+            let got = ep.lend()?;
+            check_lent(got, !seq, Some(seq), seq, k)?;
+            check_whole(got, reply, sent, seq)?;
+            ep.release()?;
+            continue;
+        }
+        if P == SELF_LOOP {
             // The process's own message comes back first (it is the echo
             // server itself), then the reply it sends itself.
             poison(buf, sent);
@@ -213,13 +301,22 @@ fn verify<const SELF_LOOP: bool>(
 
 /// Overhead of one iteration of the timed loop with nothing to talk to: the
 /// minimum of several long runs (interference only ever adds time).
-fn null_iteration_ns<const SELF_LOOP: bool>(region: &mut Region) -> Result<f64, ChannelError> {
-    let mut null = NullEndpoint;
-    let ep: &mut dyn Endpoint = black_box(&mut null);
+fn null_iteration_ns<const P: u8>(region: &mut Region) -> Result<f64, ChannelError> {
+    let (mut null, mut lender) = (
+        NullEndpoint,
+        NullLender {
+            reply: vec![0u8; region.next().len()],
+        },
+    );
+    let ep: &mut dyn Endpoint = if P == LEND {
+        black_box(&mut lender)
+    } else {
+        black_box(&mut null)
+    };
     const N: u64 = 100_000;
     let mut best = u64::MAX;
     for _ in 0..7 {
-        best = best.min(batch::<SELF_LOOP>(ep, region, 1, N)?);
+        best = best.min(batch::<P>(ep, region, 1, N)?);
     }
     Ok(best as f64 / N as f64)
 }
@@ -247,7 +344,8 @@ pub fn measure(
 /// iteration count calibrated and the overheads measured, so that its
 /// samples can be taken now or interleaved with other figures' (a sweep).
 pub struct Prepared {
-    self_loop: bool,
+    /// [`COPY`], [`SELF_LOOP`] or [`LEND`].
+    path: u8,
     budget: Budget,
     buf: Region,
     expect: Expect,
@@ -260,10 +358,15 @@ pub struct Prepared {
     stamps: Vec<u64>,
 }
 
-/// `f::<true>` or `f::<false>` by a runtime flag, outside any timed loop.
-macro_rules! by_loop {
-    ($self_loop:expr, $f:ident($($arg:expr),*)) => {
-        if $self_loop { $f::<true>($($arg),*) } else { $f::<false>($($arg),*) }
+/// `f::<COPY>`, `f::<SELF_LOOP>` or `f::<LEND>` by a runtime path,
+/// outside any timed loop.
+macro_rules! by_path {
+    ($path:expr, $f:ident($($arg:expr),*)) => {
+        match $path {
+            SELF_LOOP => $f::<SELF_LOOP>($($arg),*),
+            LEND => $f::<LEND>($($arg),*),
+            _ => $f::<COPY>($($arg),*),
+        }
     };
 }
 
@@ -284,10 +387,11 @@ impl Prepared {
         let mut expect = Expect::new(size);
         let mut seq = 1u64;
         let timeout = budget.timeout;
+        let path = path_of(ep, self_loop);
 
         // Content check first: a broken channel never gets as far as a figure.
-        by_loop!(
-            self_loop,
+        by_path!(
+            path,
             verify(
                 ep,
                 &mut buf,
@@ -307,7 +411,7 @@ impl Prepared {
             let (per, _) = warm_up(
                 budget.warmup.as_nanos() as u64,
                 || Ok(()),
-                |n| by_loop!(self_loop, batch(ep, &mut buf, seq, n)).inspect(|_| seq += n),
+                |n| by_path!(path, batch(ep, &mut buf, seq, n)).inspect(|_| seq += n),
             )?;
             per
         };
@@ -315,7 +419,7 @@ impl Prepared {
 
         // The null loop walks a region of the same kind, so moving the slot is
         // part of the overhead subtracted (not of the figure).
-        let null_ns = by_loop!(self_loop, null_iteration_ns(&mut region_of()))?;
+        let null_ns = by_path!(path, null_iteration_ns(&mut region_of()))?;
         // Per round trip: the client's loop and the server's (the same shape);
         // a self-loop has one loop doing both halves.
         let overhead_rt = if self_loop { null_ns } else { 2.0 * null_ns };
@@ -326,7 +430,7 @@ impl Prepared {
         let hist_n = ((budget.histogram_time.as_nanos() as f64 / per_iter_ns.max(1.0)) as usize)
             .clamp(1, 1_000_000);
         Ok(Prepared {
-            self_loop,
+            path,
             budget: *budget,
             buf,
             expect,
@@ -344,7 +448,7 @@ impl Prepared {
     pub fn rewarm(&mut self, ep: &mut dyn Endpoint) -> Result<(), ChannelError> {
         let n = (self.iterations / 32).max(4);
         let _wd = Watchdog::arm(self.budget.sample_time + self.budget.timeout);
-        by_loop!(self.self_loop, batch(ep, &mut self.buf, self.seq, n))?;
+        by_path!(self.path, batch(ep, &mut self.buf, self.seq, n))?;
         self.seq += n;
         Ok(())
     }
@@ -353,7 +457,7 @@ impl Prepared {
     pub fn sample(&mut self, ep: &mut dyn Endpoint) -> Result<f64, ChannelError> {
         let _wd = Watchdog::arm(self.budget.sample_time * 4 + self.budget.timeout);
         let n = self.iterations;
-        let t = by_loop!(self.self_loop, batch(ep, &mut self.buf, self.seq, n))?;
+        let t = by_path!(self.path, batch(ep, &mut self.buf, self.seq, n))?;
         self.seq += n;
         Ok((t as f64 / n as f64 - self.overhead_rt) / 2.0)
     }
@@ -372,8 +476,8 @@ impl Prepared {
         let budget = self.budget;
         {
             let _wd = Watchdog::arm(budget.histogram_time * 4 + budget.timeout);
-            by_loop!(
-                self.self_loop,
+            by_path!(
+                self.path,
                 timestamped(ep, &mut self.buf, self.seq, &mut self.stamps)
             )?;
             self.seq += (self.stamps.len() - 1) as u64;
@@ -426,8 +530,8 @@ impl Prepared {
                     + self.budget.timeout
                     + Duration::from_micros(100) * round_trips as u32,
             );
-            by_loop!(
-                self.self_loop,
+            by_path!(
+                self.path,
                 timestamped(ep, &mut self.buf, self.seq, &mut stamps)
             )
         };
@@ -447,8 +551,8 @@ impl Prepared {
         echoed: Option<&AtomicU64>,
     ) -> Result<(), ChannelError> {
         let budget = self.budget;
-        by_loop!(
-            self.self_loop,
+        by_path!(
+            self.path,
             verify(
                 ep,
                 &mut self.buf,

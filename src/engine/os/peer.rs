@@ -68,16 +68,21 @@ pub fn faulty_end(fault: Fault, inner: Box<dyn Endpoint>, size: usize) -> Box<dy
         inner,
         fault,
         own: vec![0u8; size],
+        before: vec![0u8; size],
     })
 }
 
 /// See [`faulty_end`]. `own` is the end's own buffer: where a silent
 /// receive puts the message, or the one buffer of a loopback or of both
-/// directions.
+/// directions. An end that lends breaks the same way in lent terms: a
+/// silent one lends `own`, which no message reaches; a loopback lends the
+/// message it last sent; a shared buffer lends that too (`before`) and
+/// takes the reply into `own`.
 struct FaultyEnd {
     inner: Box<dyn Endpoint>,
     fault: Fault,
     own: Vec<u8>,
+    before: Vec<u8>,
 }
 
 impl Endpoint for FaultyEnd {
@@ -115,6 +120,45 @@ impl Endpoint for FaultyEnd {
             }
             Fault::Silent => self.inner.recv(&mut self.own),
             _ => self.inner.recv(buf),
+        }
+    }
+
+    fn lends(&self) -> bool {
+        self.inner.lends()
+    }
+
+    fn lend(&mut self) -> Result<&mut [u8], ChannelError> {
+        match self.fault {
+            Fault::Loopback => Ok(&mut self.own),
+            Fault::SharedBuffer => {
+                self.before.copy_from_slice(&self.own);
+                let reply = self.inner.lend()?;
+                self.own.copy_from_slice(reply);
+                self.inner.release()?;
+                Ok(&mut self.before)
+            }
+            Fault::Silent => {
+                self.inner.lend()?;
+                self.inner.release()?;
+                Ok(&mut self.own)
+            }
+            _ => self.inner.lend(),
+        }
+    }
+
+    fn send_lent(&mut self) -> Result<(), ChannelError> {
+        match self.fault {
+            Fault::Loopback => Ok(()),
+            Fault::SharedBuffer => self.inner.send(&self.own),
+            Fault::Silent => self.inner.send(&self.own),
+            _ => self.inner.send_lent(),
+        }
+    }
+
+    fn release(&mut self) -> Result<(), ChannelError> {
+        match self.fault {
+            Fault::Loopback | Fault::SharedBuffer | Fault::Silent => Ok(()),
+            _ => self.inner.release(),
         }
     }
 }
