@@ -1,6 +1,6 @@
 //! Test helpers for mechanisms: drive both ends of a channel in one thread.
 
-use crate::engine::channel::{Channel, Mechanism, OpenContext};
+use crate::engine::channel::{Channel, Mechanism, OpenContext, PeerIdentity};
 use crate::engine::message::fill_pattern;
 use crate::engine::os::objects::ObjectNamer;
 
@@ -61,6 +61,13 @@ pub fn echo_lent(mech: &dyn Mechanism, sizes: &[usize], rounds: u64) {
         let ch = open(mech, size);
         let (mut client, mut server) = (ch.client, ch.server.expect("a peer mechanism"));
         assert!(client.lends() && server.lends(), "{} lends", mech.info().id);
+        // Both ends in this process (a thread peer's case).
+        let me = PeerIdentity {
+            pid: crate::sys::process::getpid(),
+            tid: crate::sys::process::gettid(),
+        };
+        client.attach(me).unwrap();
+        server.attach(me).unwrap();
         let echo = std::thread::spawn(move || {
             for _ in 0..rounds {
                 let msg = server.lend().unwrap();

@@ -1,7 +1,9 @@
 //! `vm-copy`: the closest Linux kin of QNX Send/Receive/Reply, which copies a
 //! message straight from one address space into the other. The sender copies
 //! into the peer's private receive buffer with `process_vm_writev`, then wakes
-//! it through a shared futex word.
+//! it through a shared futex word. The receiver reads the message where the
+//! kernel put it ([`Endpoint::lend`]), and the echo answers from there: one
+//! copy per transfer, the kernel's.
 
 use super::shm_common::{self, Handoff};
 use super::shm_futex::FutexHandoff;
@@ -31,6 +33,10 @@ struct VmCopyEnd {
     /// Process of the peer, known once attached.
     peer_pid: libc::pid_t,
     handoff: FutexHandoff,
+    /// The channel's message size.
+    size: usize,
+    /// Whether the landing buffer is lent to the engine.
+    lent: bool,
 }
 
 const DENIED: &str = "process_vm_writev into the peer was refused (EPERM): this system \
@@ -51,13 +57,20 @@ fn vm_error(e: io::Error) -> ChannelError {
 }
 
 impl VmCopyEnd {
-    fn new(landing: &Arc<SharedMapping>, peer: &Arc<SharedMapping>, handoff: FutexHandoff) -> Self {
+    fn new(
+        landing: &Arc<SharedMapping>,
+        peer: &Arc<SharedMapping>,
+        handoff: FutexHandoff,
+        size: usize,
+    ) -> Self {
         VmCopyEnd {
             landing: Arc::clone(landing),
             _peer_keepalive: Arc::clone(peer),
             peer_landing: peer.addr(0, peer.len()),
             peer_pid: 0,
             handoff,
+            size,
+            lent: false,
         }
     }
 
@@ -98,11 +111,45 @@ impl Endpoint for VmCopyEnd {
         self.handoff.notify()
     }
 
+    /// Receives by copying out of the landing buffer: for a caller that
+    /// wants a copy; the engine lends.
     #[inline]
     fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
         self.handoff.wait()?;
         fence(Ordering::Acquire);
         self.landing.read_bytes(0, buf);
+        Ok(())
+    }
+
+    fn lends(&self) -> bool {
+        true
+    }
+
+    #[inline]
+    fn lend(&mut self) -> Result<&mut [u8], ChannelError> {
+        self.handoff.wait()?;
+        fence(Ordering::Acquire);
+        // The peer writes the landing buffer again only after this end's
+        // next send: it is this end's until then.
+        self.lent = true;
+        Ok(self.landing.bytes_mut(0, self.size))
+    }
+
+    #[inline]
+    fn send_lent(&mut self) -> Result<(), ChannelError> {
+        if !std::mem::take(&mut self.lent) {
+            return Err(nothing_lent());
+        }
+        self.write_peer(self.landing.bytes_mut(0, self.size))?;
+        fence(Ordering::Release);
+        self.handoff.notify()
+    }
+
+    #[inline]
+    fn release(&mut self) -> Result<(), ChannelError> {
+        if !std::mem::take(&mut self.lent) {
+            return Err(nothing_lent());
+        }
         Ok(())
     }
 }
@@ -137,8 +184,9 @@ impl Mechanism for VmCopy {
                 .map_err(ChannelError::io("mmap landing buffer"))
         };
         let (client_landing, server_landing) = (landing()?, landing()?);
-        let client = VmCopyEnd::new(&client_landing, &server_landing, client_handoff);
-        let server = VmCopyEnd::new(&server_landing, &client_landing, server_handoff);
+        let size = ctx.size;
+        let client = VmCopyEnd::new(&client_landing, &server_landing, client_handoff, size);
+        let server = VmCopyEnd::new(&server_landing, &client_landing, server_handoff, size);
         Ok(Channel {
             client: Box::new(client),
             server: Some(Box::new(server)),
@@ -150,6 +198,11 @@ impl Mechanism for VmCopy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_peer_reads_where_the_kernel_copied_and_answers_from_there() {
+        crate::mechanisms::test_util::echo_lent(&VmCopy, &[1, 4096, 65536 + 3], 50);
+    }
 
     #[test]
     fn a_refused_copy_names_the_cause() {
