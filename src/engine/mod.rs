@@ -19,7 +19,8 @@
 //!
 //! Beside them, the contracts mechanisms and benchmarks implement
 //! ([`channel`], [`op`]) and the vocabulary every model shares ([`error`],
-//! [`measure`], [`message`]).
+//! [`measure`], [`message`]); and what the verify rounds' whole-content
+//! check costs per byte on this machine ([`verify_cost`]).
 
 pub mod channel;
 pub mod error;
@@ -29,3 +30,4 @@ pub mod models;
 pub mod op;
 pub mod os;
 pub mod run;
+pub mod verify_cost;

@@ -1,6 +1,8 @@
 //! The cost models of a run (fitted in `analysis::cost_model`) as the
-//! `--long` page's table.
+//! `--long` page's table, and beside them the cost of the verify rounds'
+//! whole-content check (`verification`), which no figure contains.
 
+use crate::record::run::VerificationRecord;
 use crate::record::summary::CostModel;
 
 /// The models as a table shaped like the study's Table 2.
@@ -37,6 +39,20 @@ pub fn render(models: &[CostModel]) -> String {
          size's median (drift common to interleaved sizes removed), a new range where the per-byte cost \
          changes significantly\n{t}\n{}",
         crossovers(models)
+    )
+}
+
+/// The cost per byte of comparing a whole message, as measured at the
+/// run's start, in one line: the figures' per-byte costs do not contain it.
+pub fn verification(v: &VerificationRecord) -> String {
+    use crate::output::table::cells::format_size;
+    let sizes: Vec<String> = v.sizes_bytes.iter().map(|&s| format_size(s)).collect();
+    format!(
+        "verification (untimed): comparing every byte costs {:.3} ns/B on this machine (the check \
+         timed at {}, the slope between the sizes); the timed loops check the 8-byte number only, \
+         so no figure contains it\n",
+        v.ns_per_byte,
+        sizes.join(" and ")
     )
 }
 

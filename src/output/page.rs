@@ -115,6 +115,11 @@ pub fn render(report: &RunRecord, options: Options) -> String {
     if options.long && !report.cost_models.is_empty() {
         out.push_str(&crate::output::cost_model::render(&report.cost_models));
     }
+    if options.long
+        && let Some(v) = &report.verification
+    {
+        out.push_str(&crate::output::cost_model::verification(v));
+    }
     if options.long {
         out.push_str(&crate::output::machine::long(report, options.colour));
     }
@@ -419,5 +424,31 @@ mod golden {
             }
         }
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    /// `--long` prints the verification's cost where the report has it,
+    /// once, after the cost models; the compact page and a report without
+    /// it (an earlier build's) print nothing of it.
+    #[test]
+    fn the_long_page_says_what_the_verification_costs_only_where_measured() {
+        let page = |json: &str, long| {
+            let record = RunRecord::parse(json).unwrap();
+            render(
+                &record,
+                Options {
+                    long,
+                    colour: false,
+                },
+            )
+        };
+        let with = include_str!("../../tests/reports/cost-model.json");
+        let long = page(with, true);
+        let line = "verification (untimed): comparing every byte costs 0.357 ns/B on this machine \
+                    (the check timed at 4K and 256K";
+        assert_eq!(long.matches(line).count(), 1, "{long}");
+        assert!(long.find(line) > long.find("cost model: "), "{long}");
+        assert!(!page(with, false).contains("verification"));
+        let without = include_str!("../../tests/reports/passes.json");
+        assert!(!page(without, true).contains("verification ("));
     }
 }

@@ -317,6 +317,7 @@ mod tests {
             checks: None,
             pass_checks: None,
             placement_probe: None,
+            verification: None,
             level: None,
             remote: None,
             settings: crate::record::Settings {

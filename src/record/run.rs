@@ -44,6 +44,12 @@ pub struct RunRecord {
     /// reports and from runs on one CPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement_probe: Option<super::placement::PlacementProbeRecord>,
+    /// What comparing every byte of a message costs on this machine, as the
+    /// verify rounds compare (measured at the start of a run with ping-pong,
+    /// one-way or stream figures, untimed by any figure); absent from
+    /// earlier reports and from runs without such figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verification: Option<VerificationRecord>,
     /// With `--remote`: the agent and its host.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteRunRecord>,
@@ -58,6 +64,24 @@ pub struct RunRecord {
     /// `ipcmark map`'s matrices, once the map is over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub map: Option<MapRecord>,
+}
+
+/// `verification`: the cost per byte of the verify rounds' whole-content
+/// check (`engine::verify_cost`, docs/method.md): the check timed on warm
+/// buffers at two sizes, the slope between them (fixed costs cancel).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerificationRecord {
+    /// Cost of comparing one byte, ns: the median over repetitions of the
+    /// slope between the sizes.
+    pub ns_per_byte: f64,
+    /// The message sizes compared, bytes, smallest first.
+    pub sizes_bytes: Vec<usize>,
+    /// Checks timed back to back in one block (each size's).
+    pub calls: usize,
+    /// Repetitions (one block of each size), whose median is the figure.
+    pub repetitions: usize,
+    /// What the measurement took in all, ns.
+    pub took_ns: u64,
 }
 
 /// `level`: the machine's speed during each pass, the component common to

@@ -36,6 +36,7 @@ use crate::output::recorder::{Recorder, now_rfc3339};
 use crate::presets::LoadStudy;
 use crate::record::RunRecord;
 use crate::record::map::MapFigureRecord;
+use crate::record::run::VerificationRecord;
 use plan::remote::RemoteRun;
 use plan::{Machine, RunPlan};
 use request::{ExternalFigures, Pairs};
@@ -188,6 +189,7 @@ pub fn run(mut request: RunRequest, progress: &mut dyn RunObserver) -> Result<Ou
         ),
         pass_checks: None,
         placement_probe: None,
+        verification: verification(&plan.session.items),
         level: None,
         remote: remote.as_ref().map(|r| r.record.clone()),
         settings: plan.settings.clone(),
@@ -224,6 +226,25 @@ pub fn run(mut request: RunRequest, progress: &mut dyn RunObserver) -> Result<Ou
         _latency: latency,
         _remote: remote,
     })
+}
+
+/// What the verify rounds' whole-content check costs per byte on this
+/// machine, measured now (a few ms, before any figure and outside every
+/// timed loop), for a run with figures that verify whole messages:
+/// ping-pong, one-way and stream figures over a channel; `None` for a run
+/// without any.
+fn verification(items: &[(Item, Vec<usize>)]) -> Option<VerificationRecord> {
+    let verifies = |(item, sizes): &(Item, Vec<usize>)| {
+        !sizes.is_empty()
+            && matches!(
+                item,
+                Item::PingPong(..) | Item::OneWay(..) | Item::Stream(..)
+            )
+    };
+    items
+        .iter()
+        .any(verifies)
+        .then(|| (&crate::engine::verify_cost::measure()).into())
 }
 
 /// Applies a load study's settings (`--preset rtos-load`) to `request`: its

@@ -1,9 +1,10 @@
 //! The records of what applies to every result of a report (the machine,
-//! also in the workload report, and the phase budget of a figure), built
-//! from the engine's values.
+//! also in the workload report, the phase budget of a figure, and the cost
+//! of the verify rounds' check), built from the engine's values.
 
 use super::ms;
 use crate::engine::measure::{Budget, Precision};
+use crate::engine::verify_cost::VerifyCost;
 use crate::machine::cpu_latency::CpuLatencyState;
 use crate::machine::environment::{CpuIdle, Environment, IdleState, MpiJob, RankPlace};
 
@@ -12,6 +13,7 @@ use crate::record::environment::{
     BudgetRecord, CpuIdleRecord, CpuLatencyRecord, EnvironmentRecord, IdleStateRecord, MpiRecord,
     PrecisionTargetRecord, RankRecord, WakeupProbeRecord,
 };
+use crate::record::run::VerificationRecord;
 
 impl From<&MpiJob> for MpiRecord {
     fn from(j: &MpiJob) -> Self {
@@ -117,6 +119,18 @@ impl From<&Budget> for BudgetRecord {
             histogram_time: ms(b.histogram_time),
             verify_rounds: b.verify_rounds,
             timeout: ms(b.timeout),
+        }
+    }
+}
+
+impl From<&VerifyCost> for VerificationRecord {
+    fn from(c: &VerifyCost) -> Self {
+        VerificationRecord {
+            ns_per_byte: c.ns_per_byte,
+            sizes_bytes: c.sizes_bytes.to_vec(),
+            calls: c.calls,
+            repetitions: c.repetitions,
+            took_ns: c.took_ns,
         }
     }
 }
