@@ -153,6 +153,11 @@ pub fn poison(buf: &mut [u8], want: &[u8]) {
 /// client sent (its own message coming back is reported as such); the
 /// buffer was poisoned against `want` before the receive ([`poison`]).
 pub fn check_whole(buf: &[u8], want: &[u8], sent: &[u8], seq: u64) -> Result<(), ChannelError> {
+    // One memcmp for a message that is whole; the byte loop only finds
+    // where one that is not goes wrong.
+    if buf == want {
+        return Ok(());
+    }
     let Some(offset) = buf.iter().zip(want).position(|(a, b)| a != b) else {
         return Ok(());
     };

@@ -169,7 +169,7 @@ impl Mechanism for MemfdPass {
     fn info(&self) -> MechanismInfo {
         MechanismInfo {
             id: "memfd-pass",
-            summary: "payload in a sealed memfd per message, its descriptor passed over a Unix socket (SCM_RIGHTS), mapped and read by the receiver",
+            summary: "payload in a sealed memfd per message, its descriptor passed over a Unix socket (SCM_RIGHTS), mapped and read in place by the receiver, the same file passed back",
             payload: Payload::Bytes,
             topology: Topology::Peer,
             spins: false,
