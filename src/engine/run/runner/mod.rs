@@ -234,7 +234,7 @@ pub fn oneway_skip_reason(mech: &dyn Mechanism, size: usize) -> Option<String> {
     }
 }
 
-/// Runs one figure of mode `oneway` (`oneway.rs`): the client sends, the
+/// Runs one figure of mode `oneway` (`models/oneway/`): the client sends, the
 /// peer receives and times. Never panics on a channel failure.
 pub fn run_oneway_figure(
     mech: &dyn Mechanism,
