@@ -167,14 +167,20 @@ impl Queue {
                 std::hint::spin_loop();
                 continue;
             }
-            self.map.atomic_u32(self.sleeps).store(1, Ordering::Relaxed);
+            let flag = self.map.atomic_u32(self.sleeps);
+            flag.store(1, Ordering::Relaxed);
             // Pairs with the producer's fence between publishing its count
             // and reading this flag: one of the two sees the other.
             fence(Ordering::SeqCst);
-            if count.load(Ordering::Acquire) != consumed {
-                continue;
+            if count.load(Ordering::Acquire) == consumed {
+                retry("futex wait", || futex_wait(count, consumed))?;
             }
-            retry("futex wait", || futex_wait(count, consumed))?;
+            // Only this side lowers its flag, once awake. A producer that
+            // lowered it instead (after the wake of an earlier push) could
+            // erase the flag this side raised since for its next sleep, and
+            // the next push would wake no one: a stream of 64 B messages
+            // hung so within a second.
+            flag.store(0, Ordering::Relaxed);
         }
     }
 
@@ -210,8 +216,7 @@ impl Queue {
             return Ok(());
         }
         fence(Ordering::SeqCst);
-        let f = self.map.atomic_u32(self.sleeps);
-        if f.load(Ordering::Relaxed) != 0 && f.swap(0, Ordering::Relaxed) != 0 {
+        if self.map.atomic_u32(self.sleeps).load(Ordering::Relaxed) != 0 {
             futex_wake(count, 1).map_err(ChannelError::io("futex wake"))?;
         }
         Ok(())
@@ -617,8 +622,12 @@ mod tests {
     /// chunks and waits for releases, many times over.
     #[test]
     fn streams_through_a_thread_with_every_chunk_loaned() {
-        for m in [ShmLoan::FUTEX, ShmLoan::SPIN] {
-            let size = 100;
+        for (m, size) in [
+            (ShmLoan::FUTEX, 100),
+            (ShmLoan::SPIN, 100),
+            (ShmLoan::FUTEX, 64),
+            (ShmLoan::FUTEX, 1),
+        ] {
             let ch = test_util::open_stream(&m, size);
             let (mut tx, mut rx) = (ch.client, ch.server.unwrap());
             let reader = std::thread::spawn(move || {
@@ -639,6 +648,21 @@ mod tests {
             }
             reader.join().unwrap();
         }
+    }
+
+    /// Only the sleeping side lowers its flag: a push that lowered it could
+    /// erase a flag raised for the next sleep (the wake of that push having
+    /// come before the sleep), and the next push would wake no one.
+    #[test]
+    fn a_push_leaves_the_sleepers_flag_to_the_sleeper() {
+        let (map, ports) = mapping(64, 1).unwrap();
+        let port = ports[0];
+        let mut w = Writer::new(&map, port, false, None);
+        let flag = map.atomic_u32(port.base + READER_SLEEPS);
+        flag.store(1, Ordering::Relaxed);
+        w.send(&[1u8; 64]).unwrap();
+        w.send(&[2u8; 64]).unwrap();
+        assert_eq!(flag.load(Ordering::Relaxed), 1, "a push lowered the flag");
     }
 
     #[test]

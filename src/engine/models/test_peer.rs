@@ -2,7 +2,7 @@
 //! process (std channels), its server end served by a thread of the test
 //! running a model's own server loop; no signal, no fork, no global state.
 
-use crate::engine::channel::{ChannelError, Endpoint, expect_len};
+use crate::engine::channel::{ChannelError, Endpoint, expect_len, nothing_lent};
 use crate::engine::os::peer::{Fault, faulty_end};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::thread::JoinHandle;
@@ -25,6 +25,41 @@ impl Endpoint for End {
         expect_len(buf.len(), m.len())?;
         buf.copy_from_slice(&m);
         Ok(())
+    }
+}
+
+/// An [`End`] that lends what it receives: the message it holds is lent
+/// in place, sent back as it is now or dropped.
+pub struct Lender {
+    end: End,
+    held: Option<Vec<u8>>,
+}
+
+impl Endpoint for Lender {
+    fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
+        self.end.send(msg)
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+        self.end.recv(buf)
+    }
+
+    fn lends(&self) -> bool {
+        true
+    }
+
+    fn lend(&mut self) -> Result<&mut [u8], ChannelError> {
+        let m = self.end.rx.recv().map_err(|_| ChannelError::Closed)?;
+        Ok(self.held.insert(m))
+    }
+
+    fn send_lent(&mut self) -> Result<(), ChannelError> {
+        let m = self.held.take().ok_or_else(nothing_lent)?;
+        self.end.tx.send(m).map_err(|_| ChannelError::Closed)
+    }
+
+    fn release(&mut self) -> Result<(), ChannelError> {
+        self.held.take().map(drop).ok_or_else(nothing_lent)
     }
 }
 
@@ -52,9 +87,23 @@ pub fn served(
     fault: Option<Fault>,
     serve: impl FnOnce(&mut dyn Endpoint) -> Result<(), ChannelError> + Send + 'static,
 ) -> (Box<dyn Endpoint>, JoinHandle<Result<(), ChannelError>>) {
+    served_by(false, size, fault, serve)
+}
+
+/// [`served`], its ends [`Lender`]s where `lending`.
+pub fn served_by(
+    lending: bool,
+    size: usize,
+    fault: Option<Fault>,
+    serve: impl FnOnce(&mut dyn Endpoint) -> Result<(), ChannelError> + Send + 'static,
+) -> (Box<dyn Endpoint>, JoinHandle<Result<(), ChannelError>>) {
     let (client, server) = pair();
-    let (mut client, mut server): (Box<dyn Endpoint>, Box<dyn Endpoint>) =
-        (Box::new(client), Box::new(server));
+    let (mut client, mut server): (Box<dyn Endpoint>, Box<dyn Endpoint>) = if lending {
+        let lender = |end| Lender { end, held: None };
+        (Box::new(lender(client)), Box::new(lender(server)))
+    } else {
+        (Box::new(client), Box::new(server))
+    };
     if let Some(f) = fault {
         client = faulty_end(f, client, size);
         if f.breaks_server() {

@@ -210,3 +210,49 @@ fn pattern_differs_between_messages() {
     assert_ne!(a[..8], b[..8]);
     assert_ne!(a[8..], b[8..]);
 }
+
+/// Through ends that lend: a figure whose every reply was read in place,
+/// and none through an end broken in any of the three ways.
+#[test]
+fn a_lending_channel_is_measured_in_place_and_its_faults_caught() {
+    use crate::engine::models::test_peer::served_by;
+    let lent_figure = |size: usize, fault: Option<Fault>| {
+        let echoed = Arc::new(AtomicU64::new(0));
+        let count = Arc::clone(&echoed);
+        // The echo applies what the server does wrong; the ends, the rest.
+        let by_echo = fault.filter(|f| !f.breaks_client());
+        let (mut client, server) = served_by(true, size, fault, move |ep| {
+            echo(ep, &mut Region::warm(size), by_echo, &count)
+        });
+        let m = measure(
+            client.as_mut(),
+            size,
+            false,
+            &Budget::tiny(),
+            None,
+            Some(&echoed),
+        );
+        drop(client);
+        match (m, server.join().expect("the echo does not panic")) {
+            (Err(ChannelError::Closed), Err(e)) => Err(e),
+            (m, _) => m,
+        }
+    };
+    for size in [1, 8, 64, 4096] {
+        let m = lent_figure(size, None).unwrap();
+        assert_eq!(m.verified_round_trips, 8);
+        for (what, fault) in BROKEN {
+            let err = lent_figure(size, Some(fault)).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    ChannelError::NotReturned { seq: 1 } | ChannelError::NotLent { seq: 1, .. }
+                ),
+                "{what} at {size} B: {err}"
+            );
+        }
+    }
+    // A damaged body is caught by the verify rounds' comparison in place.
+    let err = lent_figure(64, Some(Fault::Corrupt)).unwrap_err();
+    assert!(matches!(err, ChannelError::Corrupt { seq: 1, .. }), "{err}");
+}
