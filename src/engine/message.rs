@@ -121,6 +121,26 @@ pub fn check_lent(
     Ok(())
 }
 
+/// Receives the reply to message `seq` lent in place through `ep` and
+/// checks it whole: first its number (its first `k` bytes must be the
+/// complement of `number`, the one sent: lent memory holds no poison),
+/// then every byte against `want` ([`check_whole`], `sent` being what was
+/// sent), then gives it back. The verify rounds' receive of an end that
+/// lends.
+pub fn receive_lent_whole(
+    ep: &mut dyn crate::engine::channel::Endpoint,
+    number: u64,
+    k: usize,
+    want: &[u8],
+    sent: &[u8],
+    seq: u64,
+) -> Result<(), ChannelError> {
+    let got = ep.lend()?;
+    check_lent(got, !number, Some(number), seq, k)?;
+    check_whole(got, want, sent, seq)?;
+    ep.release()
+}
+
 #[cold]
 fn not_lent(buf: &[u8], own: Option<u64>, seq: u64, k: usize) -> ChannelError {
     if own.is_some_and(|own| k > 0 && buf[..k] == own.to_le_bytes()[..k]) {

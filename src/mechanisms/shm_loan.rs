@@ -223,15 +223,11 @@ impl Queue {
     }
 }
 
-/// One side's view of a queue of `port` that may carry chunks of `carries`.
-fn queue(
-    map: &Arc<SharedMapping>,
-    port: Port,
-    (count, ring, sleeps): (usize, usize, usize),
-    spins: bool,
-    carries: [Option<Port>; 2],
-) -> Queue {
-    Queue {
+/// One side's view of the two queues of `port`: (published, free). The
+/// published queue may also carry chunks of `also` (loans sent back); the
+/// free queue only the port's own.
+fn queues(map: &Arc<SharedMapping>, port: Port, spins: bool, also: Option<Port>) -> (Queue, Queue) {
+    let queue = |count, ring, sleeps, carries| Queue {
         map: Arc::clone(map),
         count: port.base + count,
         ring,
@@ -239,7 +235,16 @@ fn queue(
         n: port.n,
         spins,
         carries,
-    }
+    };
+    (
+        queue(
+            PUBLISHED,
+            port.published_queue(),
+            READER_SLEEPS,
+            [Some(port), also],
+        ),
+        queue(FREED, port.free_queue(), WRITER_SLEEPS, [Some(port), None]),
+    )
 }
 
 /// The writing side of a port: loans free chunks, publishes them (its own,
@@ -262,23 +267,12 @@ impl Writer {
     /// `returns`: the port whose loans this side may send back (the one it
     /// reads), which its published queue then also carries.
     fn new(map: &Arc<SharedMapping>, port: Port, spins: bool, returns: Option<Port>) -> Writer {
+        let (published, free) = queues(map, port, spins, returns);
         Writer {
             map: Arc::clone(map),
-            free: queue(
-                map,
-                port,
-                (FREED, port.free_queue(), WRITER_SLEEPS),
-                spins,
-                [Some(port), None],
-            ),
+            free,
             loaned: 0,
-            published: queue(
-                map,
-                port,
-                (PUBLISHED, port.published_queue(), READER_SLEEPS),
-                spins,
-                [Some(port), returns],
-            ),
+            published,
             sent: 0,
             spare: Vec::with_capacity(port.n as usize),
             port,
@@ -339,24 +333,13 @@ impl Reader {
     /// `own`: the port of this side's writer, whose chunks may come back
     /// to it with a reply (a ping-pong end's).
     fn new(map: &Arc<SharedMapping>, port: Port, spins: bool, own: Option<Port>) -> Reader {
+        let (published, free) = queues(map, port, spins, own);
         Reader {
             map: Arc::clone(map),
-            published: queue(
-                map,
-                port,
-                (PUBLISHED, port.published_queue(), READER_SLEEPS),
-                spins,
-                [Some(port), own],
-            ),
+            published,
             taken: 0,
+            free,
             // The pool starts with every chunk released once.
-            free: queue(
-                map,
-                port,
-                (FREED, port.free_queue(), WRITER_SLEEPS),
-                spins,
-                [Some(port), None],
-            ),
             released: port.n,
             lent: None,
         }

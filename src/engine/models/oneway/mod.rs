@@ -47,6 +47,7 @@ use crate::engine::channel::{ChannelError, Endpoint};
 use crate::engine::measure::{Budget, Measurement};
 use crate::engine::message::{
     check_lent, check_whole, clock_overhead_ns, echo_transform, fill_pattern, poison,
+    receive_lent_whole,
 };
 use crate::engine::models::periodic::SlackGuard;
 use crate::engine::models::region::Region;
@@ -403,10 +404,7 @@ fn verify(
         echo_transform(ack, HEADER);
         ep.send(buf)?;
         if ep.lends() {
-            let got = ep.lend()?;
-            check_lent(got, !h, Some(h), seq, HEADER)?;
-            check_whole(got, ack, sent, seq)?;
-            ep.release()?;
+            receive_lent_whole(ep, h, HEADER, ack, sent, seq)?;
             continue;
         }
         poison(buf, ack);

@@ -21,7 +21,7 @@ use crate::engine::measure::Achieved;
 use crate::engine::measure::{Budget, Measurement};
 use crate::engine::message::{
     check_echo, check_lent, check_whole, clock_overhead_ns, echo_transform, fill_pattern, poison,
-    poison_seq, seq_len, stamp, still_poisoned,
+    poison_seq, receive_lent_whole, seq_len, stamp, still_poisoned,
 };
 use crate::engine::models::calibrate::{iterations_for, warm_up};
 use crate::engine::models::region::Region;
@@ -275,12 +275,7 @@ fn verify<const P: u8>(
         echo_transform(reply, k);
         ep.send(buf)?;
         if P == LEND {
-            // Read where it lies: its number first (lent memory holds no
-            // poison), then every byte.
-            let got = ep.lend()?;
-            check_lent(got, !seq, Some(seq), seq, k)?;
-            check_whole(got, reply, sent, seq)?;
-            ep.release()?;
+            receive_lent_whole(ep, seq, k, reply, sent, seq)?;
             continue;
         }
         if P == SELF_LOOP {

@@ -1,7 +1,7 @@
 //! Tests of the pingpong model.
 
 use super::*;
-use crate::engine::models::test_peer::{BROKEN, self_loop, served};
+use crate::engine::models::test_peer::{BROKEN, self_loop, served, served_by};
 use crate::engine::os::peer::{Fault, faulty_end};
 use std::sync::Arc;
 
@@ -14,10 +14,23 @@ fn figure_with(
     cold: Option<usize>,
     wrap: impl FnOnce(Box<dyn Endpoint>) -> Box<dyn Endpoint>,
 ) -> Result<Measurement, ChannelError> {
+    figure_by(false, size, fault, cold, wrap)
+}
+
+/// [`figure_with`] through ends that lend where `lending`; a fault of the
+/// server's own (not one that breaks an end) is the echo's to apply.
+fn figure_by(
+    lending: bool,
+    size: usize,
+    fault: Option<Fault>,
+    cold: Option<usize>,
+    wrap: impl FnOnce(Box<dyn Endpoint>) -> Box<dyn Endpoint>,
+) -> Result<Measurement, ChannelError> {
     let echoed = Arc::new(AtomicU64::new(0));
     let count = Arc::clone(&echoed);
-    let (client, server) = served(size, fault, move |ep| {
-        echo(ep, &mut Region::warm(size), None, &count)
+    let by_echo = fault.filter(|f| !f.breaks_client());
+    let (client, server) = served_by(lending, size, fault, move |ep| {
+        echo(ep, &mut Region::warm(size), by_echo, &count)
     });
     let mut client = wrap(client);
     let m = measure(
@@ -215,29 +228,7 @@ fn pattern_differs_between_messages() {
 /// and none through an end broken in any of the three ways.
 #[test]
 fn a_lending_channel_is_measured_in_place_and_its_faults_caught() {
-    use crate::engine::models::test_peer::served_by;
-    let lent_figure = |size: usize, fault: Option<Fault>| {
-        let echoed = Arc::new(AtomicU64::new(0));
-        let count = Arc::clone(&echoed);
-        // The echo applies what the server does wrong; the ends, the rest.
-        let by_echo = fault.filter(|f| !f.breaks_client());
-        let (mut client, server) = served_by(true, size, fault, move |ep| {
-            echo(ep, &mut Region::warm(size), by_echo, &count)
-        });
-        let m = measure(
-            client.as_mut(),
-            size,
-            false,
-            &Budget::tiny(),
-            None,
-            Some(&echoed),
-        );
-        drop(client);
-        match (m, server.join().expect("the echo does not panic")) {
-            (Err(ChannelError::Closed), Err(e)) => Err(e),
-            (m, _) => m,
-        }
-    };
+    let lent_figure = |size, fault| figure_by(true, size, fault, None, |c| c);
     for size in [1, 8, 64, 4096] {
         let m = lent_figure(size, None).unwrap();
         assert_eq!(m.verified_round_trips, 8);
