@@ -22,6 +22,7 @@ use crate::engine::models::region::Region;
 use crate::engine::os::interrupt;
 use crate::remote::roles;
 use crate::remote::task::{Proto, Report, Role, Task};
+use crate::sys::fd::wait_readable;
 use std::io::{self, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
 use std::os::fd::{OwnedFd, RawFd};
@@ -136,7 +137,7 @@ pub fn connect(
             let s = UdpSocket::bind(any).map_err(|e| format!("data socket: {e}"))?;
             s.connect(agent)
                 .map_err(|e| format!("data socket to {agent}: {e}"))?;
-            udp_hello(&s, agent, key)?;
+            udp_hello(&s, agent, key, watch)?;
             Sock::Udp(s)
         }
     };
@@ -149,14 +150,26 @@ pub fn connect(
 
 /// The UDP client's hello: the key's hello datagram, sent every [`TICK`]
 /// until the agent answers with an empty one, so the agent learns where to
-/// send (and a lost hello costs a tick, not the figure).
-fn udp_hello(s: &UdpSocket, agent: SocketAddr, key: &DataKey) -> Result<(), String> {
+/// send (and a lost hello costs a tick, not the figure). An agent that
+/// went away (`watch`, its control connection, turns readable) ends it at
+/// the next tick, not at the end of the wait: nothing will answer.
+fn udp_hello(
+    s: &UdpSocket,
+    agent: SocketAddr,
+    key: &DataKey,
+    watch: Option<RawFd>,
+) -> Result<(), String> {
     s.set_read_timeout(Some(TICK))
         .map_err(|e| format!("data socket options: {e}"))?;
     let until = Instant::now() + CONNECT_WAIT;
     let mut buf = [0u8; 1];
     while Instant::now() < until {
         interrupt::check().map_err(|e| e.to_string())?;
+        if let Some(fd) = watch
+            && wait_readable(&fd, Duration::ZERO).unwrap_or(false)
+        {
+            return Err("the agent closed its control connection: it is gone".into());
+        }
         match s.send(&key.hello()) {
             Ok(_) => {}
             Err(e) if e.raw_os_error() == Some(libc::ECONNREFUSED) => {}
