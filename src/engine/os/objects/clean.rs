@@ -209,15 +209,18 @@ mod tests {
         let base = tempfile::tempdir().unwrap();
         let dir = base.path().join("ipcmark-1-2-3-abc-dbus-0");
         fs::create_dir(&dir).unwrap();
-        // `sh -c CMD NAME`: NAME is $0, on the command line, unused. The
-        // shell blocks in a builtin (`read` on a pipe kept open here), so
-        // it stays the process: a last external command (`sleep`) may be
-        // exec'd in its place, and its command line would not name the
-        // directory.
+        // `sh -c CMD NAME FIFO`: NAME is $0, on the command line, unused.
+        // The shell blocks opening a FIFO no one writes to, in a builtin
+        // redirection, so it stays the process (a last external command such
+        // as `sleep` may be exec'd in its place, and its command line would
+        // not name the directory) and holds no descriptor of this process
+        // that another test could close under it.
+        let fifo = base.path().join("never-written");
+        crate::sys::fd::mkfifo(&fifo).unwrap();
         let mut helper = std::process::Command::new("sh")
-            .args(["-c", "trap '' TERM; read _"])
+            .args(["-c", "trap '' TERM; read _ < \"$1\""])
             .arg(&dir)
-            .stdin(std::process::Stdio::piped())
+            .arg(&fifo)
             .spawn()
             .unwrap();
         let pid = helper.id() as libc::pid_t;
@@ -229,7 +232,13 @@ mod tests {
         assert_eq!(end_helper(&dir), None, "a process not naming the directory");
         assert!(other.try_wait().unwrap().is_none());
         fs::write(dir.join(HELPER_PID_FILE), format!("{pid}\n")).unwrap();
-        assert_eq!(end_helper(&dir), Some(pid));
+        let ended = end_helper(&dir);
+        if ended.is_none() {
+            // Only something outside this test ends the helper early (another
+            // test's kill of a pid it had already reaped, reused here): say how.
+            panic!("helper {pid} not killed; it had ended: {:?}", helper.try_wait());
+        }
+        assert_eq!(ended, Some(pid));
         let status = helper.wait().unwrap();
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(libc::SIGKILL));
