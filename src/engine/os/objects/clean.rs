@@ -236,7 +236,10 @@ mod tests {
         if ended.is_none() {
             // Only something outside this test ends the helper early (another
             // test's kill of a pid it had already reaped, reused here): say how.
-            panic!("helper {pid} not killed; it had ended: {:?}", helper.try_wait());
+            panic!(
+                "helper {pid} not killed; it had ended: {:?}",
+                helper.try_wait()
+            );
         }
         assert_eq!(ended, Some(pid));
         let status = helper.wait().unwrap();
