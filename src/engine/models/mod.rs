@@ -7,6 +7,7 @@ pub mod oneway;
 pub mod oploop;
 pub mod periodic;
 pub mod pingpong;
+pub mod rate;
 pub mod region;
 pub mod sampling;
 pub mod score;

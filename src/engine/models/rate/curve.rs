@@ -1,0 +1,209 @@
+//! A rate figure's curve: the sweep of offered rates, round by round, its
+//! knee and its saturation rate, and the figure's common measurement.
+
+use super::{OverRounds, RateFacts, RatePlan, RatePoint, Rates, SWEEP_FIRST, SWEEP_LAST};
+use crate::engine::measure::Measurement;
+use crate::stats::compare::Interval;
+use crate::stats::{LatencyHistogram, Summary, median};
+
+/// A point is saturated when it achieved less than this share of its offered rate.
+pub const SATURATED_BELOW: f64 = 0.95;
+/// The knee: the p99 from the intended send at this multiple of the lowest rate's.
+pub const KNEE_FACTOR: f64 = 2.0;
+
+/// The knee of one round's points (in increasing offered rate): the lowest
+/// offered rate whose p99 from the intended send is [`KNEE_FACTOR`] times
+/// the lowest rate's or more; `None` if no rate reached it.
+pub fn knee(points: &[RatePoint]) -> Option<f64> {
+    let base = points.first()?.latency_ns.p99;
+    points
+        .iter()
+        .skip(1)
+        .find(|p| p.latency_ns.p99 >= KNEE_FACTOR * base.max(1.0))
+        .map(|p| p.offered_rate)
+}
+
+/// Whether `p` kept up with its offered rate.
+fn kept_up(p: &RatePoint) -> bool {
+    p.achieved_rate >= SATURATED_BELOW * p.offered_rate
+}
+
+/// The saturation rate of one round's points: the highest achieved rate of
+/// a point that kept up with its offer (within 5%); `None` if none did.
+pub fn saturation(points: &[RatePoint]) -> Option<f64> {
+    points
+        .iter()
+        .filter(|p| kept_up(p))
+        .map(|p| p.achieved_rate)
+        .max_by(f64::total_cmp)
+}
+
+/// Each round's value, their median and their range.
+fn over_rounds(per_round: Vec<Option<f64>>) -> Option<OverRounds> {
+    let values: Vec<f64> = per_round.iter().flatten().copied().collect();
+    if values.is_empty() {
+        return None;
+    }
+    let interval = (values.len() >= 2).then(|| Interval {
+        low: values.iter().copied().fold(f64::INFINITY, f64::min),
+        high: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    });
+    Some(OverRounds {
+        median: median(&values),
+        per_round,
+        interval,
+    })
+}
+
+/// A point measured by the caller: the point and its latencies from the
+/// intended send.
+pub type Measured = (RatePoint, Vec<f64>);
+
+/// One round of `plan`: its points in increasing offered rate, the
+/// latencies of its lowest rate, and whether a sweep ended unsaturated.
+fn round(
+    plan: &RatePlan,
+    r: usize,
+    point: &mut impl FnMut(f64, u64, usize) -> Result<Measured, String>,
+) -> Result<(Vec<RatePoint>, Vec<f64>, bool), String> {
+    let mut measure = |rate: f64| {
+        point(rate, plan.messages(rate), r)
+            .map_err(|e| format!("at {} msg/s (round {r}): {e}", rate_text(rate)))
+    };
+    let mut points: Vec<RatePoint> = Vec::new();
+    let mut lowest: Vec<f64> = Vec::new();
+    let mut unsaturated = false;
+    match &plan.rates {
+        Rates::List(rates) => {
+            for &rate in rates {
+                let (p, lat) = measure(rate)?;
+                if points.is_empty() {
+                    lowest = lat;
+                }
+                points.push(p);
+            }
+        }
+        Rates::Sweep => {
+            let mut rate = SWEEP_FIRST;
+            loop {
+                let (p, lat) = measure(rate)?;
+                if points.is_empty() {
+                    lowest = lat;
+                }
+                let saturated = !kept_up(&p);
+                points.push(p);
+                if saturated {
+                    break;
+                }
+                if rate * 2.0 > SWEEP_LAST {
+                    unsaturated = true;
+                    break;
+                }
+                rate *= 2.0;
+            }
+            // One more point between the two rates around the knee.
+            if let Some(k) = knee(&points) {
+                let j = points.iter().position(|p| p.offered_rate == k).unwrap_or(0);
+                if j > 0 {
+                    let mid = (points[j - 1].offered_rate * k).sqrt().round();
+                    let (p, _) = measure(mid)?;
+                    points.insert(j, p);
+                }
+            }
+        }
+    }
+    Ok((points, lowest, unsaturated))
+}
+
+/// Runs `plan`'s rounds, each point by `point(rate, messages, round)` (a
+/// fresh channel each), and builds the figure: the common measurement from
+/// the lowest rate's latencies from the intended send (every round's: one
+/// population for its centre and its percentiles), and the curve with each
+/// round's knee and saturation rate. A point that fails fails the figure,
+/// naming its rate.
+pub fn run_curve(
+    plan: &RatePlan,
+    margin_ns: u64,
+    lossy: bool,
+    mut point: impl FnMut(f64, u64, usize) -> Result<Measured, String>,
+) -> Result<(Measurement, RateFacts), String> {
+    let rounds = plan.rounds.max(1);
+    let mut points = Vec::new();
+    let mut lowest = Vec::new();
+    let (mut knees, mut saturations) = (Vec::new(), Vec::new());
+    let mut unsaturated = false;
+    let (mut spun, mut slept) = (false, false);
+    for r in 1..=rounds {
+        let (ps, low, open) = round(plan, r, &mut point)?;
+        knees.push(knee(&ps));
+        saturations.push(saturation(&ps));
+        unsaturated |= open;
+        for p in &ps {
+            if 1e9 / p.offered_rate > margin_ns as f64 {
+                slept = true;
+            } else {
+                spun = true;
+            }
+        }
+        lowest.extend(low);
+        points.extend(ps);
+    }
+    let measurement = headline(&lowest, points.iter().map(|p| p.verified).sum())?;
+    Ok((
+        measurement,
+        RateFacts {
+            points,
+            rounds,
+            waiting: match (spun, slept) {
+                (true, false) => "spin",
+                (false, _) => "sleep, then spin",
+                (true, true) => "spin and sleep (by rate)",
+            },
+            wake_margin_ns: margin_ns,
+            knee_rate: over_rounds(knees),
+            saturation_rate: over_rounds(saturations),
+            unsaturated,
+            lossy,
+        },
+    ))
+}
+
+/// The common measurement of a rate figure: the lowest rate's latencies
+/// from the intended send, every round's.
+fn headline(latencies: &[f64], verified: u64) -> Result<Measurement, String> {
+    let mut hist = LatencyHistogram::new();
+    for &l in latencies {
+        hist.record_ns(l);
+    }
+    let latency = hist
+        .percentiles()
+        .ok_or("no message of the lowest rate arrived")?;
+    let summary = Summary::of(latencies).ok_or("no message of the lowest rate arrived")?;
+    Ok(Measurement {
+        iterations: latencies.len() as u64,
+        samples_ns: latencies.to_vec(),
+        summary,
+        // The message count is fixed by the plan, not by a precision target.
+        precision: None,
+        loop_overhead_ns: 0.0,
+        clock_overhead_ns: crate::engine::message::clock_overhead_ns(),
+        latency,
+        verified_round_trips: verified,
+        histogram: None,
+    })
+}
+
+/// A rate as the page writes it: `250k`, `1.5M`, `800`.
+pub fn rate_text(rate: f64) -> String {
+    let trim = |v: f64| {
+        let s = format!("{v:.2}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
+    if rate >= 1e6 {
+        format!("{}M", trim(rate / 1e6))
+    } else if rate >= 1e3 {
+        format!("{}k", trim(rate / 1e3))
+    } else {
+        trim(rate)
+    }
+}
