@@ -28,7 +28,8 @@ impl ResultTable for RateTable {
          received ÷ (last arrival − first intended send); knee = the lowest offered rate whose \
          p99 reaches 2× the lowest rate's; saturation = the highest achieved rate within 5% of \
          its offer (≥: the highest rate offered kept up); (low–high) over rounds; late = sent \
-         more than one period after its intended time; latency from the actual send: --json"
+         more than one period after its intended time; notes: how the sender waited (spinning, \
+         or a sleep to the wake-up margin, then spinning); latency from the actual send: --json"
     }
 
     fn render(&self, results: &[FigureRecord]) -> String {
@@ -38,7 +39,6 @@ impl ResultTable for RateTable {
             "rounds",
             "knee",
             "saturation",
-            "waiting",
             "notes",
         ]);
         for (r, name) in results.iter().zip(group_names(results)) {
@@ -52,11 +52,15 @@ impl ResultTable for RateTable {
                     row.push(c.rounds.to_string());
                     row.push(knee_cell(c));
                     row.push(saturation_cell(c));
-                    row.push(c.waiting.clone());
-                    row.push(r.note.clone().unwrap_or_default());
+                    // How the sender waited says whether its own wake-ups
+                    // are inside the latencies.
+                    let notes: Vec<String> = std::iter::once(c.waiting.clone())
+                        .chain(r.note.clone())
+                        .collect();
+                    row.push(notes.join("; "));
                 }
                 None => {
-                    row.extend(std::iter::repeat_n("-".to_string(), 4));
+                    row.extend(std::iter::repeat_n("-".to_string(), 3));
                     row.push(unmeasured(outcome(r)));
                 }
             }
@@ -174,7 +178,10 @@ fn curve_table(figures: &[&FigureRecord]) -> String {
 /// have one, and how many rounds had one where not every round did.
 fn over_rounds(o: &OverRoundsRecord, prefix: &str) -> String {
     let mut s = format!("{prefix}{}", rate_text(o.median));
-    if let Some(i) = &o.interval {
+    // A range that reads as one rate says nothing the median does not.
+    if let Some(i) = &o.interval
+        && rate_text(i.low) != rate_text(i.high)
+    {
         s.push_str(&format!(" ({}–{})", rate_text(i.low), rate_text(i.high)));
     }
     let had = o.per_round.iter().flatten().count();
