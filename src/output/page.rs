@@ -398,6 +398,11 @@ mod golden {
             include_str!("../../tests/reports/stream.page"),
         ),
         (
+            "rate",
+            include_str!("../../tests/reports/rate.json"),
+            include_str!("../../tests/reports/rate.page"),
+        ),
+        (
             "map",
             include_str!("../../tests/reports/map.json"),
             include_str!("../../tests/reports/map.page"),

@@ -472,6 +472,7 @@ pub(crate) mod tests {
         ),
         ("score", include_str!("../../tests/reports/score.json")),
         ("stream", include_str!("../../tests/reports/stream.json")),
+        ("rate", include_str!("../../tests/reports/rate.json")),
         ("map", include_str!("../../tests/reports/map.json")),
         (
             "explain-a",
