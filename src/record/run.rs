@@ -46,7 +46,7 @@ pub struct RunRecord {
     pub placement_probe: Option<super::placement::PlacementProbeRecord>,
     /// What comparing every byte of a message costs on this machine, as the
     /// verify rounds compare (measured at the start of a run with ping-pong,
-    /// one-way or stream figures, untimed by any figure); absent from
+    /// one-way, stream or rate figures, untimed by any figure); absent from
     /// earlier reports and from runs without such figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<VerificationRecord>,
