@@ -12,14 +12,17 @@ pub const SATURATED_BELOW: f64 = 0.95;
 pub const KNEE_FACTOR: f64 = 2.0;
 
 /// The knee of one round's points (in increasing offered rate): the lowest
-/// offered rate whose p99 from the intended send is [`KNEE_FACTOR`] times
-/// the lowest rate's or more; `None` if no rate reached it.
+/// offered rate from which on the p99 from the intended send stays at
+/// [`KNEE_FACTOR`] times the lowest rate's or more, at that rate and every
+/// higher one; `None` if the last rate is below it. A rate whose p99 jumped
+/// and fell back (one stall of a shared machine) is no knee: the curve has
+/// not turned up for good.
 pub fn knee(points: &[RatePoint]) -> Option<f64> {
-    let base = points.first()?.latency_ns.p99;
+    let base = points.first()?.latency_ns.p99.max(1.0);
+    let above = |p: &RatePoint| p.latency_ns.p99 >= KNEE_FACTOR * base;
+    let first_of_tail = points.iter().rposition(|p| !above(p)).map_or(0, |i| i + 1);
     points
-        .iter()
-        .skip(1)
-        .find(|p| p.latency_ns.p99 >= KNEE_FACTOR * base.max(1.0))
+        .get(first_of_tail.max(1))
         .map(|p| p.offered_rate)
 }
 

@@ -36,8 +36,8 @@
 //! the last arrival), the percentiles of both latencies (HDR histogram),
 //! losses and lateness, and each side's CPU time per message. The sweep
 //! runs `rounds` times (each round a fresh channel per point); per round,
-//! the **knee** (the lowest offered rate whose p99 from the intended send
-//! reaches twice the p99 at the lowest rate) and the **saturation rate**
+//! the **knee** (the lowest offered rate from which on the p99 from the
+//! intended send stays at twice the p99 at the lowest rate or more) and the **saturation rate**
 //! (the highest achieved rate within 5% of its offered rate), with their
 //! range over rounds.
 //!
@@ -181,8 +181,9 @@ pub struct RateFacts {
     pub waiting: &'static str,
     /// The wake-up margin the sender slept short of each intended time, ns.
     pub wake_margin_ns: u64,
-    /// The knee: the lowest offered rate whose p99 from the intended send is
-    /// twice the lowest rate's or more; `None` if no rate offered reached it.
+    /// The knee: the lowest offered rate from which on the p99 from the
+    /// intended send stays at twice the lowest rate's or more; `None` if the
+    /// highest rate offered is below that.
     pub knee_rate: Option<OverRounds>,
     /// The highest achieved rate within 5% of its offered rate.
     pub saturation_rate: Option<OverRounds>,

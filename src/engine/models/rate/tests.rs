@@ -187,6 +187,15 @@ fn the_knee_is_where_p99_doubles_and_saturation_the_highest_rate_kept_up_with() 
     assert_eq!(knee(&ps), Some(1e5));
     assert_eq!(saturation(&ps), Some(9.6e4));
     assert_eq!(knee(&ps[..2]), None);
+    // A p99 that jumps at 10k and falls back is no knee; the one from 1M on is.
+    let spiky = [
+        pt(1, 1e3, 1e3, 10_000.0),
+        pt(1, 1e4, 1e4, 25_000.0),
+        pt(1, 1e5, 1e5, 12_000.0),
+        pt(1, 1e6, 1e6, 50_000.0),
+        pt(1, 2e6, 1e6, 60_000.0),
+    ];
+    assert_eq!(knee(&spiky), Some(1e6));
     assert_eq!(saturation(&ps[3..]), None);
 }
 
