@@ -23,8 +23,9 @@ pub struct RateCurveRecord {
     pub lossy: bool,
     /// Whether the sweep reached its highest rate without saturating.
     pub unsaturated: bool,
-    /// The lowest offered rate whose p99 from the intended send is twice
-    /// the lowest rate's or more, msg/s; null where no round reached it.
+    /// The lowest offered rate from which on the p99 from the intended send
+    /// stays at twice the lowest rate's or more, msg/s; null where no round
+    /// has one.
     pub knee_rate: Option<OverRoundsRecord>,
     /// The highest achieved rate within 5% of its offered rate, msg/s;
     /// null where no point kept up.
