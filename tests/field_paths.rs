@@ -1,6 +1,6 @@
 //! The JSON report of every mode keeps its fields: `ipcmark run --quick
-//! --json` and one small run of each other mode (oneway, stream, op, event,
-//! periodic, score, a cost model, passes) must give every field path listed
+//! --json` and one small run of each other mode (oneway, stream, rate, op,
+//! event, periodic, score, a cost model, passes) must give every field path listed
 //! in tests/fields/NAME.txt. Those lists were made by
 //! tests/fields/regenerate.sh from the code before the run became one engine
 //! pipeline: the paths present in every one of many runs, as root and as
@@ -129,6 +129,11 @@ fn oneway_json_keeps_every_field() {
 #[test]
 fn stream_json_keeps_every_field() {
     assert_keeps_fields("stream");
+}
+
+#[test]
+fn rate_json_keeps_every_field() {
+    assert_keeps_fields("rate");
 }
 
 #[test]

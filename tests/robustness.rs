@@ -254,8 +254,8 @@ fn kill_9_then_clean_removes_what_was_left() {
 /// for both directions, read before the reply lands): every mechanism's
 /// figure fails in every mode, saying what came back, except where nothing
 /// is faked — a notification's silent or shared receive still waits for the
-/// real reply, and a self-loop is a loopback by design. A stream has one
-/// direction: no buffer for two directions to share.
+/// real reply, and a self-loop is a loopback by design. A stream and a
+/// rate have one direction: no buffer for two directions to share.
 #[test]
 fn a_faked_reply_fails_every_mechanism_in_every_mode() {
     let _g = serial();
@@ -266,12 +266,15 @@ fn a_faked_reply_fails_every_mechanism_in_every_mode() {
         "nothing was received",
         "the peer returned 0 messages",
         "no sign that any message reached it",
+        // Mode rate: the receiver never saw the first message.
+        "the receiver counted 0 of",
     ];
     let all = ["loopback", "silent", "shared-buffer"];
     for (mode, sizes, faults) in [
         ("pingpong", "1,64", &all[..]),
         ("oneway", "8,64", &all[..]),
         ("stream", "64", &all[..2]),
+        ("rate", "64", &all[..2]),
     ] {
         for &fault in faults {
             let json = sb.path(&format!("{mode}-{fault}.json"));
@@ -279,6 +282,10 @@ fn a_faked_reply_fails_every_mechanism_in_every_mode() {
             if mode == "oneway" {
                 // Its own budget: a message count, not samples.
                 options = &["--quick", "--messages", "100", "--window", "50"];
+            }
+            if mode == "rate" {
+                // One round of one rate: the first point fails.
+                options = &["--quick", "--rates", "2k", "--passes", "1"];
             }
             let what = format!("{mode} --fault {fault}");
             let ran = Run::new(&sb, &["run", "--mode", mode])

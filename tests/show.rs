@@ -1,6 +1,7 @@
 //! `ipcmark show` prints the page the run printed: the same bytes on
-//! stdout, compact or `--long`, for a ping-pong, an operation and a one-way
-//! run, since both pages are drawn from the report's records alone.
+//! stdout, compact or `--long`, for a ping-pong, an operation, a one-way
+//! and a rate run, since both pages are drawn from the report's records
+//! alone.
 
 use crate::util::*;
 use std::time::Duration;
@@ -33,7 +34,7 @@ fn run_then_show(sb: &Sandbox, run_args: &[&str]) {
 }
 
 #[test]
-fn show_last_prints_the_page_the_run_printed_for_pingpong_op_and_oneway() {
+fn show_last_prints_the_page_the_run_printed_for_pingpong_op_oneway_and_rate() {
     let _g = serial();
     let sb = Sandbox::new();
     let budget = ["--samples", "2", "--max-time", "0", "--sample-time", "2ms"];
@@ -66,6 +67,12 @@ fn show_last_prints_the_page_the_run_printed_for_pingpong_op_and_oneway() {
     let mut long = oneway.to_vec();
     long.push("--long");
     run_then_show(&sb, &long);
+
+    // A curve of one rate, one round.
+    let rate = [
+        "run", "--mode", "rate", "pipe", "--rates", "2k", "--quick", "--passes", "1",
+    ];
+    run_then_show(&sb, &rate);
 }
 
 #[test]
@@ -79,6 +86,7 @@ fn a_report_file_shows_as_its_run_and_a_damaged_one_is_refused() {
         "periodic",
         "score",
         "stream",
+        "rate",
         "load-sweep",
     ] {
         let file = format!("{}/tests/reports/{name}.json", env!("CARGO_MANIFEST_DIR"));

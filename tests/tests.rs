@@ -49,6 +49,8 @@ mod show;
 mod presets;
 // The other modes and groups.
 mod oneway;
+// `--mode rate`: latency under an offered load, a curve of rates.
+mod rate;
 mod rhealstone;
 mod sched;
 mod stream;

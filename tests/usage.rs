@@ -196,6 +196,7 @@ fn run_help_groups_its_flags_under_headings_and_lists_each_once() {
         ("--remote", "Remote"),
         ("--period", "Timer group"),
         ("--window", "One-way"),
+        ("--rates", "Rate"),
     ] {
         assert_eq!(heading_of(&sections, flag), heading, "{flag}");
     }

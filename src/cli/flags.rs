@@ -40,6 +40,8 @@ pub mod heading {
     pub const TIMER: &str = "Timer group";
     /// Options of `--mode oneway`.
     pub const ONE_WAY: &str = "One-way";
+    /// Options of `--mode rate`.
+    pub const RATE: &str = "Rate";
     /// A workload's own parameters (`ipcmark workload`).
     pub const WORKLOAD: &str = "Workload parameters";
 }

@@ -186,7 +186,9 @@ pub struct RunArgs {
     preset: Option<String>,
     /// How IPC mechanisms are timed: pingpong (default: one-way latency from
     /// round trips), oneway (a CLOCK_MONOTONIC stamp in each message, latency
-    /// computed by the receiver) or stream (throughput one way).
+    /// computed by the receiver), stream (throughput one way) or rate
+    /// (latency under an offered load: messages on a fixed schedule at each
+    /// rate of --rates, timed from their intended send).
     #[arg(long, value_enum, value_name = "MODE", help_heading = heading::SELECTION)]
     mode: Option<RunMode>,
     #[command(flatten)]
@@ -277,6 +279,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000),
           help_heading = heading::ONE_WAY)]
     messages: Option<u64>,
+    /// Mode rate: the offered rates, messages a second, comma-separated, each
+    /// with an optional k or M (e.g. 1k,10k,250k,1.5M; at most 16.384M); or
+    /// sweep (the default): 1k, doubling until the channel saturates, then
+    /// one rate between the two around the knee.
+    #[arg(long, value_name = "LIST|sweep", value_parser = parse::rates_arg,
+          help_heading = heading::RATE)]
+    rates: Option<crate::run::request::Rates>,
     /// Inject a fault in the echo server (for testing ipcmark itself).
     #[arg(long, value_enum, hide = true)]
     fault: Option<InjectedFault>,
@@ -316,6 +325,7 @@ impl RunArgs {
             interval: self.interval,
             window: self.window,
             messages: self.messages,
+            rates: self.rates,
             fault: self.fault,
             ..RunRequest::default()
         };

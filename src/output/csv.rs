@@ -196,6 +196,7 @@ mod tests {
             ),
             ("score", include_str!("../../tests/reports/score.csv")),
             ("stream", include_str!("../../tests/reports/stream.csv")),
+            ("rate", include_str!("../../tests/reports/rate.csv")),
             ("map", include_str!("../../tests/reports/map.csv")),
             (
                 "explain-a",

@@ -54,7 +54,7 @@ pub fn render(report: &RunRecord, options: Options) -> String {
     let has = |m: Mode| results.iter().any(|r| r.mode == m);
     let mut out = header(
         report,
-        has(Mode::PingPong) || has(Mode::OneWay) || has(Mode::Stream),
+        has(Mode::PingPong) || has(Mode::OneWay) || has(Mode::Stream) || has(Mode::Rate),
         has(Mode::Op) || has(Mode::Event) || has(Mode::Periodic),
     );
     if let Some(ss) = &report.settings.scores {
@@ -396,6 +396,11 @@ mod golden {
             "stream",
             include_str!("../../tests/reports/stream.json"),
             include_str!("../../tests/reports/stream.page"),
+        ),
+        (
+            "rate",
+            include_str!("../../tests/reports/rate.json"),
+            include_str!("../../tests/reports/rate.page"),
         ),
         (
             "map",

@@ -23,6 +23,7 @@ pub mod key;
 pub mod load;
 pub mod map;
 pub mod placement;
+pub mod rate;
 pub mod remote;
 mod report_views;
 pub mod run;

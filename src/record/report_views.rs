@@ -43,6 +43,7 @@ mod tests {
             Mode::OneWay,
             Mode::Score,
             Mode::Stream,
+            Mode::Rate,
         ];
         for m in modes {
             assert_eq!(json!(m), Value::from(m.name()));

@@ -46,7 +46,7 @@ pub struct RunRecord {
     pub placement_probe: Option<super::placement::PlacementProbeRecord>,
     /// What comparing every byte of a message costs on this machine, as the
     /// verify rounds compare (measured at the start of a run with ping-pong,
-    /// one-way or stream figures, untimed by any figure); absent from
+    /// one-way, stream or rate figures, untimed by any figure); absent from
     /// earlier reports and from runs without such figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<VerificationRecord>,
@@ -165,7 +165,8 @@ pub struct ScoreSettingsRecord {
 pub struct FigureRecord {
     /// Mechanism or benchmark id.
     pub benchmark: String,
-    /// Measurement mode: "pingpong", "op", "event", "periodic", "oneway", "score" or "stream".
+    /// Measurement mode: "pingpong", "op", "event", "periodic", "oneway",
+    /// "score", "stream" or "rate".
     pub mode: Mode,
     /// Payload bytes per message; for an operation, bytes it moves (0 if none).
     pub size_bytes: usize,
@@ -261,6 +262,11 @@ pub struct FigureRecord {
     /// messages sent and received, loss, per-sample throughput.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamRecord>,
+    /// Mode rate: the curve of offered rates, point by point and round by
+    /// round, its knee and saturation rate; absent from other modes and
+    /// earlier reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_curve: Option<super::rate::RateCurveRecord>,
     /// Mode pingpong, a figure sampled in rounds with the others of its sweep:
     /// how many, how many rounds, how long a sample, the drift-corrected median.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -304,6 +310,8 @@ pub enum Mode {
     Score,
     /// Messages per second, one way.
     Stream,
+    /// Latency under an offered load, one way, timed from the schedule.
+    Rate,
 }
 
 impl Mode {
@@ -317,6 +325,7 @@ impl Mode {
             Mode::OneWay => "oneway",
             Mode::Score => "score",
             Mode::Stream => "stream",
+            Mode::Rate => "rate",
         }
     }
 }
@@ -463,6 +472,7 @@ pub(crate) mod tests {
         ),
         ("score", include_str!("../../tests/reports/score.json")),
         ("stream", include_str!("../../tests/reports/stream.json")),
+        ("rate", include_str!("../../tests/reports/rate.json")),
         ("map", include_str!("../../tests/reports/map.json")),
         (
             "explain-a",

@@ -231,14 +231,14 @@ pub fn run(mut request: RunRequest, progress: &mut dyn RunObserver) -> Result<Ou
 /// What the verify rounds' whole-content check costs per byte on this
 /// machine, measured now (a few ms, before any figure and outside every
 /// timed loop), for a run with figures that verify whole messages:
-/// ping-pong, one-way and stream figures over a channel; `None` for a run
-/// without any.
+/// ping-pong, one-way, stream and rate figures over a channel; `None` for a
+/// run without any.
 fn verification(items: &[(Item, Vec<usize>)]) -> Option<VerificationRecord> {
     let verifies = |(item, sizes): &(Item, Vec<usize>)| {
         !sizes.is_empty()
             && matches!(
                 item,
-                Item::PingPong(..) | Item::OneWay(..) | Item::Stream(..)
+                Item::PingPong(..) | Item::OneWay(..) | Item::Stream(..) | Item::Rate(..)
             )
     };
     items

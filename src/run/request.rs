@@ -19,6 +19,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use super::values::{CpuLatency, CpuList, FrequencyList, LoadArg, LoadSweep, SizeList};
+/// The offered rates of mode rate (`--rates`).
+pub use crate::engine::models::rate::Rates;
 
 /// How the echo server runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -38,6 +40,21 @@ pub enum RunMode {
     Oneway,
     /// One direction as fast as it goes: MB/s, messages/s, CPU per message.
     Stream,
+    /// One direction on a fixed schedule at each offered rate (--rates):
+    /// latency from the intended send, the knee and the saturation rate.
+    Rate,
+}
+
+impl RunMode {
+    /// The mode's name on the command line (`--mode NAME`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RunMode::Pingpong => "pingpong",
+            RunMode::Oneway => "oneway",
+            RunMode::Stream => "stream",
+            RunMode::Rate => "rate",
+        }
+    }
 }
 
 /// Which way a remote stream flows (`--direction`).
@@ -233,6 +250,8 @@ pub struct RunRequest {
     pub window: Option<u64>,
     /// One-way: timed messages per figure.
     pub messages: Option<u64>,
+    /// Rate: the offered rates (default: a sweep until saturation).
+    pub rates: Option<Rates>,
     /// A fault injected in the peer (tests of ipcmark itself).
     pub fault: Option<InjectedFault>,
     /// Where the report goes.
@@ -280,6 +299,7 @@ impl Default for RunRequest {
             interval: None,
             window: None,
             messages: None,
+            rates: None,
             fault: None,
             sinks: Sinks::default(),
             pairs: None,

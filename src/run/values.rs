@@ -2,6 +2,9 @@
 
 use std::time::Duration;
 
+mod rates;
+pub use rates::rates_arg;
+
 /// Largest message size accepted by `--sizes`.
 pub const MAX_SIZE: usize = 16 << 20;
 

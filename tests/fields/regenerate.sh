@@ -39,6 +39,7 @@ LISTS=(
   "ipc-quick|run --quick"
   "oneway|run --mode oneway pipe posix-mq --sizes 64 --messages 20 --window 10 --quick"
   "stream|run --mode stream pipe udp --sizes 64 --quick --samples 2 --sample-time 3ms"
+  "rate|run --mode rate pipe udp --sizes 64 --rates 2k,20k --quick --passes 1"
   "op|run syscall-getpid syscall-read-tmpfs sched-ctx-2 $SHORT6"
   "event|run rhealstone-interrupt-latency rhealstone-deadlock-break $SHORT6"
   "periodic|run timer --duration 100ms --frequencies 1000 --quick"

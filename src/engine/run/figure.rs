@@ -7,6 +7,7 @@ use crate::engine::measure::Measurement;
 use crate::engine::models::oneway::OneWayFacts;
 use crate::engine::models::oploop::CounterCheck;
 use crate::engine::models::periodic::PeriodicFacts;
+use crate::engine::models::rate::RateFacts;
 use crate::engine::models::score::ScoreFacts;
 use crate::engine::models::stream::StreamFacts;
 use crate::engine::op::{Events, Findings};
@@ -166,6 +167,14 @@ impl FigureResult {
             _ => None,
         }
     }
+
+    /// Mode rate: the curve of offered rates, its knee and saturation.
+    pub fn rate(&self) -> Option<&RateFacts> {
+        match &self.facts {
+            Facts::Rate(f) => f.as_ref(),
+            _ => None,
+        }
+    }
 }
 
 /// What a figure's timing model adds to its [`Measurement`]: one variant per
@@ -188,6 +197,8 @@ pub enum Facts {
     Score(Option<ScoreFacts>),
     /// Messages streamed one way.
     Stream(Option<StreamFacts>),
+    /// Messages sent one way on a schedule, at each offered rate.
+    Rate(Option<RateFacts>),
 }
 
 impl Facts {
@@ -201,6 +212,7 @@ impl Facts {
             Facts::OneWay(_) => Mode::OneWay,
             Facts::Score(_) => Mode::Score,
             Facts::Stream(_) => Mode::Stream,
+            Facts::Rate(_) => Mode::Rate,
         }
     }
 }
@@ -239,6 +251,9 @@ pub enum Mode {
     Score,
     /// Messages streamed one way as fast as they go (`models::stream`).
     Stream,
+    /// Messages sent one way on a fixed schedule at each offered rate,
+    /// timed from their intended send (`models::rate`).
+    Rate,
 }
 
 /// The evidence that an operation was performed (mode `op`).

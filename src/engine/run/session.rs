@@ -21,6 +21,7 @@
 use crate::engine::channel::Mechanism;
 use crate::engine::models::oneway::OneWayPlan;
 use crate::engine::models::periodic::{Model, Periodic, PeriodicSettings};
+use crate::engine::models::rate::RatePlan;
 use crate::engine::models::score::{ScoreSettings, Scored};
 use crate::engine::op::Operation;
 use crate::engine::os::interrupt;
@@ -44,6 +45,9 @@ pub enum Item {
     Stream(&'static dyn Mechanism, bool),
     /// An IPC mechanism timed one way from a stamp in each message.
     OneWay(&'static dyn Mechanism, OneWayPlan),
+    /// An IPC mechanism offered messages on a schedule at each rate of a
+    /// curve, timed from their intended send.
+    Rate(&'static dyn Mechanism, RatePlan),
     /// A benchmark timed in one process.
     Op(&'static dyn Operation),
     /// A benchmark of the periodic model, one figure per planned model.
@@ -75,7 +79,9 @@ impl Item {
     /// The mechanism or benchmark id.
     pub fn id(&self) -> &'static str {
         match self {
-            Item::PingPong(m, _) | Item::Stream(m, _) | Item::OneWay(m, _) => m.info().id,
+            Item::PingPong(m, _) | Item::Stream(m, _) | Item::OneWay(m, _) | Item::Rate(m, _) => {
+                m.info().id
+            }
             Item::Op(b) => b.info().id,
             Item::Periodic(b) => b.info().id,
             Item::Scored(b) => b.info().id,
@@ -85,8 +91,8 @@ impl Item {
 
     /// Whether it is measured in every pass: ping-pong figures and
     /// operations (their samples and histograms pool). Periodic, one-way,
-    /// stream and score figures are measured once: each already spans its
-    /// own long window of time.
+    /// stream, rate and score figures are measured once: each already spans
+    /// its own long window of time (a rate curve runs its own rounds).
     pub fn repeats(&self) -> bool {
         match self {
             Item::PingPong(..) | Item::Op(_) => true,
@@ -100,7 +106,7 @@ impl Item {
     /// periodic benchmark (by index).
     pub fn figures(&self, sizes: &[usize], periodic: &PeriodicSettings) -> Vec<usize> {
         match self {
-            Item::PingPong(m, _) | Item::Stream(m, _) | Item::OneWay(m, _) => {
+            Item::PingPong(m, _) | Item::Stream(m, _) | Item::OneWay(m, _) | Item::Rate(m, _) => {
                 runner::sizes_for(*m, sizes)
             }
             Item::Op(b) => vec![b.info().bytes],
@@ -580,7 +586,11 @@ fn run_step(
             id: item.id(),
             size: matches!(
                 item,
-                Item::PingPong(..) | Item::Stream(..) | Item::OneWay(..) | Item::External(_)
+                Item::PingPong(..)
+                    | Item::Stream(..)
+                    | Item::OneWay(..)
+                    | Item::Rate(..)
+                    | Item::External(_)
             )
             .then_some(size),
             oneway: match item {
@@ -595,6 +605,7 @@ fn run_step(
             Item::PingPong(m, cold) => runner::run_figure(m, size, cold, s, names),
             Item::Stream(m, cold) => runner::run_stream_figure(m, size, cold, s, names),
             Item::OneWay(m, plan) => runner::run_oneway_figure(m, size, &plan, s, names),
+            Item::Rate(m, ref plan) => runner::run_rate_figure(m, size, plan, s, names),
             Item::Op(b) => runner::run_op_figure(b, s, names),
             Item::Periodic(b) => runner::run_periodic_figure(b.info().id, &models[size], s),
             Item::Scored(b) => {

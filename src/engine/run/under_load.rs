@@ -52,7 +52,7 @@ pub fn correction(r: &FigureResult) -> Option<Correction> {
                 load.window_ns,
             )
         }
-        Mode::Periodic | Mode::OneWay | Mode::Stream => return None,
+        Mode::Periodic | Mode::OneWay | Mode::Stream | Mode::Rate => return None,
     };
     Some(Correction {
         cpus,

@@ -1,6 +1,6 @@
 //! The JSON reports: the conversions from engine values to the report's
 //! records (`src/record/`: [`run`] for a run's figures and settings,
-//! [`context`] for the machine and budget, [`facts`], [`load`],
+//! [`context`] for the machine and budget, [`facts`], [`rate`], [`load`],
 //! [`remote`]), the build that wrote them ([`build`]), and atomic writing.
 //!
 //! **The JSON schemas are the record layer's.** Every record a report
@@ -26,6 +26,7 @@ pub mod build;
 pub mod context;
 pub mod facts;
 pub mod load;
+pub mod rate;
 pub mod remote;
 pub mod run;
 

@@ -18,6 +18,9 @@ fn populations(f: &FigureResult) -> (&'static str, &'static str) {
             ("messages", "messages")
         }
         Mode::OneWay => ("window_means", "messages"),
+        // The lowest offered rate's latencies from the intended send, every
+        // round's: each sample and each percentile is one message.
+        Mode::Rate => ("messages", "messages"),
         // Neither writes `latency_ns`.
         Mode::Stream | Mode::Score => ("samples", "samples"),
     }
@@ -34,6 +37,7 @@ pub fn mode(m: Mode) -> crate::record::Mode {
         Mode::OneWay => M::OneWay,
         Mode::Score => M::Score,
         Mode::Stream => M::Stream,
+        Mode::Rate => M::Rate,
     }
 }
 
@@ -83,6 +87,7 @@ pub fn figure(f: &FigureResult) -> FigureRecord {
         oneway: f.oneway().map(Into::into),
         score: f.score().map(Into::into),
         stream: None,
+        rate_curve: f.rate().map(Into::into),
         sweep: f.sweep.as_ref().map(Into::into),
         passes: f.passes.as_ref().map(Into::into),
         load: f.load.as_ref().map(Into::into),
@@ -165,6 +170,8 @@ pub fn figure(f: &FigureResult) -> FigureRecord {
                 Mode::Periodic | Mode::Stream => {}
                 // Counts are in the oneway fields.
                 Mode::OneWay => r.verified_round_trips = Some(m.verified_round_trips),
+                // Counts are in the curve's points, each point's own.
+                Mode::Rate => {}
             }
             r.throughput_bytes_per_s = (matches!(f.mode(), Mode::PingPong | Mode::Op)
                 && s.median > 0.0)

@@ -16,6 +16,7 @@ mod ops;
 mod periodic;
 mod pingpong;
 pub mod preset;
+mod rate;
 pub mod remote;
 mod scores;
 mod stream;
@@ -62,6 +63,7 @@ pub static RESULT_TABLES: &[&dyn ResultTable] = &[
     &oneway::OneWayTable,
     &pingpong::PingPongTable,
     &stream::StreamTable,
+    &rate::RateTable,
     &ops::OpsTable,
     &periodic::PeriodicTable,
     &scores::ScoreTable,
@@ -81,6 +83,7 @@ mod tests {
             Mode::OneWay,
             Mode::Score,
             Mode::Stream,
+            Mode::Rate,
         ];
         for mode in all {
             let tables = RESULT_TABLES

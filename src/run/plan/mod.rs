@@ -26,7 +26,7 @@ pub use crate::machine::cpu_latency::LatencyRequest;
 use crate::mechanisms;
 use crate::presets::Preset;
 use crate::record::Settings;
-use modes::{check_mode_flags, check_stream_args, oneway_plan};
+use modes::{check_mode_flags, check_stream_args, oneway_plan, rate_items, rate_plan};
 pub use names::resolve;
 use settings::{PASSES, TIMER_PERIOD, budget, placement, score_settings};
 use std::path::PathBuf;
@@ -223,10 +223,20 @@ impl RunPlan {
         } else {
             selected
         };
+        let passes = req.budget.passes.map_or(PASSES, |n| n as usize);
+        let rate = req.mode == Some(RunMode::Rate);
+        let selected = if rate {
+            rate_items(req, selected, &rate_plan(req, passes))?
+        } else {
+            selected
+        };
         let sizes = match (&req.sizes, preset, req.budget.quick) {
             (Some(s), _, _) => s.sizes.clone(),
             (None, Some(p), _) => p.sizes.to_vec(),
             (None, None, true) => vec![64],
+            // A rate figure is a curve of many points, round after round:
+            // one size, unless --sizes asks for more.
+            (None, None, false) if rate => vec![64],
             // One-way messages carry an 8-byte stamp: 8 B stands in for 1 B.
             (None, None, false) if oneway => DEFAULT_SIZES.map(|s| s.max(8)).to_vec(),
             (None, None, false) => DEFAULT_SIZES.to_vec(),
@@ -275,7 +285,6 @@ impl RunPlan {
             [client.cpu, server.cpu],
             &machine.allowed_cpus,
         )?;
-        let passes = req.budget.passes.map_or(PASSES, |n| n as usize);
         let periodic = PeriodicSettings {
             period: req.timer.period.unwrap_or(TIMER_PERIOD),
             duration: req.timer.duration,

@@ -1,7 +1,9 @@
-//! The flags of the one-way and stream modes, checked against the mode and
-//! the preset, and the one-way plan they make.
+//! The flags of the one-way, stream and rate modes, checked against the
+//! mode and the preset, and the one-way and rate plans they make.
 
+use crate::engine::channel::StreamSupport;
 use crate::engine::models::oneway::OneWayPlan;
+use crate::engine::models::rate::{RatePlan, Rates};
 use crate::engine::run::session::Item;
 use crate::mechanisms;
 use crate::run::Failure;
@@ -36,6 +38,12 @@ pub(super) fn check_mode_flags(
     req: &RunRequest,
     preset: Option<&crate::presets::Preset>,
 ) -> Result<(), Failure> {
+    if req.rates.is_some() && req.mode != Some(RunMode::Rate) {
+        return Err(Failure::usage(format!(
+            "--rates applies to --mode rate only (mode is {})",
+            mode_name(req)
+        )));
+    }
     if let Some(p) = preset {
         if req.mode.is_some() || req.interval.is_some() {
             return Err(Failure::usage(format!(
@@ -64,11 +72,7 @@ pub(super) fn check_mode_flags(
             if given {
                 return Err(Failure::usage(format!(
                     "{flag} applies to --mode oneway only (mode is {})",
-                    match req.mode {
-                        Some(RunMode::Stream) => "stream",
-                        Some(_) => "pingpong",
-                        None => "pingpong by default",
-                    }
+                    mode_name(req)
                 )));
             }
         }
@@ -90,7 +94,7 @@ pub(super) fn check_stream_args(req: &RunRequest, selected: &[Item]) -> Result<(
         Item::Op(b) => Some(b.info().id),
         Item::Periodic(b) => Some(b.info().id),
         Item::Scored(b) => Some(b.info().id),
-        Item::OneWay(m, _) => Some(m.info().id),
+        Item::OneWay(m, _) | Item::Rate(m, _) => Some(m.info().id),
         Item::External(x) => Some(x.id()),
     }) {
         return Err(Failure::usage(format!(
@@ -108,4 +112,72 @@ pub(super) fn check_stream_args(req: &RunRequest, selected: &[Item]) -> Result<(
         )));
     }
     Ok(())
+}
+
+/// The mode a usage error names: `--mode`'s, or ping-pong by default.
+fn mode_name(req: &RunRequest) -> &'static str {
+    req.mode.map_or("pingpong by default", RunMode::name)
+}
+
+/// Rounds of a rate curve with `--quick` and no `--passes`: the fewest
+/// whose interval over rounds (Student t) is still a number.
+const QUICK_ROUNDS: usize = 3;
+
+/// The rate plan of a run of `passes` passes: `--rates` (a sweep by
+/// default), one round per pass (the rounds are a curve's passes: the
+/// units of its knee's interval; [`QUICK_ROUNDS`] with `--quick` unless
+/// `--passes` says otherwise), and each point's length and fewest messages,
+/// shorter with `--quick`.
+pub(super) fn rate_plan(req: &RunRequest, passes: usize) -> RatePlan {
+    let quick = req.budget.quick;
+    RatePlan {
+        rates: req.rates.clone().unwrap_or(Rates::Sweep),
+        rounds: match (quick, req.budget.passes) {
+            (true, None) => QUICK_ROUNDS.min(passes),
+            _ => passes,
+        },
+        point_time: Duration::from_millis(if quick { 100 } else { 250 }),
+        min_messages: if quick { 1000 } else { 2000 },
+    }
+}
+
+/// The items of `--mode rate`: each mechanism offered `plan`'s rates.
+/// Refused (exit 2): a preset (its study was not open-loop), `--cold`, and
+/// anything but an IPC mechanism. With no names, the mechanisms that can
+/// queue messages (those of `--mode stream`): offering a rate to the others
+/// would only say that they cannot take one.
+pub(super) fn rate_items(
+    req: &RunRequest,
+    selected: Vec<Item>,
+    plan: &RatePlan,
+) -> Result<Vec<Item>, Failure> {
+    if let Some(p) = &req.preset {
+        return Err(Failure::usage(format!(
+            "--mode rate: --preset {p} reproduces a closed-loop study; drop one of them"
+        )));
+    }
+    if req.cold {
+        return Err(Failure::usage(
+            "--cold applies to --mode pingpong only: a rate figure uses warm buffers",
+        ));
+    }
+    let mut items = Vec::with_capacity(selected.len());
+    for item in selected {
+        let m = match item {
+            Item::PingPong(m, _) | Item::Stream(m, _) | Item::OneWay(m, _) | Item::Rate(m, _) => m,
+            other => {
+                return Err(Failure::usage(format!(
+                    "--mode rate offers rates to IPC mechanisms; '{}' is a single-process \
+                     benchmark (the ipc group: {})",
+                    other.id(),
+                    mechanisms::ids().join(", ")
+                )));
+            }
+        };
+        if req.names.is_empty() && matches!(m.stream(), StreamSupport::No(_)) {
+            continue;
+        }
+        items.push(Item::Rate(m, plan.clone()));
+    }
+    Ok(items)
 }

@@ -26,7 +26,7 @@ pub(super) fn key(item: &Item) -> (&'static str, bool, u64) {
             false,
             plan.interval.map_or(1, |d| 2 + d.as_nanos() as u64),
         ),
-        Item::Op(_) | Item::Periodic(_) | Item::Scored(_) | Item::External(_) => {
+        Item::Rate(..) | Item::Op(_) | Item::Periodic(_) | Item::Scored(_) | Item::External(_) => {
             (item.id(), false, 0)
         }
     }

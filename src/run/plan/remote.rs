@@ -36,6 +36,11 @@ pub fn check(req: &RunRequest, network_preset: bool) -> Result<(), Failure> {
     if req.remote.is_none() && !network_preset {
         return Ok(());
     }
+    if req.mode == Some(RunMode::Rate) {
+        return Err(Failure::usage(
+            "--mode rate runs on one host: the agent has no receiver for a rate yet; drop --remote",
+        ));
+    }
     if req.direction.is_some() && req.mode != Some(RunMode::Stream) {
         return Err(Failure::usage(
             "--direction says which way a stream flows: give --mode stream too",

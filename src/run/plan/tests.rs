@@ -195,3 +195,81 @@ fn a_preset_samples_for_its_own_time_unless_max_time_says_otherwise() {
         Duration::from_secs(1)
     );
 }
+
+#[test]
+fn mode_rate_offers_the_rates_to_each_mechanism_once_per_size() {
+    use crate::engine::models::rate::Rates;
+    let p = plan(&["--mode", "rate", "pipe", "udp", "--rates", "20k,2k"]);
+    assert_eq!(p.session.items.len(), 2);
+    for (item, sizes) in &p.session.items {
+        let Item::Rate(_, rp) = item else {
+            panic!("{} is not a rate item", item.id())
+        };
+        assert_eq!(rp.rates, Rates::List(vec![2e3, 2e4]));
+        assert_eq!(rp.rounds, 5, "one round per pass");
+        assert_eq!(rp.point_time, Duration::from_millis(250));
+        assert_eq!(rp.min_messages, 2000);
+        assert_eq!(sizes, &[64], "a curve is long: one size by default");
+        assert!(!item.repeats(), "the curve runs its own rounds");
+    }
+    assert_eq!(p.session.figure_count(), 2);
+    // --quick: shorter points, fewer rounds, unless --passes says.
+    let quick = plan(&["--mode", "rate", "pipe", "--quick"]);
+    let [(Item::Rate(_, q), _)] = &quick.session.items[..] else {
+        panic!("not one rate item")
+    };
+    assert_eq!(q.rates, Rates::Sweep);
+    assert_eq!((q.rounds, q.min_messages), (3, 1000));
+    assert_eq!(q.point_time, Duration::from_millis(100));
+    let passes = plan(&["--mode", "rate", "pipe", "--quick", "--passes", "2"]);
+    let [(Item::Rate(_, q), _)] = &passes.session.items[..] else {
+        panic!("not one rate item")
+    };
+    assert_eq!(q.rounds, 2);
+}
+
+#[test]
+fn mode_rate_by_default_offers_rates_to_the_mechanisms_that_queue() {
+    let p = plan(&["--mode", "rate"]);
+    let ids: Vec<&str> = p.session.items.iter().map(|(i, _)| i.id()).collect();
+    let queuing: Vec<&str> = mechanisms::REGISTRY
+        .iter()
+        .filter(|m| !matches!(m.stream(), crate::engine::channel::StreamSupport::No(_)))
+        .map(|m| m.info().id)
+        .collect();
+    assert_eq!(ids, queuing);
+    assert!(
+        ids.contains(&"pipe") && !ids.contains(&"pipe-self"),
+        "{ids:?}"
+    );
+}
+
+#[test]
+fn mode_rate_refuses_what_it_cannot_offer_a_rate_to() {
+    let m = machine(Ok(99));
+    for (line, says) in [
+        (
+            &["--rates", "1k", "pipe"][..],
+            "--rates applies to --mode rate only (mode is pingpong by default)",
+        ),
+        (
+            &["--mode", "stream", "--rates", "1k"][..],
+            "(mode is stream)",
+        ),
+        (
+            &["--mode", "rate", "syscall-getpid"][..],
+            "'syscall-getpid' is a single-process benchmark",
+        ),
+        (
+            &["--mode", "rate", "--cold", "pipe"][..],
+            "--cold applies to --mode pingpong only",
+        ),
+        (
+            &["--mode", "rate", "--interval", "1ms"][..],
+            "(mode is rate)",
+        ),
+    ] {
+        let e = refused(&m, line);
+        assert!(e.contains(says), "{line:?}: {e}");
+    }
+}

@@ -1,8 +1,8 @@
 //! One figure from start to end: decide whether it can run, build the channel
 //! (or prepare the operation), start the peer, place both sides, measure, and
 //! release everything. The figures over a channel (ping-pong, one-way,
-//! stream) are here; those timed in one process (an operation, the periodic
-//! and score models) in [`in_process`].
+//! stream) are here, a rate curve's in [`rate`]; those timed in one process
+//! (an operation, the periodic and score models) in [`in_process`].
 
 use crate::engine::channel::{
     Channel, ChannelError, Endpoint, Mechanism, OpenContext, Payload, PeerIdentity, Relay,
@@ -40,10 +40,12 @@ pub struct RunSettings {
 }
 
 pub mod in_process;
+pub mod rate;
 
 pub use in_process::{
     run_op_figure, run_op_stamped_pass, run_periodic_figure, run_score_figure, run_stamped_wakeups,
 };
+pub use rate::run_rate_figure;
 
 /// The sizes a mechanism runs at: the requested sizes, or its fixed size.
 pub fn sizes_for(mech: &dyn Mechanism, requested: &[usize]) -> Vec<usize> {
