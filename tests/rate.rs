@@ -42,6 +42,27 @@ fn points<'a>(r: &'a Value, rates: &[f64]) -> &'a Vec<Value> {
     points
 }
 
+/// Each interval of an HdrHistogram interval log, read by the hdrhistogram
+/// crate's own log reader: its tag and how many values it holds.
+fn hdr_counts(log: &[u8]) -> Vec<(String, u64)> {
+    use base64::Engine;
+    use hdrhistogram::serialization::Deserializer;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    let mut out = Vec::new();
+    for entry in IntervalLogIterator::new(log) {
+        if let LogEntry::Interval(i) = entry.expect("a log line") {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(i.encoded_histogram())
+                .expect("base64");
+            let h: hdrhistogram::Histogram<u64> = Deserializer::new()
+                .deserialize(&mut &bytes[..])
+                .expect("a histogram");
+            out.push((i.tag().expect("a tag").as_str().to_string(), h.len()));
+        }
+    }
+    out
+}
+
 #[test]
 fn a_curve_has_every_rate_asked_for_in_every_round_and_every_message() {
     let _g = serial();
@@ -58,6 +79,7 @@ fn a_curve_has_every_rate_asked_for_in_every_round_and_every_message() {
             "2k,20k",
         ],
     )
+    .args(&["--hdr", sb.path("hdr").to_str().unwrap()])
     .quick()
     .no_save()
     .json()
@@ -68,10 +90,27 @@ fn a_curve_has_every_rate_asked_for_in_every_round_and_every_message() {
     let results = results(&ran.report);
     assert_eq!(results.len(), 2, "{}", ran.stdout);
     for r in results {
-        for p in points(r, &[2000.0, 20_000.0]) {
+        let log = sb
+            .path("hdr")
+            .join(format!("{}-64.hlog", r["benchmark"].as_str().unwrap()));
+        let logged = hdr_counts(&std::fs::read(&log).unwrap());
+        let points = points(r, &[2000.0, 20_000.0]);
+        assert_eq!(logged.len(), 2 * points.len(), "{logged:?}");
+        for p in points {
             // Neither channel may lose a message.
             assert_eq!(u(p, "received"), u(p, "sent"), "{p}");
             assert_eq!(u(p, "lost"), 0, "{p}");
+            // The log holds every message of the point, twice.
+            let rate = if p["offered_rate"] == 2000.0 {
+                "2k"
+            } else {
+                "20k"
+            };
+            for what in ["latency", "service"] {
+                let tag = format!("{what}-r{}-{rate}", u(p, "round"));
+                let count = logged.iter().find(|(t, _)| *t == tag).map(|(_, c)| *c);
+                assert_eq!(count, Some(u(p, "received")), "{tag}: {logged:?}");
+            }
         }
         assert_eq!(r["rate_curve"]["lossy"], false, "{r}");
     }
@@ -178,6 +217,10 @@ fn bad_rates_are_refused_with_one_line() {
         (
             &["run", "syscall-getpid", "--mode", "rate", "--json", j],
             &["'syscall-getpid' is a single-process benchmark"],
+        ),
+        (
+            &["run", "pipe", "--hdr", "logs", "--json", j],
+            &["--hdr writes the interval logs of mode rate"],
         ),
     ];
     refused_all(&sb, cases, Some(&json));

@@ -275,7 +275,9 @@ pub struct RunArgs {
     /// --quick 2; sporadic 30, --quick 10). Saturated stops after 60 s
     /// (--quick 10 s) even if fewer were sent. At most 10 000 000 (with
     /// --remote 795 794: the agent's report of one stamp each must fit a
-    /// control frame).
+    /// control frame). Mode rate: timed messages of every offered rate (at
+    /// most 4 000 000; default: 0.25 s of sending, --quick 0.1 s, at least
+    /// 2000, --quick 1000).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=10_000_000),
           help_heading = heading::ONE_WAY)]
     messages: Option<u64>,
@@ -286,6 +288,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST|sweep", value_parser = parse::rates_arg,
           help_heading = heading::RATE)]
     rates: Option<crate::run::request::Rates>,
+    /// Mode rate: also write one HdrHistogram interval log per figure into
+    /// this directory (MECHANISM-SIZE.hlog; each offered rate of each round
+    /// two intervals, latency-rROUND-RATE from the intended send and
+    /// service-rROUND-RATE from the actual send, in ns), for HdrHistogram's
+    /// own log tools.
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath,
+          help_heading = heading::RATE)]
+    hdr: Option<PathBuf>,
     /// Inject a fault in the echo server (for testing ipcmark itself).
     #[arg(long, value_enum, hide = true)]
     fault: Option<InjectedFault>,
@@ -331,6 +341,7 @@ impl RunArgs {
         };
         self.output.into_sinks(&mut request.sinks);
         request.sinks.csv = self.csv;
+        request.sinks.hdr = self.hdr;
         (request, printing)
     }
 }

@@ -102,6 +102,11 @@ pub fn run(mut request: RunRequest, progress: &mut dyn RunObserver) -> Result<Ou
     if let Some(path) = &request.sinks.csv {
         failure::check_output_path("--csv", path)?;
     }
+    if request.sinks.hdr.is_some() && request.mode != Some(request::RunMode::Rate) {
+        return Err(Failure::usage(
+            "--hdr writes the interval logs of mode rate: give --mode rate",
+        ));
+    }
     if let Some(address) = &request.dbus_address {
         crate::mechanisms::set_bus_address(address).map_err(Failure::usage)?;
     }
@@ -212,6 +217,11 @@ pub fn run(mut request: RunRequest, progress: &mut dyn RunObserver) -> Result<Ou
     let names = ObjectNamer::new();
     let observers: &mut [&mut dyn RunObserver] = &mut [progress, &mut recorder];
     let session = session::run(&plan.session, &names, observers).map_err(Failure::run)?;
+    if let Some(dir) = &request.sinks.hdr {
+        crate::output::hlog::write_dir(dir, &session.results).map_err(|e| {
+            Failure::run(format!("--hdr {}: cannot write a log: {e}", dir.display()))
+        })?;
+    }
     let failed = session
         .results
         .iter()

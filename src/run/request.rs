@@ -147,6 +147,9 @@ pub struct Sinks {
     pub json: Option<PathBuf>,
     /// The CSV of the figures, written once the run is over.
     pub csv: Option<PathBuf>,
+    /// Mode rate: the directory of the figures' HdrHistogram interval
+    /// logs, written once the run is over.
+    pub hdr: Option<PathBuf>,
     /// The history database (default: the user's).
     pub db: Option<PathBuf>,
     /// Keep the run out of the history.

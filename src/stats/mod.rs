@@ -189,6 +189,26 @@ impl LatencyHistogram {
     }
 }
 
+impl LatencyHistogram {
+    /// Its counts, compressed (HdrHistogram's V2 deflate encoding, as its
+    /// interval logs carry them): a few kilobytes where the counts array
+    /// takes hundreds.
+    pub fn encode(&self) -> Vec<u8> {
+        use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+        let mut out = Vec::new();
+        // Writing into a Vec cannot fail, and the histogram is a valid one.
+        let _ = V2DeflateSerializer::new().serialize(&self.hist, &mut out);
+        out
+    }
+}
+
+/// The histogram of [`LatencyHistogram::encode`]'s encoding.
+pub fn decode_histogram(bytes: &[u8]) -> Result<Histogram<u64>, String> {
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut &bytes[..])
+        .map_err(|e| format!("not an encoded histogram: {e:?}"))
+}
+
 /// Jain's fairness index of `xs`: (Σx)² / (n·Σx²). 1 when all are equal,
 /// 1/n when one has everything; 1 for no values or all zero.
 pub fn jain_index(xs: &[u64]) -> f64 {

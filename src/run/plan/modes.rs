@@ -67,7 +67,10 @@ pub(super) fn check_mode_flags(
         for (flag, given) in [
             ("--interval", req.interval.is_some()),
             ("--window", req.window.is_some()),
-            ("--messages", req.messages.is_some()),
+            (
+                "--messages",
+                req.messages.is_some() && req.mode != Some(RunMode::Rate),
+            ),
         ] {
             if given {
                 return Err(Failure::usage(format!(
@@ -136,8 +139,12 @@ pub(super) fn rate_plan(req: &RunRequest, passes: usize) -> RatePlan {
             (true, None) => QUICK_ROUNDS.min(passes),
             _ => passes,
         },
-        point_time: Duration::from_millis(if quick { 100 } else { 250 }),
-        min_messages: if quick { 1000 } else { 2000 },
+        // --messages: every point sends that many, whatever its rate.
+        point_time: match req.messages {
+            Some(_) => Duration::ZERO,
+            None => Duration::from_millis(if quick { 100 } else { 250 }),
+        },
+        min_messages: req.messages.unwrap_or(if quick { 1000 } else { 2000 }),
     }
 }
 

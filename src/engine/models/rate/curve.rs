@@ -21,9 +21,7 @@ pub fn knee(points: &[RatePoint]) -> Option<f64> {
     let base = points.first()?.latency_ns.p99.max(1.0);
     let above = |p: &RatePoint| p.latency_ns.p99 >= KNEE_FACTOR * base;
     let first_of_tail = points.iter().rposition(|p| !above(p)).map_or(0, |i| i + 1);
-    points
-        .get(first_of_tail.max(1))
-        .map(|p| p.offered_rate)
+    points.get(first_of_tail.max(1)).map(|p| p.offered_rate)
 }
 
 /// Whether `p` kept up with its offered rate.

@@ -51,7 +51,7 @@ pub mod sender;
 #[cfg(test)]
 mod tests;
 
-pub use curve::{Measured, knee, rate_text, run_curve, saturation};
+pub use curve::{Measured, rate_text, run_curve};
 pub use receiver::{Receiver, receiver_role};
 pub use sender::{send_point, wake_margin_ns};
 
@@ -151,6 +151,23 @@ pub struct RatePoint {
     pub receiver_cpu_ns: f64,
     /// Messages whose whole content was compared (before and after).
     pub verified: u64,
+    /// The point's two histograms and when it ran, for `--hdr`'s interval
+    /// logs (not in the report).
+    pub logged: Logged,
+}
+
+/// A point's histograms, encoded ([`crate::stats::LatencyHistogram::encode`]:
+/// a few kilobytes each), and the span they cover.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Logged {
+    /// `CLOCK_REALTIME` at the first intended send, ns since the epoch.
+    pub start_unix_ns: u64,
+    /// From the first intended send to the last arrival, ns.
+    pub span_ns: u64,
+    /// Latencies from the intended send.
+    pub latency: Vec<u8>,
+    /// Latencies from the actual send.
+    pub service: Vec<u8>,
 }
 
 /// A level over rounds: each round's value, their median, and their range

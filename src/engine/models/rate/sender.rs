@@ -9,7 +9,7 @@
 //! formatting or locking.
 
 use super::receiver::Receiver;
-use super::{HEADER, Quantiles, RatePoint};
+use super::{HEADER, Logged, Quantiles, RatePoint};
 use crate::engine::channel::{ChannelError, Endpoint};
 use crate::engine::measure::Budget;
 use crate::engine::message::{clock_overhead_ns, fill_pattern, stamp};
@@ -62,6 +62,14 @@ fn sleep_until(deadline: u64) -> Result<(), ChannelError> {
             }
         }
     }
+}
+
+/// `CLOCK_REALTIME` now, ns since the epoch (where the interval logs place
+/// a point; never used for a figure).
+fn realtime_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 fn cpu() -> Result<u64, ChannelError> {
@@ -200,12 +208,13 @@ pub fn send_point(
     let slack = SlackGuard::tight()?;
     let cpu0 = cpu()?;
     let t0 = monotonic_ns() + LEAD_NS;
+    let start_unix_ns = realtime_ns() + LEAD_NS;
     timed_loop(
         ep,
         &mut region,
         t0,
         period_ns,
-        v + 1,
+        rx.timed_seq(0),
         &mut sent_at,
         sleep,
         margin_ns,
@@ -268,6 +277,12 @@ pub fn send_point(
             0.0
         },
         verified: 2 * v,
+        logged: Logged {
+            start_unix_ns,
+            span_ns: last_arrival.saturating_sub(t0),
+            latency: latency.encode(),
+            service: service.encode(),
+        },
     };
     Ok((point, latencies))
 }

@@ -1,5 +1,6 @@
 //! Tests of the rate model: what is counted and checked, never how fast.
 
+use super::curve::{knee, saturation};
 use super::receiver::receive;
 use super::*;
 use crate::engine::channel::{ChannelError, Endpoint};
@@ -173,6 +174,7 @@ fn pt(round: usize, offered: f64, achieved: f64, p99: f64) -> RatePoint {
         sender_cpu_ns: 0.0,
         receiver_cpu_ns: 0.0,
         verified: 4,
+        logged: Logged::default(),
     }
 }
 
