@@ -216,3 +216,65 @@ fn measure_refuses_another_host() {
         ran.stderr
     );
 }
+
+/// `--rate` with a rate curve in the history: the latency at that rate is
+/// read from the curve (between the offered rates around it), named with
+/// its run, and the rate is judged by what the curve kept up with; past
+/// its highest rate no latency is predicted.
+#[test]
+fn advise_at_a_rate_reads_the_rate_curve_and_names_it() {
+    let sb = Sandbox::new();
+    let db = history(&sb, &["cost-model", "rate"]);
+    let json = sb.path("advise.json");
+    let ran = Run::new(
+        &sb,
+        &[
+            "advise",
+            "--size",
+            "64",
+            "--rate",
+            "10k",
+            "--p99",
+            "1ms",
+            "--host",
+            &host(),
+        ],
+    )
+    .db(&db)
+    .arg("--json")
+    .arg(json.display().to_string())
+    .ok();
+    assert!(ran.stdout.contains("at 10.0k/s: p99"), "{}", ran.stdout);
+    assert!(
+        ran.stdout.contains("between its 2k and 20k msg/s points"),
+        "{}",
+        ran.stdout
+    );
+    let report = read_json(&json);
+    let pipe = &report["ranking"][0];
+    assert_eq!(pipe["benchmark"], "pipe");
+    assert_eq!(pipe["at_rate"]["p99"]["run_id"], 2);
+    assert_eq!(pipe["at_rate"]["highest_kept_up"]["value"], 20000.0);
+    assert_eq!(pipe["meets"]["rate"], true);
+
+    let ran = Run::new(
+        &sb,
+        &[
+            "advise",
+            "--size",
+            "64",
+            "--rate",
+            "100k",
+            "--host",
+            &host(),
+        ],
+    )
+    .db(&db)
+    .ok();
+    assert!(
+        ran.stdout.contains("beyond the highest rate"),
+        "{}",
+        ran.stdout
+    );
+    assert!(ran.stdout.contains("rate NO"), "{}", ran.stdout);
+}

@@ -72,34 +72,41 @@ pub fn render(r: &AdviseReport) -> String {
         sanitise::text(&r.host),
         r.runs_read
     );
-    let mut t = new_table(vec![
-        "#",
-        "mechanism",
-        "p50 µs",
-        "p99 µs",
-        "rate msg/s",
-        "CPU/msg µs",
-        "meets",
-        "standing",
-    ]);
+    // Under a stated rate, the latency a rate curve gives there, and the
+    // highest rate it kept up with, beside the closed-loop figures.
+    let under_rate = n.rate_per_s.is_some();
+    let mut head = vec!["#", "mechanism", "p50 µs", "p99 µs", "rate msg/s"];
+    if under_rate {
+        head.extend(["p99 at rate µs", "kept up to"]);
+    }
+    head.extend(["CPU/msg µs", "meets", "standing"]);
+    let mut t = new_table(head);
     for a in &r.ranking {
         let standing = match a.standing {
             Standing::MeetsAll => "meets all".to_string(),
             Standing::Unknown => "cannot tell".to_string(),
             Standing::Misses => format!("misses by {:.0}%", a.miss * 100.0),
         };
-        t.add_row(vec![
+        let mut row = vec![
             a.rank.to_string(),
             sanitise::text(&a.benchmark).into_owned(),
             us(a.p50.value),
             opt(&a.p99, us),
             opt(&a.rate, rate),
-            opt(&a.cpu_per_msg, us),
-            meets(&a.meets),
-            standing,
-        ]);
+        ];
+        if under_rate {
+            match &a.at_rate {
+                Some(r) => row.extend([
+                    r.p99.as_ref().map_or("beyond".into(), |s| us(s.value)),
+                    opt(&r.highest_kept_up, rate),
+                ]),
+                None => row.extend(["no curve".to_string(), "no curve".to_string()]),
+            }
+        }
+        row.extend([opt(&a.cpu_per_msg, us), meets(&a.meets), standing]);
+        t.add_row(row);
     }
-    align_right(&mut t, 2..6);
+    align_right(&mut t, 2..if under_rate { 8 } else { 6 });
     out.push_str(&format!("{t}\n"));
     out.push_str("where each prediction came from:\n");
     for a in &r.ranking {
@@ -116,6 +123,19 @@ pub fn render(r: &AdviseReport) -> String {
                     sanitise::text(&s.from),
                     s.run_id
                 ));
+            }
+        }
+        if let Some(r) = &a.at_rate {
+            match (&r.p99, &r.note) {
+                (Some(p), _) => line.push_str(&format!(
+                    "; at {}/s: p99 {} µs from {} (run {})",
+                    rate(r.rate),
+                    us(p.value),
+                    sanitise::text(&p.from),
+                    p.run_id
+                )),
+                (None, Some(why)) => line.push_str(&format!("; {}", sanitise::text(why))),
+                (None, None) => {}
             }
         }
         if let Some(o) = &a.oneway {

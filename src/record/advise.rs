@@ -97,6 +97,33 @@ pub struct Advice {
     /// Absent where the history holds no one-way figure at the size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oneway: Option<OneWayPrediction>,
+    /// The latency at the need's `--rate`, from the mechanism's measured
+    /// rate curve at the size (`run --mode rate`); where it is there, the
+    /// p99 and rate bounds are judged by it. Absent without `--rate` or
+    /// without a curve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_rate: Option<AtRate>,
+}
+
+/// A mechanism under the need's offered rate, read from a rate curve: the
+/// latencies from the intended send interpolated in log rate between the
+/// two offered rates around it (medians over the curve's rounds), never
+/// extrapolated past the highest rate the curve kept up with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AtRate {
+    /// The rate asked for, messages a second.
+    pub rate: f64,
+    /// Predicted p50 from the intended send, ns (null: beyond the curve).
+    pub p50: Option<Sourced>,
+    /// Predicted p99 from the intended send, ns (null: beyond the curve).
+    pub p99: Option<Sourced>,
+    /// The highest offered rate every round kept up with (achieved within
+    /// 5%), messages a second (null: none).
+    pub highest_kept_up: Option<Sourced>,
+    /// The curve's knee, messages a second (null: none within its rates).
+    pub knee: Option<Sourced>,
+    /// Why no latency is predicted, where none is.
+    pub note: Option<String>,
 }
 
 /// A one-way prediction: the medians of the messages' own p50 and p99 of

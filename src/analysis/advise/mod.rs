@@ -393,10 +393,22 @@ fn judge(a: &mut Advice, need: &Need) {
         miss = miss.max(m);
         Some(m == 0.0)
     };
+    // Under a stated rate, a rate curve says what that rate costs: its p99
+    // there, and whether the mechanism kept up with it.
+    let (p99, rate) = match &a.at_rate {
+        Some(r) => (
+            r.p99.as_ref().map(|s| s.value),
+            r.highest_kept_up.as_ref().map(|s| s.value),
+        ),
+        None => (
+            a.p99.as_ref().map(|s| s.value),
+            a.rate.as_ref().map(|s| s.value),
+        ),
+    };
     a.meets = Meets {
         p50: check(need.p50_ns, Some(a.p50.value), false),
-        p99: check(need.p99_ns, a.p99.as_ref().map(|s| s.value), false),
-        rate: check(need.rate_per_s, a.rate.as_ref().map(|s| s.value), true),
+        p99: check(need.p99_ns, p99, false),
+        rate: check(need.rate_per_s, rate, true),
         cpu_per_msg: check(
             need.cpu_per_msg_ns,
             a.cpu_per_msg.as_ref().map(|s| s.value),
@@ -534,6 +546,9 @@ pub fn advise(
                     standing: Standing::MeetsAll,
                     miss: 0.0,
                     oneway: oneway(&runs, name, need.size_bytes, cpus, need.rate_per_s),
+                    at_rate: need
+                        .rate_per_s
+                        .and_then(|r| under_rate::at_rate(&runs, name, need.size_bytes, r, cpus)),
                 };
                 judge(&mut a, &need);
                 ranking.push(a);
@@ -545,7 +560,13 @@ pub fn advise(
         Standing::Unknown => 1,
         Standing::Misses => 2,
     };
-    let latency = |a: &Advice| a.p99.as_ref().map_or(a.p50.value, |s| s.value);
+    let latency = |a: &Advice| {
+        a.at_rate
+            .as_ref()
+            .and_then(|r| r.p99.as_ref())
+            .or(a.p99.as_ref())
+            .map_or(a.p50.value, |s| s.value)
+    };
     ranking.sort_by(|a, b| {
         order(a).cmp(&order(b)).then_with(|| match a.standing {
             Standing::Misses => a.miss.total_cmp(&b.miss),
@@ -583,3 +604,4 @@ pub fn advise(
 
 #[cfg(test)]
 mod tests;
+mod under_rate;

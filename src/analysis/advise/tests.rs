@@ -442,3 +442,33 @@ fn the_oneway_p99_is_never_below_its_p50() {
     let o = of(&run(need(4096), &h), "pipe").oneway.clone().unwrap();
     assert_eq!((o.p50.value, o.p99.value), (900.0, 900.0));
 }
+
+/// Under a stated rate, a mechanism with a rate curve is judged by the
+/// curve's p99 there and by whether it kept up with the rate, each named;
+/// one without a curve keeps its closed-loop figures.
+#[test]
+fn a_rate_curve_judges_the_p99_and_the_rate_it_kept_up_with() {
+    let mut h = runs(&["cost-model", "rate"]);
+    let host = h[0].1.header.environment.hostname.clone();
+    h[1].1.header.environment.hostname = host;
+    let mut n = need(64);
+    n.rate_per_s = Some(20_000.0);
+    n.p99_ns = Some(50_000.0);
+    let r = run(n.clone(), &h);
+    let pipe = of(&r, "pipe");
+    let at = pipe
+        .at_rate
+        .as_ref()
+        .expect("pipe has a rate curve at 64 B");
+    assert_eq!(at.p99.as_ref().unwrap().value, 41_119.0);
+    assert_eq!(at.p99.as_ref().unwrap().run_id, 2);
+    assert_eq!(pipe.meets.p99, Some(true));
+    assert_eq!(pipe.meets.rate, Some(true));
+    // Past the rates it kept up with: the rate is missed, no p99 predicted.
+    n.rate_per_s = Some(100_000.0);
+    let r = run(n, &h);
+    let pipe = of(&r, "pipe");
+    assert_eq!(pipe.meets.rate, Some(false));
+    assert_eq!(pipe.standing, Standing::Misses);
+    assert!(pipe.at_rate.as_ref().unwrap().note.is_some());
+}
