@@ -24,7 +24,8 @@ pub struct RateCurveRecord {
     /// Whether the sweep reached its highest rate without saturating.
     pub unsaturated: bool,
     /// The lowest offered rate from which on the p99 from the intended send
-    /// stays at twice the lowest rate's or more, msg/s; null where no round
+    /// stays at twice the low-rate p99 (the median p99 of the rates up to a
+    /// quarter of the saturation rate) or more, msg/s; null where no round
     /// has one.
     pub knee_rate: Option<OverRoundsRecord>,
     /// The highest achieved rate within 5% of its offered rate, msg/s;

@@ -11,14 +11,35 @@ pub const SATURATED_BELOW: f64 = 0.95;
 /// The knee: the p99 from the intended send at this multiple of the lowest rate's.
 pub const KNEE_FACTOR: f64 = 2.0;
 
+/// The p99 a curve is judged against: the median p99 from the intended
+/// send of its points at a quarter of its saturation rate or below (the
+/// low-rate region, where the channel is far from full), or the lowest
+/// rate's where no point lies there. One point alone is no reference: at a
+/// low rate each message wakes a sleeping receiver, and one stall of a
+/// shared machine moves its p99 several times over.
+pub fn low_rate_p99(points: &[RatePoint]) -> Option<f64> {
+    let first = points.first()?;
+    let quarter = saturation(points).map_or(0.0, |s| s / 4.0);
+    let low: Vec<f64> = points
+        .iter()
+        .filter(|p| p.offered_rate <= quarter)
+        .map(|p| p.latency_ns.p99)
+        .collect();
+    Some(if low.is_empty() {
+        first.latency_ns.p99
+    } else {
+        median(&low)
+    })
+}
+
 /// The knee of one round's points (in increasing offered rate): the lowest
 /// offered rate from which on the p99 from the intended send stays at
-/// [`KNEE_FACTOR`] times the lowest rate's or more, at that rate and every
-/// higher one; `None` if the last rate is below it. A rate whose p99 jumped
-/// and fell back (one stall of a shared machine) is no knee: the curve has
-/// not turned up for good.
+/// [`KNEE_FACTOR`] times the low-rate p99 ([`low_rate_p99`]) or more, at
+/// that rate and every higher one; `None` if the last rate is below it. A
+/// rate whose p99 jumped and fell back (one stall of a shared machine) is
+/// no knee: the curve has not turned up for good.
 pub fn knee(points: &[RatePoint]) -> Option<f64> {
-    let base = points.first()?.latency_ns.p99.max(1.0);
+    let base = low_rate_p99(points)?.max(1.0);
     let above = |p: &RatePoint| p.latency_ns.p99 >= KNEE_FACTOR * base;
     let first_of_tail = points.iter().rposition(|p| !above(p)).map_or(0, |i| i + 1);
     points.get(first_of_tail.max(1)).map(|p| p.offered_rate)

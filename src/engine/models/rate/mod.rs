@@ -37,7 +37,8 @@
 //! losses and lateness, and each side's CPU time per message. The sweep
 //! runs `rounds` times (each round a fresh channel per point); per round,
 //! the **knee** (the lowest offered rate from which on the p99 from the
-//! intended send stays at twice the p99 at the lowest rate or more) and the **saturation rate**
+//! intended send stays at twice the low-rate p99 or more: the median p99
+//! of the rates at a quarter of the saturation rate or below) and the **saturation rate**
 //! (the highest achieved rate within 5% of its offered rate), with their
 //! range over rounds.
 //!
@@ -199,8 +200,9 @@ pub struct RateFacts {
     /// The wake-up margin the sender slept short of each intended time, ns.
     pub wake_margin_ns: u64,
     /// The knee: the lowest offered rate from which on the p99 from the
-    /// intended send stays at twice the lowest rate's or more; `None` if the
-    /// highest rate offered is below that.
+    /// intended send stays at twice the low-rate p99 or more
+    /// ([`curve::low_rate_p99`]); `None` if the highest rate offered is
+    /// below that.
     pub knee_rate: Option<OverRounds>,
     /// The highest achieved rate within 5% of its offered rate.
     pub saturation_rate: Option<OverRounds>,

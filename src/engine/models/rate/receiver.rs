@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 const WRITTEN: u64 = 1 << 63;
 
 // Words at the start of the shared mapping; the arrivals follow.
-const W_COUNT: usize = 0;
+const W_LAST: usize = 0;
 const W_TIMED: usize = 1;
 const W_CPU0: usize = 2;
 const W_CPU1: usize = 3;
@@ -66,9 +66,10 @@ impl Receiver {
         self.map.atomic_u64(w * 8)
     }
 
-    /// Messages received so far, verify messages included.
-    pub fn received(&self) -> u64 {
-        self.word(W_COUNT).load(Ordering::Acquire)
+    /// The number of the last message received (0: none yet). A channel
+    /// that keeps order has delivered every message up to it that it will.
+    pub fn last_received(&self) -> u64 {
+        self.word(W_LAST).load(Ordering::Acquire)
     }
 
     /// Timed messages received.
@@ -136,18 +137,11 @@ pub(super) fn receive(
 ) -> Result<(), ChannelError> {
     let mut expected = vec![0u8; region.next().len()];
     let mut last = 0u64;
-    let mut count = 0u64;
     let mut timed = 0u64;
     let mut faults = 0u64;
     let first_after = rx.verify + rx.timed + 1;
     loop {
         let seq = last + 1;
-        if seq > rx.last_seq() {
-            return Err(ChannelError::Check(format!(
-                "a message after the last of the {} planned",
-                rx.last_seq()
-            )));
-        }
         let buf = region.next();
         let whole = rx.is_verify(seq);
         if whole {
@@ -158,6 +152,12 @@ pub(super) fn receive(
         }
         ep.recv(buf)?;
         let now = monotonic_ns();
+        if seq > rx.last_seq() {
+            return Err(ChannelError::Check(format!(
+                "a message after the last of the {} planned",
+                rx.last_seq()
+            )));
+        }
         if let Some(f) = fault {
             faults += 1;
             inject(f, faults, buf)?;
@@ -188,10 +188,9 @@ pub(super) fn receive(
         if got == rx.verify {
             rx.word(W_CPU0).store(cpu()?, Ordering::Release);
         }
-        count += 1;
         last = got;
-        // Release: the arrival and the counts are visible once the count is.
-        rx.word(W_COUNT).store(count, Ordering::Release);
+        // Release: the arrival and the counts are visible once the number is.
+        rx.word(W_LAST).store(last, Ordering::Release);
     }
 }
 

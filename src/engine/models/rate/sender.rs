@@ -76,16 +76,18 @@ fn cpu() -> Result<u64, ChannelError> {
     thread_cpu_ns().map_err(ChannelError::io("getrusage"))
 }
 
-/// Waits, within `timeout`, until the receiver has counted `n` messages.
-fn wait_counted(rx: &Receiver, n: u64, timeout: Duration) -> Result<(), ChannelError> {
+/// Waits, within `timeout`, until the receiver has received message `seq`
+/// (on a channel that keeps order, every message before it has arrived or
+/// never will).
+fn wait_for(rx: &Receiver, seq: u64, timeout: Duration) -> Result<(), ChannelError> {
     let deadline = monotonic_ns() + timeout.as_nanos() as u64;
-    while rx.received() < n {
+    while rx.last_received() < seq {
         interrupt::check()?;
         if monotonic_ns() > deadline {
             return Err(ChannelError::Check(format!(
-                "the receiver counted {} of the {n} messages sent so far within {} ms",
-                rx.received(),
-                timeout.as_millis()
+                "the receiver has not received message {seq} within {} ms (its last: {})",
+                timeout.as_millis(),
+                rx.last_received()
             )));
         }
         std::thread::sleep(Duration::from_micros(20));
@@ -94,15 +96,14 @@ fn wait_counted(rx: &Receiver, n: u64, timeout: Duration) -> Result<(), ChannelE
 }
 
 /// Sends the whole-content messages `first..first + n`, one at a time,
-/// each counted by the receiver before the next: nothing else is in
-/// flight, so a lossy channel has no reason to drop them.
+/// each received before the next: nothing else is in flight, so a lossy
+/// channel has no reason to drop them.
 fn verify(
     ep: &mut dyn Endpoint,
     region: &mut Region,
     rx: &Receiver,
     first: u64,
     n: u64,
-    counted: u64,
     timeout: Duration,
 ) -> Result<(), ChannelError> {
     for k in 0..n {
@@ -113,7 +114,7 @@ fn verify(
             let _wd = Watchdog::arm(timeout);
             ep.send(buf)?;
         }
-        wait_counted(rx, counted + k + 1, timeout)?;
+        wait_for(rx, first + k, timeout)?;
     }
     Ok(())
 }
@@ -201,7 +202,7 @@ pub fn send_point(
     let mut region = Region::warm(size);
     // Touched now, so no page fault lands in the timed loop.
     let mut sent_at = vec![1u64; messages as usize];
-    verify(ep, &mut region, rx, 1, v, 0, timeout)?;
+    verify(ep, &mut region, rx, 1, v, timeout)?;
 
     let period_ns = 1e9 / rate;
     let sleep = period_ns > margin_ns as f64;
@@ -224,9 +225,8 @@ pub fn send_point(
     drop(slack);
 
     // The verify messages after follow the timed ones on an ordered channel:
-    // once they are counted, every timed message that will arrive has.
-    let counted = rx.received();
-    verify(ep, &mut region, rx, v + messages + 1, v, counted, timeout)?;
+    // once they are received, every timed message that will arrive has.
+    verify(ep, &mut region, rx, v + messages + 1, v, timeout)?;
 
     let clock_ns = clock_overhead_ns();
     let period = period_ns as u64;

@@ -57,7 +57,7 @@ fn every_message_arrives_and_is_timed_from_its_intended_send() {
         s.p50 <= q.p50 && s.p99 <= q.p99 && s.max <= q.max,
         "{s:?} {q:?}"
     );
-    assert_eq!(rx.received(), 404);
+    assert_eq!(rx.last_received(), 404);
 }
 
 /// A loopback or a silent receive breaks a channel; one buffer for two
@@ -186,9 +186,22 @@ fn the_knee_is_where_p99_doubles_and_saturation_the_highest_rate_kept_up_with() 
         pt(1, 1e5, 9.6e4, 20_000.0),
         pt(1, 1e6, 3e5, 900_000.0),
     ];
-    assert_eq!(knee(&ps), Some(1e5));
+    // Low-rate p99: 12.5 µs (1k and 10k, up to a quarter of 96k): 20 µs at
+    // 100k is under twice that, 900 µs at 1M is not.
+    assert_eq!(knee(&ps), Some(1e6));
     assert_eq!(saturation(&ps), Some(9.6e4));
     assert_eq!(knee(&ps[..2]), None);
+    // The low-rate p99 is the median of the rates up to a quarter of the
+    // saturation rate (1M: 1k, 10k, 100k here), not the lowest rate's alone.
+    let low_lucky = [
+        pt(1, 1e3, 1e3, 3_000.0),
+        pt(1, 1e4, 1e4, 12_000.0),
+        pt(1, 1e5, 1e5, 10_000.0),
+        pt(1, 1e6, 1e6, 15_000.0),
+        pt(1, 2e6, 1e6, 60_000.0),
+    ];
+    assert_eq!(super::curve::low_rate_p99(&low_lucky), Some(10_000.0));
+    assert_eq!(knee(&low_lucky), Some(2e6));
     // A p99 that jumps at 10k and falls back is no knee; the one from 1M on is.
     let spiky = [
         pt(1, 1e3, 1e3, 10_000.0),
