@@ -90,6 +90,10 @@ fn mechanism_table() -> Table {
             StreamSupport::Lossy => modes.push("stream (lossy)"),
             StreamSupport::No(_) => {}
         }
+        // An offered rate needs a queue and a peer to receive it.
+        if !matches!(m.stream(), StreamSupport::No(_)) && info.topology == Topology::Peer {
+            modes.push("rate");
+        }
         if info.spins {
             modes.push("needs 2 CPUs");
         }

@@ -415,8 +415,8 @@ fn verify(
 }
 
 /// Sleeps to the absolute `deadline`; a signal only ends the sleep if the
-/// engine says to stop.
-fn sleep_until(deadline: u64) -> Result<(), ChannelError> {
+/// engine says to stop. (The rate model's sender sleeps the same way.)
+pub(in crate::engine::models) fn sleep_until(deadline: u64) -> Result<(), ChannelError> {
     loop {
         match timer::sleep_until_ns(deadline) {
             Ok(()) => return Ok(()),

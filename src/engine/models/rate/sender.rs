@@ -13,12 +13,12 @@ use super::{HEADER, Logged, Quantiles, RatePoint};
 use crate::engine::channel::{ChannelError, Endpoint};
 use crate::engine::measure::Budget;
 use crate::engine::message::{clock_overhead_ns, fill_pattern, stamp};
+use crate::engine::models::oneway::sleep_until;
 use crate::engine::models::periodic::SlackGuard;
 use crate::engine::models::region::Region;
 use crate::engine::os::interrupt::{self, Watchdog};
 use crate::stats::LatencyHistogram;
 use crate::sys::clock::{monotonic_ns, thread_cpu_ns};
-use crate::sys::timer;
 use std::time::Duration;
 
 /// Timed messages between two re-arms of the watchdog (and stop checks).
@@ -45,23 +45,6 @@ pub fn wake_margin_ns() -> Result<u64, ChannelError> {
     }
     late.sort_unstable();
     Ok(late[late.len() * 9 / 10])
-}
-
-/// Sleeps to the absolute `deadline`; a signal only ends the sleep if the
-/// engine says to stop.
-fn sleep_until(deadline: u64) -> Result<(), ChannelError> {
-    loop {
-        match timer::sleep_until_ns(deadline) {
-            Ok(()) => return Ok(()),
-            Err(e) if e.raw_os_error() == Some(libc::EINTR) => interrupt::check()?,
-            Err(e) => {
-                return Err(ChannelError::Io {
-                    op: "clock_nanosleep",
-                    source: e,
-                });
-            }
-        }
-    }
 }
 
 /// `CLOCK_REALTIME` now, ns since the epoch (where the interval logs place
