@@ -190,6 +190,7 @@ fn every_list_is_checked_and_paths_are_spelled_as_the_script_spells_them() {
         "op",
         "passes",
         "periodic",
+        "rate",
         "score",
         "stream",
     ];
