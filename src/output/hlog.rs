@@ -126,6 +126,7 @@ mod tests {
             sender_cpu_ns: 0.0,
             receiver_cpu_ns: 0.0,
             verified: 4,
+            clock_overhead_ns: 20.0,
             logged: Logged {
                 start_unix_ns: 1_700_000_000_000_000_000 + round as u64 * 1_000_000_000,
                 span_ns: 250_000_000,

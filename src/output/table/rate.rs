@@ -25,8 +25,9 @@ impl ResultTable for RateTable {
          arrived (open loop), the peer stamps each arrival; latency = arrival − intended send \
          t0 + i/R − one clock read (a stall delays every message due during it); each rate's \
          cells are the median over rounds of its points (lost, late: totals); achieved = \
-         received ÷ (last arrival − first intended send); knee = the lowest offered rate whose \
-         p99 stays at 2× the low-rate p99 (median of the rates up to ¼ of saturation) or more from there on; saturation = the highest achieved rate within 5% of \
+         received ÷ (last arrival − first intended send); knee = where the p99 crosses 2× the \
+         low-rate p99 (median of the rates up to ¼ of saturation) for good, interpolated in log \
+         rate between the two rates measured around it; saturation = the highest achieved rate within 5% of \
          its offer (≥: the highest rate offered kept up); (low–high) over rounds; late = sent \
          more than one period after its intended time; notes: how the sender waited (spinning, \
          or a sleep to the wake-up margin, then spinning); latency from the actual send: --json"

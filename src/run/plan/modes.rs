@@ -142,9 +142,9 @@ pub(super) fn rate_plan(req: &RunRequest, passes: usize) -> RatePlan {
         // --messages: every point sends that many, whatever its rate.
         point_time: match req.messages {
             Some(_) => Duration::ZERO,
-            None => Duration::from_millis(if quick { 100 } else { 250 }),
+            None => Duration::from_millis(if quick { 100 } else { 200 }),
         },
-        min_messages: req.messages.unwrap_or(if quick { 1000 } else { 2000 }),
+        min_messages: req.messages.unwrap_or(if quick { 500 } else { 1000 }),
     }
 }
 

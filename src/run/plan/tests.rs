@@ -207,8 +207,8 @@ fn mode_rate_offers_the_rates_to_each_mechanism_once_per_size() {
         };
         assert_eq!(rp.rates, Rates::List(vec![2e3, 2e4]));
         assert_eq!(rp.rounds, 5, "one round per pass");
-        assert_eq!(rp.point_time, Duration::from_millis(250));
-        assert_eq!(rp.min_messages, 2000);
+        assert_eq!(rp.point_time, Duration::from_millis(200));
+        assert_eq!(rp.min_messages, 1000);
         assert_eq!(sizes, &[64], "a curve is long: one size by default");
         assert!(!item.repeats(), "the curve runs its own rounds");
     }
@@ -219,7 +219,7 @@ fn mode_rate_offers_the_rates_to_each_mechanism_once_per_size() {
         panic!("not one rate item")
     };
     assert_eq!(q.rates, Rates::Sweep);
-    assert_eq!((q.rounds, q.min_messages), (3, 1000));
+    assert_eq!((q.rounds, q.min_messages), (3, 500));
     assert_eq!(q.point_time, Duration::from_millis(100));
     let passes = plan(&["--mode", "rate", "pipe", "--quick", "--passes", "2"]);
     let [(Item::Rate(_, q), _)] = &passes.session.items[..] else {

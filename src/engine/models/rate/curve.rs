@@ -32,18 +32,51 @@ pub fn low_rate_p99(points: &[RatePoint]) -> Option<f64> {
     })
 }
 
-/// The knee of one round's points (in increasing offered rate): the lowest
-/// offered rate from which on the p99 from the intended send stays at
-/// [`KNEE_FACTOR`] times the low-rate p99 ([`low_rate_p99`]) or more, at
-/// that rate and every higher one; `None` if the last rate is below it. A
-/// rate whose p99 jumped and fell back (one stall of a shared machine) is
-/// no knee: the curve has not turned up for good.
+/// The knee of one round's points (in increasing offered rate): where the
+/// p99 from the intended send crosses [`KNEE_FACTOR`] times the low-rate
+/// p99 ([`low_rate_p99`]) for good (at that rate and every higher one), its
+/// rate interpolated between the two measured rates around the crossing
+/// (linearly in log rate and log p99, so a knee is not held to the sweep's
+/// grid); `None` if the last rate is below it. A rate whose p99 jumped and
+/// fell back (one stall of a shared machine) is no knee: the curve has not
+/// turned up for good.
 pub fn knee(points: &[RatePoint]) -> Option<f64> {
     let base = low_rate_p99(points)?.max(1.0);
-    let above = |p: &RatePoint| p.latency_ns.p99 >= KNEE_FACTOR * base;
+    let target = KNEE_FACTOR * base;
+    let above = |p: &RatePoint| p.latency_ns.p99 >= target;
     let first_of_tail = points.iter().rposition(|p| !above(p)).map_or(0, |i| i + 1);
-    points.get(first_of_tail.max(1)).map(|p| p.offered_rate)
+    let hi = points.get(first_of_tail.max(1))?;
+    let lo = &points[first_of_tail.max(1) - 1];
+    Some(log_crossing(
+        (lo.offered_rate, lo.latency_ns.p99),
+        (hi.offered_rate, hi.latency_ns.p99),
+        target,
+    ))
 }
+
+/// The rate between `lo` and `hi` (rate, p99) at which the line through
+/// them in log rate and log p99 reaches `target`; `hi`'s rate where `lo`
+/// is not below it.
+fn log_crossing(lo: (f64, f64), hi: (f64, f64), target: f64) -> f64 {
+    let (r0, p0) = (lo.0.max(1.0).ln(), lo.1.max(1.0).ln());
+    let (r1, p1) = (hi.0.max(1.0).ln(), hi.1.max(1.0).ln());
+    let t = target.max(1.0).ln();
+    if !(p0 < t && t <= p1) || r1 <= r0 {
+        return hi.0;
+    }
+    (r0 + (t - p0) / (p1 - p0) * (r1 - r0)).exp().round()
+}
+
+/// The rates a sweep adds between `lo` and `hi` (two neighbours of its
+/// grid): [`REFINE_STEPS`] − 1 rates splitting the step evenly in log rate.
+fn refinement(lo: f64, hi: f64) -> impl Iterator<Item = f64> {
+    let step = (hi / lo).powf(1.0 / REFINE_STEPS as f64);
+    (1..REFINE_STEPS).map(move |k| (lo * step.powi(k as i32)).round())
+}
+
+/// Parts a sweep splits its grid's step around the knee and around the
+/// saturation rate into (×2^¼ rates between a ×2 step).
+pub const REFINE_STEPS: usize = 4;
 
 /// Whether `p` kept up with its offered rate.
 fn kept_up(p: &RatePoint) -> bool {
@@ -123,13 +156,25 @@ fn round(
                 }
                 rate *= 2.0;
             }
-            // One more point between the two rates around the knee.
-            if let Some(k) = knee(&points) {
-                let j = points.iter().position(|p| p.offered_rate == k).unwrap_or(0);
-                if j > 0 {
-                    let mid = (points[j - 1].offered_rate * k).sqrt().round();
-                    let (p, _) = measure(mid)?;
-                    points.insert(j, p);
+            // Finer rates where the curve turns: inside the step of the
+            // grid that holds the knee, and the one past the last rate kept
+            // up with (the saturation rate's step), each once.
+            let mut steps: Vec<(f64, f64)> = Vec::new();
+            let step_to =
+                |j: usize| (j > 0).then(|| (points[j - 1].offered_rate, points[j].offered_rate));
+            let at_knee = knee(&points)
+                .and_then(|k| points.iter().position(|p| p.offered_rate >= k))
+                .and_then(step_to);
+            let at_saturation = points.iter().position(|p| !kept_up(p)).and_then(step_to);
+            let mut steps: Vec<(f64, f64)> = at_knee.into_iter().collect();
+            if let Some(s) = at_saturation.filter(|s| !steps.contains(s)) {
+                steps.push(s);
+            }
+            for (lo, hi) in steps {
+                for rate in refinement(lo, hi) {
+                    let (p, _) = measure(rate)?;
+                    let at = points.partition_point(|q| q.offered_rate < rate);
+                    points.insert(at, p);
                 }
             }
         }
@@ -152,6 +197,9 @@ pub fn run_curve(
     let rounds = plan.rounds.max(1);
     let mut points = Vec::new();
     let mut lowest = Vec::new();
+    // The clock reads the headline's latencies had subtracted (each
+    // round's lowest rate's), so the figure reports what was subtracted.
+    let mut clocks = Vec::new();
     let (mut knees, mut saturations) = (Vec::new(), Vec::new());
     let mut unsaturated = false;
     let (mut spun, mut slept) = (false, false);
@@ -168,9 +216,17 @@ pub fn run_curve(
             }
         }
         lowest.extend(low);
+        clocks.extend(ps.first().map(|p| p.clock_overhead_ns));
         points.extend(ps);
     }
-    let measurement = headline(&lowest, points.iter().map(|p| p.verified).sum())?;
+    if clocks.is_empty() {
+        return Err("no rate was offered".into());
+    }
+    let measurement = headline(
+        &lowest,
+        points.iter().map(|p| p.verified).sum(),
+        median(&clocks),
+    )?;
     Ok((
         measurement,
         RateFacts {
@@ -191,8 +247,9 @@ pub fn run_curve(
 }
 
 /// The common measurement of a rate figure: the lowest rate's latencies
-/// from the intended send, every round's.
-fn headline(latencies: &[f64], verified: u64) -> Result<Measurement, String> {
+/// from the intended send, every round's, and the clock read they had
+/// subtracted.
+fn headline(latencies: &[f64], verified: u64, clock_ns: f64) -> Result<Measurement, String> {
     let mut hist = LatencyHistogram::new();
     for &l in latencies {
         hist.record_ns(l);
@@ -208,7 +265,7 @@ fn headline(latencies: &[f64], verified: u64) -> Result<Measurement, String> {
         // The message count is fixed by the plan, not by a precision target.
         precision: None,
         loop_overhead_ns: 0.0,
-        clock_overhead_ns: crate::engine::message::clock_overhead_ns(),
+        clock_overhead_ns: clock_ns,
         latency,
         verified_round_trips: verified,
         histogram: None,

@@ -70,7 +70,8 @@ pub enum Rates {
     List(Vec<f64>),
     /// A geometric series from [`SWEEP_FIRST`] (×2 each point) until the
     /// channel is saturated (achieved below 95% of offered) or
-    /// [`SWEEP_LAST`], then one point between the two rates around the knee.
+    /// [`SWEEP_LAST`], then ×2^¼ steps inside the grid's step that holds
+    /// the knee and the one where the channel saturated.
     Sweep,
 }
 
@@ -152,6 +153,9 @@ pub struct RatePoint {
     pub receiver_cpu_ns: f64,
     /// Messages whose whole content was compared (before and after).
     pub verified: u64,
+    /// The clock read subtracted from each of its latencies, ns (measured
+    /// after its timed messages).
+    pub clock_overhead_ns: f64,
     /// The point's two histograms and when it ran, for `--hdr`'s interval
     /// logs (not in the report).
     pub logged: Logged,

@@ -260,6 +260,7 @@ pub fn send_point(
             0.0
         },
         verified: 2 * v,
+        clock_overhead_ns: clock_ns,
         logged: Logged {
             start_unix_ns,
             span_ns: last_arrival.saturating_sub(t0),

@@ -174,6 +174,7 @@ fn pt(round: usize, offered: f64, achieved: f64, p99: f64) -> RatePoint {
         sender_cpu_ns: 0.0,
         receiver_cpu_ns: 0.0,
         verified: 4,
+        clock_overhead_ns: 20.0,
         logged: Logged::default(),
     }
 }
@@ -187,8 +188,9 @@ fn the_knee_is_where_p99_doubles_and_saturation_the_highest_rate_kept_up_with() 
         pt(1, 1e6, 3e5, 900_000.0),
     ];
     // Low-rate p99: 12.5 µs (1k and 10k, up to a quarter of 96k): 20 µs at
-    // 100k is under twice that, 900 µs at 1M is not.
-    assert_eq!(knee(&ps), Some(1e6));
+    // 100k is under twice that, 900 µs at 1M is not; the crossing of 25 µs,
+    // interpolated in log rate and log p99 between 100k and 1M, is 114k.
+    assert_eq!(knee(&ps), Some(114_451.0));
     assert_eq!(saturation(&ps), Some(9.6e4));
     assert_eq!(knee(&ps[..2]), None);
     // The low-rate p99 is the median of the rates up to a quarter of the
@@ -201,8 +203,10 @@ fn the_knee_is_where_p99_doubles_and_saturation_the_highest_rate_kept_up_with() 
         pt(1, 2e6, 1e6, 60_000.0),
     ];
     assert_eq!(super::curve::low_rate_p99(&low_lucky), Some(10_000.0));
-    assert_eq!(knee(&low_lucky), Some(2e6));
-    // A p99 that jumps at 10k and falls back is no knee; the one from 1M on is.
+    // 20 µs is crossed between 1M (15 µs) and 2M (60 µs).
+    assert_eq!(knee(&low_lucky), Some(1_154_701.0));
+    // A p99 that jumps at 10k and falls back is no knee; the one from 1M
+    // on is, crossed between 100k and 1M.
     let spiky = [
         pt(1, 1e3, 1e3, 10_000.0),
         pt(1, 1e4, 1e4, 25_000.0),
@@ -210,7 +214,7 @@ fn the_knee_is_where_p99_doubles_and_saturation_the_highest_rate_kept_up_with() 
         pt(1, 1e6, 1e6, 50_000.0),
         pt(1, 2e6, 1e6, 60_000.0),
     ];
-    assert_eq!(knee(&spiky), Some(1e6));
+    assert_eq!(knee(&spiky), Some(305_983.0));
     assert_eq!(saturation(&ps[3..]), None);
 }
 
@@ -224,7 +228,7 @@ fn fake(rate: f64, messages: u64, round: usize) -> Result<Measured, String> {
 }
 
 #[test]
-fn a_sweep_stops_past_saturation_and_adds_a_point_at_the_knee() {
+fn a_sweep_stops_past_saturation_and_refines_around_the_knee_and_saturation() {
     let plan = RatePlan {
         rates: Rates::Sweep,
         rounds: 2,
@@ -238,18 +242,13 @@ fn a_sweep_stops_past_saturation_and_adds_a_point_at_the_knee() {
     })
     .unwrap();
     let round1: Vec<f64> = asked.iter().filter(|a| a.0 == 1).map(|a| a.1).collect();
-    // 1k … 64k (saturated: 50k achieved), then √(16k · 32k) for the knee.
+    // 1k … 64k (saturated: 50k achieved), then ×2^¼ steps inside the
+    // knee's step (16k–32k) and the saturation's (32k–64k).
     assert_eq!(
         round1,
         [
-            1e3,
-            2e3,
-            4e3,
-            8e3,
-            16e3,
-            32e3,
-            64e3,
-            (16e3f64 * 32e3).sqrt().round()
+            1e3, 2e3, 4e3, 8e3, 16e3, 32e3, 64e3, 19_027.0, 22_627.0, 26_909.0, 38_055.0, 45_255.0,
+            53_817.0
         ]
     );
     assert_eq!(asked[0].2, 1000);
@@ -264,16 +263,20 @@ fn a_sweep_stops_past_saturation_and_adds_a_point_at_the_knee() {
         r1.windows(2).all(|w| w[0] < w[1]),
         "in increasing rate: {r1:?}"
     );
-    assert_eq!(f.points.len(), 16);
+    assert_eq!(f.points.len(), 26);
+    // 20 µs crossed between 19 027 (10 µs) and 22 627 msg/s (100 µs).
     let knee = f.knee_rate.unwrap();
-    assert_eq!(knee.per_round, [Some(22_627.0), Some(22_627.0)]);
-    assert_eq!(knee.median, 22_627.0);
-    assert_eq!(f.saturation_rate.unwrap().median, 32e3);
+    assert_eq!(knee.per_round, [Some(20_046.0), Some(20_046.0)]);
+    assert_eq!(knee.median, 20_046.0);
+    // 53 817 achieved 50k (93%): the highest kept up with is 45 255.
+    assert_eq!(f.saturation_rate.unwrap().median, 45_255.0);
     assert!(!f.unsaturated);
     assert_eq!(f.waiting, "spin and sleep (by rate)");
     // The headline is the lowest rate's latencies, every round's.
     assert_eq!(m.samples_ns.len(), 20);
     assert_eq!(m.latency.count, 20);
+    // It reports the clock read its latencies had subtracted.
+    assert_eq!(m.clock_overhead_ns, 20.0);
 }
 
 #[test]
