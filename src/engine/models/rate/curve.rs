@@ -159,7 +159,6 @@ fn round(
             // Finer rates where the curve turns: inside the step of the
             // grid that holds the knee, and the one past the last rate kept
             // up with (the saturation rate's step), each once.
-            let mut steps: Vec<(f64, f64)> = Vec::new();
             let step_to =
                 |j: usize| (j > 0).then(|| (points[j - 1].offered_rate, points[j].offered_rate));
             let at_knee = knee(&points)
