@@ -24,6 +24,10 @@ pub struct FigureKey {
     /// A periodic figure's frequency (timer-failures makes one per
     /// frequency), as its shortest text.
     pub frequency_hz: Option<String>,
+    /// A rate figure's lowest offered rate, msg/s, as its shortest text: its
+    /// headline is the latency at that rate, so curves that start at
+    /// another rate are other figures.
+    pub rate_from: Option<String>,
     /// Payload bytes (an operation: the bytes it moves).
     pub size_bytes: usize,
     /// A map's figure: the pair of CPUs (client, server) it measures, which
@@ -43,6 +47,13 @@ impl super::FigureRecord {
             interval_ns: self.oneway.as_ref().and_then(|o| o.interval_ns),
             // Rust's shortest text of the number: 1000, 12.5.
             frequency_hz: self.periodic.as_ref().map(|p| p.frequency_hz.to_string()),
+            rate_from: self.rate_curve.as_ref().and_then(|c| {
+                c.points
+                    .iter()
+                    .map(|p| p.offered_rate)
+                    .min_by(f64::total_cmp)
+                    .map(|r| r.to_string())
+            }),
             size_bytes: self.size_bytes,
             pair: self.pair,
         }
@@ -66,6 +77,9 @@ impl FigureKey {
         if let Some(hz) = &self.frequency_hz {
             how.push(format!("{hz} Hz"));
         }
+        if let Some(r) = &self.rate_from {
+            how.push(format!("from {r} msg/s"));
+        }
         match how.is_empty() {
             true => self.mode.clone(),
             false => format!("{} ({})", self.mode, how.join(", ")),
@@ -83,8 +97,9 @@ impl FigureKey {
 
 /// The history's text form (its `figures.key` column):
 /// `benchmark/mode/size`, then `/cold`, `/PACING` (with `@INTERVAL_NS`),
-/// `/FREQUENCYHz` and a map's `/cpuC-S` where they apply: `pipe/pingpong/64`,
-/// `vm-copy/pingpong/64/cold`, `posix-mq/oneway/64/sporadic@100000000`,
+/// `/FREQUENCYHz`, a rate curve's `/fromRATE` and a map's `/cpuC-S` where they
+/// apply: `pipe/pingpong/64`, `vm-copy/pingpong/64/cold`,
+/// `posix-mq/oneway/64/sporadic@100000000`, `pipe/rate/64/from1000`,
 /// `pipe/pingpong/64/cpu0-1`.
 impl fmt::Display for FigureKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -100,6 +115,9 @@ impl fmt::Display for FigureKey {
         }
         if let Some(hz) = &self.frequency_hz {
             write!(f, "/{hz}Hz")?;
+        }
+        if let Some(r) = &self.rate_from {
+            write!(f, "/from{r}")?;
         }
         if let Some([c, s]) = self.pair {
             write!(f, "/cpu{c}-{s}")?;
@@ -187,6 +205,33 @@ mod tests {
             periodic(1000.0).to_string(),
             "timer-failures/periodic/0/1000Hz"
         );
+    }
+
+    /// A rate figure's headline is its lowest rate's latency: curves from
+    /// different rates are different figures, and compare never pairs them.
+    #[test]
+    fn rate_curves_from_different_rates_are_different_figures() {
+        for (name, text) in crate::record::run::tests::FIXTURES {
+            let record = crate::record::RunRecord::parse(text).unwrap();
+            let Some(r) = record.results.iter().find(|r| r.rate_curve.is_some()) else {
+                continue;
+            };
+            let from = r.key();
+            let lowest = from.rate_from.clone().expect("a rate curve has a lowest rate");
+            assert_eq!(
+                from.to_string(),
+                format!("{}/rate/{}/from{lowest}", r.benchmark, r.size_bytes),
+                "{name}"
+            );
+            assert_eq!(from.mode_label(), format!("rate (from {lowest} msg/s)"));
+            let mut other = r.clone();
+            for p in other.rate_curve.as_mut().unwrap().points.iter_mut() {
+                p.offered_rate *= 2.0;
+            }
+            assert_ne!(other.key(), from, "{name}");
+            return;
+        }
+        panic!("no fixture has a rate figure");
     }
 
     #[test]
