@@ -21,6 +21,7 @@ mod environment;
 pub mod figures;
 pub mod history;
 mod map;
+mod page_charts;
 mod svg;
 
 use crate::record::RunRecord;
@@ -106,7 +107,7 @@ pub fn render(runs: &[RunInput], alpha: f64) -> Rendered {
 /// [`render`], with `sections` (the history's: [`history::watch_section`],
 /// [`history::advise_section`]) after the runs' and before the environment.
 pub fn render_with(runs: &[RunInput], alpha: f64, sections: &[String]) -> Rendered {
-    let mut page = charts::Page::default();
+    let mut page = page_charts::Page::default();
     let mut body = String::new();
     body.push_str(&header(runs));
     if runs.len() >= 2 {
