@@ -34,6 +34,14 @@ pub struct RateLevel {
     pub behind_max_ns: u64,
 }
 
+impl RateLevel {
+    /// Whether the level kept up with its offer (the median achieved rate
+    /// within 5% of the offered one), as the saturation rate judges a point.
+    pub fn kept_up(&self) -> bool {
+        self.achieved_rate >= SATURATED_BELOW * self.offered_rate
+    }
+}
+
 /// The median over `points` of each percentile.
 fn median_quantiles(points: &[&RatePointRecord]) -> QuantilesRecord {
     let mid = |v: fn(&QuantilesRecord) -> f64| {
@@ -150,6 +158,7 @@ mod tests {
             (l[0].late, l[0].behind_max_ns, l[0].sent),
             (7, 90_000, 2000)
         );
+        assert!(l[0].kept_up());
         // 10k: one round only.
         assert_eq!(l[1].rounds, 1);
         assert_eq!(l[1].latency_ns.unwrap().p50, 6000.0);

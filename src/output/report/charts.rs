@@ -48,9 +48,9 @@ fn sizes_with_value(series: &[Series], value: impl Fn(&Figure) -> Option<f64>) -
 }
 
 /// Modes timed as latency (a chart against size when swept, a dot plot
-/// otherwise); stream and score figures have their own sections.
+/// otherwise); stream, score and rate figures have their own sections.
 fn latency_mode(mode: Mode) -> bool {
-    !matches!(mode, Mode::Stream | Mode::Score)
+    !matches!(mode, Mode::Stream | Mode::Score | Mode::Rate)
 }
 
 // `Page` itself (its charts and colours) is in `page_charts.rs`, which the
@@ -76,6 +76,9 @@ impl Page {
             s.push_str(&map);
             s.push_str("</section>\n");
             return s;
+        }
+        if let Some(rate) = super::rate::section(self, letter, r) {
+            s.push_str(&rate);
         }
         let latency: Vec<Mode> = figs
             .iter()
@@ -288,6 +291,9 @@ impl Page {
     fn distribution(&mut self, letter: &str, figs: &[Figure]) -> String {
         let with: Vec<&Figure> = figs
             .iter()
+            // A rate figure's percentiles are its lowest rate's, which its
+            // curve already draws.
+            .filter(|f| f.mode != Mode::Rate)
             .filter(|f| f.latency().and_then(|l| l.p50).is_some_and(|v| v > 0.0))
             .collect();
         if with.is_empty() {

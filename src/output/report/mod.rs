@@ -2,7 +2,10 @@
 //! page that opens offline. Its charts: latency against message size per
 //! mechanism (log–log, with the cost model's lines), throughput against size
 //! for stream figures, a dot plot of the figures measured at one size, the
-//! latency distribution of each figure (from its percentiles), and with two
+//! latency distribution of each figure (from its percentiles), for mode rate
+//! latency against offered load per size (`rate.rs`: a line per mechanism,
+//! p50 / p99 / p99.9 chosen on the page, knee and saturation marked), a
+//! map's heat maps (`map.rs`), an explained figure's anatomy, and with two
 //! runs or more the comparison of each with the first (`output::compare`);
 //! then the environment of every run. Every chart has its table beneath it,
 //! so the numbers can be copied.
@@ -22,6 +25,7 @@ pub mod figures;
 pub mod history;
 mod map;
 mod page_charts;
+mod rate;
 mod svg;
 
 use crate::record::RunRecord;
