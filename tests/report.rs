@@ -1,7 +1,8 @@
-//! `ipcmark report RUN… --html FILE`: the page of two real runs opens
-//! offline in headless Chromium with every chart drawn, no error and no
-//! request (the page's own self-check, read from the dumped DOM), and its
-//! screenshot is kept under target/test-artefacts/; bad usage exits 2.
+//! `ipcmark report RUN… --html FILE`: the page of two real runs (and of a
+//! map, explained runs, a rate run, the history) opens offline in headless
+//! Chromium with every chart drawn, no error and no request (the page's own
+//! self-check, read from the dumped DOM), and its screenshot is kept under
+//! target/test-artefacts/; bad usage exits 2.
 
 use crate::util::*;
 use serde_json::Value;
@@ -202,6 +203,119 @@ fn the_report_of_a_map_draws_a_heat_map_per_mechanism_in_chromium() {
     assert_eq!(check["errors"], serde_json::json!([]), "{check:#}");
     assert_eq!(check["requests"], serde_json::json!([]), "{check:#}");
     assert_eq!(check["ok"], true, "{check:#}");
+}
+
+/// A short rate run of two mechanisms at two rates: its report has the
+/// latency-against-load section with one chart (64 B), a line per
+/// mechanism, drawn in Chromium with the page's self-check passing, and a
+/// screenshot kept beside the page.
+#[test]
+fn the_report_of_a_rate_run_draws_latency_against_offered_load_in_chromium() {
+    let _g = serial();
+    let sb = Sandbox::new();
+    let json = sb.path("rate.json");
+    Run::new(
+        &sb,
+        &[
+            "run",
+            "pipe",
+            "unix-stream",
+            "--mode",
+            "rate",
+            "--rates",
+            "1k,4k",
+        ],
+    )
+    .sizes("64")
+    .quick()
+    .no_save()
+    .json_at(&json)
+    .limit(Duration::from_secs(180))
+    .ok();
+    let page = artefacts().join("rate-report.html");
+    let ran = Run::new(
+        &sb,
+        &[
+            "report",
+            json.to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
+        ],
+    )
+    .limit(Duration::from_secs(20))
+    .ok();
+    assert!(ran.stdout.contains("(1 run, 1 chart)"), "{}", ran.stdout);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("Latency against offered load"));
+    // The data block: one rate chart at the two rates, a line per mechanism.
+    let data = html.split("id=\"report-data\">").nth(1).unwrap();
+    let data: Value = serde_json::from_str(&data[..data.find("</script>").unwrap()]).unwrap();
+    let charts = data["charts"].as_array().unwrap();
+    assert_eq!(charts.len(), 1, "{data:#}");
+    assert_eq!(charts[0]["kind"], "rate");
+    assert_eq!(charts[0]["x"], serde_json::json!([1000.0, 4000.0]));
+    let labels: Vec<&str> = charts[0]["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["pipe", "unix-stream"]);
+    // The table beneath: a row per mechanism and rate.
+    for row in [
+        "<td>pipe</td><td class=\"num\">1k</td>",
+        "<td>unix-stream</td><td class=\"num\">4k</td>",
+    ] {
+        assert!(html.contains(row), "{row}");
+    }
+    let Some(browser) = chromium() else {
+        shout(
+            "*** SKIPPED: chromium is not installed, so the rate run's page was not rendered \
+             (apt-get install chromium; .ci/run installs it) ***",
+        );
+        return;
+    };
+    let profile = sb.path("chromium-profile");
+    let dom = headless(&browser, &profile, &page, &["--dump-dom".into()]);
+    let check = selfcheck(&String::from_utf8_lossy(&dom.stdout));
+    let rate: Vec<&Value> = check["charts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "rate")
+        .collect();
+    assert_eq!(rate.len(), 1, "{check:#}");
+    assert_eq!(rate[0]["drawn"], true, "{check:#}");
+    assert_eq!(rate[0]["percentile"], "p99", "{check:#}");
+    assert_eq!(check["errors"], serde_json::json!([]), "{check:#}");
+    assert_eq!(check["csp_violations"], serde_json::json!([]), "{check:#}");
+    assert_eq!(check["requests"], serde_json::json!([]), "{check:#}");
+    assert_eq!(check["ok"], true, "{check:#}");
+
+    let shot = artefacts().join("rate-report.png");
+    let _ = std::fs::remove_file(&shot);
+    let out = headless(
+        &browser,
+        &profile,
+        &page,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1200,1400".into(),
+        ],
+    );
+    let png = std::fs::read(&shot).unwrap_or_else(|e| {
+        panic!(
+            "no screenshot at {} ({e}): {}",
+            shot.display(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    shout(&format!(
+        "rate report screenshot: {} (page: {})",
+        shot.display(),
+        page.display()
+    ));
 }
 
 /// Two explained runs (tests/reports/explain-a.json, explain-b.json): one

@@ -15,6 +15,7 @@ pub mod machine;
 pub mod map;
 pub mod page;
 pub mod progress;
+pub mod rate;
 pub mod recorder;
 pub mod report;
 pub mod sanitise;

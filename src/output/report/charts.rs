@@ -5,6 +5,7 @@
 //! figure has no value.
 
 use super::figures::{Figure, Series, figures, series, sig3, size_label, timestamp};
+use super::page_charts::{Page, hsl_hex};
 use super::svg::{Dot, dot_plot};
 use super::{RunInput, esc};
 use crate::record::run::Latency;
@@ -12,14 +13,7 @@ use crate::record::{Mode, RunRecord, Status};
 // The charts' specifications are JSON the page's script reads: written
 // here from the typed figures, never read back.
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, BTreeSet};
-
-/// Saturated colours, distinct on a white page; more series take hues at
-/// the golden angle.
-const PALETTE: [&str; 10] = [
-    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#17becf", "#e377c2", "#8c564b",
-    "#a6a600", "#0b3d91",
-];
+use std::collections::BTreeSet;
 
 /// The most legend entries (series and model lines) one chart draws.
 const MAX_LEGEND: usize = 12;
@@ -54,56 +48,14 @@ fn sizes_with_value(series: &[Series], value: impl Fn(&Figure) -> Option<f64>) -
 }
 
 /// Modes timed as latency (a chart against size when swept, a dot plot
-/// otherwise); stream and score figures have their own sections.
+/// otherwise); stream, score and rate figures have their own sections.
 fn latency_mode(mode: Mode) -> bool {
-    !matches!(mode, Mode::Stream | Mode::Score)
+    !matches!(mode, Mode::Stream | Mode::Score | Mode::Rate)
 }
 
-/// The charts the page's script draws, and the colour of each series (the
-/// same in every chart and every run).
-#[derive(Default)]
-pub struct Page {
-    charts: Vec<Value>,
-    colours: BTreeMap<String, String>,
-}
-
+// `Page` itself (its charts and colours) is in `page_charts.rs`, which the
+// rate section adds to as well; its sections are drawn here.
 impl Page {
-    /// The colour of series `name`.
-    fn colour(&mut self, name: &str) -> String {
-        let n = self.colours.len();
-        self.colours
-            .entry(name.to_string())
-            .or_insert_with(|| match PALETTE.get(n) {
-                Some(c) => c.to_string(),
-                None => hsl_hex((n as f64 * 137.508) % 360.0, 0.65, 0.42),
-            })
-            .clone()
-    }
-
-    /// The chart specifications, for the page's JSON block.
-    pub fn data(&self) -> Value {
-        json!({ "charts": self.charts })
-    }
-
-    /// Charts the script draws.
-    pub fn chart_count(&self) -> usize {
-        self.charts.len()
-    }
-
-    /// Adds a chart for the script and returns its placeholder.
-    fn chart(&mut self, mut spec: Value, caption: &str) -> String {
-        let id = format!("chart-{}", self.charts.len() + 1);
-        if let Value::Object(spec) = &mut spec {
-            spec.insert("id".into(), json!(id));
-        }
-        self.charts.push(spec);
-        format!(
-            "<figure class=\"chart\"><div class=\"plot\" id=\"{id}\"></div>\
-             <figcaption>{}</figcaption></figure>",
-            esc(caption)
-        )
-    }
-
     /// Every section of one run.
     pub fn run_sections(&mut self, letter: &str, run: &RunInput) -> String {
         let r = &run.report;
@@ -124,6 +76,9 @@ impl Page {
             s.push_str(&map);
             s.push_str("</section>\n");
             return s;
+        }
+        if let Some(rate) = super::rate::section(self, letter, r) {
+            s.push_str(&rate);
         }
         let latency: Vec<Mode> = figs
             .iter()
@@ -336,6 +291,9 @@ impl Page {
     fn distribution(&mut self, letter: &str, figs: &[Figure]) -> String {
         let with: Vec<&Figure> = figs
             .iter()
+            // A rate figure's percentiles are its lowest rate's, which its
+            // curve already draws.
+            .filter(|f| f.mode != Mode::Rate)
             .filter(|f| f.latency().and_then(|l| l.p50).is_some_and(|v| v > 0.0))
             .collect();
         if with.is_empty() {
@@ -754,22 +712,4 @@ fn anatomies(letter: &str, r: &RunRecord) -> String {
         }
     }
     s
-}
-
-/// `#rrggbb` of a hue (degrees), saturation and lightness (0–1).
-fn hsl_hex(h: f64, s: f64, l: f64) -> String {
-    let c = (1.0 - (2.0 * l - 1.0).abs()) * s;
-    let hp = h / 60.0;
-    let x = c * (1.0 - (hp % 2.0 - 1.0).abs());
-    let (r, g, b) = match hp as u32 {
-        0 => (c, x, 0.0),
-        1 => (x, c, 0.0),
-        2 => (0.0, c, x),
-        3 => (0.0, x, c),
-        4 => (x, 0.0, c),
-        _ => (c, 0.0, x),
-    };
-    let m = l - c / 2.0;
-    let byte = |v: f64| ((v + m) * 255.0).round().clamp(0.0, 255.0) as u8;
-    format!("#{:02x}{:02x}{:02x}", byte(r), byte(g), byte(b))
 }

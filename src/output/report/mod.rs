@@ -2,7 +2,10 @@
 //! page that opens offline. Its charts: latency against message size per
 //! mechanism (log–log, with the cost model's lines), throughput against size
 //! for stream figures, a dot plot of the figures measured at one size, the
-//! latency distribution of each figure (from its percentiles), and with two
+//! latency distribution of each figure (from its percentiles), for mode rate
+//! latency against offered load per size (`rate.rs`: a line per mechanism,
+//! p50 / p99 / p99.9 chosen on the page, knee and saturation marked), a
+//! map's heat maps (`map.rs`), an explained figure's anatomy, and with two
 //! runs or more the comparison of each with the first (`output::compare`);
 //! then the environment of every run. Every chart has its table beneath it,
 //! so the numbers can be copied.
@@ -21,6 +24,8 @@ mod environment;
 pub mod figures;
 pub mod history;
 mod map;
+mod page_charts;
+mod rate;
 mod svg;
 
 use crate::record::RunRecord;
@@ -106,7 +111,7 @@ pub fn render(runs: &[RunInput], alpha: f64) -> Rendered {
 /// [`render`], with `sections` (the history's: [`history::watch_section`],
 /// [`history::advise_section`]) after the runs' and before the environment.
 pub fn render_with(runs: &[RunInput], alpha: f64, sections: &[String]) -> Rendered {
-    let mut page = charts::Page::default();
+    let mut page = page_charts::Page::default();
     let mut body = String::new();
     body.push_str(&header(runs));
     if runs.len() >= 2 {

@@ -147,6 +147,148 @@
     return entry;
   }
 
+  // A rate in msg/s as the tables write it: 1k, 20.01k, 1.5M.
+  function fmtRate(v) {
+    if (v == null) return "";
+    var trim = function (x) { return String(Number(x.toFixed(2))); };
+    if (v >= 1e6) return trim(v / 1e6) + "M";
+    if (v >= 1e3) return trim(v / 1e3) + "k";
+    return trim(v);
+  }
+
+  // What the chart marks beyond its lines: hollow points where the achieved
+  // rate fell short of the offer, and along the rate axis each mechanism's
+  // knee (K) and saturation rate (S, S≥ for a bound), one row each.
+  function rateMarks(u, spec) {
+    var ctx = u.ctx, pr = uPlot.pxRatio || 1, box = u.bbox;
+    ctx.save();
+    ctx.font = Math.round(11 * pr) + "px sans-serif";
+    ctx.textBaseline = "middle";
+    var row = 0;
+    spec.series.forEach(function (s, k) {
+      if (!u.series[k + 1].show) return;
+      var ys = u.data[k + 1];
+      s.short.forEach(function (short, i) {
+        if (!short || ys[i] == null) return;
+        var x = u.valToPos(u.data[0][i], "x", true), y = u.valToPos(ys[i], "y", true);
+        ctx.beginPath();
+        ctx.arc(x, y, 5 * pr, 0, 2 * Math.PI);
+        ctx.fillStyle = "#fff";
+        ctx.fill();
+        ctx.lineWidth = 2 * pr;
+        ctx.strokeStyle = s.colour;
+        ctx.stroke();
+      });
+      var y = box.top + box.height - (8 + 14 * row) * pr;
+      row++;
+      [[s.knee, "K", "right"], [s.saturation, s.saturation_bound ? "S≥" : "S", "left"]]
+        .forEach(function (m) {
+          if (m[0] == null) return;
+          var x = u.valToPos(m[0], "x", true);
+          if (x < box.left - 1 || x > box.left + box.width + 1) return;
+          ctx.beginPath();
+          ctx.moveTo(x, y - 5 * pr);
+          ctx.lineTo(x - 5 * pr, y + 4 * pr);
+          ctx.lineTo(x + 5 * pr, y + 4 * pr);
+          ctx.closePath();
+          ctx.fillStyle = s.colour;
+          ctx.fill();
+          ctx.textAlign = m[2];
+          ctx.fillText(m[1], m[2] === "right" ? x - 7 * pr : x + 7 * pr, y);
+        });
+    });
+    ctx.restore();
+  }
+
+  function rateChart(spec, key, el) {
+    var name = key;
+    spec.percentiles.forEach(function (p) { if (p.key === key) name = p.name; });
+    var opts = {
+      width: width(el),
+      height: 400,
+      // The rates offered, a little room either side (a decade's range
+      // would leave most of a short sweep's chart empty).
+      scales: {
+        x: { distr: 3, log: 10, range: function (u, min, max) { return [min / 1.25, max * 1.25]; } },
+        // Decades, and below the lowest a band kept free for the knee and
+        // saturation marks (a row each mechanism), so no mark hides a point.
+        y: {
+          distr: 3,
+          log: 10,
+          range: function (u, min, max) {
+            var r = decades(u, min, max);
+            if (!(r[0] > 0)) return r;
+            var band = Math.min(0.35, (10 + 14 * spec.series.length) / 320);
+            var span = Math.log10(r[1] / r[0]);
+            return [r[0] / Math.pow(10, span * band / (1 - band)), r[1]];
+          },
+        },
+      },
+      series: [{ label: "offered", value: function (u, v) { return v == null ? "—" : fmtRate(v) + " msg/s"; } }]
+        .concat(spec.series.map(function (s) {
+          var o = lineSeries(s);
+          o.label = s.legend;
+          return o;
+        })),
+      axes: [
+        {
+          label: "offered rate, messages/s (log scale)",
+          // A tick at each rate offered (uPlot's log ticks would name only
+          // the powers of ten), every other one named past a dozen.
+          splits: function () { return spec.x.slice(); },
+          filter: function (u, splits) { return splits; },
+          values: function (u, splits) {
+            return splits.map(function (v, i) { return splits.length > 12 && i % 2 ? "" : fmtRate(v); });
+          },
+          grid: { stroke: "#e6e8eb" },
+          ticks: { stroke: "#c9ced4" },
+        },
+        {
+          label: name + " from the intended send, µs (log scale)",
+          size: 64,
+          // No label at the foot of the marks' band, which is no round value.
+          values: function (u, splits) {
+            return splits.map(function (v) {
+              if (v == null) return "";
+              var m = v / Math.pow(10, Math.floor(Math.log10(v)));
+              return Math.abs(m - Math.round(m)) < 1e-6 ? fmtNum(v) : "";
+            });
+          },
+          grid: { stroke: "#e6e8eb" },
+          ticks: { stroke: "#c9ced4" },
+        },
+      ],
+      hooks: { draw: [function (u) { rateMarks(u, spec); }] },
+      legend: { live: true },
+    };
+    var data = [spec.x].concat(spec.series.map(function (s) { return s.values[key]; }));
+    return new uPlot(opts, data, el);
+  }
+
+  function rate(spec, el) {
+    var entry = { id: spec.id, kind: "rate", plot: null, percentile: spec["default"] };
+    var label = document.createElement("label");
+    label.className = "choose";
+    label.textContent = "Percentile: ";
+    var select = document.createElement("select");
+    spec.percentiles.forEach(function (p) {
+      var o = document.createElement("option");
+      o.value = p.key;
+      o.textContent = p.name;
+      if (p.key === spec["default"]) o.selected = true;
+      select.appendChild(o);
+    });
+    label.appendChild(select);
+    el.parentNode.insertBefore(label, el);
+    select.addEventListener("change", function () {
+      if (entry.plot) entry.plot.destroy();
+      entry.percentile = select.value;
+      entry.plot = rateChart(spec, select.value, el);
+    });
+    entry.plot = rateChart(spec, entry.percentile, el);
+    return entry;
+  }
+
   // Pixels of a chart's canvas that are coloured (not white, grey or black):
   // the series' lines and points, never the axes or the grid.
   function colouredPixels(u) {
@@ -164,7 +306,9 @@
     var charts = drawn.map(function (e) {
       var px = 0, error = null;
       try { px = e.plot ? colouredPixels(e.plot) : 0; } catch (err) { error = String(err); }
-      return { id: e.id, kind: e.kind, coloured_pixels: px, drawn: px > 20, error: error };
+      var c = { id: e.id, kind: e.kind, coloured_pixels: px, drawn: px > 20, error: error };
+      if (e.percentile) c.percentile = e.percentile;
+      return c;
     });
     var statics = Array.prototype.map.call(document.querySelectorAll("svg.dotplot"), function (s) {
       return { kind: "dotplot", marks: s.querySelectorAll("circle").length };
@@ -201,6 +345,7 @@
       try {
         if (spec.kind === "xy") drawn.push({ id: spec.id, kind: "xy", plot: xyChart(spec, el) });
         else if (spec.kind === "cdf") drawn.push(cdf(spec, el));
+        else if (spec.kind === "rate") drawn.push(rate(spec, el));
       } catch (err) {
         check.errors.push("chart " + spec.id + ": " + err);
       }

@@ -9,7 +9,7 @@ use crate::record::{FigureRecord, RunRecord};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-const HOSTILE: &str = "<script>alert(1)</script>&\"'";
+pub(super) const HOSTILE: &str = "<script>alert(1)</script>&\"'";
 
 /// A real report (every field a run writes), whose parts a test replaces.
 const BASE: &str = include_str!("../../../tests/reports/ipc-quick.json");
@@ -51,7 +51,7 @@ fn pingpong(bench: &str, size: u64, median: f64) -> FigureRecord {
 
 /// A run report: two mechanisms swept over three sizes, one figure below
 /// resolution and one failed, a hostile benchmark name and strings.
-fn run(scale: f64) -> RunRecord {
+pub(super) fn run(scale: f64) -> RunRecord {
     let mut results = Vec::new();
     for (bench, base) in [("pipe", 4000.0), (HOSTILE, 6000.0)] {
         for (size, extra) in [(8u64, 0.0), (1024, 500.0), (65536, 30000.0)] {
@@ -102,7 +102,7 @@ fn run(scale: f64) -> RunRecord {
     r
 }
 
-fn input(label: &str, report: RunRecord) -> RunInput {
+pub(super) fn input(label: &str, report: RunRecord) -> RunInput {
     RunInput {
         label: label.into(),
         report,
@@ -136,7 +136,7 @@ fn data(html: &str) -> Data {
 }
 
 /// The page with the vendored uPlot (its banner and licence) left out.
-fn own_text(html: &str) -> String {
+pub(super) fn own_text(html: &str) -> String {
     html.replace(VENDOR_BANNER, "").replace(UPLOT_JS, "")
 }
 

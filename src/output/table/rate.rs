@@ -6,11 +6,10 @@
 use super::cells::{align_right, group_names, new_table, size_cell, unmeasured, us, whole_column};
 use super::figure::outcome;
 use super::{Look, ResultTable};
-use crate::engine::models::rate::curve::SATURATED_BELOW;
 use crate::engine::models::rate::rate_text;
-use crate::record::rate::{OverRoundsRecord, RateCurveRecord, RatePointRecord};
+use crate::output::rate::{knee_text, levels, saturation_text};
+use crate::record::rate::QuantilesRecord;
 use crate::record::{FigureRecord, Mode};
-use crate::stats::median;
 
 /// The rate table.
 pub struct RateTable;
@@ -51,8 +50,8 @@ impl ResultTable for RateTable {
             {
                 Some(c) => {
                     row.push(c.rounds.to_string());
-                    row.push(knee_cell(c));
-                    row.push(saturation_cell(c));
+                    row.push(knee_text(c));
+                    row.push(saturation_text(c));
                     // How the sender waited says whether its own wake-ups
                     // are inside the latencies.
                     let notes: Vec<String> = std::iter::once(c.waiting.clone())
@@ -86,32 +85,26 @@ impl ResultTable for RateTable {
         for r in figures {
             let Some(c) = &r.rate_curve else { continue };
             let name = format!("{} {}", r.benchmark, size_cell(r.size_bytes));
-            let rates = c.offered_rates();
-            let behind: Vec<String> = rates
+            let levels = levels(c);
+            let behind: Vec<String> = levels
                 .iter()
-                .filter_map(|&rate| {
-                    let late: u64 = c.at(rate).map(|p| p.late).sum();
-                    let most = c.at(rate).map(|p| p.behind_max_ns).max()?;
-                    (late > 0).then(|| {
-                        format!(
-                            "{} by up to {} µs ({late} late)",
-                            rate_text(rate),
-                            us(most as f64)
-                        )
-                    })
+                .filter(|l| l.late > 0)
+                .map(|l| {
+                    format!(
+                        "{} by up to {} µs ({} late)",
+                        rate_text(l.offered_rate),
+                        us(l.behind_max_ns as f64),
+                        l.late
+                    )
                 })
                 .collect();
             if !behind.is_empty() {
                 out.push_str(&format!("{name}: sender behind at {}\n", behind.join(", ")));
             }
-            let lost: Vec<String> = rates
+            let lost: Vec<String> = levels
                 .iter()
-                .filter_map(|&rate| {
-                    let (lost, sent) = c
-                        .at(rate)
-                        .fold((0, 0), |(l, s), p| (l + p.lost, s + p.sent));
-                    (lost > 0).then(|| format!("{lost} of {sent} at {}", rate_text(rate)))
-                })
+                .filter(|l| l.lost > 0)
+                .map(|l| format!("{} of {} at {}", l.lost, l.sent, rate_text(l.offered_rate)))
                 .collect();
             if !lost.is_empty() {
                 out.push_str(&format!("{name}: lost {}\n", lost.join(", ")));
@@ -142,13 +135,13 @@ fn curve_table(figures: &[&FigureRecord]) -> String {
     let mut previous: Option<(&str, usize)> = None;
     for r in figures {
         let Some(c) = &r.rate_curve else { continue };
-        for rate in c.offered_rates() {
-            let points: Vec<&RatePointRecord> = c.at(rate).collect();
-            let mid = |v: fn(&RatePointRecord) -> f64| {
-                median(&points.iter().map(|p| v(p)).collect::<Vec<_>>())
-            };
+        for l in levels(c) {
             let first = previous != Some((r.benchmark.as_str(), r.size_bytes));
             previous = Some((r.benchmark.as_str(), r.size_bytes));
+            // A rate at which no message arrived has no latency to show.
+            let latency = |v: fn(&QuantilesRecord) -> f64| {
+                l.latency_ns.as_ref().map_or("-".to_string(), |q| us(v(q)))
+            };
             t.add_row(vec![
                 if first {
                     r.benchmark.clone()
@@ -160,13 +153,13 @@ fn curve_table(figures: &[&FigureRecord]) -> String {
                 } else {
                     String::new()
                 },
-                rate_text(rate),
-                rate_text(mid(|p| p.achieved_rate)),
-                us(mid(|p| p.latency_ns.p50)),
-                us(mid(|p| p.latency_ns.p99)),
-                us(mid(|p| p.latency_ns.p999)),
-                points.iter().map(|p| p.lost).sum::<u64>().to_string(),
-                points.iter().map(|p| p.late).sum::<u64>().to_string(),
+                rate_text(l.offered_rate),
+                rate_text(l.achieved_rate),
+                latency(|q| q.p50),
+                latency(|q| q.p99),
+                latency(|q| q.p999),
+                l.lost.to_string(),
+                l.late.to_string(),
             ]);
         }
     }
@@ -175,57 +168,10 @@ fn curve_table(figures: &[&FigureRecord]) -> String {
     t.to_string()
 }
 
-/// A level over rounds: its median, its range where two rounds or more
-/// have one, and how many rounds had one where not every round did.
-fn over_rounds(o: &OverRoundsRecord, prefix: &str) -> String {
-    let mut s = format!("{prefix}{}", rate_text(o.median));
-    // A range that reads as one rate says nothing the median does not.
-    if let Some(i) = &o.interval
-        && rate_text(i.low) != rate_text(i.high)
-    {
-        s.push_str(&format!(" ({}–{})", rate_text(i.low), rate_text(i.high)));
-    }
-    let had = o.per_round.iter().flatten().count();
-    if had < o.per_round.len() {
-        s.push_str(&format!(", {had} of {} rounds", o.per_round.len()));
-    }
-    s
-}
-
-/// The knee, or that no rate offered reached it.
-fn knee_cell(c: &RateCurveRecord) -> String {
-    match &c.knee_rate {
-        Some(o) => over_rounds(o, ""),
-        None => match c.offered_rates().last() {
-            Some(&top) => format!("none ≤ {}", rate_text(top)),
-            None => "-".into(),
-        },
-    }
-}
-
-/// The saturation rate: a bound (≥) where every round's highest offered
-/// rate kept up, so the channel was never saturated; "none" where no point
-/// kept up, not even the lowest.
-fn saturation_cell(c: &RateCurveRecord) -> String {
-    let Some(o) = &c.saturation_rate else {
-        return match c.offered_rates().first() {
-            Some(&low) => format!("none (below {})", rate_text(low)),
-            None => "-".into(),
-        };
-    };
-    let kept_up = (1..=c.rounds).all(|round| {
-        c.points
-            .iter()
-            .filter(|p| p.round == round)
-            .max_by(|a, b| a.offered_rate.total_cmp(&b.offered_rate))
-            .is_some_and(|p| p.achieved_rate >= SATURATED_BELOW * p.offered_rate)
-    });
-    over_rounds(o, if kept_up || c.unsaturated { "≥ " } else { "" })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::rate::RateCurveRecord;
     use crate::record::rate::tests::curve;
     use crate::record::{Mode, Status};
 
@@ -274,26 +220,5 @@ mod tests {
         assert!(page.contains("skipped: cannot be offered"), "{page}");
         assert!(!page.contains("achieved"), "no curve: {page}");
         assert!(RateTable.after(&[f]).is_empty());
-    }
-
-    #[test]
-    fn a_knee_and_a_saturation_read_with_their_range() {
-        let mut c = curve();
-        c.knee_rate = Some(OverRoundsRecord {
-            median: 22_627.0,
-            per_round: vec![Some(16_000.0), Some(32_000.0)],
-            interval: Some(crate::record::facts::IntervalRecord {
-                low: 16_000.0,
-                high: 32_000.0,
-            }),
-        });
-        assert_eq!(knee_cell(&c), "22.63k (16k–32k)");
-        // The highest rate fell short: the saturation is a level, not a bound.
-        c.unsaturated = false;
-        c.points[1].achieved_rate = 5000.0;
-        c.saturation_rate.as_mut().unwrap().median = 1500.0;
-        assert_eq!(saturation_cell(&c), "1.5k, 1 of 2 rounds");
-        c.saturation_rate = None;
-        assert_eq!(saturation_cell(&c), "none (below 1k)");
     }
 }
