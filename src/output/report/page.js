@@ -246,14 +246,22 @@
         {
           label: name + " from the intended send, µs (log scale)",
           size: 64,
-          // No label at the foot of the marks' band, which is no round value.
-          values: function (u, splits) {
-            return splits.map(function (v) {
-              if (v == null) return "";
-              var m = v / Math.pow(10, Math.floor(Math.log10(v)));
-              return Math.abs(m - Math.round(m)) < 1e-6 ? fmtNum(v) : "";
-            });
+          // Round values only (1, 2, 5 of each decade): the scale's foot is
+          // the marks' band, which is no round value, so uPlot's own log
+          // splits would start from it and none would be round.
+          splits: function (u) {
+            var min = u.scales.y.min, max = u.scales.y.max, out = [];
+            if (!(min > 0) || !(max > min)) return out;
+            for (var k = Math.floor(Math.log10(min)); k <= Math.ceil(Math.log10(max)); k++) {
+              [1, 2, 5].forEach(function (m) {
+                var v = m * Math.pow(10, k);
+                if (v >= min && v <= max) out.push(v);
+              });
+            }
+            return out;
           },
+          filter: function (u, splits) { return splits; },
+          values: function (u, splits) { return splits.map(fmtNum); },
           grid: { stroke: "#e6e8eb" },
           ticks: { stroke: "#c9ced4" },
         },
