@@ -18,10 +18,13 @@ pub mod posix_ipc;
 pub mod process;
 pub mod sched;
 pub mod seccomp;
+pub mod seccomp_allow;
 pub mod signal;
 pub mod socket;
 pub mod sync;
 pub mod sysv;
+#[cfg(test)]
+pub(crate) mod test_fork;
 pub mod timer;
 pub mod uring;
 
