@@ -12,6 +12,7 @@ pub mod mem;
 pub mod mpi_p2p;
 #[cfg(feature = "mpi")]
 pub mod mpi_window;
+pub mod namespaces;
 pub mod netns;
 pub mod numa;
 pub mod posix_ipc;
