@@ -22,6 +22,7 @@ pub mod seccomp;
 pub mod seccomp_allow;
 pub mod signal;
 pub mod socket;
+pub mod speculation;
 pub mod sync;
 pub mod sysv;
 #[cfg(test)]
