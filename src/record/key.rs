@@ -217,7 +217,10 @@ mod tests {
                 continue;
             };
             let from = r.key();
-            let lowest = from.rate_from.clone().expect("a rate curve has a lowest rate");
+            let lowest = from
+                .rate_from
+                .clone()
+                .expect("a rate curve has a lowest rate");
             assert_eq!(
                 from.to_string(),
                 format!("{}/rate/{}/from{lowest}", r.benchmark, r.size_bytes),

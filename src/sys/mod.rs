@@ -12,16 +12,21 @@ pub mod mem;
 pub mod mpi_p2p;
 #[cfg(feature = "mpi")]
 pub mod mpi_window;
+pub mod namespaces;
 pub mod netns;
 pub mod numa;
 pub mod posix_ipc;
 pub mod process;
 pub mod sched;
 pub mod seccomp;
+pub mod seccomp_allow;
 pub mod signal;
 pub mod socket;
+pub mod speculation;
 pub mod sync;
 pub mod sysv;
+#[cfg(test)]
+pub(crate) mod test_fork;
 pub mod timer;
 pub mod uring;
 

@@ -14,15 +14,16 @@ use std::io;
 /// The audit architecture of the system-call ABI the filter checks first, so
 /// that a call of another ABI with the same number is left alone.
 #[cfg(target_arch = "x86_64")]
-const AUDIT_ARCH: Option<u32> = Some(0xC000_003E); // EM_X86_64 | 64-bit | little-endian
+pub(super) const AUDIT_ARCH: Option<u32> = Some(0xC000_003E); // EM_X86_64 | 64-bit | little-endian
 #[cfg(target_arch = "aarch64")]
-const AUDIT_ARCH: Option<u32> = Some(0xC000_00B7); // EM_AARCH64 | 64-bit | little-endian
+pub(super) const AUDIT_ARCH: Option<u32> = Some(0xC000_00B7); // EM_AARCH64 | 64-bit | little-endian
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-const AUDIT_ARCH: Option<u32> = None;
+pub(super) const AUDIT_ARCH: Option<u32> = None;
 
-/// Offsets in `struct seccomp_data`: `int nr; __u32 arch; …`.
-const OFF_NR: u32 = 0;
-const OFF_ARCH: u32 = 4;
+/// Offsets in `struct seccomp_data`: `int nr; __u32 arch; __u64
+/// instruction_pointer; __u64 args[6];`.
+pub(super) const OFF_NR: u32 = 0;
+pub(super) const OFF_ARCH: u32 = 4;
 
 /// A BPF program failing some system calls, built before the fork so that
 /// installing it in the child allocates nothing.
@@ -30,7 +31,8 @@ pub struct FailFilter {
     prog: Vec<libc::sock_filter>,
 }
 
-fn stmt(code: u32, k: u32) -> libc::sock_filter {
+/// A BPF statement (load, return) with its constant.
+pub(super) fn stmt(code: u32, k: u32) -> libc::sock_filter {
     libc::sock_filter {
         code: code as u16,
         jt: 0,
@@ -39,7 +41,8 @@ fn stmt(code: u32, k: u32) -> libc::sock_filter {
     }
 }
 
-fn jeq(k: u32, jt: u8, jf: u8) -> libc::sock_filter {
+/// A BPF jump: `jt` instructions ahead if the accumulator equals `k`, else `jf`.
+pub(super) fn jeq(k: u32, jt: u8, jf: u8) -> libc::sock_filter {
     libc::sock_filter {
         code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
         jt,
@@ -87,23 +90,32 @@ impl FailFilter {
     /// process it creates). Sets `no_new_privs`, which the kernel requires of
     /// an unprivileged caller.
     pub fn install(&self) -> io::Result<()> {
-        let fprog = libc::sock_fprog {
-            len: self.prog.len() as u16,
-            filter: self.prog.as_ptr() as *mut libc::sock_filter,
-        };
-        // SAFETY: PR_SET_NO_NEW_PRIVS takes integer arguments.
-        cvt(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) })?;
-        // SAFETY: fprog points to a valid BPF program that outlives the call
-        // (the kernel copies it).
-        cvt(unsafe {
-            libc::prctl(
-                libc::PR_SET_SECCOMP,
-                libc::SECCOMP_MODE_FILTER as libc::c_ulong,
-                &fprog as *const libc::sock_fprog,
-            )
-        })
-        .map(|_| ())
+        install(&self.prog)
     }
+}
+
+/// Installs the BPF program `prog` on the calling thread, for good: sets
+/// `no_new_privs` (which the kernel requires of an unprivileged caller),
+/// then the filter. Allocates nothing, so a forked child may call it.
+pub(super) fn install(prog: &[libc::sock_filter]) -> io::Result<()> {
+    let len = u16::try_from(prog.len())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "BPF program too long"))?;
+    let fprog = libc::sock_fprog {
+        len,
+        filter: prog.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: PR_SET_NO_NEW_PRIVS takes integer arguments.
+    cvt(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) })?;
+    // SAFETY: fprog points to a valid BPF program that outlives the call
+    // (the kernel copies it and never writes through the pointer).
+    cvt(unsafe {
+        libc::prctl(
+            libc::PR_SET_SECCOMP,
+            libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+            &fprog as *const libc::sock_fprog,
+        )
+    })
+    .map(|_| ())
 }
 
 /// The system-call numbers the C library may use for each call, so that a

@@ -48,15 +48,6 @@ pub fn clean_stale() -> CleanReport {
     report
 }
 
-/// How `clean` judges the run that made the object called `name` (a name
-/// of [`super::ObjectNamer`]'s, wherever the object lives: a tracefs
-/// instance too); `None` when the name is not ipcmark's. Only
-/// [`Verdict::Gone`] allows touching the object.
-pub fn judge_name(name: &str) -> Option<Verdict> {
-    let (owner, _) = owner_of_name(name)?;
-    Some(judge(owner, &Here::now(), &System))
-}
-
 /// Whether a name's `<what>-<n>` part is an owner record's.
 fn is_sysv_record(what: &str) -> bool {
     what.strip_prefix("sysv-")

@@ -28,10 +28,10 @@ mod sysvipc;
 mod verdict;
 
 // The paths the rest of the crate uses, as before the split.
-pub use clean::{clean_stale, judge_name};
-pub use names::{HELPER_PID_FILE, ObjectNamer, disk_temp_base, tmpfs_base};
+pub use clean::clean_stale;
+pub use names::{HELPER_PID_FILE, ObjectNamer, disk_temp_base, owner_of_name, tmpfs_base};
 pub use release::{Cleanup, left_behind as note_left_behind, take_left_behind};
-pub use verdict::{CleanReport, Verdict};
+pub use verdict::{CleanReport, Verdict, judge_name};
 // Used only by tests elsewhere in the crate.
 #[cfg(test)]
-pub use names::{NameOwner, Owner, owner_of_name, pid_of_sysv_key, sysv_test_lock};
+pub use names::{NameOwner, Owner, pid_of_sysv_key, sysv_test_lock};

@@ -5,7 +5,7 @@
 //! judge alike without depending on each other. The test helpers at the end
 //! serve the tests of both.
 
-use super::names::{NameOwner, Owner, pid_namespace, start_time};
+use super::names::{NameOwner, Owner, owner_of_name, pid_namespace, start_time};
 use crate::sys::process::process_exists;
 
 /// What `ipcmark clean` found and did.
@@ -115,6 +115,15 @@ pub(super) fn judge(owner: NameOwner, here: &Here, procs: &dyn Processes) -> Ver
         Some(start) if start != o.start => Verdict::Gone,
         _ => Verdict::Live,
     }
+}
+
+/// How `clean` judges the run that made the object called `name` (a name
+/// of [`super::ObjectNamer`]'s, wherever the object lives: a tracefs
+/// instance, a cgroup too); `None` when the name is not ipcmark's. Only
+/// [`Verdict::Gone`] allows touching the object.
+pub fn judge_name(name: &str) -> Option<Verdict> {
+    let (owner, _) = owner_of_name(name)?;
+    Some(judge(owner, &Here::now(), &System))
 }
 
 /// Processes as a test says they are.
