@@ -37,6 +37,7 @@ mod watch;
 mod advise;
 // `ipcmark selftest`: A/A pairs, the test of compare's test.
 mod selftest;
+mod tax;
 // `ipcmark report --html`: the page, rendered in headless Chromium.
 mod report;
 // The run history: history, show, export, import, prune; CSV.

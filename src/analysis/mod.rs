@@ -17,5 +17,6 @@ pub mod op_anatomy;
 pub mod placement;
 pub mod ranking;
 pub mod selftest;
+pub mod tax;
 pub mod warnings;
 pub mod watch;

@@ -113,6 +113,8 @@ impl Json {
     /// `check --json`: the verdict, written once.
     pub const CHECK_HELP: &str =
         "Also write the check as JSON (ipcmark.check/1) to this file, whatever its verdict";
+    /// `tax --json`: the ledger, written once at the end.
+    pub const TAX_HELP: &str = "Also write the ledger as JSON (ipcmark.tax/1) to this file (when stopped, with the passes done)";
     /// `selftest --json`: its record, written once at the end.
     pub const SELFTEST_HELP: &str = "Also write the selftest as JSON (ipcmark.selftest/1) to this file, whatever its verdict (and when stopped, with the pairs done)";
 }

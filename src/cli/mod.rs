@@ -20,6 +20,7 @@ mod report;
 mod run;
 mod selftest;
 mod serve;
+mod tax;
 #[cfg(test)]
 pub(crate) mod test_support;
 mod testbed;
@@ -85,6 +86,11 @@ enum Command {
     /// back to back, its false-positive rate against α and the machine's
     /// run-to-run shift (exit 1 when the rate is over α + 2 points).
     Selftest(selftest::SelftestArgs),
+    /// What isolation costs: the same figures bare and under each layer a
+    /// container applies (a cgroup, a CPU quota, seccomp filters,
+    /// namespaces, speculation controls, all at once), passes interleaved,
+    /// each layer's difference per figure with its interval.
+    Tax(tax::TaxArgs),
     /// Write an offline HTML report of runs: charts against message size,
     /// latency distributions, the comparison of two runs, the environment.
     Report(report::ReportArgs),
@@ -369,6 +375,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::check(args),
         Command::Advise(args) => advise::advise(args),
         Command::Selftest(args) => selftest::selftest(args),
+        Command::Tax(args) => tax::tax(args),
         Command::Report(args) => report::report(args),
         Command::Workload(args) => workload::workload(*args),
         Command::Completions(args) => completions::completions(args),

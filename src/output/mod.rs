@@ -22,6 +22,7 @@ pub mod sanitise;
 pub mod selftest;
 pub mod stored;
 pub mod table;
+pub mod tax;
 pub mod terminal;
 pub mod warnings;
 pub mod watch;

@@ -29,6 +29,7 @@ mod report_views;
 pub mod run;
 pub mod selftest;
 pub mod summary;
+pub mod tax;
 pub mod units;
 pub mod watch;
 pub mod workload;

@@ -14,12 +14,15 @@
 //! - [`watch`]: the change points of every series of the history
 //!   (`ipcmark watch`, and `report --watch`'s charts).
 //! - [`check`]: a run judged against a baseline (`ipcmark check`).
+//! - [`tax`]: the same figures bare and under isolation layers, each
+//!   layer's difference per figure (`ipcmark tax`).
 
 pub mod advise;
 pub mod check;
 pub mod explain;
 pub mod map;
 pub mod selftest;
+pub mod tax;
 pub mod watch;
 
 use crate::run::{Failure, Outcome};

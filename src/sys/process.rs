@@ -75,6 +75,12 @@ pub fn geteuid() -> libc::uid_t {
     unsafe { libc::geteuid() }
 }
 
+/// The effective group id.
+pub fn getegid() -> libc::gid_t {
+    // SAFETY: getegid cannot fail.
+    unsafe { libc::getegid() }
+}
+
 /// The parent's process id.
 pub fn getppid() -> libc::pid_t {
     // SAFETY: getppid cannot fail.

@@ -5,7 +5,7 @@
 
 pub mod levels;
 mod modes;
-mod names;
+pub mod names;
 // Called after `RunPlan::from_request`: it checks the remote flags, then
 // reaches the agent (and builds a testbed) to make the plan's remote items.
 pub mod remote;

@@ -1,0 +1,212 @@
+//! The ledger of `ipcmark tax`: each variant's passes (one run record per
+//! pass, each run made under that variant) merged into one record whose
+//! figures keep every pass's median, then each layer compared with bare by
+//! `compare`'s own test (Welch on the logs of the pass medians), so a
+//! layer's difference is tested against the spread between passes.
+
+use super::compare;
+use crate::record::build::BuildRecord;
+use crate::record::compare::{Comparison, Test};
+use crate::record::facts::{IntervalRecord, PassesRecord};
+use crate::record::tax::{TaxCell, TaxRow};
+use crate::record::{FigureRecord, RunRecord, Status};
+use crate::stats::median;
+
+/// One variant's passes merged: each figure of the first pass with every
+/// pass's samples pooled and each pass's median kept (`passes`), its p99
+/// the median of the passes' p99 and its max the largest; a figure that
+/// failed or was skipped in any pass takes that pass's status. `None`
+/// without a pass.
+pub fn merge_passes(passes: &[RunRecord]) -> Option<RunRecord> {
+    let mut merged = passes.first()?.clone();
+    for figure in &mut merged.results {
+        let key = figure.key();
+        let same: Vec<&FigureRecord> = passes
+            .iter()
+            .filter_map(|p| p.results.iter().find(|r| r.key() == key))
+            .collect();
+        if same.len() < passes.len() {
+            figure.status = Status::Failed;
+            figure.error = Some(format!(
+                "measured in {} of {} passes",
+                same.len(),
+                passes.len()
+            ));
+            continue;
+        }
+        if let Some(bad) = same.iter().find(|r| r.status != Status::Ok) {
+            figure.status = bad.status;
+            figure.error = bad.error.clone();
+            figure.reason = bad.reason.clone();
+            continue;
+        }
+        let samples: Vec<&Vec<f64>> = same.iter().filter_map(|r| r.samples_ns.as_ref()).collect();
+        if samples.len() < same.len() || samples.iter().any(|s| s.is_empty()) {
+            continue;
+        }
+        figure.passes = Some(PassesRecord {
+            count: samples.len(),
+            medians_ns: samples.iter().map(|s| median(s)).collect(),
+            drift_corrected_medians_ns: Vec::new(),
+            own_interval: None,
+        });
+        figure.samples_ns = Some(samples.iter().flat_map(|s| s.iter().copied()).collect());
+        let p99s: Vec<f64> = same
+            .iter()
+            .filter_map(|r| r.latency_ns.as_ref()?.p99)
+            .collect();
+        let max = same
+            .iter()
+            .filter_map(|r| r.latency_ns.as_ref()?.max)
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+        if let Some(l) = figure.latency_ns.as_mut() {
+            l.median = median(figure.samples_ns.as_deref().unwrap_or_default());
+            l.p99 = (p99s.len() == same.len()).then(|| median(&p99s));
+            l.max = max;
+        }
+    }
+    Some(merged)
+}
+
+/// A layer's merged passes (or why it has none) for [`rows`].
+pub struct LayerRuns<'a> {
+    /// The layer's name.
+    pub name: &'a str,
+    /// Its passes merged, or why it has no figures.
+    pub runs: Result<&'a RunRecord, String>,
+    /// A `seccomp:args:N` layer's N: its cells give the difference per rule.
+    pub per_rule: Option<usize>,
+}
+
+/// The ledger's rows: every figure of the bare runs, with its bare centre
+/// and, per layer, the difference from bare and its test.
+pub fn rows(
+    bare: &RunRecord,
+    layers: &[LayerRuns<'_>],
+    alpha: f64,
+    build: &BuildRecord,
+) -> Vec<TaxRow> {
+    let compared: Vec<Result<Vec<Comparison>, String>> = layers
+        .iter()
+        .map(|l| {
+            l.runs.clone().map(|runs| {
+                compare::compare("bare", bare, l.name, runs, alpha, build.clone()).comparisons
+            })
+        })
+        .collect();
+    bare.results
+        .iter()
+        .map(|figure| {
+            let key = figure.key();
+            let mode = key.mode_label();
+            let ok = figure.status == Status::Ok;
+            let latency = figure.latency_ns.as_ref().filter(|_| ok);
+            let cells = layers
+                .iter()
+                .zip(&compared)
+                .map(|(layer, compared)| {
+                    let under = layer
+                        .runs
+                        .as_ref()
+                        .ok()
+                        .and_then(|r| r.results.iter().find(|f| f.key() == key));
+                    cell(layer, figure, under, compared, &mode)
+                })
+                .collect();
+            TaxRow {
+                benchmark: figure.benchmark.clone(),
+                mode,
+                size_bytes: figure.size_bytes,
+                bare_median_ns: latency.map(|l| l.median),
+                bare_p99_ns: latency.and_then(|l| l.p99),
+                bare_max_ns: latency.and_then(|l| l.max),
+                cells,
+            }
+        })
+        .collect()
+}
+
+/// One figure under one layer.
+fn cell(
+    layer: &LayerRuns<'_>,
+    bare: &FigureRecord,
+    under: Option<&FigureRecord>,
+    compared: &Result<Vec<Comparison>, String>,
+    mode: &str,
+) -> TaxCell {
+    let mut c = TaxCell {
+        layer: layer.name.to_string(),
+        status: "ok".into(),
+        median_ns: None,
+        diff_ns: None,
+        diff_percent: None,
+        diff_interval_ns: None,
+        p: None,
+        test: None,
+        significant: false,
+        p99_ns: None,
+        max_ns: None,
+        per_rule_ns: None,
+    };
+    let comparisons = match compared {
+        Ok(c) => c,
+        Err(why) => {
+            c.status = why.clone();
+            return c;
+        }
+    };
+    let Some(under) = under else {
+        c.status = "failed: not measured under the layer".into();
+        return c;
+    };
+    if under.status != Status::Ok {
+        c.status = format!(
+            "{}: {}",
+            under.status.name(),
+            under
+                .error
+                .as_deref()
+                .or(under.reason.as_deref())
+                .unwrap_or("-")
+        );
+        return c;
+    }
+    let latency = under.latency_ns.as_ref();
+    c.p99_ns = latency.and_then(|l| l.p99);
+    c.max_ns = latency.and_then(|l| l.max);
+    c.median_ns = latency.map(|l| l.median);
+    if bare.status != Status::Ok {
+        c.status = "not measured bare".into();
+        return c;
+    }
+    let Some(cmp) = comparisons.iter().find(|x| {
+        x.benchmark == bare.benchmark && x.size_bytes == bare.size_bytes && x.mode == mode
+    }) else {
+        c.status = "no samples to compare".into();
+        return c;
+    };
+    c.median_ns = Some(cmp.median_b_ns);
+    c.diff_ns = Some(cmp.diff_ns);
+    c.diff_percent = Some(cmp.diff_percent);
+    c.diff_interval_ns = cmp.ratio_interval.as_ref().map(|r| IntervalRecord {
+        low: (r.low - 1.0) * cmp.median_a_ns,
+        high: (r.high - 1.0) * cmp.median_a_ns,
+    });
+    c.p = Some(cmp.p);
+    c.test = Some(
+        match cmp.test {
+            Test::WelchPasses => "welch-passes",
+            Test::MannWhitneySamples => "mann-whitney-samples",
+        }
+        .into(),
+    );
+    c.significant = cmp.significant;
+    c.per_rule_ns = layer
+        .per_rule
+        .filter(|&n| n > 0)
+        .map(|n| cmp.diff_ns / n as f64);
+    c
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,97 @@
+use super::*;
+use crate::record::build::BuildRecord;
+
+/// tests/reports/ipc-quick.json with each figure's samples set to `base`
+/// × (1 + small spread) × `scale` for pipe, `base` for the others: one
+/// pass of a variant.
+fn pass(scale: f64, wobble: f64) -> RunRecord {
+    let mut r = RunRecord::parse(include_str!("../../../tests/reports/ipc-quick.json")).unwrap();
+    for f in &mut r.results {
+        let s = if f.benchmark == "pipe" { scale } else { 1.0 };
+        let samples: Vec<f64> = (0..20)
+            .map(|i| 1000.0 * s * wobble * (1.0 + (i % 5) as f64 * 0.002))
+            .collect();
+        f.latency_ns.as_mut().unwrap().p99 = Some(1500.0 * s * wobble);
+        f.latency_ns.as_mut().unwrap().max = Some(9000.0 * s * wobble);
+        f.samples_ns = Some(samples);
+        f.passes = None;
+    }
+    r
+}
+
+fn build() -> BuildRecord {
+    crate::output::json::build::current()
+}
+
+#[test]
+fn passes_merge_into_one_figure_with_each_pass_median() {
+    let passes = [pass(1.0, 1.0), pass(1.0, 1.02), pass(1.0, 0.99)];
+    let m = merge_passes(&passes).unwrap();
+    let pipe = &m.results[0];
+    assert_eq!(pipe.samples_ns.as_ref().unwrap().len(), 60);
+    let p = pipe.passes.as_ref().unwrap();
+    assert_eq!(p.count, 3);
+    assert!((p.medians_ns[1] / p.medians_ns[0] - 1.02).abs() < 1e-9);
+    let l = pipe.latency_ns.as_ref().unwrap();
+    // p99: the median of the passes'; max: the largest.
+    assert!((l.p99.unwrap() - 1500.0).abs() < 1e-6);
+    assert!((l.max.unwrap() - 9000.0 * 1.02).abs() < 1e-6);
+    assert!(merge_passes(&[]).is_none());
+}
+
+#[test]
+fn a_figure_that_failed_in_one_pass_is_failed_in_the_merge() {
+    let mut second = pass(1.0, 1.0);
+    second.results[1].status = Status::Failed;
+    second.results[1].error = Some("the peer died".into());
+    second.results.remove(2);
+    let m = merge_passes(&[pass(1.0, 1.0), second]).unwrap();
+    assert_eq!(m.results[1].status, Status::Failed);
+    assert_eq!(m.results[1].error.as_deref(), Some("the peer died"));
+    assert_eq!(m.results[2].status, Status::Failed);
+    assert_eq!(
+        m.results[2].error.as_deref(),
+        Some("measured in 1 of 2 passes")
+    );
+    assert_eq!(m.results[0].status, Status::Ok);
+}
+
+#[test]
+fn a_layer_that_slows_one_figure_shows_there_and_nowhere_else() {
+    let wobble = [1.0, 1.01, 0.99, 1.005, 0.995];
+    let bare: Vec<RunRecord> = wobble.iter().map(|&w| pass(1.0, w)).collect();
+    let slow: Vec<RunRecord> = wobble.iter().map(|&w| pass(1.3, w)).collect();
+    let (bare, slow) = (merge_passes(&bare).unwrap(), merge_passes(&slow).unwrap());
+    let layers = [
+        LayerRuns {
+            name: "seccomp:args:100",
+            runs: Ok(&slow),
+            per_rule: Some(100),
+        },
+        LayerRuns {
+            name: "ssbd",
+            runs: Err("failed: the pass under it failed".into()),
+            per_rule: None,
+        },
+    ];
+    let rows = rows(&bare, &layers, 0.05, &build());
+    assert_eq!(rows.len(), bare.results.len());
+    let pipe = &rows[0];
+    assert_eq!((pipe.benchmark.as_str(), pipe.size_bytes), ("pipe", 64));
+    let c = &pipe.cells[0];
+    assert_eq!(c.status, "ok");
+    assert!(c.significant, "{c:?}");
+    let d = c.diff_ns.unwrap();
+    assert!((d - 300.0).abs() < 10.0, "{d}");
+    assert!((c.diff_percent.unwrap() - 30.0).abs() < 1.0);
+    let i = c.diff_interval_ns.as_ref().unwrap();
+    assert!(i.low < d && d < i.high, "{i:?}");
+    assert!((c.per_rule_ns.unwrap() - d / 100.0).abs() < 1e-9);
+    assert_eq!(c.test.as_deref(), Some("welch-passes"));
+    // shm-futex did not move under the layer.
+    let futex = &rows[2];
+    assert!(!futex.cells[0].significant, "{:?}", futex.cells[0]);
+    // The failed layer's cells say why.
+    assert_eq!(pipe.cells[1].status, "failed: the pass under it failed");
+    assert!(pipe.cells[1].diff_ns.is_none());
+}

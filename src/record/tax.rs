@@ -1,0 +1,129 @@
+//! The report of `ipcmark tax` (`ipcmark.tax/1`): the same figures measured
+//! bare and under each isolation layer, the variants interleaved pass by
+//! pass, and each layer's difference from bare per figure with compare's
+//! test behind it (docs/tax.md).
+
+use super::build::BuildRecord;
+use super::facts::IntervalRecord;
+use serde::{Deserialize, Serialize};
+
+/// The `schema` of a tax report.
+pub const TAX_SCHEMA: &str = "ipcmark.tax/1";
+
+/// `ipcmark tax`'s report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaxReport {
+    /// [`TAX_SCHEMA`].
+    pub schema: String,
+    /// The build that wrote it.
+    pub build: BuildRecord,
+    /// The host it ran on.
+    pub host: String,
+    /// The kernel it ran on.
+    pub kernel: String,
+    /// When it started and ended (RFC 3339).
+    pub started_at: String,
+    /// When it ended.
+    pub ended_at: String,
+    /// Passes asked for: each variant (bare and every layer) ran once per
+    /// pass, in an order rotated from pass to pass.
+    pub passes: usize,
+    /// Passes every variant completed (fewer when stopped).
+    pub passes_done: usize,
+    /// The significance level of each cell's test.
+    pub alpha: f64,
+    /// The boot-time speculation mitigations the kernel reports
+    /// (/sys/devices/system/cpu/vulnerabilities: name, state), recorded
+    /// because no layer can change them at run time.
+    pub mitigations: Vec<(String, String)>,
+    /// Every layer asked for: how it was applied, or why not.
+    pub layers: Vec<LayerRecord>,
+    /// Each figure's bare centre and its difference under each layer.
+    pub rows: Vec<TaxRow>,
+    /// The signal that stopped the study, if one did.
+    pub stopped: Option<i32>,
+}
+
+/// A layer and what became of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LayerRecord {
+    /// As asked (`cgroup`, `cpu-max:20ms/100ms`, `seccomp:args:100`, …).
+    pub name: String,
+    /// `applied`, `partial` (a combined layer with some parts left out),
+    /// `skipped` (before any pass: it cannot be applied here) or `failed`
+    /// (a pass under it failed to start).
+    pub status: String,
+    /// How it was applied: what each pass's processes were put in or under.
+    pub how: Vec<String>,
+    /// Why it, or a part of it, was not applied.
+    pub reasons: Vec<String>,
+    /// A seccomp layer's rules (calls allowed, or argument comparisons).
+    pub seccomp_rules: Option<usize>,
+    /// A cgroup layer's cgroup version (`v1` or `v2`).
+    pub cgroup_version: Option<String>,
+    /// A CPU quota's throttling over all its passes.
+    pub throttling: Option<ThrottlingRecord>,
+}
+
+/// What the cpu controller counted over a layer's passes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ThrottlingRecord {
+    /// Enforcement periods that elapsed with a runnable task.
+    pub periods: u64,
+    /// Periods in which the cgroup was throttled.
+    pub throttled_periods: u64,
+    /// Time throttled, ns.
+    pub throttled_ns: u64,
+}
+
+/// One figure: its bare centre and a cell per layer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaxRow {
+    /// Mechanism or benchmark id.
+    pub benchmark: String,
+    /// How it was timed (`pingpong`, `op`, …).
+    pub mode: String,
+    /// Payload bytes.
+    pub size_bytes: usize,
+    /// The bare figure's median over its pooled samples, ns (null where
+    /// bare did not measure it).
+    pub bare_median_ns: Option<f64>,
+    /// The bare figure's p99 (median of its passes' p99), ns.
+    pub bare_p99_ns: Option<f64>,
+    /// The bare figure's largest single time over its passes, ns.
+    pub bare_max_ns: Option<f64>,
+    /// One cell per applied layer, in the layers' order.
+    pub cells: Vec<TaxCell>,
+}
+
+/// A figure under a layer, against bare.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaxCell {
+    /// The layer's name.
+    pub layer: String,
+    /// `ok`, or why there is no difference to give (`failed: …`,
+    /// `skipped: …`, `not measured bare`).
+    pub status: String,
+    /// The median under the layer, ns.
+    pub median_ns: Option<f64>,
+    /// Layer − bare, ns.
+    pub diff_ns: Option<f64>,
+    /// Layer − bare, % of bare.
+    pub diff_percent: Option<f64>,
+    /// The 95% interval of the difference, ns (from the interval of the
+    /// ratio of the pass medians, times the bare median).
+    pub diff_interval_ns: Option<IntervalRecord>,
+    /// p of the test (Welch on the logs of the pass medians; Mann–Whitney
+    /// on the samples where a side had a single pass).
+    pub p: Option<f64>,
+    /// The test behind `p`.
+    pub test: Option<String>,
+    /// p < alpha.
+    pub significant: bool,
+    /// The p99 under the layer (median of its passes' p99), ns.
+    pub p99_ns: Option<f64>,
+    /// The largest single time under the layer over its passes, ns.
+    pub max_ns: Option<f64>,
+    /// A `seccomp:args:N` layer: the difference per rule, ns.
+    pub per_rule_ns: Option<f64>,
+}

@@ -1,0 +1,455 @@
+//! The study behind `ipcmark tax`: what isolation costs. The same figures
+//! are measured bare and under each layer (`layers`), one pass at a time:
+//! each pass runs every variant once, in an order rotated from pass to
+//! pass, so the machine's drift falls on every variant alike. Each
+//! (variant, pass) is one run (`run::run`, one pass) in a child forked for
+//! it, which first applies the layer to itself: the figures' processes are
+//! its children, so both sides of every figure run under the layer, and a
+//! filter or a namespace never reaches the parent. The runs of each
+//! variant are merged pass by pass and compared with bare by `compare`'s
+//! test (`analysis::tax`).
+//!
+//! Every layer is undone on every path: the cgroups are removed by the
+//! parent when the study ends, fails or is stopped (and by `ipcmark clean`
+//! after a kill), while filters, namespaces and speculation controls end
+//! with the children that hold them.
+
+pub mod layers;
+
+use crate::analysis::tax::{LayerRuns, merge_passes, rows};
+use crate::engine::os::interrupt;
+use crate::engine::run::session::RunObserver;
+use crate::output::recorder::now_rfc3339;
+use crate::record::RunRecord;
+use crate::record::tax::{LayerRecord, TAX_SCHEMA, TaxReport, ThrottlingRecord};
+use crate::run::{Failure, RunRequest};
+use crate::sys::process::{self, ExitStatus, Fork};
+use layers::{Layer, Prepared};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The figures by default: the mechanisms and two system calls.
+pub const DEFAULT_NAMES: &[&str] = &[
+    "pipe",
+    "unix-stream",
+    "tcp",
+    "udp",
+    "shm-futex",
+    "posix-mq",
+    "syscall-getpid",
+    "syscall-read-tmpfs",
+];
+
+/// Passes by default (3 with `--quick`).
+pub const DEFAULT_PASSES: usize = 5;
+
+/// The longest one pass of one variant may take before its child is
+/// killed (the run's own deadlines end a stuck figure long before).
+const PASS_DEADLINE: Duration = Duration::from_secs(900);
+
+/// What `ipcmark tax` is asked.
+pub struct TaxRequest {
+    /// Mechanisms and benchmarks (default [`DEFAULT_NAMES`]).
+    pub names: Vec<String>,
+    /// Message sizes (default 64).
+    pub sizes: Vec<usize>,
+    /// The layers, in the ledger's order.
+    pub layers: Vec<Layer>,
+    /// Passes: each variant runs once per pass.
+    pub passes: usize,
+    /// Each pass at `--quick`'s budget.
+    pub quick: bool,
+    /// The significance level of each cell's test.
+    pub alpha: f64,
+}
+
+/// A run observer that draws nothing: a pass's child says nothing of its
+/// own, the parent says which pass runs.
+struct Silent;
+impl RunObserver for Silent {}
+
+/// One variant: bare (`None`) or a prepared layer.
+struct Variant {
+    prepared: Option<Prepared>,
+    runs: Vec<RunRecord>,
+    failed: Option<String>,
+}
+
+/// Runs the study. `say` is told each (variant, pass) as it starts. Bad
+/// names or sizes fail before anything is made (exit 2); a layer that
+/// cannot be applied here is skipped with its reason, and one whose pass
+/// fails to start is reported failed, the others going on.
+pub fn tax(req: TaxRequest, say: &mut dyn FnMut(&str)) -> Result<TaxReport, Failure> {
+    if req.passes == 0 {
+        return Err(Failure::usage("--passes: at least 1"));
+    }
+    crate::run::plan::names::resolve(&req.names, false)?;
+    interrupt::install_stop()
+        .map_err(|e| Failure::run(format!("cannot install signal handlers: {e}")))?;
+    let started_at = now_rfc3339();
+    let dir = Scratch::new()?;
+    let mut variants = vec![Variant {
+        prepared: None,
+        runs: Vec::new(),
+        failed: None,
+    }];
+    let mut skipped: Vec<(usize, Prepared)> = Vec::new();
+    for (i, layer) in req.layers.iter().enumerate() {
+        let p = layers::prepare(layer, &format!("{}", i + 1));
+        if p.applies() {
+            variants.push(Variant {
+                prepared: Some(p),
+                runs: Vec::new(),
+                failed: None,
+            });
+        } else {
+            skipped.push((i, p));
+        }
+    }
+    let mut passes_done = 0;
+    'passes: for pass in 0..req.passes {
+        let n = variants.len();
+        for k in 0..n {
+            // Rotated: pass 2 starts with the second variant, and so on.
+            let v = (k + pass) % n;
+            if variants[v].failed.is_some() {
+                continue;
+            }
+            let label = variants[v]
+                .prepared
+                .as_ref()
+                .map_or("bare".to_string(), |p| p.name.clone());
+            say(&format!("pass {} of {}: {label}", pass + 1, req.passes));
+            let out = dir.path.join(format!("v{v}-p{pass}.json"));
+            match one_pass(&req, variants[v].prepared.as_ref(), &out) {
+                Ok(run) => variants[v].runs.push(run),
+                Err(PassError::Layer(e)) => variants[v].failed = Some(e),
+                Err(PassError::Run(e)) => {
+                    if v == 0 {
+                        return Err(Failure::run(format!("the bare pass {}: {e}", pass + 1)));
+                    }
+                    variants[v].failed = Some(e);
+                }
+            }
+            if interrupt::stop_requested().is_some() {
+                break 'passes;
+            }
+        }
+        passes_done += 1;
+    }
+    let report = ledger(&req, started_at, passes_done, variants, skipped);
+    drop(dir);
+    report
+}
+
+/// The report from each variant's runs; removes the cgroups.
+fn ledger(
+    req: &TaxRequest,
+    started_at: String,
+    passes_done: usize,
+    variants: Vec<Variant>,
+    skipped: Vec<(usize, Prepared)>,
+) -> Result<TaxReport, Failure> {
+    let build = crate::output::json::build::current();
+    let mut variants = variants.into_iter();
+    let bare = variants.next().expect("bare is the first variant");
+    let stopped = interrupt::stop_requested();
+    let bare_merged = match (merge_passes(&bare.runs), stopped) {
+        (Some(m), _) => Some(m),
+        // Stopped before bare's first pass ended: the layers are said, and
+        // there is no row.
+        (None, Some(_)) => None,
+        (None, None) => return Err(Failure::run("no bare pass ended")),
+    };
+    let mut records: Vec<(usize, LayerRecord, Result<RunRecord, String>)> = Vec::new();
+    for (i, v) in variants.enumerate() {
+        let p = v.prepared.expect("a layer variant is prepared");
+        let index = req
+            .layers
+            .iter()
+            .position(|l| l.name() == p.name)
+            .unwrap_or(i);
+        let merged = match (&v.failed, merge_passes(&v.runs)) {
+            (Some(e), _) => Err(format!("failed: {e}")),
+            (None, Some(m)) => Ok(m),
+            (None, None) => Err("no pass ended".into()),
+        };
+        let mut record = layer_record(&p, v.failed.as_deref());
+        finish_layer(p, &mut record);
+        records.push((index, record, merged));
+    }
+    for (i, p) in skipped {
+        let mut record = layer_record(&p, None);
+        record.status = "skipped".into();
+        records.push((i, record, Err("not applied here".into())));
+    }
+    records.sort_by_key(|r| r.0);
+    let runs: Vec<LayerRuns<'_>> = records
+        .iter()
+        .filter(|(_, l, _)| l.status != "skipped")
+        .map(|(i, l, m)| LayerRuns {
+            name: &l.name,
+            runs: m.as_ref().map_err(Clone::clone),
+            per_rule: req.layers.get(*i).and_then(Layer::argument_rules),
+        })
+        .collect();
+    let rows = bare_merged
+        .as_ref()
+        .map_or_else(Vec::new, |b| rows(b, &runs, req.alpha, &build));
+    let (host, kernel) = match &bare_merged {
+        Some(b) => (
+            b.header.environment.hostname.clone(),
+            b.header.environment.kernel.clone(),
+        ),
+        None => (proc_text("hostname"), proc_text("osrelease")),
+    };
+    Ok(TaxReport {
+        schema: TAX_SCHEMA.into(),
+        build,
+        host,
+        kernel,
+        started_at,
+        ended_at: now_rfc3339(),
+        passes: req.passes,
+        passes_done,
+        alpha: req.alpha,
+        mitigations: layers::mitigations(),
+        layers: records.into_iter().map(|(_, l, _)| l).collect(),
+        rows,
+        stopped,
+    })
+}
+
+/// /proc/sys/kernel/NAME, trimmed ("" where unreadable).
+fn proc_text(name: &str) -> String {
+    std::fs::read_to_string(format!("/proc/sys/kernel/{name}"))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// A layer's record before its cgroup is read and removed.
+fn layer_record(p: &Prepared, failed: Option<&str>) -> LayerRecord {
+    let mut reasons = p.reasons.clone();
+    let status = match failed {
+        Some(e) => {
+            reasons.push(e.to_string());
+            "failed"
+        }
+        None if p.whole() => "applied",
+        None => "partial",
+    };
+    LayerRecord {
+        name: p.name.clone(),
+        status: status.into(),
+        how: p.how.clone(),
+        reasons,
+        seccomp_rules: p.filter.as_ref().map(|f| f.rules()),
+        cgroup_version: p.cgroup_version().map(str::to_string),
+        throttling: None,
+    }
+}
+
+/// Reads a layer's throttling and removes its cgroup (a failure to remove
+/// it is said in its reasons, and `ipcmark clean` removes it later).
+fn finish_layer(mut p: Prepared, record: &mut LayerRecord) {
+    if let Some(c) = p.cgroup.take() {
+        if let Ok(t) = c.throttling() {
+            record.throttling = Some(ThrottlingRecord {
+                periods: t.periods,
+                throttled_periods: t.throttled_periods,
+                throttled_ns: t.throttled_ns,
+            });
+        }
+        if let Err(e) = c.remove() {
+            record.reasons.push(format!(
+                "its cgroup could not be removed ({e}): ipcmark clean"
+            ));
+        }
+    }
+}
+
+/// Why a pass gave no run.
+enum PassError {
+    /// The layer could not be applied in the pass's child.
+    Layer(String),
+    /// The run failed or its child died.
+    Run(String),
+}
+
+/// One pass of one variant: a child applies the layer (if any), runs one
+/// pass of the request and writes its report to `out`.
+fn one_pass(
+    req: &TaxRequest,
+    layer: Option<&Prepared>,
+    out: &Path,
+) -> Result<RunRecord, PassError> {
+    let why = out.with_extension("why");
+    let _ = std::fs::remove_file(out);
+    let _ = std::fs::remove_file(&why);
+    let pid = match process::fork().map_err(|e| PassError::Run(format!("fork: {e}")))? {
+        Fork::Child => process::exit_now(child(req, layer, out, &why)),
+        Fork::Parent(pid) => pid,
+    };
+    let status = wait(pid)?;
+    let said = std::fs::read_to_string(&why).unwrap_or_default();
+    match status {
+        ExitStatus::Code(0) => {}
+        ExitStatus::Code(LAYER_FAILED) => return Err(PassError::Layer(said.trim().to_string())),
+        ExitStatus::Code(c) => {
+            return Err(PassError::Run(if said.trim().is_empty() {
+                format!("its run ended with exit code {c}")
+            } else {
+                said.trim().to_string()
+            }));
+        }
+        ExitStatus::Signal(s) => {
+            return Err(PassError::Run(format!(
+                "its run was killed by {}",
+                interrupt::signal_name(s)
+            )));
+        }
+    }
+    let text = std::fs::read_to_string(out)
+        .map_err(|e| PassError::Run(format!("its report {}: {e}", out.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| e.to_string())
+        .and_then(|v| RunRecord::from_value(v).map_err(|e| e.to_string()))
+        .map_err(|e| PassError::Run(format!("its report: {e}")))
+}
+
+/// The exit code of a pass's child that could not apply its layer.
+const LAYER_FAILED: i32 = 3;
+
+/// Waits for a pass's child, with a deadline. A stop request (Ctrl-C
+/// reaches the whole group; a SIGTERM may reach only this process) is
+/// passed on to the child once, which then ends its run as a stopped one.
+fn wait(pid: libc::pid_t) -> Result<ExitStatus, PassError> {
+    let start = Instant::now();
+    let mut passed_on = false;
+    loop {
+        if let (Some(sig), false) = (interrupt::stop_requested(), passed_on) {
+            let _ = process::kill(pid, sig);
+            passed_on = true;
+        }
+        match process::try_wait(pid) {
+            Ok(Some(s)) => return Ok(s),
+            Ok(None) => {}
+            Err(e) => return Err(PassError::Run(format!("waiting for its child: {e}"))),
+        }
+        if start.elapsed() > PASS_DEADLINE {
+            process::kill_and_reap(pid);
+            return Err(PassError::Run(format!(
+                "its run took more than {} s and was killed",
+                PASS_DEADLINE.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A pass's child: applies the layer, then runs the pass (in a child of its
+/// own where the layer made a PID namespace, so that the run is inside it).
+/// Returns the exit code.
+fn child(req: &TaxRequest, layer: Option<&Prepared>, out: &Path, why: &Path) -> i32 {
+    let note = |text: &str| {
+        let _ = std::fs::write(why, text);
+    };
+    // Should the study die (kill -9), its pass ends as a stopped run, which
+    // releases what it made.
+    let _ = process::set_parent_death_signal(libc::SIGTERM);
+    if let Some(p) = layer {
+        if let Err(e) = layers::apply(p) {
+            note(&e);
+            return LAYER_FAILED;
+        }
+        if layers::needs_fork(p) {
+            return match process::fork() {
+                Ok(Fork::Child) => {
+                    let _ = process::set_parent_death_signal(libc::SIGTERM);
+                    process::exit_now(measure(req, out, &note))
+                }
+                Ok(Fork::Parent(pid)) => loop {
+                    match process::wait_blocking(pid) {
+                        Ok(ExitStatus::Code(c)) => break c,
+                        Ok(ExitStatus::Signal(s)) => break 128 + s,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                            // The run inside is its namespace's init: only
+                            // a signal it handles reaches it.
+                            if let Some(sig) = interrupt::stop_requested() {
+                                let _ = process::kill(pid, sig);
+                            }
+                            continue;
+                        }
+                        Err(e) => {
+                            note(&format!("waiting in the PID namespace: {e}"));
+                            break 1;
+                        }
+                    }
+                },
+                Err(e) => {
+                    note(&format!("fork into the PID namespace: {e}"));
+                    LAYER_FAILED
+                }
+            };
+        }
+    }
+    measure(req, out, &note)
+}
+
+/// Runs one pass of the request and writes its report to `out`.
+fn measure(req: &TaxRequest, out: &Path, note: &dyn Fn(&str)) -> i32 {
+    let mut run = RunRequest::of(req.names.clone(), req.sizes.clone());
+    run.budget.quick = req.quick;
+    // One pass of a run of `passes`: its share of the time and precision.
+    run.budget.passes = Some(1);
+    let full = if req.quick { 0.25 } else { 1.0 };
+    run.budget.max_time = Some(Duration::from_secs_f64(full / req.passes as f64));
+    run.budget.precision = Some(0.02 * (req.passes as f64).sqrt());
+    run.sinks.no_save = true;
+    match crate::run::run(run, &mut Silent) {
+        Ok(outcome) => match serde_json::to_string(outcome.report()) {
+            Ok(text) => match std::fs::write(out, text) {
+                Ok(()) => 0,
+                Err(e) => {
+                    note(&format!("cannot write {}: {e}", out.display()));
+                    1
+                }
+            },
+            Err(e) => {
+                note(&format!("cannot encode its report: {e}"));
+                1
+            }
+        },
+        Err(f) => {
+            note(&f.message);
+            1
+        }
+    }
+}
+
+/// The study's own directory for the passes' reports, removed on every
+/// path (named `ipcmark-PID-tax` so that `ipcmark clean` judges it after a
+/// kill).
+struct Scratch {
+    path: PathBuf,
+}
+
+impl Scratch {
+    fn new() -> Result<Scratch, Failure> {
+        use std::os::unix::fs::DirBuilderExt;
+        let path = std::env::temp_dir().join(format!("ipcmark-{}-tax", process::getpid()));
+        // Its own, new and private: a directory someone made there first is
+        // refused, so no one else can hand a pass a report.
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&path)
+            .map_err(|e| Failure::run(format!("cannot make {}: {e}", path.display())))?;
+        Ok(Scratch { path })
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
