@@ -191,14 +191,27 @@ fn tails(r: &TaxReport) -> String {
     )
 }
 
-/// The cost per rule of each `seccomp:args:N` cell that differs.
+/// The cost per rule of the argument filters: the line through their
+/// differences against N where two N or more were measured, else each
+/// cell that differs ÷ its N (the filter's fixed cost included).
 fn per_rule(r: &TaxReport) -> String {
     let mut lines = String::new();
     for row in &r.rows {
+        if let Some(rc) = &row.rule_cost {
+            let ns_list: Vec<String> = rc.rules.iter().map(|n| n.to_string()).collect();
+            lines.push_str(&format!(
+                "  {}: {} ns per rule and {} ns for having a filter (the line through N = {})\n",
+                sanitise::text(&row.benchmark),
+                ns(rc.per_rule_ns),
+                ns(rc.fixed_ns),
+                ns_list.join(", ")
+            ));
+            continue;
+        }
         for c in &row.cells {
             if let (Some(per), true) = (c.per_rule_ns, c.significant) {
                 lines.push_str(&format!(
-                    "  {} {}: {} ns per rule ({} ns over the filter)\n",
+                    "  {} {}: {} ns per rule ({} ns over the filter ÷ N, its fixed cost included)\n",
                     sanitise::text(&row.benchmark),
                     sanitise::text(&c.layer),
                     ns(per),
@@ -290,6 +303,7 @@ mod tests {
                     cell("seccomp:args:100", Some(250.0), true),
                     cell("cgroup", Some(3.0), false),
                 ],
+                rule_cost: None,
             }],
             stopped: None,
         };

@@ -94,6 +94,22 @@ pub struct TaxRow {
     pub bare_max_ns: Option<f64>,
     /// One cell per applied layer, in the layers' order.
     pub cells: Vec<TaxCell>,
+    /// With `seccomp:args:N` layers of two N or more: the line through
+    /// their differences against N.
+    pub rule_cost: Option<RuleCostRecord>,
+}
+
+/// What an argument-inspecting filter costs a figure: a fixed part for
+/// having a filter at all and a part per rule, the least-squares line
+/// through each `seccomp:args:N` layer's difference against N.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RuleCostRecord {
+    /// The slope: ns per rule.
+    pub per_rule_ns: f64,
+    /// The intercept: ns for a filter of no rule (the filter's own entry).
+    pub fixed_ns: f64,
+    /// The N the line was fitted over.
+    pub rules: Vec<usize>,
 }
 
 /// A figure under a layer, against bare.
@@ -124,6 +140,8 @@ pub struct TaxCell {
     pub p99_ns: Option<f64>,
     /// The largest single time under the layer over its passes, ns.
     pub max_ns: Option<f64>,
-    /// A `seccomp:args:N` layer: the difference per rule, ns.
+    /// A `seccomp:args:N` layer: the difference ÷ N, ns (a filter's fixed
+    /// cost included: `rule_cost` separates the two where two N or more
+    /// were measured).
     pub per_rule_ns: Option<f64>,
 }

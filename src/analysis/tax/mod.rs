@@ -8,7 +8,7 @@ use super::compare;
 use crate::record::build::BuildRecord;
 use crate::record::compare::{Comparison, Test};
 use crate::record::facts::{IntervalRecord, PassesRecord};
-use crate::record::tax::{TaxCell, TaxRow};
+use crate::record::tax::{RuleCostRecord, TaxCell, TaxRow};
 use crate::record::{FigureRecord, RunRecord, Status};
 use crate::stats::median;
 
@@ -101,7 +101,7 @@ pub fn rows(
             let mode = key.mode_label();
             let ok = figure.status == Status::Ok;
             let latency = figure.latency_ns.as_ref().filter(|_| ok);
-            let cells = layers
+            let cells: Vec<TaxCell> = layers
                 .iter()
                 .zip(&compared)
                 .map(|(layer, compared)| {
@@ -113,6 +113,7 @@ pub fn rows(
                     cell(layer, figure, under, compared, &mode)
                 })
                 .collect();
+            let rule_cost = rule_cost(layers, &cells);
             TaxRow {
                 benchmark: figure.benchmark.clone(),
                 mode,
@@ -121,9 +122,35 @@ pub fn rows(
                 bare_p99_ns: latency.and_then(|l| l.p99),
                 bare_max_ns: latency.and_then(|l| l.max),
                 cells,
+                rule_cost,
             }
         })
         .collect()
+}
+
+/// The least-squares line through the differences of the `seccomp:args:N`
+/// cells against N, where two N or more have one.
+fn rule_cost(layers: &[LayerRuns<'_>], cells: &[TaxCell]) -> Option<RuleCostRecord> {
+    let points: Vec<(f64, f64)> = layers
+        .iter()
+        .zip(cells)
+        .filter_map(|(l, c)| Some((l.per_rule? as f64, c.diff_ns?)))
+        .collect();
+    let n = points.len() as f64;
+    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    if points.len() < 2 || sxx <= 0.0 {
+        return None;
+    }
+    let slope = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / sxx;
+    let mut rules: Vec<usize> = points.iter().map(|p| p.0 as usize).collect();
+    rules.sort_unstable();
+    Some(RuleCostRecord {
+        per_rule_ns: slope,
+        fixed_ns: my - slope * mx,
+        rules,
+    })
 }
 
 /// One figure under one layer.

@@ -1,5 +1,6 @@
 use super::*;
 use crate::record::build::BuildRecord;
+use crate::record::tax::TaxRow;
 
 /// tests/reports/ipc-quick.json with each figure's samples set to `base`
 /// × (1 + small spread) × `scale` for pipe, `base` for the others: one
@@ -94,4 +95,51 @@ fn a_layer_that_slows_one_figure_shows_there_and_nowhere_else() {
     // The failed layer's cells say why.
     assert_eq!(pipe.cells[1].status, "failed: the pass under it failed");
     assert!(pipe.cells[1].diff_ns.is_none());
+}
+
+#[test]
+fn argument_filters_of_several_sizes_give_a_cost_per_rule_and_a_fixed_cost() {
+    let wobble = [1.0, 1.01, 0.99];
+    let bare = merge_passes(&wobble.map(|w| pass(1.0, w))).unwrap();
+    // pipe: 1000 ns bare; +50 ns under 1 rule, +250 ns under 201 rules: a
+    // line of 1 ns per rule over 49 ns fixed.
+    let one = merge_passes(&wobble.map(|w| pass(1.05, w))).unwrap();
+    let many = merge_passes(&wobble.map(|w| pass(1.25, w))).unwrap();
+    let layers = [
+        LayerRuns {
+            name: "seccomp:args:1",
+            runs: Ok(&one),
+            per_rule: Some(1),
+        },
+        LayerRuns {
+            name: "seccomp:args:201",
+            runs: Ok(&many),
+            per_rule: Some(201),
+        },
+    ];
+    let rows = rows(&bare, &layers, 0.05, &build());
+    let rc = rows[0].rule_cost.as_ref().unwrap();
+    assert_eq!(rc.rules, [1, 201]);
+    let (d1, d201) = (
+        rows[0].cells[0].diff_ns.unwrap(),
+        rows[0].cells[1].diff_ns.unwrap(),
+    );
+    assert!(
+        (rc.per_rule_ns - (d201 - d1) / 200.0).abs() < 1e-9,
+        "{rc:?}"
+    );
+    assert!((rc.fixed_ns - (d1 - rc.per_rule_ns)).abs() < 1e-6, "{rc:?}");
+    assert!((rc.per_rule_ns - 1.0).abs() < 0.1, "{rc:?}");
+    // One N alone gives no line.
+    let rows = rows_of_one(&bare, &one);
+    assert!(rows[0].rule_cost.is_none());
+}
+
+fn rows_of_one(bare: &RunRecord, one: &RunRecord) -> Vec<TaxRow> {
+    let layers = [LayerRuns {
+        name: "seccomp:args:1",
+        runs: Ok(one),
+        per_rule: Some(1),
+    }];
+    rows(bare, &layers, 0.05, &build())
 }
