@@ -1,7 +1,7 @@
 //! `ipcmark clean`: removes what killed runs left behind.
 
 use super::{Failure, print_stdout};
-use crate::engine::os::objects::clean_stale;
+use crate::engine::os::objects::{CleanReport, clean_stale};
 use std::process::ExitCode;
 
 pub fn clean() -> Result<ExitCode, Failure> {
@@ -19,12 +19,7 @@ pub fn clean() -> Result<ExitCode, Failure> {
     for k in &report.kept {
         out.push_str(&format!("kept {k}\n"));
     }
-    out.push_str(&format!(
-        "{} object(s) removed, {} kept for live runs, {} kept whose run cannot be proven gone\n",
-        report.removed.len(),
-        report.live.len(),
-        report.kept.len()
-    ));
+    out.push_str(&summary(&report));
     print_stdout(&out)?;
     if report.failed.is_empty() {
         Ok(ExitCode::SUCCESS)
@@ -33,5 +28,38 @@ pub fn clean() -> Result<ExitCode, Failure> {
             "could not remove: {}",
             report.failed.join("; ")
         )))
+    }
+}
+
+/// The last line of `ipcmark clean`: what was removed (cgroups among it,
+/// counted apart: removing one also killed what a killed run left in it),
+/// and what was kept.
+fn summary(report: &CleanReport) -> String {
+    format!(
+        "{} object(s) removed ({} of them cgroup(s)), {} kept for live runs, \
+         {} kept whose run cannot be proven gone\n",
+        report.removed.len(),
+        report.cgroups_removed,
+        report.live.len(),
+        report.kept.len()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_counts_the_cgroups_removed() {
+        let report = CleanReport {
+            removed: vec!["/dev/shm/a".into(), "cgroup /sys/fs/cgroup/cpu/b".into()],
+            cgroups_removed: 1,
+            ..CleanReport::default()
+        };
+        assert_eq!(
+            summary(&report),
+            "2 object(s) removed (1 of them cgroup(s)), 0 kept for live runs, \
+             0 kept whose run cannot be proven gone\n"
+        );
     }
 }

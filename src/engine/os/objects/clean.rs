@@ -7,6 +7,7 @@
 use super::names::{HELPER_PID_FILE, NameOwner, Owner, disk_temp_base, owner_of_name, tmpfs_base};
 use super::sysvipc::{clean_sysv_objects, parse_sysvipc};
 use super::verdict::{CleanReport, Here, Processes, System, Verdict, judge};
+use crate::engine::os::cgroup;
 use crate::sys::process::geteuid;
 use std::collections::HashSet;
 use std::fs;
@@ -45,7 +46,40 @@ pub fn clean_stale() -> CleanReport {
     for dir in dirs {
         clean_dir(&dir, &here, &System, &sysv_left, &mut report);
     }
+    clean_cgroups(cgroup::tax_cgroups(), &here, &System, &mut report);
     report
+}
+
+/// Removes the cgroups of `ipcmark tax` among `paths` whose run is gone
+/// (killing what a killed run left in them); reports the others as live or
+/// kept.
+fn clean_cgroups(
+    paths: Vec<PathBuf>,
+    here: &Here,
+    procs: &dyn Processes,
+    report: &mut CleanReport,
+) {
+    for path in paths {
+        let label = format!("cgroup {}", path.display());
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let Some((owner, _)) = owner_of_name(&name) else {
+            continue;
+        };
+        match judge(owner, here, procs) {
+            Verdict::Live => report.live.push(label),
+            Verdict::Unproven(why) => report.kept.push(format!("{label} ({why})")),
+            Verdict::Gone => match cgroup::remove_dir(&path) {
+                Ok(()) => {
+                    report.removed.push(label);
+                    report.cgroups_removed += 1;
+                }
+                Err(e) => report.failed.push(format!("cgroup {e}")),
+            },
+        }
+    }
 }
 
 /// Whether a name's `<what>-<n>` part is an owner record's.
@@ -240,5 +274,56 @@ mod tests {
         assert_eq!(end_helper(&dir), None);
         let _ = other.kill();
         let _ = other.wait();
+    }
+
+    /// `clean` on cgroups (as root, with a cpu hierarchy): one named for a
+    /// dead run is removed and counted, a live run's is kept.
+    #[test]
+    fn clean_removes_a_dead_runs_cgroup_and_keeps_a_live_ones() {
+        if geteuid() != 0 {
+            println!("skipped: making a cgroup needs root");
+            return;
+        }
+        let live = match cgroup::FreshCgroup::create("clean", None) {
+            Ok(cg) => cg,
+            Err(why) => {
+                println!("skipped: {why}");
+                return;
+            }
+        };
+        // The same name for a pid above pid_max, which never runs.
+        let pid_max: u64 = fs::read_to_string("/proc/sys/kernel/pid_max")
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let name = live
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let (_, rest) = name
+            .strip_prefix("ipcmark-")
+            .unwrap()
+            .split_once('-')
+            .unwrap();
+        let dead = live
+            .path()
+            .with_file_name(format!("ipcmark-{}-{rest}", pid_max + 1));
+        fs::create_dir(&dead).unwrap();
+        let mut report = CleanReport::default();
+        let paths = vec![dead.clone(), live.path().to_path_buf()];
+        clean_cgroups(paths, &here(), &System, &mut report);
+        let gone = !dead.exists();
+        // Removed on every path, before the assertions.
+        let _ = cgroup::remove_dir(&dead);
+        let live_path = live.path().to_path_buf();
+        live.remove().unwrap();
+        assert!(gone, "{report:?}");
+        assert_eq!(report.cgroups_removed, 1, "{report:?}");
+        assert!(report.removed[0].starts_with("cgroup "), "{report:?}");
+        assert_eq!(report.live, [format!("cgroup {}", live_path.display())]);
+        assert!(report.failed.is_empty(), "{report:?}");
     }
 }

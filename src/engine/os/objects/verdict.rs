@@ -20,6 +20,9 @@ pub struct CleanReport {
     pub kept: Vec<String>,
     /// Objects that could not be removed, with the reason.
     pub failed: Vec<String>,
+    /// How many of `removed` are cgroups (`ipcmark tax`'s, left by a killed
+    /// run), for the summary line.
+    pub cgroups_removed: usize,
 }
 
 /// What `clean` needs to know of the process it runs in.
