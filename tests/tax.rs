@@ -4,6 +4,7 @@
 //! end, a Ctrl-C, and a kill -9 followed by `ipcmark clean`. Never a time.
 
 use crate::util::*;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -194,7 +195,7 @@ fn a_stopped_or_killed_tax_leaves_no_cgroup_once_cleaned() {
         "5",
     ];
     for sig in [libc::SIGINT, libc::SIGKILL] {
-        let child = sb.cmd(&argv).spawn().unwrap();
+        let child = sb.cmd(&argv).process_group(0).spawn().unwrap();
         let pid = child.id();
         // Its cgroups are made before the first pass.
         assert!(

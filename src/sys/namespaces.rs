@@ -4,15 +4,6 @@
 //! fresh network namespace, and whether an unprivileged user may make user
 //! namespaces at all.
 
-// Until the study of `ipcmark tax` (#41, src/studies/tax/) calls them.
-#![cfg_attr(
-    not(test),
-    allow(
-        dead_code,
-        reason = "primitives of `ipcmark tax`, whose study is their caller"
-    )
-)]
-
 use super::cvt;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};

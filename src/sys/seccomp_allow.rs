@@ -10,15 +10,6 @@
 //! before the fork and installed in a child made for the purpose: it can
 //! never be removed.
 
-// Until the study of `ipcmark tax` (#41, src/studies/tax/) calls them.
-#![cfg_attr(
-    not(test),
-    allow(
-        dead_code,
-        reason = "primitives of `ipcmark tax`, whose study is their caller"
-    )
-)]
-
 mod docker_profile;
 
 use super::seccomp::{AUDIT_ARCH, OFF_ARCH, OFF_NR, install, jeq, stmt};

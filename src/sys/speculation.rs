@@ -2,15 +2,6 @@
 //! sandbox such as a browser's or a seccomp-filtered container turns on
 //! for its tasks, and what it costs each context switch and system call.
 
-// Until the study of `ipcmark tax` (#41, src/studies/tax/) calls them.
-#![cfg_attr(
-    not(test),
-    allow(
-        dead_code,
-        reason = "primitives of `ipcmark tax`, whose study is their caller"
-    )
-)]
-
 use super::cvt;
 use std::io;
 

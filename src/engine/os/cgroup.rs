@@ -14,16 +14,9 @@
 //! by [`ObjectNamer`], like every object of ipcmark's, so that `ipcmark
 //! clean` can judge whether the run that made it is gone ([`abandoned`]).
 
-// Until the study of `ipcmark tax` (#41, src/studies/tax/) calls them.
-#![cfg_attr(
-    not(test),
-    allow(
-        dead_code,
-        reason = "primitives of `ipcmark tax`, whose study is their caller"
-    )
-)]
-
-use super::objects::{ObjectNamer, Verdict, judge_name, note_left_behind};
+use super::objects::{ObjectNamer, note_left_behind};
+#[cfg(test)]
+use super::objects::{Verdict, judge_name};
 use crate::sys::process::{getpid, kill};
 use std::fs;
 use std::io::{self, Write};
@@ -307,6 +300,7 @@ impl FreshCgroup {
     }
 
     /// Moves process `pid` into it.
+    #[cfg(test)]
     pub fn add(&self, pid: i32) -> io::Result<()> {
         let mut buf = [0u8; 12];
         let mut cursor = io::Cursor::new(&mut buf[..]);
@@ -316,6 +310,7 @@ impl FreshCgroup {
     }
 
     /// The processes in it now (its cgroup.procs).
+    #[cfg(test)]
     pub fn procs(&self) -> io::Result<Vec<i32>> {
         read_procs(&self.procs)
     }
@@ -486,6 +481,7 @@ fn is_tax_name(name: &str) -> bool {
 /// The directories of cgroups named ipcmark-PID-…-tax-* in either
 /// hierarchy whose run is provably gone (left by a killed run): its PID no
 /// longer runs, or runs a process started later.
+#[cfg(test)]
 pub fn abandoned() -> Vec<PathBuf> {
     tax_cgroups()
         .into_iter()
