@@ -20,8 +20,9 @@
 //! and claim far more than the run knows.
 
 use crate::engine::measure::{Achieved, Basis, Budget, Measurement, Precision};
+use crate::engine::models::rate;
 use crate::engine::models::sampling;
-use crate::engine::run::figure::{FigureResult, Outcome, PassFacts, SweepFacts};
+use crate::engine::run::figure::{Facts, FigureResult, Outcome, PassFacts, SweepFacts};
 use crate::stats::interval::t_interval;
 use crate::stats::{drift, median};
 
@@ -102,6 +103,13 @@ pub fn merge(into: &mut FigureResult, next: FigureResult, pass: usize, target: f
     facts.medians_ns.push(m.summary.median);
     facts.relative_ranges.push(m.summary.relative_range());
     pool(base, *m, pass);
+    // A rate figure's rounds: one per pass, each its own curve.
+    if let (Facts::Rate(Some(f)), Facts::Rate(Some(g))) = (&mut into.facts, next.facts) {
+        rate::curve::merge_round(f, g, pass);
+        if let Some(p) = rate::curve::pooled_latency(&base.samples_ns) {
+            base.latency = p;
+        }
+    }
     base.precision = pass_precision(&facts.medians_ns, target);
     match (&mut into.load, &next.load) {
         (Some(l), Some(n)) => l.merge(n),

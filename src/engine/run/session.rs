@@ -90,12 +90,14 @@ impl Item {
     }
 
     /// Whether it is measured in every pass: ping-pong figures and
-    /// operations (their samples and histograms pool). Periodic, one-way,
-    /// stream, rate and score figures are measured once: each already spans
-    /// its own long window of time (a rate curve runs its own rounds).
+    /// operations (their samples and histograms pool), and rate curves (a
+    /// round per pass, so that a curve's rounds are spread over the run and
+    /// the machine's slow spells fall on every curve alike). Periodic,
+    /// one-way, stream and score figures are measured once: each already
+    /// spans its own long window of time.
     pub fn repeats(&self) -> bool {
         match self {
-            Item::PingPong(..) | Item::Op(_) => true,
+            Item::PingPong(..) | Item::Op(_) | Item::Rate(..) => true,
             Item::External(x) => x.mode() == Mode::PingPong,
             _ => false,
         }

@@ -223,10 +223,16 @@ impl RunPlan {
         } else {
             selected
         };
-        let passes = req.budget.passes.map_or(PASSES, |n| n as usize);
         let rate = req.mode == Some(RunMode::Rate);
+        let passes = match (req.budget.passes, rate && req.budget.quick) {
+            (Some(n), _) => n as usize,
+            // A rate curve's rounds are passes: with --quick, the fewest
+            // whose interval is still a number.
+            (None, true) => modes::QUICK_ROUNDS,
+            (None, false) => PASSES,
+        };
         let selected = if rate {
-            rate_items(req, selected, &rate_plan(req, passes))?
+            rate_items(req, selected, &rate_plan(req))?
         } else {
             selected
         };

@@ -122,23 +122,20 @@ fn mode_name(req: &RunRequest) -> &'static str {
     req.mode.map_or("pingpong by default", RunMode::name)
 }
 
-/// Rounds of a rate curve with `--quick` and no `--passes`: the fewest
-/// whose interval over rounds (Student t) is still a number.
-const QUICK_ROUNDS: usize = 3;
+/// Passes of a rate run with `--quick` and no `--passes` (a curve's
+/// rounds): the fewest whose interval over rounds is still a number.
+pub(super) const QUICK_ROUNDS: usize = 3;
 
-/// The rate plan of a run of `passes` passes: `--rates` (a sweep by
-/// default), one round per pass (the rounds are a curve's passes: the
-/// units of its knee's interval; [`QUICK_ROUNDS`] with `--quick` unless
-/// `--passes` says otherwise), and each point's length and fewest messages,
+/// The rate plan of each pass: `--rates` (a sweep by default), one round
+/// (the session measures a rate figure once per pass and merges the
+/// rounds: a curve's rounds are its passes, spread over the run, the units
+/// of its knee's interval), and each point's length and fewest messages,
 /// shorter with `--quick`.
-pub(super) fn rate_plan(req: &RunRequest, passes: usize) -> RatePlan {
+pub(super) fn rate_plan(req: &RunRequest) -> RatePlan {
     let quick = req.budget.quick;
     RatePlan {
         rates: req.rates.clone().unwrap_or(Rates::Sweep),
-        rounds: match (quick, req.budget.passes) {
-            (true, None) => QUICK_ROUNDS.min(passes),
-            _ => passes,
-        },
+        rounds: 1,
         // --messages: every point sends that many, whatever its rate.
         point_time: match req.messages {
             Some(_) => Duration::ZERO,

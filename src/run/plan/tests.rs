@@ -206,26 +206,25 @@ fn mode_rate_offers_the_rates_to_each_mechanism_once_per_size() {
             panic!("{} is not a rate item", item.id())
         };
         assert_eq!(rp.rates, Rates::List(vec![2e3, 2e4]));
-        assert_eq!(rp.rounds, 5, "one round per pass");
+        assert_eq!(rp.rounds, 1, "one round in each pass");
         assert_eq!(rp.point_time, Duration::from_millis(200));
         assert_eq!(rp.min_messages, 1000);
         assert_eq!(sizes, &[64], "a curve is long: one size by default");
-        assert!(!item.repeats(), "the curve runs its own rounds");
+        assert!(item.repeats(), "a round per pass, spread over the run");
     }
-    assert_eq!(p.session.figure_count(), 2);
-    // --quick: shorter points, fewer rounds, unless --passes says.
+    assert_eq!(p.session.passes, 5);
+    assert_eq!(p.session.figure_count(), 10, "2 figures × 5 passes");
+    // --quick: shorter points, fewer rounds (passes), unless --passes says.
     let quick = plan(&["--mode", "rate", "pipe", "--quick"]);
     let [(Item::Rate(_, q), _)] = &quick.session.items[..] else {
         panic!("not one rate item")
     };
     assert_eq!(q.rates, Rates::Sweep);
-    assert_eq!((q.rounds, q.min_messages), (3, 500));
+    assert_eq!((q.rounds, q.min_messages), (1, 500));
+    assert_eq!(quick.session.passes, 3);
     assert_eq!(q.point_time, Duration::from_millis(100));
     let passes = plan(&["--mode", "rate", "pipe", "--quick", "--passes", "2"]);
-    let [(Item::Rate(_, q), _)] = &passes.session.items[..] else {
-        panic!("not one rate item")
-    };
-    assert_eq!(q.rounds, 2);
+    assert_eq!(passes.session.passes, 2);
 }
 
 #[test]

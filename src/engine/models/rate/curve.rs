@@ -245,6 +245,48 @@ pub fn run_curve(
     ))
 }
 
+/// Adds `next`, a figure's round measured in a later pass of the run, to
+/// `into`, the rounds of the earlier passes, as round `round`: its points
+/// renumbered, each round's knee and saturation rate computed again from
+/// the points of that round, the wake-up margin the largest either
+/// measured. A run measures its rate figures once per pass, so that a
+/// curve's rounds are spread over the run as other figures' passes are.
+pub fn merge_round(into: &mut RateFacts, next: RateFacts, round: usize) {
+    into.points.extend(next.points.into_iter().map(|mut p| {
+        p.round = round;
+        p
+    }));
+    into.rounds = into.rounds.max(round);
+    into.unsaturated |= next.unsaturated;
+    into.lossy |= next.lossy;
+    into.wake_margin_ns = into.wake_margin_ns.max(next.wake_margin_ns);
+    if into.waiting != next.waiting {
+        into.waiting = "spin and sleep (by rate)";
+    }
+    let rounds: Vec<Vec<RatePoint>> = (1..=into.rounds)
+        .map(|r| {
+            into.points
+                .iter()
+                .filter(|p| p.round == r)
+                .cloned()
+                .collect()
+        })
+        .collect();
+    into.knee_rate = over_rounds(rounds.iter().map(|ps| knee(ps)).collect());
+    into.saturation_rate = over_rounds(rounds.iter().map(|ps| saturation(ps)).collect());
+}
+
+/// The latency percentiles of a rate figure's pooled headline latencies
+/// (its lowest rate's, every round's): what [`headline`] computes for one
+/// pass, again over the passes merged.
+pub fn pooled_latency(latencies: &[f64]) -> Option<crate::stats::Percentiles> {
+    let mut hist = LatencyHistogram::new();
+    for &l in latencies {
+        hist.record_ns(l);
+    }
+    hist.percentiles()
+}
+
 /// The common measurement of a rate figure: the lowest rate's latencies
 /// from the intended send, every round's, and the clock read they had
 /// subtracted.

@@ -305,3 +305,38 @@ fn rates_read_as_the_page_writes_them() {
     assert_eq!(rate_text(1.5e6), "1.5M");
     assert_eq!(rate_text(22_627.0), "22.63k");
 }
+
+/// A run measures a rate figure once per pass: each pass's round merges
+/// into the figure as the next round, its knee and saturation its own.
+#[test]
+fn rounds_from_later_passes_merge_as_further_rounds() {
+    let plan = RatePlan {
+        rates: Rates::List(vec![1e3, 16e3, 32e3, 64e3]),
+        rounds: 1,
+        point_time: std::time::Duration::from_millis(100),
+        min_messages: 1000,
+    };
+    let (_, mut first) = run_curve(&plan, 20_000, false, fake).unwrap();
+    // The second pass's channel is slower: its p99 turns up from 1k on.
+    let (_, second) = run_curve(&plan, 50_000, false, |r, n, round| {
+        let (mut p, lat) = fake(r, n, round)?;
+        p.latency_ns.p99 = if r < 10_000.0 { 10_000.0 } else { 100_000.0 };
+        Ok((p, lat))
+    })
+    .unwrap();
+    super::curve::merge_round(&mut first, second, 2);
+    assert_eq!(first.rounds, 2);
+    let rounds: Vec<usize> = first.points.iter().map(|p| p.round).collect();
+    assert_eq!(rounds, [1, 1, 1, 1, 2, 2, 2, 2]);
+    let knee = first.knee_rate.unwrap();
+    assert_eq!(knee.per_round.len(), 2);
+    assert!(
+        knee.per_round[1].unwrap() < knee.per_round[0].unwrap(),
+        "{knee:?}"
+    );
+    assert_eq!(
+        first.saturation_rate.unwrap().per_round,
+        [Some(32e3), Some(32e3)]
+    );
+    assert_eq!(first.wake_margin_ns, 50_000, "the larger margin");
+}
