@@ -6,16 +6,18 @@
 # loop, or a figure timed from the actual send, hides the stall: the messages due while the
 # run was stopped are sent late, back to back, and each looks fast from its own send.
 #
-# usage: bench/rate_stall.sh [MECHANISM] [RATE]
+# usage: bench/rate_stall.sh [MECHANISM] [RATE] [run options…]   (e.g. --rt 50: the receiver
+# under SCHED_FIFO, so that the machine's own tasks cannot delay its wake-ups)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MECH=${1:-pipe}
 RATE=${2:-50k}
+shift $(( $# < 2 ? $# : 2 ))
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cargo build --release --quiet
 setsid ./target/release/ipcmark run "$MECH" --mode rate --rates "$RATE" --sizes 64 --passes 1 \
-  --messages 250000 --no-save --json "$WORK/r.json" >"$WORK/out.txt" 2>&1 &
+  --messages 250000 --no-save --json "$WORK/r.json" "$@" >"$WORK/out.txt" 2>&1 &
 RUN=$!
 python3 - "$RUN" <<'PY'
 import os, signal, sys, time

@@ -247,8 +247,21 @@ impl RunPlan {
             (None, None, false) if oneway => DEFAULT_SIZES.map(|s| s.max(8)).to_vec(),
             (None, None, false) => DEFAULT_SIZES.to_vec(),
         };
-        let (client, server, placement_note, cpus_available) =
+        let (mut client, server, mut placement_note, cpus_available) =
             placement(req, preset.and_then(|p| p.rt_priority), machine)?;
+        if rate && client.rt_priority.is_some() {
+            // The sender spins between messages: under SCHED_FIFO the
+            // kernel's real-time bandwidth limit would stop it for 50 ms of
+            // every second. The receiver takes the priority, so that no
+            // other task of the machine delays its wake-up.
+            client.rt_priority = None;
+            let fact = "mode rate: SCHED_FIFO for the receiver only (a spinning SCHED_FIFO sender \
+                        would be stopped by the kernel's real-time bandwidth limit)";
+            placement_note = Some(match placement_note {
+                Some(n) => format!("{n}; {fact}"),
+                None => fact.to_string(),
+            });
+        }
         let scores = if selected.iter().any(|s| matches!(s, Item::Scored(_))) {
             Some(score_settings(req, &client, machine)?)
         } else {
@@ -313,7 +326,7 @@ impl RunPlan {
                 sizes,
                 client_cpu: client.cpu,
                 server_cpu: server.cpu,
-                rt_priority: client.rt_priority,
+                rt_priority: client.rt_priority.or(server.rt_priority),
                 peer: crate::output::json::run::peer(settings.peer),
                 quick: req.budget.quick,
                 passes,
