@@ -76,6 +76,35 @@ fn selfcheck(dom: &str) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("self-check is not JSON ({e}): {text}"))
 }
 
+/// Takes a screenshot of `page` (`size`: "W,H") as artefacts/`name`, a
+/// PNG, and says where it is, so that it can be looked at.
+fn screenshot(browser: &Path, profile: &Path, page: &Path, name: &str, size: &str) {
+    let shot = artefacts().join(name);
+    let _ = std::fs::remove_file(&shot);
+    let out = headless(
+        browser,
+        profile,
+        page,
+        &[
+            format!("--screenshot={}", shot.display()),
+            format!("--window-size={size}"),
+        ],
+    );
+    let png = std::fs::read(&shot).unwrap_or_else(|e| {
+        panic!(
+            "no screenshot at {} ({e}): {}",
+            shot.display(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    shout(&format!(
+        "screenshot: {} (page: {})",
+        shot.display(),
+        page.display()
+    ));
+}
+
 #[test]
 fn the_report_of_two_runs_draws_every_chart_offline_in_chromium() {
     let _g = serial();
@@ -121,30 +150,7 @@ fn the_report_of_two_runs_draws_every_chart_offline_in_chromium() {
     assert_eq!(check["requests"], serde_json::json!([]), "{check:#}");
     assert_eq!(check["ok"], true, "{check:#}");
 
-    let shot = artefacts().join("report.png");
-    let _ = std::fs::remove_file(&shot);
-    let out = headless(
-        &browser,
-        &profile,
-        &page,
-        &[
-            format!("--screenshot={}", shot.display()),
-            "--window-size=1200,2400".into(),
-        ],
-    );
-    let png = std::fs::read(&shot).unwrap_or_else(|e| {
-        panic!(
-            "no screenshot at {} ({e}): {}",
-            shot.display(),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
-    shout(&format!(
-        "report screenshot: {} (page: {})",
-        shot.display(),
-        page.display()
-    ));
+    screenshot(&browser, &profile, &page, "report.png", "1200,2400");
 }
 
 #[test]
@@ -292,30 +298,7 @@ fn the_report_of_a_rate_run_draws_latency_against_offered_load_in_chromium() {
     assert_eq!(check["requests"], serde_json::json!([]), "{check:#}");
     assert_eq!(check["ok"], true, "{check:#}");
 
-    let shot = artefacts().join("rate-report.png");
-    let _ = std::fs::remove_file(&shot);
-    let out = headless(
-        &browser,
-        &profile,
-        &page,
-        &[
-            format!("--screenshot={}", shot.display()),
-            "--window-size=1200,1400".into(),
-        ],
-    );
-    let png = std::fs::read(&shot).unwrap_or_else(|e| {
-        panic!(
-            "no screenshot at {} ({e}): {}",
-            shot.display(),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
-    shout(&format!(
-        "rate report screenshot: {} (page: {})",
-        shot.display(),
-        page.display()
-    ));
+    screenshot(&browser, &profile, &page, "rate-report.png", "1200,1400");
 }
 
 /// Two explained runs (tests/reports/explain-a.json, explain-b.json): one
