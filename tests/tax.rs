@@ -107,7 +107,7 @@ fn a_tax_has_a_cell_per_figure_and_applied_layer_and_leaves_nothing() {
         (args["per_rule_ns"].as_f64().unwrap() - args["diff_ns"].as_f64().unwrap() / 10.0).abs()
             < 1e-9
     );
-    for l in ["cgroup", "seccomp:args:10", "netns", "bare ns", "layers:"] {
+    for l in ["cgroup", "seccomp:args:10", "netns", "bare, ns", "layers:"] {
         assert!(page.contains(l), "{l}: {page}");
     }
     assert!(
