@@ -204,8 +204,6 @@ pub struct Prepared {
     pub how: Vec<String>,
     /// Why a part was left out.
     pub reasons: Vec<String>,
-    /// Parts asked for (a combined layer has several).
-    pub parts: usize,
 }
 
 impl Prepared {
@@ -243,7 +241,6 @@ pub fn prepare(layer: &Layer, tag: &str) -> Prepared {
         speculation: Vec::new(),
         how: Vec::new(),
         reasons: Vec::new(),
-        parts: 0,
     };
     match layer {
         Layer::Cgroup => cgroup(&mut p, tag, None),
@@ -266,7 +263,6 @@ pub fn prepare(layer: &Layer, tag: &str) -> Prepared {
 }
 
 fn cgroup(p: &mut Prepared, tag: &str, quota: Option<(Duration, Duration)>) {
-    p.parts += 1;
     match FreshCgroup::create(tag, quota) {
         Ok(c) => {
             let version = match c.version() {
@@ -292,7 +288,6 @@ fn cgroup(p: &mut Prepared, tag: &str, quota: Option<(Duration, Duration)>) {
 }
 
 fn filter(p: &mut Prepared, f: Result<AllowFilter, String>) {
-    p.parts += 1;
     match f {
         Ok(f) => {
             p.how.push(format!(
@@ -310,7 +305,6 @@ fn namespace(p: &mut Prepared, which: &[Namespace]) {
     let root = geteuid() == 0;
     let userns_ok = root || namespaces::unprivileged_userns().is_ok();
     for &ns in which {
-        p.parts += 1;
         // Without root the other namespaces need a user namespace first
         // (the kernel grants namespace creation inside one).
         let ok = match ns {
@@ -345,7 +339,6 @@ fn namespace(p: &mut Prepared, which: &[Namespace]) {
 }
 
 fn spec(p: &mut Prepared, which: Speculation) {
-    p.parts += 1;
     let name = match which {
         Speculation::StoreBypass => "ssbd",
         Speculation::IndirectBranch => "ibpb",

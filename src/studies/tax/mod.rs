@@ -70,6 +70,8 @@ impl RunObserver for Silent {}
 
 /// One variant: bare (`None`) or a prepared layer.
 struct Variant {
+    /// Its place in the request's layers (0 for bare, which has none).
+    layer: usize,
     prepared: Option<Prepared>,
     runs: Vec<RunRecord>,
     failed: Option<String>,
@@ -89,6 +91,7 @@ pub fn tax(req: TaxRequest, say: &mut dyn FnMut(&str)) -> Result<TaxReport, Fail
     let started_at = now_rfc3339();
     let dir = Scratch::new()?;
     let mut variants = vec![Variant {
+        layer: 0,
         prepared: None,
         runs: Vec::new(),
         failed: None,
@@ -98,6 +101,7 @@ pub fn tax(req: TaxRequest, say: &mut dyn FnMut(&str)) -> Result<TaxReport, Fail
         let p = layers::prepare(layer, &format!("{}", i + 1));
         if p.applies() {
             variants.push(Variant {
+                layer: i,
                 prepared: Some(p),
                 runs: Vec::new(),
                 failed: None,
@@ -162,13 +166,9 @@ fn ledger(
         (None, None) => return Err(Failure::run("no bare pass ended")),
     };
     let mut records: Vec<(usize, LayerRecord, Result<RunRecord, String>)> = Vec::new();
-    for (i, v) in variants.enumerate() {
+    for v in variants {
         let p = v.prepared.expect("a layer variant is prepared");
-        let index = req
-            .layers
-            .iter()
-            .position(|l| l.name() == p.name)
-            .unwrap_or(i);
+        let index = v.layer;
         let merged = match (&v.failed, merge_passes(&v.runs)) {
             (Some(e), _) => Err(format!("failed: {e}")),
             (None, Some(m)) => Ok(m),
