@@ -67,8 +67,8 @@ fn short_status(s: &str) -> String {
 pub fn render(r: &TaxReport) -> String {
     let mut out = format!(
         "isolation tax on {} ({}): {} of {} pass(es), each variant once per pass in a rotated order; \
-         cells: layer − bare, one-way ns (per operation for op figures) ±half its 95% interval (Welch on \
-         the pass medians) and % of bare; `=`: no difference at α = {} (each cell's values: --json)\n",
+         cells: layer − bare, one-way ns (per operation for op figures) ±half its 95% interval (paired t \
+         on each pass's ratio to bare) and % of bare; `=`: no difference at α = {} (each cell's values: --json)\n",
         sanitise::text(&r.host),
         sanitise::text(&r.kernel),
         r.passes_done,
@@ -252,6 +252,7 @@ mod tests {
                 "failed: the peer died".into()
             },
             median_ns: diff.map(|d| 1000.0 + d),
+            pass_medians_ns: Vec::new(),
             diff_ns: diff,
             diff_percent: diff.map(|d| d / 10.0),
             diff_interval_ns: diff.map(|d| crate::record::facts::IntervalRecord {
@@ -259,7 +260,7 @@ mod tests {
                 high: d + 10.0,
             }),
             p: Some(if significant { 0.001 } else { 0.5 }),
-            test: Some("welch-passes".into()),
+            test: Some("paired-passes".into()),
             significant,
             p99_ns: Some(2000.0),
             max_ns: Some(30_000_000.0),
@@ -310,6 +311,7 @@ mod tests {
                 bare_median_ns: Some(1000.0),
                 bare_p99_ns: None,
                 bare_max_ns: None,
+                bare_pass_medians_ns: Vec::new(),
                 cells: vec![
                     cell("seccomp:args:100", Some(250.0), true),
                     cell("cgroup", Some(3.0), false),

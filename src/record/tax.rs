@@ -92,6 +92,10 @@ pub struct TaxRow {
     pub bare_p99_ns: Option<f64>,
     /// The bare figure's largest single time over its passes, ns.
     pub bare_max_ns: Option<f64>,
+    /// The bare figure's median in each pass, in pass order (empty where
+    /// it was not measured in every pass).
+    #[serde(default)]
+    pub bare_pass_medians_ns: Vec<f64>,
     /// One cell per applied layer, in the layers' order.
     pub cells: Vec<TaxCell>,
     /// With `seccomp:args:N` layers of two N or more: the line through
@@ -122,15 +126,24 @@ pub struct TaxCell {
     pub status: String,
     /// The median under the layer, ns.
     pub median_ns: Option<f64>,
-    /// Layer − bare, ns.
+    /// The median under the layer in each pass, in pass order: pass `i`
+    /// pairs with bare's `i` (empty where the layer has no figure).
+    #[serde(default)]
+    pub pass_medians_ns: Vec<f64>,
+    /// Layer − bare, ns: with the paired test, bare's median times the
+    /// geometric mean of the passes' ratios layer / bare, less bare's
+    /// median (the centre of its interval); else the difference of the
+    /// pooled medians.
     pub diff_ns: Option<f64>,
     /// Layer − bare, % of bare.
     pub diff_percent: Option<f64>,
-    /// The 95% interval of the difference, ns (from the interval of the
-    /// ratio of the pass medians, times the bare median).
+    /// The interval of the difference at 1 − alpha, ns (the interval of
+    /// the ratio of the pass medians, times the bare median).
     pub diff_interval_ns: Option<IntervalRecord>,
-    /// p of the test (Welch on the logs of the pass medians; Mann–Whitney
-    /// on the samples where a side had a single pass).
+    /// p of the test: paired t on the logs of each pass's ratio layer /
+    /// bare (`paired-passes`, both sides measured in the same passes);
+    /// Welch on the logs of the pass medians where the passes do not pair;
+    /// Mann–Whitney on the samples where a side had a single pass.
     pub p: Option<f64>,
     /// The test behind `p`.
     pub test: Option<String>,

@@ -263,6 +263,60 @@ pub fn welch_log(a: &[f64], b: &[f64], level: f64) -> Option<Welch> {
     })
 }
 
+/// A paired t test of the log of replicate values: B's replicate `i` was
+/// measured beside A's replicate `i` (the same pass, minutes apart at
+/// most), so the machine's level, which moves between passes by more than
+/// a small effect, cancels in each pair's ratio.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Paired {
+    /// Two-sided p-value.
+    pub p: f64,
+    /// Degrees of freedom (pairs − 1).
+    pub df: f64,
+    /// The geometric mean of the ratios B / A.
+    pub ratio: f64,
+    /// Interval of the geometric mean of the ratios B / A at the level asked for.
+    pub ratio_interval: Interval,
+}
+
+/// The paired two-sided t test on `ln b[i] − ln a[i]`. `None` unless both
+/// sides have the same count, at least two, of positive finite values.
+/// Pairs that all agree give p = 1 if their ratio is 1, 0 if not.
+pub fn paired_log(a: &[f64], b: &[f64], level: f64) -> Option<Paired> {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let ok = |v: &[f64]| v.iter().all(|x| *x > 0.0 && x.is_finite());
+    if a.len() != b.len() || a.len() < 2 || !ok(a) || !ok(b) {
+        return None;
+    }
+    let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| y.ln() - x.ln()).collect();
+    let n = d.len() as f64;
+    let mean = d.iter().sum::<f64>() / n;
+    let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let df = n - 1.0;
+    if var <= 0.0 {
+        let r = mean.exp();
+        return Some(Paired {
+            p: if mean == 0.0 { 1.0 } else { 0.0 },
+            df,
+            ratio: r,
+            ratio_interval: Interval { low: r, high: r },
+        });
+    }
+    let se = (var / n).sqrt();
+    let t = StudentsT::new(0.0, 1.0, df).ok()?;
+    let p = (2.0 * t.sf(mean.abs() / se)).min(1.0);
+    let half = t.inverse_cdf(0.5 + level / 2.0) * se;
+    Some(Paired {
+        p,
+        df,
+        ratio: mean.exp(),
+        ratio_interval: Interval {
+            low: (mean - half).exp(),
+            high: (mean + half).exp(),
+        },
+    })
+}
+
 /// The power the minimum detectable change is sized for.
 pub const POWER: f64 = 0.8;
 
@@ -441,6 +495,41 @@ mod tests {
         }
         let rate = covered as f64 / trials as f64;
         assert!((0.88..=0.99).contains(&rate), "coverage {rate}");
+    }
+
+    #[test]
+    fn the_paired_test_matches_a_hand_computation_and_cancels_a_common_drift() {
+        // ln(b/a) = {0.1, 0.2, 0.3}: mean 0.2, var 0.01, se = 0.1/√3 =
+        // 0.057735, t = 3.464102 on 2 df → p = 0.074180; t(0.975, 2) =
+        // 4.302653 → ±0.248414 around 0.2.
+        let a = [1.0, 2.0, 3.0];
+        let b: Vec<f64> = a
+            .iter()
+            .zip([0.1f64, 0.2, 0.3])
+            .map(|(x, d)| x * d.exp())
+            .collect();
+        let t = paired_log(&a, &b, 0.95).unwrap();
+        assert!((t.p - 0.074_180).abs() < 1e-4, "{}", t.p);
+        assert_eq!(t.df, 2.0);
+        assert!((t.ratio_interval.low.ln() - (0.2 - 0.248_414)).abs() < 1e-4);
+        assert!((t.ratio_interval.high.ln() - (0.2 + 0.248_414)).abs() < 1e-4);
+        // The passes' levels spread by 3× (Welch sees no difference) while
+        // each pair differs by 1% ± 0.1%: the paired test finds it.
+        let a = [100.0, 200.0, 300.0, 150.0, 250.0];
+        let b: Vec<f64> = a
+            .iter()
+            .zip([1.010, 1.011, 1.009, 1.010, 1.0105])
+            .map(|(x, r)| x * r)
+            .collect();
+        assert!(welch_log(&a, &b, 0.95).unwrap().p > 0.5);
+        assert!(paired_log(&a, &b, 0.95).unwrap().p < 1e-4);
+        // Unequal counts, one pair, a non-positive value: no test.
+        assert!(paired_log(&[1.0, 2.0], &[1.0], 0.95).is_none());
+        assert!(paired_log(&[1.0], &[1.0], 0.95).is_none());
+        assert!(paired_log(&[1.0, 0.0], &[1.0, 2.0], 0.95).is_none());
+        // Every pair the same ratio: no spread, p 0 (or 1 at ratio 1).
+        assert_eq!(paired_log(&[1.0, 2.0], &[2.0, 4.0], 0.95).unwrap().p, 0.0);
+        assert_eq!(paired_log(&[1.0, 2.0], &[1.0, 2.0], 0.95).unwrap().p, 1.0);
     }
 
     #[test]

@@ -1,8 +1,11 @@
 //! The ledger of `ipcmark tax`: each variant's passes (one run record per
 //! pass, each run made under that variant) merged into one record whose
-//! figures keep every pass's median, then each layer compared with bare by
-//! `compare`'s own test (Welch on the logs of the pass medians), so a
-//! layer's difference is tested against the spread between passes.
+//! figures keep every pass's median, then each layer compared with bare
+//! pass by pass: a paired t test on the logs of each pass's ratio layer /
+//! bare, the two measured minutes apart at most within one pass, so the
+//! machine's level, which moves between passes by more than a layer's
+//! small cost, cancels. Where the passes do not pair (a side with one
+//! pass), `compare`'s own test decides.
 
 use super::compare;
 use crate::record::build::BuildRecord;
@@ -10,6 +13,7 @@ use crate::record::compare::{Comparison, Test};
 use crate::record::facts::{IntervalRecord, PassesRecord};
 use crate::record::tax::{RuleCostRecord, TaxCell, TaxRow};
 use crate::record::{FigureRecord, RunRecord, Status};
+use crate::stats::compare::paired_log;
 use crate::stats::median;
 
 /// One variant's passes merged: each figure of the first pass with every
@@ -110,7 +114,7 @@ pub fn rows(
                         .as_ref()
                         .ok()
                         .and_then(|r| r.results.iter().find(|f| f.key() == key));
-                    cell(layer, figure, under, compared, &mode)
+                    cell(layer, figure, under, compared, &mode, alpha)
                 })
                 .collect();
             let rule_cost = rule_cost(layers, &cells);
@@ -121,6 +125,7 @@ pub fn rows(
                 bare_median_ns: latency.map(|l| l.median),
                 bare_p99_ns: latency.and_then(|l| l.p99),
                 bare_max_ns: latency.and_then(|l| l.max),
+                bare_pass_medians_ns: pass_medians(figure),
                 cells,
                 rule_cost,
             }
@@ -160,11 +165,13 @@ fn cell(
     under: Option<&FigureRecord>,
     compared: &Result<Vec<Comparison>, String>,
     mode: &str,
+    alpha: f64,
 ) -> TaxCell {
     let mut c = TaxCell {
         layer: layer.name.to_string(),
         status: "ok".into(),
         median_ns: None,
+        pass_medians_ns: Vec::new(),
         diff_ns: None,
         diff_percent: None,
         diff_interval_ns: None,
@@ -213,26 +220,55 @@ fn cell(
         return c;
     };
     c.median_ns = Some(cmp.median_b_ns);
-    c.diff_ns = Some(cmp.diff_ns);
-    c.diff_percent = Some(cmp.diff_percent);
-    c.diff_interval_ns = cmp.ratio_interval.as_ref().map(|r| IntervalRecord {
-        low: (r.low - 1.0) * cmp.median_a_ns,
-        high: (r.high - 1.0) * cmp.median_a_ns,
-    });
-    c.p = Some(cmp.p);
-    c.test = Some(
-        match cmp.test {
-            Test::WelchPasses => "welch-passes",
-            Test::MannWhitneySamples => "mann-whitney-samples",
+    c.pass_medians_ns = pass_medians(under);
+    let base = cmp.median_a_ns;
+    let interval = |low: f64, high: f64| IntervalRecord {
+        low: (low - 1.0) * base,
+        high: (high - 1.0) * base,
+    };
+    // Pass i of the layer ran beside pass i of bare: their ratio cancels
+    // the machine's level, which moves between passes.
+    // A study stopped mid-pass leaves some variants a pass ahead: the
+    // passes both finished pair.
+    let bare_passes = pass_medians(bare);
+    let n = bare_passes.len().min(c.pass_medians_ns.len());
+    match paired_log(&bare_passes[..n], &c.pass_medians_ns[..n], 1.0 - alpha) {
+        Some(t) => {
+            c.diff_ns = Some((t.ratio - 1.0) * base);
+            c.diff_percent = Some((t.ratio - 1.0) * 100.0);
+            c.diff_interval_ns = Some(interval(t.ratio_interval.low, t.ratio_interval.high));
+            c.p = Some(t.p);
+            c.test = Some("paired-passes".into());
+            c.significant = t.p < alpha;
         }
-        .into(),
-    );
-    c.significant = cmp.significant;
+        None => {
+            c.diff_ns = Some(cmp.diff_ns);
+            c.diff_percent = Some(cmp.diff_percent);
+            c.diff_interval_ns = cmp.ratio_interval.as_ref().map(|r| interval(r.low, r.high));
+            c.p = Some(cmp.p);
+            c.test = Some(
+                match cmp.test {
+                    Test::WelchPasses => "welch-passes",
+                    Test::MannWhitneySamples => "mann-whitney-samples",
+                }
+                .into(),
+            );
+            c.significant = cmp.significant;
+        }
+    }
     c.per_rule_ns = layer
         .per_rule
         .filter(|&n| n > 0)
-        .map(|n| cmp.diff_ns / n as f64);
+        .zip(c.diff_ns)
+        .map(|(n, d)| d / n as f64);
     c
+}
+
+/// A merged figure's median in each pass (empty without passes).
+fn pass_medians(f: &FigureRecord) -> Vec<f64> {
+    f.passes
+        .as_ref()
+        .map_or_else(Vec::new, |p| p.medians_ns.clone())
 }
 
 #[cfg(test)]

@@ -61,7 +61,13 @@ fn a_figure_that_failed_in_one_pass_is_failed_in_the_merge() {
 fn a_layer_that_slows_one_figure_shows_there_and_nowhere_else() {
     let wobble = [1.0, 1.01, 0.99, 1.005, 0.995];
     let bare: Vec<RunRecord> = wobble.iter().map(|&w| pass(1.0, w)).collect();
-    let slow: Vec<RunRecord> = wobble.iter().map(|&w| pass(1.3, w)).collect();
+    // Each pass of the layer beside bare's, a little off its level.
+    let beside = [1.001, 0.999, 1.002, 0.998, 1.0];
+    let slow: Vec<RunRecord> = wobble
+        .iter()
+        .zip(beside)
+        .map(|(&w, b)| pass(1.3, w * b))
+        .collect();
     let (bare, slow) = (merge_passes(&bare).unwrap(), merge_passes(&slow).unwrap());
     let layers = [
         LayerRuns {
@@ -88,7 +94,9 @@ fn a_layer_that_slows_one_figure_shows_there_and_nowhere_else() {
     let i = c.diff_interval_ns.as_ref().unwrap();
     assert!(i.low < d && d < i.high, "{i:?}");
     assert!((c.per_rule_ns.unwrap() - d / 100.0).abs() < 1e-9);
-    assert_eq!(c.test.as_deref(), Some("welch-passes"));
+    assert_eq!(c.test.as_deref(), Some("paired-passes"));
+    assert_eq!(c.pass_medians_ns.len(), 5);
+    assert_eq!(pipe.bare_pass_medians_ns.len(), 5);
     // shm-futex did not move under the layer.
     let futex = &rows[2];
     assert!(!futex.cells[0].significant, "{:?}", futex.cells[0]);
@@ -142,4 +150,43 @@ fn rows_of_one(bare: &RunRecord, one: &RunRecord) -> Vec<TaxRow> {
         per_rule: Some(1),
     }];
     rows(bare, &layers, 0.05, &build())
+}
+
+#[test]
+fn a_small_cost_hidden_by_the_passes_drift_shows_pass_by_pass() {
+    // The machine's level moves by ±15% between passes; the layer costs 2%
+    // within each (±0.2%). Between passes nothing shows; within them it does.
+    let level = [1.0, 1.15, 0.85, 1.1, 0.9];
+    let cost = [1.02, 1.022, 1.018, 1.021, 1.019];
+    let bare = merge_passes(&level.map(|w| pass(1.0, w))).unwrap();
+    let layer: Vec<RunRecord> = level.iter().zip(cost).map(|(&w, c)| pass(c, w)).collect();
+    let layer = merge_passes(&layer).unwrap();
+    let pipe = &rows_of_one(&bare, &layer)[0];
+    let c = &pipe.cells[0];
+    assert_eq!(c.test.as_deref(), Some("paired-passes"));
+    assert!(c.significant, "{c:?}");
+    assert!((c.diff_percent.unwrap() - 2.0).abs() < 0.1, "{c:?}");
+    let i = c.diff_interval_ns.as_ref().unwrap();
+    assert!(i.low > 0.0 && i.low < c.diff_ns.unwrap() && c.diff_ns.unwrap() < i.high);
+    // Compare's test between the passes' medians does not see it.
+    let cmp = super::compare::compare("a", &bare, "b", &layer, 0.05, build());
+    assert!(!cmp.comparisons[0].significant);
+    // A figure the layer left alone: every ratio 1, no difference.
+    assert!(!rows_of_one(&bare, &layer)[2].cells[0].significant);
+}
+
+#[test]
+fn passes_that_do_not_pair_fall_back_on_compare_s_test() {
+    // A study stopped mid-pass: bare ran a third pass, the layer two. The
+    // two finished pair.
+    let bare = merge_passes(&[1.0, 1.1, 0.9].map(|w| pass(1.0, w))).unwrap();
+    let layer = merge_passes(&[1.0, 1.1].map(|w| pass(1.2, w))).unwrap();
+    let c = &rows_of_one(&bare, &layer)[0].cells[0];
+    assert_eq!(c.test.as_deref(), Some("paired-passes"));
+    assert!((c.diff_percent.unwrap() - 20.0).abs() < 1e-6, "{c:?}");
+    // One pass a side: nothing to pair, Mann–Whitney on the samples.
+    let bare = merge_passes(&[pass(1.0, 1.0)]).unwrap();
+    let layer = merge_passes(&[pass(1.2, 1.0)]).unwrap();
+    let c = &rows_of_one(&bare, &layer)[0].cells[0];
+    assert_eq!(c.test.as_deref(), Some("mann-whitney-samples"));
 }
