@@ -87,14 +87,29 @@ fn a_tax_has_a_cell_per_figure_and_applied_layer_and_leaves_nothing() {
         assert_eq!(cells.len(), applied, "{row:#}");
         for c in cells {
             assert_eq!(c["status"], "ok", "{c:#}");
-            let (d, m, b) = (
+            let (d, b) = (
                 c["diff_ns"].as_f64().unwrap(),
-                c["median_ns"].as_f64().unwrap(),
                 row["bare_median_ns"].as_f64().unwrap(),
             );
-            // The difference is the layer's median less bare's.
-            assert!((d - (m - b)).abs() <= 1e-6 * b.max(1.0), "{c:#} {row:#}");
-            assert_eq!(c["test"], "welch-passes");
+            // Pass i of the layer pairs with pass i of bare: the difference
+            // is bare's median times the geometric mean of their ratios,
+            // less bare's median.
+            let medians = |v: &serde_json::Value| -> Vec<f64> {
+                v.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_f64().unwrap())
+                    .collect()
+            };
+            let (bare, under) = (
+                medians(&row["bare_pass_medians_ns"]),
+                medians(&c["pass_medians_ns"]),
+            );
+            assert_eq!((bare.len(), under.len()), (2, 2), "{c:#} {row:#}");
+            let mean_log = (under[0] / bare[0]).ln() / 2.0 + (under[1] / bare[1]).ln() / 2.0;
+            let want = b * (mean_log.exp() - 1.0);
+            assert!((d - want).abs() <= 1e-6 * b.max(1.0), "{c:#} {row:#}");
+            assert_eq!(c["test"], "paired-passes");
         }
     }
     let getpid = rows
@@ -120,6 +135,46 @@ fn a_tax_has_a_cell_per_figure_and_applied_layer_and_leaves_nothing() {
         eventually(Duration::from_secs(3), || ipcmark_processes().is_empty()),
         "{:?}",
         ipcmark_processes()
+    );
+    the_tax_compared_with_itself_changes_nowhere(&sb, &json, applied * rows.len());
+}
+
+/// `ipcmark compare` of a tax report with itself: every cell compared,
+/// none changed; a tax beside a run is refused.
+fn the_tax_compared_with_itself_changes_nowhere(
+    sb: &Sandbox,
+    json: &std::path::Path,
+    cells: usize,
+) {
+    let cmp = sb.path("cmp.json");
+    let (j, c) = (json.to_str().unwrap(), cmp.to_str().unwrap());
+    let out = sb.run(&["compare", j, j, "--json", c], Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("isolation tax compared"),
+        "{}",
+        stdout(&out)
+    );
+    let r = read_json(&cmp);
+    assert_eq!(r["schema"], "ipcmark.tax-compare/1");
+    let changes = r["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), cells, "{r:#}");
+    for ch in changes {
+        assert_eq!(ch["verdict"], "no significant change", "{ch:#}");
+        assert_eq!(ch["change_percent"], 0.0, "{ch:#}");
+    }
+    assert!(r["unmatched"].as_array().unwrap().is_empty(), "{r:#}");
+    let run = sb.path("run.json");
+    std::fs::copy("tests/reports/ipc-quick.json", &run).unwrap();
+    let out = sb.run(
+        &["compare", j, run.to_str().unwrap()],
+        Duration::from_secs(20),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("compare a tax with a tax"),
+        "{}",
+        stderr(&out)
     );
 }
 

@@ -34,6 +34,15 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
     if let Some(out) = &args.json.path {
         super::check_output_path("--json", out)?;
     }
+    match (
+        super::tax::open_tax(&args.a)?,
+        super::tax::open_tax(&args.b)?,
+    ) {
+        (Some(a), Some(b)) => return compare_taxes((&args.a, &a), (&args.b, &b), alpha, &args),
+        (Some(_), None) => return Err(one_tax(&args.a, &args.b)),
+        (None, Some(_)) => return Err(one_tax(&args.b, &args.a)),
+        (None, None) => {}
+    }
     let (la, fa) = load(args.db.as_deref(), &args.a)?;
     let (lb, fb) = load(args.db.as_deref(), &args.b)?;
     match (fa.settings.map.is_some(), fb.settings.map.is_some()) {
@@ -76,5 +85,37 @@ fn compare_maps(
             .map_err(|e| Failure::run(format!("cannot write {}: {e}", out.display())))?;
     }
     print_stdout(&crate::output::map::compare_table(&report))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A tax report beside something else.
+fn one_tax(tax: &str, other: &str) -> Failure {
+    Failure::usage(format!(
+        "{} is a tax report (ipcmark tax) and {} is not: compare a tax with a tax",
+        crate::output::sanitise::text(tax),
+        crate::output::sanitise::text(other),
+    ))
+}
+
+/// Two tax reports compared layer by layer (`analysis::tax::compare`).
+fn compare_taxes(
+    a: (&str, &crate::record::tax::TaxReport),
+    b: (&str, &crate::record::tax::TaxReport),
+    alpha: f64,
+    args: &CompareArgs,
+) -> Result<ExitCode, Failure> {
+    let report = crate::analysis::tax::compare::compare(
+        a.0,
+        a.1,
+        b.0,
+        b.1,
+        alpha,
+        crate::output::json::build::current(),
+    );
+    if let Some(out) = &args.json.path {
+        crate::output::json::write_atomic(out, &report)
+            .map_err(|e| Failure::run(format!("cannot write {}: {e}", out.display())))?;
+    }
+    print_stdout(&crate::output::tax_compare::render(&report))?;
     Ok(ExitCode::SUCCESS)
 }

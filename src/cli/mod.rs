@@ -69,7 +69,8 @@ enum Command {
     /// states…, each with what it found, what it costs here and the fix.
     Doctor(doctor::DoctorArgs),
     /// Compare two runs (from the history, or `run --json` reports):
-    /// medians, difference, significance.
+    /// medians, difference, significance; or two `tax --json` reports:
+    /// each layer's cost in one against the other.
     Compare(CompareArgs),
     /// Find where the history's figures changed level (change points by
     /// E-divisive means and a t test, as Apache Otava), grouped by run, with

@@ -23,6 +23,7 @@ pub mod selftest;
 pub mod stored;
 pub mod table;
 pub mod tax;
+pub mod tax_compare;
 pub mod terminal;
 pub mod warnings;
 pub mod watch;

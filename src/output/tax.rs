@@ -10,7 +10,7 @@ use crate::record::tax::{TaxCell, TaxReport, TaxRow};
 use std::collections::BTreeSet;
 
 /// A difference in ns as the ledger prints it: `+12`, `−3.4`, `+1.2k`.
-fn ns(v: f64) -> String {
+pub(crate) fn ns(v: f64) -> String {
     let sign = if v < 0.0 { "−" } else { "+" };
     let a = v.abs();
     if a >= 10_000.0 {

@@ -158,3 +158,109 @@ pub struct TaxCell {
     /// were measured).
     pub per_rule_ns: Option<f64>,
 }
+
+/// The `schema` of two tax reports compared.
+pub const TAX_COMPARE_SCHEMA: &str = "ipcmark.tax-compare/1";
+
+/// `ipcmark compare A.json B.json` of two tax reports: for every figure
+/// and layer both measured, whether the layer costs more in B than in A.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaxCompareReport {
+    /// [`TAX_COMPARE_SCHEMA`].
+    pub schema: String,
+    /// The build that compared them.
+    pub build: BuildRecord,
+    /// The significance level of each change's test.
+    pub alpha: f64,
+    /// The baseline.
+    pub a: TaxSide,
+    /// The report compared with it.
+    pub b: TaxSide,
+    /// One per (figure, layer) both measured with pass medians.
+    pub changes: Vec<TaxChange>,
+    /// (figure, layer) pairs not compared, and why.
+    pub unmatched: Vec<TaxUnmatched>,
+    /// Layers applied differently (`applied` in one, `skipped` in the other…).
+    pub layers_differ: Vec<Differs>,
+    /// Boot-time mitigations whose state differs (absent on a side: null).
+    pub mitigations_differ: Vec<Differs>,
+}
+
+/// One side of a tax comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaxSide {
+    /// The file as named.
+    pub path: String,
+    /// Its host and kernel.
+    pub host: String,
+    /// Its kernel.
+    pub kernel: String,
+    /// When it started.
+    pub started_at: String,
+    /// Passes every variant completed.
+    pub passes_done: usize,
+}
+
+/// What one layer costs one figure in A and in B.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaxChange {
+    /// Mechanism or benchmark id.
+    pub benchmark: String,
+    /// How it was timed.
+    pub mode: String,
+    /// Payload bytes.
+    pub size_bytes: usize,
+    /// The layer.
+    pub layer: String,
+    /// The layer's difference from bare in A, ns and % of A's bare, and
+    /// whether A's own test found it.
+    pub diff_a_ns: f64,
+    /// In % of A's bare.
+    pub diff_a_percent: f64,
+    /// A's cell was significant.
+    pub significant_a: bool,
+    /// The same in B.
+    pub diff_b_ns: f64,
+    /// In % of B's bare.
+    pub diff_b_percent: f64,
+    /// B's cell was significant.
+    pub significant_b: bool,
+    /// How much more (or less) the figure costs under the layer in B than
+    /// in A, relative to each one's bare: (B's ratio layer / bare ÷ A's)
+    /// − 1, in %, from the geometric means of each side's pass ratios.
+    pub change_percent: f64,
+    /// Its interval at 1 − alpha, in %.
+    pub change_interval_percent: IntervalRecord,
+    /// p of Welch's t on the logs of the two sides' pass ratios.
+    pub p: f64,
+    /// p < alpha.
+    pub significant: bool,
+    /// `costs more`, `costs less`, `no significant change`.
+    pub verdict: String,
+}
+
+/// A (figure, layer) not compared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaxUnmatched {
+    /// Mechanism or benchmark id.
+    pub benchmark: String,
+    /// How it was timed.
+    pub mode: String,
+    /// Payload bytes.
+    pub size_bytes: usize,
+    /// The layer.
+    pub layer: String,
+    /// Why (`only in A`, `no pass medians in B`, `A: failed: …`).
+    pub why: String,
+}
+
+/// A name whose value differs between the sides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Differs {
+    /// The layer or mitigation.
+    pub name: String,
+    /// Its value in A (null: absent).
+    pub a: Option<String>,
+    /// In B.
+    pub b: Option<String>,
+}

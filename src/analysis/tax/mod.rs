@@ -7,7 +7,9 @@
 //! small cost, cancels. Where the passes do not pair (a side with one
 //! pass), `compare`'s own test decides.
 
-use super::compare;
+pub mod compare;
+
+use super::compare as run_compare;
 use crate::record::build::BuildRecord;
 use crate::record::compare::{Comparison, Test};
 use crate::record::facts::{IntervalRecord, PassesRecord};
@@ -94,7 +96,7 @@ pub fn rows(
         .iter()
         .map(|l| {
             l.runs.clone().map(|runs| {
-                compare::compare("bare", bare, l.name, runs, alpha, build.clone()).comparisons
+                run_compare::compare("bare", bare, l.name, runs, alpha, build.clone()).comparisons
             })
         })
         .collect();

@@ -169,7 +169,7 @@ fn a_small_cost_hidden_by_the_passes_drift_shows_pass_by_pass() {
     let i = c.diff_interval_ns.as_ref().unwrap();
     assert!(i.low > 0.0 && i.low < c.diff_ns.unwrap() && c.diff_ns.unwrap() < i.high);
     // Compare's test between the passes' medians does not see it.
-    let cmp = super::compare::compare("a", &bare, "b", &layer, 0.05, build());
+    let cmp = crate::analysis::compare::compare("a", &bare, "b", &layer, 0.05, build());
     assert!(!cmp.comparisons[0].significant);
     // A figure the layer left alone: every ratio 1, no difference.
     assert!(!rows_of_one(&bare, &layer)[2].cells[0].significant);
