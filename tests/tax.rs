@@ -287,3 +287,67 @@ fn a_stopped_or_killed_tax_leaves_no_cgroup_once_cleaned() {
         );
     }
 }
+
+#[test]
+fn with_explain_a_cell_says_which_part_grew_and_no_trace_is_left() {
+    let _g = serial();
+    if !tracing_or_skip("with_explain_a_cell_says_which_part_grew_and_no_trace_is_left") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let json = sb.path("tax.json");
+    let out = sb.run(
+        &[
+            "tax",
+            "syscall-getpid",
+            "--layers",
+            "seccomp:args:10,pidns",
+            "--quick",
+            "--passes",
+            "2",
+            "--explain",
+            "--round-trips",
+            "300",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        Duration::from_secs(240),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("where the differences land"),
+        "{}",
+        stdout(&out)
+    );
+    let r = read_json(&json);
+    let errors = schema_errors(SCHEMA, &r);
+    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+    assert_eq!(r["explain"]["round_trips"], 300);
+    let cells = r["rows"][0]["cells"].as_array().unwrap();
+    // Under the filter: bare's anatomy against the layer's, part by part,
+    // with the sums of the parts on each side.
+    let parts = &cells[0]["parts"];
+    let moved = parts["parts"].as_array().expect("parts under the filter");
+    assert!(!moved.is_empty(), "{parts:#}");
+    let change: f64 = moved.iter().map(|p| p["change_ns"].as_f64().unwrap()).sum();
+    let whole =
+        parts["round_trip_b_ns"].as_f64().unwrap() - parts["round_trip_a_ns"].as_f64().unwrap();
+    assert!(
+        (change - whole).abs() < 1e-6 * whole.abs().max(1.0),
+        "{parts:#}"
+    );
+    // In a PID namespace no anatomy is made, and the record says why.
+    assert!(cells[1]["parts"].is_null(), "{:#}", cells[1]);
+    let unexplained = r["explain"]["unexplained"].as_array().unwrap();
+    assert!(
+        unexplained
+            .iter()
+            .any(|u| u.as_str().unwrap().starts_with("pidns: ")),
+        "{unexplained:?}"
+    );
+    assert!(
+        orphaned_instances().is_empty(),
+        "{:?}",
+        orphaned_instances()
+    );
+}

@@ -35,6 +35,16 @@ pub struct TaxArgs {
     /// Each pass at --quick's budget (short samples).
     #[arg(long)]
     quick: bool,
+    /// In the last pass, each figure's anatomy (as `ipcmark explain`), bare
+    /// and under each layer: a cell then says which part grew (root, with
+    /// tracefs: every tracepoint; else counters only). Not under a PID
+    /// namespace, whose tasks the tracepoints name by other pids.
+    #[arg(long)]
+    explain: bool,
+    /// Round trips (operations) in each anatomy's traced pass.
+    #[arg(long, value_name = "N", default_value_t = 2000, requires = "explain",
+          value_parser = clap::value_parser!(u64).range(10..=200_000))]
+    round_trips: u64,
     #[command(flatten)]
     alpha: flags::Alpha,
     #[command(flatten)]
@@ -79,6 +89,7 @@ pub fn tax(args: TaxArgs) -> Result<ExitCode, Failure> {
         passes,
         quick: args.quick,
         alpha,
+        explain: args.explain.then_some(args.round_trips as usize),
     };
     let report = tax::tax(request, &mut |step| eprintln!("tax: {step}"))?;
     if let Some(out) = &args.json.path {

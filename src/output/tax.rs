@@ -115,6 +115,7 @@ pub fn render(r: &TaxReport) -> String {
     }
     out.push_str(&tails(r));
     out.push_str(&per_rule(r));
+    out.push_str(&landings(r));
     out.push_str("layers:\n");
     for l in &r.layers {
         out.push_str(&format!(
@@ -202,6 +203,58 @@ fn tails(r: &TaxReport) -> String {
     )
 }
 
+/// With `--explain`: where each difference lands, the parts of the
+/// anatomy that grew most under the layer against bare; then each anatomy
+/// that could not be made.
+fn landings(r: &TaxReport) -> String {
+    let Some(ex) = &r.explain else {
+        return String::new();
+    };
+    let mut out = format!(
+        "where the differences land (--explain: anatomies of {} round trips in pass {}, traced; \
+         the two parts that changed most)\n",
+        ex.round_trips, ex.pass
+    );
+    let mut any = false;
+    for row in &r.rows {
+        for c in row.cells.iter().filter(|c| c.significant) {
+            let (Some(parts), Some(d)) = (&c.parts, c.diff_ns) else {
+                continue;
+            };
+            any = true;
+            let top: Vec<String> = parts
+                .parts
+                .iter()
+                .take(2)
+                .map(|p| format!("{} {} ns", sanitise::text(&p.name), ns(p.change_ns)))
+                .collect();
+            out.push_str(&format!(
+                "  {} {} under {}: {} ns (traced {} ns): {}\n",
+                sanitise::text(&row.benchmark),
+                format_size(row.size_bytes),
+                sanitise::text(&c.layer),
+                ns(d),
+                ns(parts.round_trip_b_ns - parts.round_trip_a_ns),
+                top.join(", ")
+            ));
+        }
+    }
+    if !any {
+        out.push_str("  no difference that was significant has an anatomy on both sides\n");
+    }
+    const SHOWN: usize = 8;
+    for u in ex.unexplained.iter().take(SHOWN) {
+        out.push_str(&format!("  no anatomy: {}\n", sanitise::text(u)));
+    }
+    if ex.unexplained.len() > SHOWN {
+        out.push_str(&format!(
+            "  … and {} more without an anatomy (--json: explain.unexplained)\n",
+            ex.unexplained.len() - SHOWN
+        ));
+    }
+    out
+}
+
 /// The cost per rule of the argument filters: the line through their
 /// differences against N where two N or more were measured, else each
 /// cell that differs ÷ its N (the filter's fixed cost included).
@@ -267,6 +320,7 @@ mod tests {
             per_rule_ns: diff
                 .filter(|_| layer.starts_with("seccomp:args"))
                 .map(|d| d / 100.0),
+            parts: None,
         }
     }
 
@@ -319,6 +373,7 @@ mod tests {
                 rule_cost: None,
             }],
             stopped: None,
+            explain: None,
         };
         let page = render(&r);
         assert!(

@@ -4,6 +4,7 @@
 //! test behind it (docs/tax.md).
 
 use super::build::BuildRecord;
+use super::compare::PartsMoved;
 use super::facts::IntervalRecord;
 use serde::{Deserialize, Serialize};
 
@@ -42,6 +43,21 @@ pub struct TaxReport {
     pub rows: Vec<TaxRow>,
     /// The signal that stopped the study, if one did.
     pub stopped: Option<i32>,
+    /// With `--explain`: how the anatomies were made, and each one that
+    /// could not be.
+    #[serde(default)]
+    pub explain: Option<TaxExplainRecord>,
+}
+
+/// What `--explain` did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaxExplainRecord {
+    /// Round trips (operations) in each traced pass.
+    pub round_trips: usize,
+    /// The pass the anatomies were made in (the last).
+    pub pass: usize,
+    /// "variant: figure: why" for each anatomy that could not be made.
+    pub unexplained: Vec<String>,
 }
 
 /// A layer and what became of it.
@@ -157,6 +173,10 @@ pub struct TaxCell {
     /// cost included: `rule_cost` separates the two where two N or more
     /// were measured).
     pub per_rule_ns: Option<f64>,
+    /// With `--explain`: each part of the anatomy under the layer against
+    /// bare's, the largest change first (both cut by one method).
+    #[serde(default)]
+    pub parts: Option<PartsMoved>,
 }
 
 /// The `schema` of two tax reports compared.

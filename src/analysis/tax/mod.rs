@@ -57,6 +57,8 @@ pub fn merge_passes(passes: &[RunRecord]) -> Option<RunRecord> {
             own_interval: None,
         });
         figure.samples_ns = Some(samples.iter().flat_map(|s| s.iter().copied()).collect());
+        // An anatomy is made in one pass (`--explain`: the last).
+        figure.explain = same.iter().find_map(|r| r.explain.clone());
         let p99s: Vec<f64> = same
             .iter()
             .filter_map(|r| r.latency_ns.as_ref()?.p99)
@@ -183,6 +185,7 @@ fn cell(
         p99_ns: None,
         max_ns: None,
         per_rule_ns: None,
+        parts: None,
     };
     let comparisons = match compared {
         Ok(c) => c,
@@ -223,6 +226,7 @@ fn cell(
     };
     c.median_ns = Some(cmp.median_b_ns);
     c.pass_medians_ns = pass_medians(under);
+    c.parts = cmp.parts.clone();
     let base = cmp.median_a_ns;
     let interval = |low: f64, high: f64| IntervalRecord {
         low: (low - 1.0) * base,

@@ -268,6 +268,42 @@ impl Instance {
     }
 }
 
+/// tracefs held mounted for a while: unmounted again when dropped if it
+/// was mounted by [`hold_mounted`].
+pub struct HeldMount {
+    mounted_here: bool,
+}
+
+/// Mounts tracefs at [`TRACEFS`] where it is not, for work whose tracing
+/// runs in processes that cannot mount it themselves (a child in a user
+/// namespace, or under a seccomp filter); the guard unmounts it again.
+pub fn hold_mounted() -> Result<HeldMount, String> {
+    if mounted() {
+        return Ok(HeldMount {
+            mounted_here: false,
+        });
+    }
+    let status = std::process::Command::new("mount")
+        .args(["-t", "tracefs", "nodev", TRACEFS])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map_err(|e| format!("cannot run mount for tracefs: {e}"))?;
+    if !status.success() || !mounted() {
+        return Err(format!(
+            "tracefs is not mounted at {TRACEFS} and mounting it failed (root needed)"
+        ));
+    }
+    Ok(HeldMount { mounted_here: true })
+}
+
+impl Drop for HeldMount {
+    fn drop(&mut self) {
+        if self.mounted_here {
+            unmount();
+        }
+    }
+}
+
 fn unmount() {
     let _ = std::process::Command::new("umount")
         .arg(TRACEFS)

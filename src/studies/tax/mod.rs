@@ -21,7 +21,7 @@ use crate::engine::os::interrupt;
 use crate::engine::run::session::RunObserver;
 use crate::output::recorder::now_rfc3339;
 use crate::record::RunRecord;
-use crate::record::tax::{LayerRecord, TAX_SCHEMA, TaxReport, ThrottlingRecord};
+use crate::record::tax::{LayerRecord, TAX_SCHEMA, TaxExplainRecord, TaxReport, ThrottlingRecord};
 use crate::run::{Failure, RunRequest};
 use crate::sys::process::{self, ExitStatus, Fork};
 use layers::{Layer, Prepared};
@@ -61,6 +61,10 @@ pub struct TaxRequest {
     pub quick: bool,
     /// The significance level of each cell's test.
     pub alpha: f64,
+    /// `--explain`: in the last pass, each figure's anatomy from a traced
+    /// pass of this many round trips (operations), bare and under each
+    /// layer, so a cell says which part grew.
+    pub explain: Option<usize>,
 }
 
 /// A run observer that draws nothing: a pass's child says nothing of its
@@ -75,6 +79,8 @@ struct Variant {
     prepared: Option<Prepared>,
     runs: Vec<RunRecord>,
     failed: Option<String>,
+    /// Why a figure has no anatomy under this variant (`--explain`).
+    unexplained: Vec<String>,
 }
 
 /// Runs the study. `say` is told each (variant, pass) as it starts. Bad
@@ -90,11 +96,18 @@ pub fn tax(req: TaxRequest, say: &mut dyn FnMut(&str)) -> Result<TaxReport, Fail
         .map_err(|e| Failure::run(format!("cannot install signal handlers: {e}")))?;
     let started_at = now_rfc3339();
     let dir = Scratch::new()?;
+    // A child under a filter or in a user namespace cannot mount tracefs:
+    // the study holds it mounted for them.
+    let _tracefs = match req.explain {
+        Some(_) => crate::machine::tracefs::hold_mounted().ok(),
+        None => None,
+    };
     let mut variants = vec![Variant {
         layer: 0,
         prepared: None,
         runs: Vec::new(),
         failed: None,
+        unexplained: Vec::new(),
     }];
     let mut skipped: Vec<(usize, Prepared)> = Vec::new();
     for (i, layer) in req.layers.iter().enumerate() {
@@ -105,6 +118,7 @@ pub fn tax(req: TaxRequest, say: &mut dyn FnMut(&str)) -> Result<TaxReport, Fail
                 prepared: Some(p),
                 runs: Vec::new(),
                 failed: None,
+                unexplained: Vec::new(),
             });
         } else {
             skipped.push((i, p));
@@ -125,8 +139,12 @@ pub fn tax(req: TaxRequest, say: &mut dyn FnMut(&str)) -> Result<TaxReport, Fail
                 .map_or("bare".to_string(), |p| p.name.clone());
             say(&format!("pass {} of {}: {label}", pass + 1, req.passes));
             let out = dir.path.join(format!("v{v}-p{pass}.json"));
-            match one_pass(&req, variants[v].prepared.as_ref(), &out) {
-                Ok(run) => variants[v].runs.push(run),
+            let last = pass + 1 == req.passes;
+            match one_pass(&req, variants[v].prepared.as_ref(), &out, last) {
+                Ok((run, unexplained)) => {
+                    variants[v].runs.push(run);
+                    variants[v].unexplained.extend(unexplained);
+                }
                 Err(PassError::Layer(e)) => variants[v].failed = Some(e),
                 Err(PassError::Run(e)) => {
                     if v == 0 {
@@ -157,6 +175,11 @@ fn ledger(
     let build = crate::output::json::build::current();
     let mut variants = variants.into_iter();
     let bare = variants.next().expect("bare is the first variant");
+    let mut unexplained: Vec<String> = bare
+        .unexplained
+        .iter()
+        .map(|u| format!("bare: {u}"))
+        .collect();
     let stopped = interrupt::stop_requested();
     let bare_merged = match (merge_passes(&bare.runs), stopped) {
         (Some(m), _) => Some(m),
@@ -176,6 +199,11 @@ fn ledger(
         };
         let mut record = layer_record(&p, v.failed.as_deref());
         finish_layer(p, &mut record);
+        unexplained.extend(
+            v.unexplained
+                .iter()
+                .map(|u| format!("{}: {u}", record.name)),
+        );
         records.push((index, record, merged));
     }
     for (i, p) in skipped {
@@ -217,6 +245,11 @@ fn ledger(
         layers: records.into_iter().map(|(_, l, _)| l).collect(),
         rows,
         stopped,
+        explain: req.explain.map(|round_trips| TaxExplainRecord {
+            round_trips,
+            pass: req.passes,
+            unexplained,
+        }),
     })
 }
 
@@ -282,12 +315,16 @@ fn one_pass(
     req: &TaxRequest,
     layer: Option<&Prepared>,
     out: &Path,
-) -> Result<RunRecord, PassError> {
+    last: bool,
+) -> Result<(RunRecord, Vec<String>), PassError> {
     let why = out.with_extension("why");
+    let unexplained = out.with_extension("unexplained");
     let _ = std::fs::remove_file(out);
     let _ = std::fs::remove_file(&why);
+    let _ = std::fs::remove_file(&unexplained);
+    let explain = req.explain.filter(|_| last);
     let pid = match process::fork().map_err(|e| PassError::Run(format!("fork: {e}")))? {
-        Fork::Child => process::exit_now(child(req, layer, out, &why)),
+        Fork::Child => process::exit_now(child(req, layer, out, explain)),
         Fork::Parent(pid) => pid,
     };
     let status = wait(pid)?;
@@ -311,10 +348,16 @@ fn one_pass(
     }
     let text = std::fs::read_to_string(out)
         .map_err(|e| PassError::Run(format!("its report {}: {e}", out.display())))?;
-    serde_json::from_str(&text)
+    let run = serde_json::from_str(&text)
         .map_err(|e| e.to_string())
         .and_then(|v| RunRecord::from_value(v).map_err(|e| e.to_string()))
-        .map_err(|e| PassError::Run(format!("its report: {e}")))
+        .map_err(|e| PassError::Run(format!("its report: {e}")))?;
+    let unexplained = std::fs::read_to_string(&unexplained)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    Ok((run, unexplained))
 }
 
 /// The exit code of a pass's child that could not apply its layer.
@@ -350,9 +393,9 @@ fn wait(pid: libc::pid_t) -> Result<ExitStatus, PassError> {
 /// A pass's child: applies the layer, then runs the pass (in a child of its
 /// own where the layer made a PID namespace, so that the run is inside it).
 /// Returns the exit code.
-fn child(req: &TaxRequest, layer: Option<&Prepared>, out: &Path, why: &Path) -> i32 {
+fn child(req: &TaxRequest, layer: Option<&Prepared>, out: &Path, explain: Option<usize>) -> i32 {
     let note = |text: &str| {
-        let _ = std::fs::write(why, text);
+        let _ = std::fs::write(out.with_extension("why"), text);
     };
     // Should the study die (kill -9), its pass ends as a stopped run, which
     // releases what it made.
@@ -363,10 +406,20 @@ fn child(req: &TaxRequest, layer: Option<&Prepared>, out: &Path, why: &Path) -> 
             return LAYER_FAILED;
         }
         if layers::needs_fork(p) {
+            // The tracepoints name a task by its pid outside the namespace,
+            // the run knows it by its pid inside: no anatomy is made there
+            // rather than one of the wrong tasks.
+            if explain.is_some() {
+                let _ = std::fs::write(
+                    out.with_extension("unexplained"),
+                    "every figure: not in a PID namespace (the tracepoints name tasks by their \
+                     pid outside it)\n",
+                );
+            }
             return match process::fork() {
                 Ok(Fork::Child) => {
                     let _ = process::set_parent_death_signal(libc::SIGTERM);
-                    process::exit_now(measure(req, out, &note))
+                    process::exit_now(measure(req, out, &note, None))
                 }
                 Ok(Fork::Parent(pid)) => loop {
                     match process::wait_blocking(pid) {
@@ -393,11 +446,13 @@ fn child(req: &TaxRequest, layer: Option<&Prepared>, out: &Path, why: &Path) -> 
             };
         }
     }
-    measure(req, out, &note)
+    measure(req, out, &note, explain)
 }
 
-/// Runs one pass of the request and writes its report to `out`.
-fn measure(req: &TaxRequest, out: &Path, note: &dyn Fn(&str)) -> i32 {
+/// Runs one pass of the request and writes its report to `out`; with
+/// `explain`, each figure's anatomy goes into the report, and why a figure
+/// has none into `out`'s `.unexplained` beside it.
+fn measure(req: &TaxRequest, out: &Path, note: &dyn Fn(&str), explain: Option<usize>) -> i32 {
     let mut run = RunRequest::of(req.names.clone(), req.sizes.clone());
     run.budget.quick = req.quick;
     // One pass of a run of `passes`: its share of the time and precision.
@@ -407,7 +462,7 @@ fn measure(req: &TaxRequest, out: &Path, note: &dyn Fn(&str)) -> i32 {
     run.budget.precision = Some(0.02 * (req.passes as f64).sqrt());
     run.sinks.no_save = true;
     match crate::run::run(run, &mut Silent) {
-        Ok(outcome) => match serde_json::to_string(outcome.report()) {
+        Ok(mut outcome) => match explained(&mut outcome, out, explain) {
             Ok(text) => match std::fs::write(out, text) {
                 Ok(()) => 0,
                 Err(e) => {
@@ -425,6 +480,25 @@ fn measure(req: &TaxRequest, out: &Path, note: &dyn Fn(&str)) -> i32 {
             1
         }
     }
+}
+
+/// The run's report, with each figure's anatomy when `explain` asks (why a
+/// figure has none written beside `out`).
+fn explained(
+    outcome: &mut crate::run::Outcome,
+    out: &Path,
+    explain: Option<usize>,
+) -> Result<String, serde_json::Error> {
+    if let Some(round_trips) = explain {
+        let done = crate::studies::explain::explain_run(outcome, round_trips);
+        if !done.failed.is_empty() {
+            let _ = std::fs::write(
+                out.with_extension("unexplained"),
+                done.failed.join("\n") + "\n",
+            );
+        }
+    }
+    serde_json::to_string(outcome.report())
 }
 
 /// The study's own directory for the passes' reports, removed on every
