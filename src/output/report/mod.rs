@@ -17,6 +17,10 @@
 //! script writes what it found (each chart drawn, errors, blocked requests)
 //! into `<pre id="selfcheck">`, which the browser test reads. Every string
 //! from a report is escaped ([`esc`]).
+//!
+//! A tax report (`ipcmark tax`, `ipcmark.tax/1`) has a page of its own
+//! ([`tax::render_tax`]) in the same skeleton: its ledger as grouped bar
+//! charts in static SVG, no uPlot.
 
 mod charts;
 mod comparison;
@@ -27,6 +31,7 @@ mod map;
 mod page_charts;
 mod rate;
 mod svg;
+pub mod tax;
 
 use crate::record::RunRecord;
 
@@ -59,7 +64,8 @@ pub struct RunInput {
 pub struct Rendered {
     /// The HTML page.
     pub html: String,
-    /// Charts drawn by the page's script (uPlot).
+    /// Charts on the page: drawn by the page's script (uPlot) on a run's
+    /// page, static SVG on a tax report's ([`tax::render_tax`]).
     pub charts: usize,
 }
 
@@ -141,8 +147,9 @@ pub fn render_with(runs: &[RunInput], alpha: f64, sections: &[String]) -> Render
 /// The page around `body`: the head with its CSP and style, the footer
 /// with the self-check, the charts' JSON block (`data`) and the script.
 /// With `uplot`, uPlot and its style are inlined and the footer says how to
-/// use its charts; a page of static charts only carries neither, and its
-/// footer says so.
+/// use its charts; a page of static charts only (a tax report's) carries
+/// neither, and its footer says that nothing on it needs a script but the
+/// self-check.
 fn skeleton(title: &str, body: &str, data: &serde_json::Value, uplot: bool) -> String {
     let version = esc(env!("CARGO_PKG_VERSION"));
     let (style, drawn, library) = if uplot {
