@@ -1,5 +1,5 @@
 //! `ipcmark report RUN… --html FILE`: the page of two real runs (and of a
-//! map, explained runs, a rate run, the history) opens offline in headless
+//! map, explained runs, a rate run, the history, a tax report) opens offline in headless
 //! Chromium with every chart drawn, no error and no request (the page's own
 //! self-check, read from the dumped DOM), and its screenshot is kept under
 //! target/test-artefacts/; bad usage exits 2.
@@ -358,6 +358,85 @@ fn the_report_of_explained_runs_stacks_each_figures_parts_in_chromium() {
     assert_eq!(check["ok"], true, "{check:#}");
 }
 
+/// A tax report (tests/reports/tax.json: pipe 64 B and syscall-getpid
+/// under three layers): a page of its own, a grouped bar chart per ledger
+/// table with a bar per cell that has a difference (hollow where the test
+/// found none) and a mark per cell without, drawn in Chromium with the
+/// page's self-check passing, and a screenshot kept beside the page.
+#[test]
+fn the_report_of_a_tax_draws_a_grouped_bar_chart_in_chromium() {
+    let sb = Sandbox::new();
+    let json = "tests/reports/tax.json";
+    let page = artefacts().join("tax-report.html");
+    let ran = Run::new(&sb, &["report", json, "--html", page.to_str().unwrap()])
+        .limit(Duration::from_secs(20))
+        .ok();
+    // A table per size: the fixture's operations and its messages.
+    let tax = read_json(Path::new(json));
+    let rows = tax["rows"].as_array().unwrap();
+    let mut sizes: Vec<u64> = rows
+        .iter()
+        .map(|r| r["size_bytes"].as_u64().unwrap())
+        .collect();
+    sizes.sort();
+    sizes.dedup();
+    assert!(
+        ran.stdout
+            .contains(&format!("(tax report, {} charts)", sizes.len())),
+        "{}",
+        ran.stdout
+    );
+    // Per chart, in order: (cells with a difference, of them not significant, without one).
+    let expected: Vec<(usize, usize, usize)> = sizes
+        .iter()
+        .map(|size| {
+            let cells: Vec<&Value> = rows
+                .iter()
+                .filter(|r| r["size_bytes"].as_u64() == Some(*size))
+                .flat_map(|r| r["cells"].as_array().unwrap())
+                .collect();
+            let with: Vec<&&Value> = cells.iter().filter(|c| c["diff_ns"].is_number()).collect();
+            let hollow = with.iter().filter(|c| c["significant"] == false).count();
+            (with.len(), hollow, cells.len() - with.len())
+        })
+        .collect();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(
+        html.matches("<svg class=\"tax-chart\"").count(),
+        sizes.len()
+    );
+    assert!(html.contains("ipcmark tax report") && !html.contains("uPlot.min"));
+    let Some(browser) = chromium() else {
+        shout(
+            "*** SKIPPED: chromium is not installed, so the tax report's page was not rendered \
+             (apt-get install chromium; .ci/run installs it) ***",
+        );
+        return;
+    };
+    let profile = sb.path("chromium-profile");
+    let dom = headless(&browser, &profile, &page, &["--dump-dom".into()]);
+    let check = selfcheck(&String::from_utf8_lossy(&dom.stdout));
+    assert_eq!(check["tax_charts"], sizes.len(), "{check:#}");
+    assert_eq!(check["expected_charts"], 0, "{check:#}");
+    let drawn: Vec<(usize, usize, usize)> = check["static_charts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "tax")
+        .map(|c| {
+            let n = |k: &str| c[k].as_u64().unwrap() as usize;
+            (n("bars"), n("hollow"), n("marks") - n("bars"))
+        })
+        .collect();
+    assert_eq!(drawn, expected, "{check:#}");
+    assert_eq!(check["errors"], serde_json::json!([]), "{check:#}");
+    assert_eq!(check["csp_violations"], serde_json::json!([]), "{check:#}");
+    assert_eq!(check["requests"], serde_json::json!([]), "{check:#}");
+    assert_eq!(check["ok"], true, "{check:#}");
+
+    screenshot(&browser, &profile, &page, "tax-report.png", "1200,1800");
+}
+
 #[test]
 fn report_refuses_bad_usage() {
     let sb = Sandbox::new();
@@ -388,6 +467,16 @@ fn report_refuses_bad_usage() {
         (
             &["report", other.to_str().unwrap(), "--html", o],
             "has schema 'ipcmark.run/9'",
+        ),
+        (
+            &[
+                "report",
+                "tests/reports/tax.json",
+                "tests/reports/op.json",
+                "--html",
+                o,
+            ],
+            "tests/reports/tax.json is a tax report (ipcmark.tax/1)",
         ),
         (&["report", text.to_str().unwrap()], "--html"),
         (

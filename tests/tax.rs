@@ -188,6 +188,10 @@ fn bad_layers_names_and_sizes_are_usage_errors() {
         (vec!["tax", "no-such-mechanism"], "no-such-mechanism"),
         (vec!["tax", "--sizes", "sweep"], "not a sweep"),
         (vec!["tax", "--passes", "1"], "--passes"),
+        (
+            vec!["tax", "--html", "/nonexistent/t.html"],
+            "does not exist",
+        ),
     ] {
         let out = sb.run(&args, Duration::from_secs(20));
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));

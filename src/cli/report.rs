@@ -1,9 +1,12 @@
-//! `ipcmark report RUN… --html FILE`: reads each run ([`load_run`]), hands
-//! them to `output::report`, which builds the page, and writes it.
+//! `ipcmark report RUN… --html FILE`: reads each run ([`load_input`]), hands
+//! them to `output::report`, which builds the page, and writes it. A tax
+//! report (`ipcmark tax --json FILE`, `ipcmark.tax/1`), named alone, gets
+//! its own page ([`write_tax_page`]).
 
 use super::{Failure, print_stdout};
+use crate::history::OpenError;
 use crate::output::report::{self, RunInput};
-use crate::record::RunRecord;
+use crate::record::tax::{TAX_SCHEMA, TaxReport};
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -60,21 +63,75 @@ fn load_advise(path: &Path) -> Result<crate::record::advise::AdviseReport, Failu
     })
 }
 
-/// Reads one run named on the command line — a history id (`last`,
-/// `last~1`, a number) or a JSON file — and returns its label and its report
-/// (`ipcmark.run/1`, its strings sanitised), so nothing else in the command
-/// knows where a run came from. A workload report (`ipcmark.workload/1`) or
-/// any other schema is refused, naming it.
-pub fn load_run(db: Option<&Path>, spec: &str) -> Result<(String, RunRecord), Failure> {
-    super::history::open_run(
-        db,
-        spec,
-        &super::history::RunsOnly {
-            reads: "report",
-            not_a_run: "is not an ipcmark run report",
-            not_json: None,
-        },
-    )
+/// How `report` words a report that is not a run.
+const RUNS_ONLY: super::history::RunsOnly = super::history::RunsOnly {
+    reads: "report",
+    not_a_run: "is not an ipcmark run report",
+    not_json: None,
+};
+
+/// What a name on the command line gave: a run, or a tax report (only ever
+/// a file: the history keeps no tax).
+enum Input {
+    Run(Box<RunInput>),
+    Tax(String, Box<TaxReport>),
+}
+
+/// Reads one name given on the command line — a history id (`last`,
+/// `last~1`, a number) or a JSON file — as its label and its report (its
+/// strings sanitised), so nothing else in the command knows where a run
+/// came from: a run (`ipcmark.run/1`), or a file of a tax report
+/// (`ipcmark.tax/1`). A workload report (`ipcmark.workload/1`) or any other
+/// schema is refused, naming it.
+fn load_input(db: Option<&Path>, spec: &str) -> Result<Input, Failure> {
+    let refused = match crate::history::open_run(db, spec) {
+        Ok((label, report)) => return Ok(Input::Run(Box::new(RunInput { label, report }))),
+        Err(refused) => refused,
+    };
+    match &refused.opened {
+        Err(OpenError::Schema {
+            label,
+            schema: Some(s),
+        }) if s == TAX_SCHEMA => Ok(Input::Tax(
+            label.clone(),
+            Box::new(load_tax(Path::new(label))?),
+        )),
+        _ => Err(RUNS_ONLY.refuse(refused)),
+    }
+}
+
+/// Reads the tax report at `path`, its strings made safe.
+fn load_tax(path: &Path) -> Result<TaxReport, Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))?;
+    let mut value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        let e = crate::output::sanitise::text(&e.to_string()).into_owned();
+        Failure::usage(format!("{} is not JSON: {e}", path.display()))
+    })?;
+    crate::output::sanitise::report(&mut value);
+    serde_json::from_value(value).map_err(|e| {
+        Failure::usage(format!(
+            "{} is not an ipcmark tax report: {}",
+            path.display(),
+            crate::output::sanitise::text(&e.to_string())
+        ))
+    })
+}
+
+/// Writes the page of `tax` (labelled `label`: where it was read from) to
+/// `path`, its strings made safe first (a report read from a file already
+/// is; the study's own may hold anything the host named); its charts.
+pub fn write_tax_page(path: &Path, label: &str, tax: &TaxReport) -> Result<usize, Failure> {
+    let safe = serde_json::to_value(tax)
+        .and_then(|mut v| {
+            crate::output::sanitise::report(&mut v);
+            serde_json::from_value::<TaxReport>(v)
+        })
+        .map_err(|e| Failure::run(format!("cannot render the tax report: {e}")))?;
+    let page = report::tax::render_tax(label, &safe);
+    crate::output::json::write_text_atomic(path, &page.html)
+        .map_err(|e| Failure::run(format!("cannot write {}: {e}", path.display())))?;
+    Ok(page.charts)
 }
 
 pub fn report(args: ReportArgs) -> Result<ExitCode, Failure> {
@@ -86,13 +143,30 @@ pub fn report(args: ReportArgs) -> Result<ExitCode, Failure> {
     } else {
         &args.runs[..]
     };
-    let runs = specs
-        .iter()
-        .map(|spec| {
-            let (label, report) = load_run(args.db.as_deref(), spec)?;
-            Ok(RunInput { label, report })
-        })
-        .collect::<Result<Vec<_>, Failure>>()?;
+    let mut runs = Vec::new();
+    let mut taxes = Vec::new();
+    for spec in specs {
+        match load_input(args.db.as_deref(), spec)? {
+            Input::Run(run) => runs.push(*run),
+            Input::Tax(label, tax) => taxes.push((label, tax)),
+        }
+    }
+    if let Some((label, tax)) = taxes.first() {
+        // A tax's page is its ledger: there is nothing to set a run beside.
+        if specs.len() > 1 || args.watch || args.advise.is_some() {
+            return Err(Failure::usage(format!(
+                "{label} is a tax report ({TAX_SCHEMA}): report draws it on a page of its own; \
+                 name it alone, without runs, --watch or --advise"
+            )));
+        }
+        let charts = write_tax_page(&args.html, label, tax)?;
+        print_stdout(&format!(
+            "wrote {} (tax report, {charts} chart{})\n",
+            args.html.display(),
+            if charts == 1 { "" } else { "s" },
+        ))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut sections = Vec::new();
     if args.watch {
         let charted = super::watch::charted(args.db.as_deref(), &[])?;

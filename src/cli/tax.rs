@@ -1,7 +1,8 @@
 //! `ipcmark tax [NAME…] [--layers LIST] [--sizes LIST] [--passes N]
-//! [--quick] [--alpha A] [--json FILE]`: the flags, the study
+//! [--quick] [--alpha A] [--json FILE] [--html FILE]`: the flags, the study
 //! (`studies::tax`: the figures bare and under each isolation layer, pass
-//! by pass), its ledger (`output::tax`) and JSON (`ipcmark.tax/1`). Exit 0
+//! by pass), its ledger (`output::tax`), JSON (`ipcmark.tax/1`) and HTML
+//! page (`output::report::tax`, as `ipcmark report TAX.json` draws it). Exit 0
 //! when the study ran (cells may still say a layer failed), 1 when the bare
 //! passes failed, 2 on bad usage, 128 + the signal when stopped.
 
@@ -49,12 +50,19 @@ pub struct TaxArgs {
     alpha: flags::Alpha,
     #[command(flatten)]
     json: flags::Json,
+    /// Also write the ledger as one self-contained HTML page (a bar chart
+    /// per table) to this file, as `ipcmark report TAX.json --html FILE` would.
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
+    html: Option<std::path::PathBuf>,
 }
 
 pub fn tax(args: TaxArgs) -> Result<ExitCode, Failure> {
     let alpha = args.alpha.checked()?;
     if let Some(out) = &args.json.path {
         super::check_output_path("--json", out)?;
+    }
+    if let Some(out) = &args.html {
+        super::check_output_path("--html", out)?;
     }
     let layer_names: Vec<String> = if args.layers.is_empty() {
         DEFAULT_LAYERS.split(',').map(str::to_string).collect()
@@ -95,6 +103,14 @@ pub fn tax(args: TaxArgs) -> Result<ExitCode, Failure> {
     if let Some(out) = &args.json.path {
         crate::output::json::write_atomic(out, &report)
             .map_err(|e| Failure::run(format!("cannot write {}: {e}", out.display())))?;
+    }
+    if let Some(out) = &args.html {
+        let label = args
+            .json
+            .path
+            .as_ref()
+            .map_or("ipcmark tax".into(), |p| p.display().to_string());
+        super::report::write_tax_page(out, &label, &report)?;
     }
     print_stdout(&crate::output::tax::render(&report))?;
     if let Some(sig) = interrupt::stop_requested() {

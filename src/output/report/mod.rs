@@ -17,6 +17,10 @@
 //! script writes what it found (each chart drawn, errors, blocked requests)
 //! into `<pre id="selfcheck">`, which the browser test reads. Every string
 //! from a report is escaped ([`esc`]).
+//!
+//! A tax report (`ipcmark tax`, `ipcmark.tax/1`) has a page of its own
+//! ([`tax::render_tax`]) in the same skeleton: its ledger as grouped bar
+//! charts in static SVG, no uPlot.
 
 mod charts;
 mod comparison;
@@ -27,6 +31,7 @@ mod map;
 mod page_charts;
 mod rate;
 mod svg;
+pub mod tax;
 
 use crate::record::RunRecord;
 
@@ -59,7 +64,8 @@ pub struct RunInput {
 pub struct Rendered {
     /// The HTML page.
     pub html: String,
-    /// Charts drawn by the page's script (uPlot).
+    /// Charts on the page: drawn by the page's script (uPlot) on a run's
+    /// page, static SVG on a tax report's ([`tax::render_tax`]).
     pub charts: usize,
 }
 
@@ -132,28 +138,57 @@ pub fn render_with(runs: &[RunInput], alpha: f64, sections: &[String]) -> Render
         body.push_str(extra);
     }
     body.push_str(&environment::section(runs));
-    let html = format!(
+    Rendered {
+        html: skeleton("ipcmark report", &body, &page.data(), true),
+        charts: page.chart_count(),
+    }
+}
+
+/// The page around `body`: the head with its CSP and style, the footer
+/// with the self-check, the charts' JSON block (`data`) and the script.
+/// With `uplot`, uPlot and its style are inlined and the footer says how to
+/// use its charts; a page of static charts only (a tax report's) carries
+/// neither, and its footer says that nothing on it needs a script but the
+/// self-check.
+fn skeleton(title: &str, body: &str, data: &serde_json::Value, uplot: bool) -> String {
+    let version = esc(env!("CARGO_PKG_VERSION"));
+    let (style, drawn, library) = if uplot {
+        (
+            format!("{UPLOT_CSS}\n{PAGE_CSS}"),
+            format!(
+                "Drawn by ipcmark {version} with uPlot {UPLOT_VERSION} (MIT licence, \
+                 inlined: this page makes no request). Charts are interactive: drag to zoom, \
+                 double-click to reset, click a legend entry to hide its series."
+            ),
+            format!(
+                "<script>/*! uPlot {UPLOT_VERSION}, vendored unchanged; its licence:\n\
+                 {UPLOT_LICENSE}*/\n{UPLOT_JS}</script>\n"
+            ),
+        )
+    } else {
+        (
+            PAGE_CSS.to_string(),
+            format!(
+                "Drawn by ipcmark {version} as static SVG (this page makes no request); \
+                 hover over a bar or a mark for its values."
+            ),
+            String::new(),
+        )
+    };
+    format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>ipcmark report</title>\n<style>\n{UPLOT_CSS}\n{PAGE_CSS}</style>\n\
-         <script>{watch}</script>\n</head>\n<body>\n<main>\n{body}\
-         <footer><p>Drawn by ipcmark {version} with uPlot {UPLOT_VERSION} (MIT licence, \
-         inlined: this page makes no request). Charts are interactive: drag to zoom, \
-         double-click to reset, click a legend entry to hide its series.</p>\
+         <title>{title}</title>\n<style>\n{style}</style>\n\
+         <script>{WATCH_JS}</script>\n</head>\n<body>\n<main>\n{body}\
+         <footer><p>{drawn}</p>\
          <details><summary>Page self-check</summary><pre id=\"selfcheck\">pending</pre></details>\
          </footer>\n</main>\n\
          <script type=\"application/json\" id=\"report-data\">{data}</script>\n\
-         <script>/*! uPlot {UPLOT_VERSION}, vendored unchanged; its licence:\n{UPLOT_LICENSE}*/\n\
-         {UPLOT_JS}</script>\n<script>{PAGE_JS}</script>\n</body>\n</html>\n",
-        watch = WATCH_JS,
-        version = esc(env!("CARGO_PKG_VERSION")),
-        data = script_json(&page.data()),
-    );
-    Rendered {
-        html,
-        charts: page.chart_count(),
-    }
+         {library}<script>{PAGE_JS}</script>\n</body>\n</html>\n",
+        title = esc(title),
+        data = script_json(data),
+    )
 }
 
 /// Runs before anything else on the page: records errors, console errors and

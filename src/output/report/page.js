@@ -1,6 +1,7 @@
 // The report's script: draws the charts the page's JSON block describes with
-// uPlot, then checks that each drew and writes what it found into
-// <pre id="selfcheck"> (the browser test reads it). The data arrive ready to
+// uPlot (none on a tax report's page, whose charts are static SVG), then
+// checks that each drew, counts the static charts' marks, and writes what it
+// found into <pre id="selfcheck"> (the browser test reads it). The data arrive ready to
 // plot: ipcmark computed every value; this only draws. Text from the report
 // reaches the page through textContent and uPlot's labels (textContent too).
 (function () {
@@ -325,12 +326,24 @@
     })).concat(Array.prototype.map.call(document.querySelectorAll("svg.stacked"), function (s) {
       return { kind: "stacked", marks: s.querySelectorAll("rect.seg").length };
     }));
+    // A tax report's grouped bars (drawn by ipcmark, no uPlot): its marks
+    // are the bars and the × of cells without a difference.
+    var taxCharts = document.querySelectorAll("svg.tax-chart");
+    statics = statics.concat(Array.prototype.map.call(taxCharts, function (s) {
+      return {
+        kind: "tax",
+        marks: s.querySelectorAll("rect.bar, text.na").length,
+        bars: s.querySelectorAll("rect.bar").length,
+        hollow: s.querySelectorAll("rect.bar.hollow").length,
+      };
+    }));
     var resources = (performance.getEntriesByType ? performance.getEntriesByType("resource") : [])
       .map(function (r) { return r.name; });
     var result = {
       charts: charts,
       expected_charts: expected,
       static_charts: statics,
+      tax_charts: taxCharts.length,
       errors: check.errors,
       csp_violations: check.csp,
       requests: resources,
