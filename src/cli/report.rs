@@ -88,34 +88,17 @@ fn load_input(db: Option<&Path>, spec: &str) -> Result<Input, Failure> {
         Ok((label, report)) => return Ok(Input::Run(Box::new(RunInput { label, report }))),
         Err(refused) => refused,
     };
-    match &refused.opened {
+    let tax = match &refused.opened {
         Err(OpenError::Schema {
             label,
             schema: Some(s),
-        }) if s == TAX_SCHEMA => Ok(Input::Tax(
-            label.clone(),
-            Box::new(load_tax(Path::new(label))?),
-        )),
-        _ => Err(RUNS_ONLY.refuse(refused)),
+        }) if s == TAX_SCHEMA => super::tax::open_tax(label)?.map(|t| (label.clone(), t)),
+        _ => None,
+    };
+    match tax {
+        Some((label, t)) => Ok(Input::Tax(label, Box::new(t))),
+        None => Err(RUNS_ONLY.refuse(refused)),
     }
-}
-
-/// Reads the tax report at `path`, its strings made safe.
-fn load_tax(path: &Path) -> Result<TaxReport, Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))?;
-    let mut value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        let e = crate::output::sanitise::text(&e.to_string()).into_owned();
-        Failure::usage(format!("{} is not JSON: {e}", path.display()))
-    })?;
-    crate::output::sanitise::report(&mut value);
-    serde_json::from_value(value).map_err(|e| {
-        Failure::usage(format!(
-            "{} is not an ipcmark tax report: {}",
-            path.display(),
-            crate::output::sanitise::text(&e.to_string())
-        ))
-    })
 }
 
 /// Writes the page of `tax` (labelled `label`: where it was read from) to

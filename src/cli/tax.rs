@@ -138,7 +138,11 @@ pub(super) fn open_tax(spec: &str) -> Result<Option<crate::record::tax::TaxRepor
         return Ok(None);
     }
     crate::output::sanitise::report(&mut value);
-    serde_json::from_value(value)
-        .map(Some)
-        .map_err(|e| Failure::usage(format!("{spec} is not a tax report ({TAX_SCHEMA}): {e}")))
+    serde_json::from_value(value).map(Some).map_err(|e| {
+        Failure::usage(format!(
+            "{} is not an ipcmark tax report ({TAX_SCHEMA}): {}",
+            crate::output::sanitise::text(spec),
+            crate::output::sanitise::text(&e.to_string())
+        ))
+    })
 }

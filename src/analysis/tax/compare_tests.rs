@@ -19,6 +19,7 @@ fn cell(layer: &str, bare: &[f64], ratios: &[f64], significant: bool) -> TaxCell
         p99_ns: None,
         max_ns: None,
         per_rule_ns: None,
+        parts: None,
     }
 }
 
@@ -56,6 +57,7 @@ fn report(bare: &[f64], seccomp: &[f64], netns: Option<&[f64]>, spectre: &str) -
             rule_cost: None,
         }],
         stopped: None,
+        explain: None,
     }
 }
 

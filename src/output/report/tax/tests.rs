@@ -17,6 +17,7 @@ fn cell(layer: &str, diff: Option<f64>, significant: bool) -> TaxCell {
             format!("failed: {HOSTILE}")
         },
         median_ns: diff.map(|d| 1000.0 + d),
+        pass_medians_ns: Vec::new(),
         diff_ns: diff,
         diff_percent: diff.map(|d| d / 10.0),
         diff_interval_ns: diff.map(|d| IntervalRecord {
@@ -31,6 +32,7 @@ fn cell(layer: &str, diff: Option<f64>, significant: bool) -> TaxCell {
         per_rule_ns: diff
             .filter(|_| layer.starts_with("seccomp:args"))
             .map(|d| d / 100.0),
+        parts: None,
     }
 }
 
@@ -66,6 +68,7 @@ fn report() -> TaxReport {
         bare_median_ns: Some(1000.0),
         bare_p99_ns: Some(1500.0),
         bare_max_ns: Some(9000.0),
+        bare_pass_medians_ns: Vec::new(),
         cells,
         rule_cost: None,
     };
@@ -125,6 +128,7 @@ fn report() -> TaxReport {
         ],
         rows,
         stopped: Some(2),
+        explain: None,
     }
 }
 
