@@ -5,11 +5,17 @@
 # knees the second run reproduced within ±15% (issue #40: at least 10 mechanisms in at
 # most 10 minutes; knees within ±15% on a rerun).
 #
-# usage: bench/rate_sweep.sh [extra run options...]
+# usage: [KEEP=DIR] bench/rate_sweep.sh [extra run options...]
+#   KEEP=DIR keeps both runs' reports (DIR/r1.json, DIR/r2.json) for a closer look.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+if [ -n "${KEEP:-}" ]; then
+  mkdir -p "$KEEP"
+  WORK=$KEEP
+else
+  WORK=$(mktemp -d)
+  trap 'rm -rf "$WORK"' EXIT
+fi
 cargo build --release --quiet
 for k in 1 2; do
   start=$(date +%s)

@@ -68,7 +68,7 @@ pub fn render(r: &TaxReport) -> String {
     let mut out = format!(
         "isolation tax on {} ({}): {} of {} pass(es), each variant once per pass in a rotated order; \
          cells: layer − bare, one-way ns (per operation for op figures) ±half its 95% interval (paired t \
-         on each pass's ratio to bare) and % of bare; `=`: no difference at α = {} (each cell's values: --json)\n",
+         on each pass's ratio to bare) and % of bare; `=`: no difference at α = {} over the ledger's cells together (Benjamini–Hochberg; each cell's values: --json)\n",
         sanitise::text(&r.host),
         sanitise::text(&r.kernel),
         r.passes_done,
@@ -314,6 +314,7 @@ mod tests {
             }),
             p: Some(if significant { 0.001 } else { 0.5 }),
             test: Some("paired-passes".into()),
+            p_adjusted: None,
             significant,
             p99_ns: Some(2000.0),
             max_ns: Some(30_000_000.0),

@@ -163,7 +163,12 @@ pub struct TaxCell {
     pub p: Option<f64>,
     /// The test behind `p`.
     pub test: Option<String>,
-    /// p < alpha.
+    /// `p` adjusted over every cell of the ledger (Benjamini–Hochberg):
+    /// the ledger is one family of tests, and of 80 cells tested at 0.05
+    /// each about four would differ by chance alone.
+    #[serde(default)]
+    pub p_adjusted: Option<f64>,
+    /// `p_adjusted` < alpha (`p` < alpha in a report written before it).
     pub significant: bool,
     /// The p99 under the layer (median of its passes' p99), ns.
     pub p99_ns: Option<f64>,

@@ -15,6 +15,7 @@ fn cell(layer: &str, bare: &[f64], ratios: &[f64], significant: bool) -> TaxCell
         diff_interval_ns: None,
         p: Some(if significant { 0.001 } else { 0.5 }),
         test: Some("paired-passes".into()),
+        p_adjusted: None,
         significant,
         p99_ns: None,
         max_ns: None,

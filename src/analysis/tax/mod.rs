@@ -15,7 +15,7 @@ use crate::record::compare::{Comparison, Test};
 use crate::record::facts::{IntervalRecord, PassesRecord};
 use crate::record::tax::{RuleCostRecord, TaxCell, TaxRow};
 use crate::record::{FigureRecord, RunRecord, Status};
-use crate::stats::compare::paired_log;
+use crate::stats::compare::{benjamini_hochberg, paired_log};
 use crate::stats::median;
 
 /// One variant's passes merged: each figure of the first pass with every
@@ -102,7 +102,8 @@ pub fn rows(
             })
         })
         .collect();
-    bare.results
+    let mut rows: Vec<TaxRow> = bare
+        .results
         .iter()
         .map(|figure| {
             let key = figure.key();
@@ -134,7 +135,30 @@ pub fn rows(
                 rule_cost,
             }
         })
-        .collect()
+        .collect();
+    adjust(&mut rows, alpha);
+    rows
+}
+
+/// Judges every cell's test over the whole ledger (Benjamini–Hochberg at
+/// q = alpha): a cell is significant where its adjusted p is below alpha.
+fn adjust(rows: &mut [TaxRow], alpha: f64) {
+    let tested: Vec<(usize, usize, f64)> = rows
+        .iter()
+        .enumerate()
+        .flat_map(|(r, row)| {
+            row.cells
+                .iter()
+                .enumerate()
+                .filter_map(move |(c, cell)| Some((r, c, cell.p?)))
+        })
+        .collect();
+    let p: Vec<f64> = tested.iter().map(|t| t.2).collect();
+    for ((r, c, _), adjusted) in tested.iter().zip(benjamini_hochberg(&p)) {
+        let cell = &mut rows[*r].cells[*c];
+        cell.p_adjusted = Some(adjusted);
+        cell.significant = adjusted < alpha;
+    }
 }
 
 /// The least-squares line through the differences of the `seccomp:args:N`
@@ -181,6 +205,7 @@ fn cell(
         diff_interval_ns: None,
         p: None,
         test: None,
+        p_adjusted: None,
         significant: false,
         p99_ns: None,
         max_ns: None,

@@ -190,3 +190,30 @@ fn passes_that_do_not_pair_fall_back_on_compare_s_test() {
     let c = &rows_of_one(&bare, &layer)[0].cells[0];
     assert_eq!(c.test.as_deref(), Some("mann-whitney-samples"));
 }
+
+#[test]
+fn significance_is_judged_over_the_whole_ledger() {
+    // Twenty cells: one clear (p = 0.0001), one borderline (p = 0.03) and
+    // eighteen that nothing moved. At 0.05 each, the borderline one would
+    // be marked; over the ledger (Benjamini–Hochberg) only the clear one is.
+    let bare = merge_passes(&[1.0, 1.01, 0.99].map(|w| pass(1.0, w))).unwrap();
+    let layer = merge_passes(&[1.0, 1.01, 0.99].map(|w| pass(1.3, w))).unwrap();
+    let mut rows = rows_of_one(&bare, &layer);
+    let template = rows[0].clone();
+    rows.clear();
+    for i in 0..20 {
+        let mut row = template.clone();
+        row.cells[0].p = Some(match i {
+            0 => 0.0001,
+            1 => 0.03,
+            _ => 0.2 + 0.04 * i as f64,
+        });
+        rows.push(row);
+    }
+    adjust(&mut rows, 0.05);
+    assert!(rows[0].cells[0].significant);
+    assert!((rows[0].cells[0].p_adjusted.unwrap() - 0.002).abs() < 1e-12);
+    assert!(!rows[1].cells[0].significant, "{:?}", rows[1].cells[0]);
+    assert!((rows[1].cells[0].p_adjusted.unwrap() - 0.3).abs() < 1e-12);
+    assert!(rows[2..].iter().all(|r| !r.cells[0].significant));
+}

@@ -122,7 +122,7 @@ fn header(label: &str, tax: &TaxReport, sizes: &BTreeSet<usize>) -> String {
          and under each isolation layer, the variants interleaved pass by pass. A bar is a \
          layer's difference from bare in % of bare's median (one-way time; per operation \
          for operations), its whisker the 95% interval of that difference; a bar is filled \
-         where the test over the passes (each paired with bare's) finds a difference at α, hollow where it finds none, \
+         where the test over the passes (each paired with bare's) finds a difference at α (the page's cells judged together, Benjamini–Hochberg), hollow where it finds none, \
          and a × marks a cell with no difference to give. Each chart's table, beneath it, \
          gives the differences in ns.</p><table class=\"env\"><tbody>",
     );

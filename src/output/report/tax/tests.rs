@@ -26,6 +26,7 @@ fn cell(layer: &str, diff: Option<f64>, significant: bool) -> TaxCell {
         }),
         p: Some(if significant { 0.001 } else { 0.5 }),
         test: Some("welch-passes".into()),
+        p_adjusted: None,
         significant,
         p99_ns: Some(2000.0),
         max_ns: Some(30_000_000.0),
