@@ -1,13 +1,14 @@
 //! The study behind `ipcmark tax`: what isolation costs. The same figures
 //! are measured bare and under each layer (`layers`), one pass at a time:
-//! each pass runs every variant once, in an order rotated from pass to
-//! pass, so the machine's drift falls on every variant alike. Each
-//! (variant, pass) is one run (`run::run`, one pass) in a child forked for
-//! it, which first applies the layer to itself: the figures' processes are
-//! its children, so both sides of every figure run under the layer, and a
-//! filter or a namespace never reaches the parent. The runs of each
-//! variant are merged pass by pass and compared with bare by `compare`'s
-//! test (`analysis::tax`).
+//! in each pass every name is measured under every variant back to back,
+//! in an order rotated by pass and name, so a layer's figure is measured
+//! seconds from bare's and the machine's drift falls on every variant
+//! alike. Each (name, variant, pass) is one run (`run::run`, one pass) in
+//! a child forked for it, which first applies the layer to itself: the
+//! figures' processes are its children, so both sides of every figure run
+//! under the layer, and a filter or a namespace never reaches the parent.
+//! The runs of each variant are joined per pass, merged over the passes,
+//! and each layer compared with bare pass by pass (`analysis::tax`).
 //!
 //! Every layer is undone on every path: the cgroups are removed by the
 //! parent when the study ends, fails or is stopped (and by `ipcmark clean`
@@ -43,7 +44,7 @@ pub const DEFAULT_NAMES: &[&str] = &[
 /// Passes by default (3 with `--quick`).
 pub const DEFAULT_PASSES: usize = 5;
 
-/// The longest one pass of one variant may take before its child is
+/// The longest one name of one pass of one variant may take before its child is
 /// killed (the run's own deadlines end a stuck figure long before).
 const PASS_DEADLINE: Duration = Duration::from_secs(900);
 
@@ -83,7 +84,7 @@ struct Variant {
     unexplained: Vec<String>,
 }
 
-/// Runs the study. `say` is told each (variant, pass) as it starts. Bad
+/// Runs the study. `say` is told each (pass, name, variant) as it starts. Bad
 /// names or sizes fail before anything is made (exit 2); a layer that
 /// cannot be applied here is skipped with its reason, and one whose pass
 /// fails to start is reported failed, the others going on.
@@ -127,34 +128,63 @@ pub fn tax(req: TaxRequest, say: &mut dyn FnMut(&str)) -> Result<TaxReport, Fail
     let mut passes_done = 0;
     'passes: for pass in 0..req.passes {
         let n = variants.len();
-        for k in 0..n {
-            // Rotated: pass 2 starts with the second variant, and so on.
-            let v = (k + pass) % n;
-            if variants[v].failed.is_some() {
-                continue;
-            }
-            let label = variants[v]
-                .prepared
-                .as_ref()
-                .map_or("bare".to_string(), |p| p.name.clone());
-            say(&format!("pass {} of {}: {label}", pass + 1, req.passes));
-            let out = dir.path.join(format!("v{v}-p{pass}.json"));
-            let last = pass + 1 == req.passes;
-            match one_pass(&req, variants[v].prepared.as_ref(), &out, last) {
-                Ok((run, unexplained)) => {
-                    variants[v].runs.push(run);
-                    variants[v].unexplained.extend(unexplained);
+        // This pass's run of each name, per variant, joined when it ends.
+        let mut this_pass: Vec<Vec<RunRecord>> = vec![Vec::new(); n];
+        for (f, name) in req.names.iter().enumerate() {
+            // One name at a time under every variant, back to back: a
+            // layer's figure is measured seconds from bare's, not a pass
+            // apart, so the host's placement of the two CPUs, which flips
+            // for minutes at a time and moves a ping-pong by a third, is
+            // mostly the same for both. The order rotates by pass and name.
+            for k in 0..n {
+                let v = (k + pass + f) % n;
+                if variants[v].failed.is_some() {
+                    continue;
                 }
-                Err(PassError::Layer(e)) => variants[v].failed = Some(e),
-                Err(PassError::Run(e)) => {
-                    if v == 0 {
-                        return Err(Failure::run(format!("the bare pass {}: {e}", pass + 1)));
+                let label = variants[v]
+                    .prepared
+                    .as_ref()
+                    .map_or("bare".to_string(), |p| p.name.clone());
+                say(&format!(
+                    "pass {} of {}: {name}: {label}",
+                    pass + 1,
+                    req.passes
+                ));
+                let out = dir.path.join(format!("v{v}-p{pass}-f{f}.json"));
+                let piece = Piece {
+                    name,
+                    layer: variants[v].prepared.as_ref(),
+                    out: &out,
+                    explain: req.explain.filter(|_| pass + 1 == req.passes),
+                };
+                match one_pass(&req, &piece) {
+                    Ok((run, unexplained)) => {
+                        this_pass[v].push(run);
+                        variants[v].unexplained.extend(unexplained);
                     }
-                    variants[v].failed = Some(e);
+                    Err(PassError::Layer(e)) => variants[v].failed = Some(e),
+                    Err(PassError::Run(e)) => {
+                        if v == 0 {
+                            return Err(Failure::run(format!(
+                                "the bare pass {} of {name}: {e}",
+                                pass + 1
+                            )));
+                        }
+                        variants[v].failed = Some(e);
+                    }
+                }
+                // A pass cut short is left out whole: every variant keeps
+                // the same passes, so they pair.
+                if interrupt::stop_requested().is_some() {
+                    break 'passes;
                 }
             }
-            if interrupt::stop_requested().is_some() {
-                break 'passes;
+        }
+        for (v, runs) in this_pass.into_iter().enumerate() {
+            if variants[v].failed.is_none()
+                && let Some(run) = joined(runs)
+            {
+                variants[v].runs.push(run);
             }
         }
         passes_done += 1;
@@ -301,6 +331,29 @@ fn finish_layer(mut p: Prepared, record: &mut LayerRecord) {
     }
 }
 
+/// One pass's runs of each name under one variant as one run: the first's
+/// header with every run's figures.
+fn joined(runs: Vec<RunRecord>) -> Option<RunRecord> {
+    let mut runs = runs.into_iter();
+    let mut all = runs.next()?;
+    for r in runs {
+        all.results.extend(r.results);
+    }
+    Some(all)
+}
+
+/// One child's share of a pass: one name under one variant.
+struct Piece<'a> {
+    /// The mechanism, benchmark or group it measures.
+    name: &'a str,
+    /// The layer it applies first (none for bare).
+    layer: Option<&'a Prepared>,
+    /// Where its run's report goes (`.why` and `.unexplained` beside it).
+    out: &'a Path,
+    /// `--explain`'s round trips, in the last pass.
+    explain: Option<usize>,
+}
+
 /// Why a pass gave no run.
 enum PassError {
     /// The layer could not be applied in the pass's child.
@@ -309,22 +362,17 @@ enum PassError {
     Run(String),
 }
 
-/// One pass of one variant: a child applies the layer (if any), runs one
-/// pass of the request and writes its report to `out`.
-fn one_pass(
-    req: &TaxRequest,
-    layer: Option<&Prepared>,
-    out: &Path,
-    last: bool,
-) -> Result<(RunRecord, Vec<String>), PassError> {
+/// One name of one pass under one variant: a child applies the layer (if
+/// any), runs the name for one pass and writes its report to `out`.
+fn one_pass(req: &TaxRequest, piece: &Piece<'_>) -> Result<(RunRecord, Vec<String>), PassError> {
+    let out = piece.out;
     let why = out.with_extension("why");
     let unexplained = out.with_extension("unexplained");
     let _ = std::fs::remove_file(out);
     let _ = std::fs::remove_file(&why);
     let _ = std::fs::remove_file(&unexplained);
-    let explain = req.explain.filter(|_| last);
     let pid = match process::fork().map_err(|e| PassError::Run(format!("fork: {e}")))? {
-        Fork::Child => process::exit_now(child(req, layer, out, explain)),
+        Fork::Child => process::exit_now(child(req, piece)),
         Fork::Parent(pid) => pid,
     };
     let status = wait(pid)?;
@@ -393,14 +441,15 @@ fn wait(pid: libc::pid_t) -> Result<ExitStatus, PassError> {
 /// A pass's child: applies the layer, then runs the pass (in a child of its
 /// own where the layer made a PID namespace, so that the run is inside it).
 /// Returns the exit code.
-fn child(req: &TaxRequest, layer: Option<&Prepared>, out: &Path, explain: Option<usize>) -> i32 {
+fn child(req: &TaxRequest, piece: &Piece<'_>) -> i32 {
+    let (out, explain) = (piece.out, piece.explain);
     let note = |text: &str| {
         let _ = std::fs::write(out.with_extension("why"), text);
     };
     // Should the study die (kill -9), its pass ends as a stopped run, which
     // releases what it made.
     let _ = process::set_parent_death_signal(libc::SIGTERM);
-    if let Some(p) = layer {
+    if let Some(p) = piece.layer {
         if let Err(e) = layers::apply(p) {
             note(&e);
             return LAYER_FAILED;
@@ -419,7 +468,7 @@ fn child(req: &TaxRequest, layer: Option<&Prepared>, out: &Path, explain: Option
             return match process::fork() {
                 Ok(Fork::Child) => {
                     let _ = process::set_parent_death_signal(libc::SIGTERM);
-                    process::exit_now(measure(req, out, &note, None))
+                    process::exit_now(measure(req, piece.name, out, &note, None))
                 }
                 Ok(Fork::Parent(pid)) => loop {
                     match process::wait_blocking(pid) {
@@ -446,14 +495,20 @@ fn child(req: &TaxRequest, layer: Option<&Prepared>, out: &Path, explain: Option
             };
         }
     }
-    measure(req, out, &note, explain)
+    measure(req, piece.name, out, &note, explain)
 }
 
-/// Runs one pass of the request and writes its report to `out`; with
+/// Runs `name` for one pass of the request and writes its report to `out`; with
 /// `explain`, each figure's anatomy goes into the report, and why a figure
 /// has none into `out`'s `.unexplained` beside it.
-fn measure(req: &TaxRequest, out: &Path, note: &dyn Fn(&str), explain: Option<usize>) -> i32 {
-    let mut run = RunRequest::of(req.names.clone(), req.sizes.clone());
+fn measure(
+    req: &TaxRequest,
+    name: &str,
+    out: &Path,
+    note: &dyn Fn(&str),
+    explain: Option<usize>,
+) -> i32 {
+    let mut run = RunRequest::of(vec![name.to_string()], req.sizes.clone());
     run.budget.quick = req.quick;
     // One pass of a run of `passes`: its share of the time and precision.
     run.budget.passes = Some(1);
