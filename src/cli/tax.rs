@@ -29,8 +29,9 @@ pub struct TaxArgs {
     layers: Vec<String>,
     #[command(flatten)]
     sizes: flags::Sizes,
-    /// Passes: each variant (bare and every layer) runs once per pass, the
-    /// order rotated from pass to pass (default 5; 3 with --quick).
+    /// Passes: in each pass every name runs under each variant (bare and
+    /// every layer) back to back, the order rotated by pass and name
+    /// (default 5; 3 with --quick).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=100))]
     passes: Option<u32>,
     /// Each pass at --quick's budget (short samples).

@@ -66,7 +66,7 @@ fn short_status(s: &str) -> String {
 /// The ledger as the terminal shows it.
 pub fn render(r: &TaxReport) -> String {
     let mut out = format!(
-        "isolation tax on {} ({}): {} of {} pass(es), each variant once per pass in a rotated order; \
+        "isolation tax on {} ({}): {} of {} pass(es), each name under every variant back to back in each pass, in a rotated order; \
          cells: layer − bare, one-way ns (per operation for op figures) ±half its 95% interval (paired t \
          on each pass's ratio to bare) and % of bare; `=`: no difference at α = {} over the ledger's cells together (Benjamini–Hochberg; each cell's values: --json)\n",
         sanitise::text(&r.host),

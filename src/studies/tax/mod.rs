@@ -56,7 +56,7 @@ pub struct TaxRequest {
     pub sizes: Vec<usize>,
     /// The layers, in the ledger's order.
     pub layers: Vec<Layer>,
-    /// Passes: each variant runs once per pass.
+    /// Passes: each name runs under each variant once per pass.
     pub passes: usize,
     /// Each pass at `--quick`'s budget.
     pub quick: bool,

@@ -86,8 +86,8 @@ fn header(label: &str, tax: &TaxReport, sizes: &BTreeSet<usize>) -> String {
         (
             "passes",
             format!(
-                "{} of {} done: each variant (bare and every layer) once per pass, in an \
-                 order rotated from pass to pass",
+                "{} of {} done: in each pass every name under each variant (bare and every \
+                 layer) back to back, in an order rotated by pass and name",
                 tax.passes_done, tax.passes
             ),
         ),
