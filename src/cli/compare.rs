@@ -35,8 +35,8 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
         super::check_output_path("--json", out)?;
     }
     match (
-        super::tax::open_tax(&args.a)?,
-        super::tax::open_tax(&args.b)?,
+        super::report::open_tax(&args.a)?,
+        super::report::open_tax(&args.b)?,
     ) {
         (Some(a), Some(b)) => return compare_taxes((&args.a, &a), (&args.b, &b), alpha, &args),
         (Some(_), None) => return Err(one_tax(&args.a, &args.b)),

@@ -119,31 +119,3 @@ pub fn tax(args: TaxArgs) -> Result<ExitCode, Failure> {
     }
     Ok(ExitCode::SUCCESS)
 }
-
-/// The tax report `spec` names, if it is a file whose schema is
-/// `ipcmark.tax/1` (its strings made safe); `None` for anything else, which
-/// the caller reads as it would (a run, a history id) and refuses in its
-/// own words.
-pub(super) fn open_tax(spec: &str) -> Result<Option<crate::record::tax::TaxReport>, Failure> {
-    use crate::record::tax::TAX_SCHEMA;
-    if !std::path::Path::new(spec).is_file() {
-        return Ok(None);
-    }
-    let Ok(text) = std::fs::read_to_string(spec) else {
-        return Ok(None);
-    };
-    let Ok(mut value) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return Ok(None);
-    };
-    if crate::record::schema_of(&value) != Some(TAX_SCHEMA) {
-        return Ok(None);
-    }
-    crate::output::sanitise::report(&mut value);
-    serde_json::from_value(value).map(Some).map_err(|e| {
-        Failure::usage(format!(
-            "{} is not an ipcmark tax report ({TAX_SCHEMA}): {}",
-            crate::output::sanitise::text(spec),
-            crate::output::sanitise::text(&e.to_string())
-        ))
-    })
-}

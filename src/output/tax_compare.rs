@@ -20,8 +20,8 @@ fn cost(d: f64, percent: f64, significant: bool) -> String {
 fn change(c: &TaxChange) -> String {
     let i = &c.change_interval_percent;
     format!(
-        "{:+.1}% [{:+.1}, {:+.1}] p={:.3}",
-        c.change_percent, i.low, i.high, c.p
+        "{:+.1}% [{:+.1}, {:+.1}] p={:.3} (adjusted {:.3})",
+        c.change_percent, i.low, i.high, c.p, c.p_adjusted
     )
 }
 
@@ -50,7 +50,7 @@ pub fn render(r: &TaxCompareReport) -> String {
     let mut out = format!(
         "isolation tax compared: A {} ({}, {}, {} passes), B {} ({}, {}, {} passes); each \
          layer's cost is its ratio to bare pass by pass, A's against B's by Welch's t on their \
-         logs at α = {}; change: B's cost relative to A's, % of the figure, [interval]\n",
+         logs at α = {}, the changes judged together (Benjamini–Hochberg); change: B's cost relative to A's, % of the figure, [interval]\n",
         sanitise::text(&r.a.path),
         sanitise::text(&r.a.host),
         sanitise::text(&r.a.kernel),

@@ -258,7 +258,10 @@ pub struct TaxChange {
     pub change_interval_percent: IntervalRecord,
     /// p of Welch's t on the logs of the two sides' pass ratios.
     pub p: f64,
-    /// p < alpha.
+    /// `p` adjusted over every change compared (Benjamini–Hochberg), as a
+    /// ledger's cells are.
+    pub p_adjusted: f64,
+    /// `p_adjusted` < alpha.
     pub significant: bool,
     /// `costs more`, `costs less`, `no significant change`.
     pub verdict: String,

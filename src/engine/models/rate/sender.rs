@@ -97,9 +97,7 @@ fn settle(rx: &Receiver, last: u64, timeout: Duration) -> Result<(), ChannelErro
         let l = rx.last_received();
         if l != seen {
             (seen, since) = (l, now);
-        } else if now - since > QUIET.as_nanos() as u64
-            || now - start > timeout.as_nanos() as u64
-        {
+        } else if now - since > QUIET.as_nanos() as u64 || now - start > timeout.as_nanos() as u64 {
             break;
         }
         std::thread::sleep(Duration::from_micros(20));

@@ -11,7 +11,7 @@ use crate::record::tax::{
     Differs, TAX_COMPARE_SCHEMA, TaxCell, TaxChange, TaxCompareReport, TaxReport, TaxRow, TaxSide,
     TaxUnmatched,
 };
-use crate::stats::compare::welch_log;
+use crate::stats::compare::{benjamini_hochberg, welch_log};
 use std::collections::BTreeMap;
 
 /// Compares tax report `b` (read from `path_b`) with `a` at `alpha`.
@@ -51,6 +51,14 @@ pub fn compare(
             layer: key.3.clone(),
             why: "only in B".into(),
         });
+    }
+    // Eighty changes tested at alpha each would show about four that
+    // nothing moved: they are judged together, as the ledger's cells are.
+    let p: Vec<f64> = changes.iter().map(|c: &TaxChange| c.p).collect();
+    for (c, adjusted) in changes.iter_mut().zip(benjamini_hochberg(&p)) {
+        c.p_adjusted = adjusted;
+        c.significant = adjusted < alpha;
+        c.verdict = verdict(c.significant, c.change_percent > 0.0).into();
     }
     let layers = |r: &TaxReport| -> BTreeMap<String, String> {
         r.layers
@@ -172,16 +180,19 @@ fn change(
             high: (w.ratio_interval.high - 1.0) * 100.0,
         },
         p: w.p,
+        p_adjusted: w.p,
         significant,
-        verdict: match (significant, change > 1.0) {
-            (false, _) => "no significant change",
-            (true, true) => "costs more",
-            (true, false) => "costs less",
-        }
-        .into(),
+        verdict: verdict(significant, change > 1.0).into(),
     })
 }
 
+fn verdict(significant: bool, more: bool) -> &'static str {
+    match (significant, more) {
+        (false, _) => "no significant change",
+        (true, true) => "costs more",
+        (true, false) => "costs less",
+    }
+}
+
 #[cfg(test)]
-#[path = "compare_tests.rs"]
 mod tests;
