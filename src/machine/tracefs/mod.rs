@@ -96,20 +96,7 @@ impl Instance {
     /// CPU, mounting tracefs first where it is not; enables the events but
     /// leaves tracing off until [`Instance::start`].
     pub fn create(cpus: &[usize], buffer_kb: usize) -> Result<Instance, String> {
-        let mut mounted_here = false;
-        if !mounted() {
-            let status = std::process::Command::new("mount")
-                .args(["-t", "tracefs", "nodev", TRACEFS])
-                .stderr(std::process::Stdio::null())
-                .status()
-                .map_err(|e| format!("cannot run mount for tracefs: {e}"))?;
-            if !status.success() || !mounted() {
-                return Err(format!(
-                    "tracefs is not mounted at {TRACEFS} and mounting it failed (root needed)"
-                ));
-            }
-            mounted_here = true;
-        }
+        let mounted_here = mount_if_needed()?;
         // A killed explain's buffers (tens of MB, tracing on) go now, not
         // when somebody thinks of `ipcmark clean`; what cannot be proven
         // abandoned stays, and a failure to remove one is no reason not to trace.
@@ -278,10 +265,15 @@ pub struct HeldMount {
 /// runs in processes that cannot mount it themselves (a child in a user
 /// namespace, or under a seccomp filter); the guard unmounts it again.
 pub fn hold_mounted() -> Result<HeldMount, String> {
+    Ok(HeldMount {
+        mounted_here: mount_if_needed()?,
+    })
+}
+
+/// Mounts tracefs at [`TRACEFS`] where it is not; whether it mounted it.
+fn mount_if_needed() -> Result<bool, String> {
     if mounted() {
-        return Ok(HeldMount {
-            mounted_here: false,
-        });
+        return Ok(false);
     }
     let status = std::process::Command::new("mount")
         .args(["-t", "tracefs", "nodev", TRACEFS])
@@ -293,7 +285,7 @@ pub fn hold_mounted() -> Result<HeldMount, String> {
             "tracefs is not mounted at {TRACEFS} and mounting it failed (root needed)"
         ));
     }
-    Ok(HeldMount { mounted_here: true })
+    Ok(true)
 }
 
 impl Drop for HeldMount {
