@@ -433,6 +433,9 @@ mod tests {
             copy: None,
             load: None,
             kind: None,
+            wake_ups: Vec::new(),
+            merged_round_trips: None,
+            tail: None,
         }
     }
 

@@ -328,6 +328,7 @@ fn cut(
     RoundTrip {
         total_ns: woke.saturating_sub(deadline),
         parts,
+        culprits: std::collections::BTreeMap::new(),
     }
 }
 
@@ -345,6 +346,7 @@ mod tests {
             cpu,
             pid,
             kind,
+            label: 0,
         }
     }
 

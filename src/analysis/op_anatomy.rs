@@ -223,6 +223,7 @@ pub fn decompose_ops(
         .map(|w| RoundTrip {
             total_ns: w[1].saturating_sub(w[0]),
             parts: BTreeMap::new(),
+            culprits: BTreeMap::new(),
         })
         .collect();
     let mut last_cpu = cpu;
@@ -291,6 +292,7 @@ mod tests {
             cpu,
             pid,
             kind,
+            label: 0,
         }
     }
 

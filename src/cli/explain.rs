@@ -4,6 +4,7 @@
 
 use super::run::{Printing, finish, measure};
 use super::{Failure, flags, heading, print_stdout};
+use crate::analysis::explain::tail::TailSelect;
 use crate::run::RunRequest;
 use crate::studies::explain;
 use clap::Args;
@@ -35,17 +36,48 @@ pub struct ExplainArgs {
     timer: flags::Timer,
     /// Round trips (a mechanism), operations (an op-mode benchmark) or
     /// wake-ups (a timer's wake-up latency: at most 30 s of them) in each
-    /// figure's traced pass.
-    #[arg(long, value_name = "N", default_value_t = 2000,
+    /// figure's traced pass [default: 2000; 20000 with --tail].
+    #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u64).range(10..=200_000),
           help_heading = heading::SELECTION)]
-    round_trips: u64,
+    round_trips: Option<u64>,
+    /// The anatomy of the slowest round trips too: each one's excess over
+    /// the typical round trip by part, with what each part was spent
+    /// behind (the task that ran instead, the interrupt, the idle state),
+    /// and the slow ones grouped by signature. K: the slowest K; P%: the
+    /// slowest P% (at least 10). A mechanism's round trips only.
+    #[arg(long, value_name = "K|P%", num_args = 0..=1, default_missing_value = "0.1%",
+          value_parser = parse_tail, help_heading = heading::SELECTION)]
+    tail: Option<TailSelect>,
+}
+
+/// `--tail`'s value: a count (at least 1) or a share in % (above 0, at
+/// most 100).
+fn parse_tail(s: &str) -> Result<TailSelect, String> {
+    let bad = || format!("'{s}' is not a count of round trips (25) or a share of them (0.1%)");
+    match s.strip_suffix('%') {
+        Some(p) => {
+            let p: f64 = p.trim().parse().map_err(|_| bad())?;
+            if !(p > 0.0 && p <= 100.0) {
+                return Err(format!("--tail {s}: a share is above 0% and at most 100%"));
+            }
+            Ok(TailSelect::Share(p / 100.0))
+        }
+        None => match s.trim().parse::<usize>() {
+            Ok(0) => Err("--tail 0: at least one round trip".into()),
+            Ok(k) => Ok(TailSelect::Count(k)),
+            Err(_) => Err(bad()),
+        },
+    }
 }
 
 /// Runs `ipcmark explain`.
 pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
     explain::check_names(&args.names)?;
-    let round_trips = args.round_trips as usize;
+    let tail = args.tail;
+    let round_trips = args
+        .round_trips
+        .unwrap_or(if tail.is_some() { 20_000 } else { 2000 }) as usize;
     let printing = Printing {
         long: args.output.long,
         quiet: false,
@@ -69,7 +101,7 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
         printing,
         None,
         Some(&mut |outcome| {
-            let done = explain::explain_run(outcome, round_trips);
+            let done = explain::explain_run(outcome, round_trips, tail);
             let mut out = String::new();
             for (benchmark, size, ex) in &done.anatomies {
                 out.push_str(&crate::output::explain::render(

@@ -59,6 +59,20 @@ fn parse(schedstat: &str, status: &str) -> Option<TaskCounters> {
     })
 }
 
+/// The kernel's flag on a kernel thread (`PF_KTHREAD`).
+const PF_KTHREAD: u64 = 0x0020_0000;
+
+/// Whether task `tid` is a kernel thread (its `/proc/<tid>/stat` flags),
+/// or `None` where it cannot be told (the task is gone).
+pub fn kernel_thread(root: &SysRoot, tid: i32) -> Option<bool> {
+    let stat = root.read_raw(&format!("/proc/{tid}/stat"))?;
+    // The command may hold spaces and parentheses: the fields after it
+    // begin past its last ')'; the flags are the 9th field, the 7th after it.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let flags: u64 = rest.split_whitespace().nth(6)?.parse().ok()?;
+    Some(flags & PF_KTHREAD != 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,6 +100,21 @@ mod tests {
         );
         assert_eq!(c.since(&TaskCounters::default()), c);
         assert!(TaskCounters::read(&root, 7).is_none());
+        // A command with a space and a parenthesis; the flags field.
+        std::fs::write(
+            dir.join("proc/42/stat"),
+            "42 (kworker/0:1 (x)) I 2 0 0 0 -1 69238880 0 0\n",
+        )
+        .unwrap();
+        assert_eq!(kernel_thread(&root, 42), Some(true));
+        std::fs::write(
+            dir.join("proc/42/stat"),
+            "42 (cat) R 1 42 42 0 -1 4194304 9\n",
+        )
+        .unwrap();
+        assert_eq!(kernel_thread(&root, 42), Some(false));
+        assert_eq!(kernel_thread(&root, 7), None);
+        assert_eq!(kernel_thread(&SysRoot::host(), 2), Some(true));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -212,6 +212,9 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
             let _ = writeln!(out, "  {}", text(line.trim()));
         }
     }
+    if let Some(t) = &ex.tail {
+        out.push_str(&super::explain_tail::render(t, long));
+    }
     if long && !ex.events.is_empty() {
         let _ = writeln!(out, "  events: {}", ex.events.join(" "));
     }
@@ -258,6 +261,9 @@ mod tests {
             copy: None,
             load: None,
             kind: None,
+            wake_ups: Vec::new(),
+            merged_round_trips: None,
+            tail: None,
         };
         let text = render("pipe", 64, &ex, false);
         assert!(!text.contains("copy"), "{text}");
@@ -333,6 +339,9 @@ mod tests {
             copy: None,
             load: None,
             kind: Some(crate::record::explain::Anatomy::WakeUpLatency),
+            wake_ups: Vec::new(),
+            merged_round_trips: None,
+            tail: None,
         };
         let text = render("timer-latency", 0, &ex, false);
         assert!(text.contains("anatomy of a wake-up latency"), "{text}");

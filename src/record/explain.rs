@@ -72,6 +72,37 @@ pub struct ExplainRecord {
     /// task's clock read) and how many were traced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<Anatomy>,
+    /// Each side's wake-ups in a traced round trip's pass: how many the
+    /// kernel left an event out of, and how many came early (absent in a
+    /// coarse anatomy, an operation's or a timer's, and in reports written
+    /// before it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wake_ups: Vec<WakeUpRecord>,
+    /// Round trips with a wake-up whose switch in was not seen, so that
+    /// one part of it is named for two things (absent as `wake_ups`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_round_trips: Option<u64>,
+    /// The slowest round trips, with `explain --tail` (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail: Option<TailRecord>,
+}
+
+/// One side's wake-ups in a traced pass (`explain.wake_ups[]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WakeUpRecord {
+    /// "client", "server" or "broker".
+    pub side: String,
+    /// Wake-ups seen (asleep, then running).
+    pub seen: u64,
+    /// Of them, running with no `sched_switch` to it seen: part of the
+    /// wake-up is then named for two things.
+    pub no_switch_in: u64,
+    /// Of them, running with no `sched_waking` of it seen.
+    pub no_waking: u64,
+    /// Wake-ups by the side before it on the path that came before the
+    /// message was sent (a socket's reader woken by its peer's read: write
+    /// space); off the path.
+    pub early: u64,
 }
 
 /// What an anatomy's parts divide, where it is not a round trip.
@@ -149,4 +180,86 @@ pub struct CopyRecord {
     pub from_bytes: usize,
     /// Its largest size, bytes.
     pub to_bytes: usize,
+}
+
+/// The slowest round trips of a traced pass (`explain.tail`): each one's
+/// excess over the typical round trip, part by part, with what each part
+/// was spent behind, and the slow round trips grouped by their largest
+/// excess and its culprit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TailRecord {
+    /// Round trips the slowest were taken from.
+    pub round_trips_seen: u64,
+    /// What was asked: "0.1%" (a share, at least 10) or "25" (a count).
+    pub asked: String,
+    /// The fastest of the slowest kept, ns.
+    pub threshold_ns: f64,
+    /// The typical round trip the excess is counted from: the median
+    /// round trip (the one at the middle rank), ns.
+    pub typical_ns: f64,
+    /// The slowest round trips, slowest first.
+    pub slowest: Vec<SlowRoundTripRecord>,
+    /// The slowest grouped by signature, most frequent first.
+    pub signatures: Vec<SignatureRecord>,
+}
+
+/// One of the slowest round trips.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SlowRoundTripRecord {
+    /// Its place in the traced pass (0: the first).
+    pub index: u64,
+    /// Its length, ns; its parts add up to it.
+    pub round_trip_ns: f64,
+    /// Its length less the typical round trip's, ns.
+    pub excess_ns: f64,
+    /// Its parts, largest excess first; every part of it or of the
+    /// typical round trip, the residual included.
+    pub parts: Vec<TailPartRecord>,
+    /// Its largest excess and the culprit of it.
+    pub signature: String,
+}
+
+/// One part of a slow round trip.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TailPartRecord {
+    /// The part, as the anatomy names it.
+    pub name: String,
+    /// Its time in this round trip, ns.
+    pub ns: f64,
+    /// Its time in the typical round trip, ns.
+    pub typical_ns: f64,
+    /// ns − typical_ns.
+    pub excess_ns: f64,
+    /// What most of its time was spent behind: a task ("stress-ng-cpu
+    /// [pid 4121]"), an interrupt ("softirq TIMER"), an idle state, "its
+    /// own work" or "no event".
+    pub culprit: String,
+    /// Every culprit of it with its time, ns, largest first.
+    pub culprits: Vec<CulpritRecord>,
+}
+
+/// A culprit's time within a part.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CulpritRecord {
+    /// As [`TailPartRecord::culprit`].
+    pub name: String,
+    /// ns.
+    pub ns: f64,
+}
+
+/// Slow round trips that share their largest excess and its culprit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SignatureRecord {
+    /// "server wake-up: run-queue wait behind stress-ng-cpu [pid 4121]".
+    pub signature: String,
+    /// The part.
+    pub part: String,
+    /// Its culprit.
+    pub culprit: String,
+    /// Slow round trips with it.
+    pub count: u64,
+    /// count ÷ the slow round trips (0–1).
+    pub share: f64,
+    /// Their mean excess, ns.
+    pub mean_excess_ns: f64,
 }

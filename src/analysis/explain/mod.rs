@@ -29,6 +29,10 @@ use crate::record::explain::{PartRecord, RoundTripRecord};
 use crate::stats::quantile_sorted;
 use std::collections::{BTreeMap, HashMap};
 
+mod syscalls;
+pub mod tail;
+pub use syscalls::syscall_name;
+
 /// The name of the part that no event accounts for.
 pub const RESIDUAL: &str = "residual";
 
@@ -96,6 +100,56 @@ pub struct RoundTrip {
     pub total_ns: u64,
     /// Each part's time, ns; they add up to `total_ns`.
     pub parts: BTreeMap<String, u64>,
+    /// Who each part's time was spent behind, ns by (part, culprit); a
+    /// part's entries add up to it.
+    pub culprits: BTreeMap<(String, Culprit), u64>,
+}
+
+/// What a part's time was spent behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Culprit {
+    /// Another task running on the holder's CPU: its thread id and the
+    /// label of its command (the trace's [`Labels`]).
+    Task { pid: i32, comm: u32 },
+    /// An interrupt, softirq or x86 vector on the holder's CPU: its label
+    /// (0: not named by the kernel).
+    Interrupt(u32),
+    /// The holder's CPU in its idle task: the idle state it last entered,
+    /// where the kernel said (`power:cpu_idle`).
+    Idle(Option<u32>),
+    /// The holder's own work: no other task or interrupt ran on its CPU.
+    Own,
+    /// No event says: a stretch the kernel left no event for.
+    NoEvent,
+}
+
+/// What the kernel left out of a side's wake-ups, and the wake-ups that
+/// came before the message they wait for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WakeUps {
+    /// "client", "server" or "broker".
+    pub side: &'static str,
+    /// Wake-ups seen: asleep, then running.
+    pub seen: u64,
+    /// Of them, running with no `sched_switch` to it seen.
+    pub no_switch_in: u64,
+    /// Of them, running with no `sched_waking` of it seen.
+    pub no_waking: u64,
+    /// Woken by the side before it on the path before it had sent the
+    /// message (a socket's reader woken by its peer's read: write space).
+    pub early: u64,
+}
+
+/// A decomposed pass: its round trips and what its wake-ups lacked.
+#[derive(Debug, Clone, Default)]
+pub struct Decomposed {
+    /// Each round trip's parts.
+    pub trips: Vec<RoundTrip>,
+    /// Per side, in path order.
+    pub wake_ups: Vec<WakeUps>,
+    /// Round trips with a wake-up whose switch in was not seen, so part
+    /// of it is named for two things.
+    pub merged_round_trips: u64,
 }
 
 /// The tasks of a figure, by thread id; a self-loop has no server.
@@ -131,10 +185,24 @@ struct Sweep<'a> {
     hop: usize,
     /// The task (index of `ids`) that holds it.
     holder: usize,
-    /// The task running on each CPU (0: idle), as last switched.
-    curr: HashMap<usize, i32>,
-    /// Interrupt nesting per CPU.
-    irq: HashMap<usize, u32>,
+    /// The task running on each CPU (0: idle), as last switched, and the
+    /// label of its command.
+    curr: HashMap<usize, (i32, u32)>,
+    /// The interrupts under way on each CPU, innermost last (their labels).
+    irq: HashMap<usize, Vec<u32>>,
+    /// The idle state each CPU last entered.
+    idle: HashMap<usize, u32>,
+    /// The holder is still in the system call it had the message in
+    /// (its receive): a wake-up of the next side now is early.
+    receiving: bool,
+    /// The next side, woken early: it takes the message when the holder
+    /// ends the system call that sends it.
+    early: Option<usize>,
+    /// Per task (as `ids`): its wake-ups and what they lacked.
+    wake_ups: Vec<WakeUps>,
+    /// Set when a task runs with its switch in not seen: its index and the
+    /// system call it was in.
+    unswitched: Option<(usize, Option<i64>)>,
     name: &'a dyn Fn(i64) -> String,
 }
 
@@ -158,6 +226,13 @@ impl Sweep<'_> {
         }
         Sweep {
             state: vec![unknown; ids.len()],
+            wake_ups: ids
+                .iter()
+                .map(|(_, r)| WakeUps {
+                    side: r.word(),
+                    ..WakeUps::default()
+                })
+                .collect(),
             ids,
             path,
             hop: 0,
@@ -165,6 +240,10 @@ impl Sweep<'_> {
             tasks,
             curr: HashMap::new(),
             irq: HashMap::new(),
+            idle: HashMap::new(),
+            receiving: false,
+            early: None,
+            unswitched: None,
             name,
         }
     }
@@ -177,10 +256,37 @@ impl Sweep<'_> {
         self.ids.iter().position(|&(t, _)| t == pid)
     }
 
-    /// The client has the message (at every stamp: it has its reply).
+    /// The client has the message (at every stamp: it has its reply, out
+    /// of its receive). A server woken early stays so: the client's send
+    /// is still to come.
     fn back_to_client(&mut self) {
         self.hop = 0;
         self.holder = 0;
+        self.receiving = false;
+        if self
+            .early
+            .is_some_and(|i| self.ids[i].1 != self.path[self.ahead(1)])
+        {
+            self.early = None;
+        }
+    }
+
+    /// Task `i` takes the message at hop `hop`.
+    fn pass_to(&mut self, hop: usize, i: usize) {
+        self.hop = hop;
+        self.holder = i;
+        self.early = None;
+        // Unless it is already back in user space, it has the message in
+        // the system call it waits in.
+        let t = self.state[i];
+        self.receiving = !(matches!(t.sched, Sched::Running(_)) && t.syscall == Some(None));
+    }
+
+    /// Whether the message goes straight from side to side (no broker):
+    /// there a wake-up of the next side during the holder's receive is
+    /// one before the message was sent.
+    fn direct(&self) -> bool {
+        self.tasks.relays.is_empty() && self.tasks.server.is_some()
     }
 
     /// The hop `k` steps after the message's.
@@ -201,8 +307,15 @@ impl Sweep<'_> {
         };
         for k in 1..=reach {
             if self.path[self.ahead(k)] == role && i != self.holder {
-                self.hop = self.ahead(k);
-                self.holder = i;
+                if self.direct() && self.receiving {
+                    // Woken by the holder's receive (write space), before
+                    // the message was sent: the message is still the
+                    // holder's until its send ends.
+                    self.early = Some(i);
+                    self.wake_ups[i].early += 1;
+                } else {
+                    self.pass_to(self.ahead(k), i);
+                }
                 return;
             }
         }
@@ -212,48 +325,75 @@ impl Sweep<'_> {
         &mut self.state[i]
     }
 
+    /// The task running on `cpu` (0: idle) and its command's label.
+    fn running(&self, cpu: usize) -> (i32, u32) {
+        self.curr.get(&cpu).copied().unwrap_or((-1, 0))
+    }
+
     /// Whether a process of the held load runs on `cpu`.
     fn load_runs(&self, cpu: usize) -> bool {
-        self.curr
-            .get(&cpu)
-            .is_some_and(|p| *p != 0 && self.tasks.load.contains(p))
+        let (p, _) = self.running(cpu);
+        p > 0 && self.tasks.load.contains(&p)
     }
 
     /// Whether the held load's interrupt handler runs on `cpu`.
     fn handler_runs(&self, cpu: usize) -> bool {
-        self.curr
-            .get(&cpu)
-            .is_some_and(|p| *p != 0 && self.tasks.handlers.contains(p))
+        let (p, _) = self.running(cpu);
+        p > 0 && self.tasks.handlers.contains(&p)
     }
 
-    fn in_irq(&self, cpu: usize) -> bool {
-        self.irq.get(&cpu).is_some_and(|&d| d > 0)
+    /// The innermost interrupt under way on `cpu`, if one is.
+    fn in_irq(&self, cpu: usize) -> Option<u32> {
+        self.irq.get(&cpu).and_then(|s| s.last().copied())
     }
 
-    /// The part the time from now until the next event goes to.
-    fn part(&self) -> String {
+    /// The task running on `cpu`, as a culprit.
+    fn behind(&self, cpu: usize) -> Culprit {
+        let (pid, comm) = self.running(cpu);
+        Culprit::Task { pid, comm }
+    }
+
+    /// The part the time from now until the next event goes to, and what
+    /// it is spent behind.
+    fn part(&self) -> (String, Culprit) {
         let w = self.ids[self.holder].1.word();
         let task = self.state[self.holder];
         match task.sched {
-            Sched::Running(cpu) if self.in_irq(cpu) => format!("{w} irq+softirq"),
-            Sched::Running(_) => match task.syscall {
-                Some(None) => format!("{w} user"),
-                Some(Some(id)) => format!("{w} {}", (self.name)(id)),
-                None => RESIDUAL.into(),
+            Sched::Running(cpu) => match (self.in_irq(cpu), task.syscall) {
+                (Some(irq), _) => (format!("{w} irq+softirq"), Culprit::Interrupt(irq)),
+                (None, Some(None)) => (format!("{w} user"), Culprit::Own),
+                (None, Some(Some(id))) => (format!("{w} {}", (self.name)(id)), Culprit::Own),
+                (None, None) => (RESIDUAL.into(), Culprit::NoEvent),
             },
-            Sched::Woken { cpu, .. } if self.in_irq(cpu) => format!("{w} wake-up: irq+softirq"),
-            Sched::Woken { cpu, .. } if self.handler_runs(cpu) => format!("{w} {HANDLER}"),
-            Sched::Woken { cpu, .. } if self.load_runs(cpu) => format!("{w} load"),
-            Sched::Woken { cpu, queued } => match self.curr.get(&cpu) {
-                Some(0) if !queued => format!("{w} wake-up: idle exit"),
-                Some(&other) if other != 0 => format!("{w} wake-up: run-queue wait"),
-                _ => format!("{w} wake-up: rest"),
-            },
-            Sched::Preempted(cpu) if self.in_irq(cpu) => format!("{w} irq+softirq"),
-            Sched::Preempted(cpu) if self.handler_runs(cpu) => format!("{w} {HANDLER}"),
-            Sched::Preempted(cpu) if self.load_runs(cpu) => format!("{w} load"),
-            Sched::Preempted(_) => format!("{w} preempted"),
-            Sched::Blocked | Sched::Unknown => RESIDUAL.into(),
+            Sched::Woken { cpu, queued } => {
+                if let Some(irq) = self.in_irq(cpu) {
+                    return (format!("{w} wake-up: irq+softirq"), Culprit::Interrupt(irq));
+                }
+                if self.handler_runs(cpu) {
+                    return (format!("{w} {HANDLER}"), self.behind(cpu));
+                }
+                if self.load_runs(cpu) {
+                    return (format!("{w} load"), self.behind(cpu));
+                }
+                match self.running(cpu).0 {
+                    0 if !queued => (
+                        format!("{w} wake-up: idle exit"),
+                        Culprit::Idle(self.idle.get(&cpu).copied()),
+                    ),
+                    p if p > 0 => (format!("{w} wake-up: run-queue wait"), self.behind(cpu)),
+                    _ => (format!("{w} wake-up: rest"), Culprit::Own),
+                }
+            }
+            Sched::Preempted(cpu) => {
+                let part = match self.in_irq(cpu) {
+                    Some(irq) => return (format!("{w} irq+softirq"), Culprit::Interrupt(irq)),
+                    None if self.handler_runs(cpu) => format!("{w} {HANDLER}"),
+                    None if self.load_runs(cpu) => format!("{w} load"),
+                    None => format!("{w} preempted"),
+                };
+                (part, self.behind(cpu))
+            }
+            Sched::Blocked | Sched::Unknown => (RESIDUAL.into(), Culprit::NoEvent),
         }
     }
 
@@ -271,9 +411,29 @@ impl Sweep<'_> {
         if let Some(i) = (0..self.ids.len())
             .find(|&i| self.ids[i].1 == role && i != self.holder && !self.state[i].sched.asleep())
         {
-            self.hop = next;
-            self.holder = i;
+            self.pass_to(next, i);
         }
+    }
+
+    /// Task `i` runs on `cpu`: a wake-up ends if it was asleep; `switched`
+    /// when a `sched_switch` to it says so, not an event of its own.
+    fn runs(&mut self, i: usize, cpu: usize, switched: bool) {
+        let was = self.state[i].sched;
+        if matches!(was, Sched::Running(_)) {
+            return;
+        }
+        if matches!(was, Sched::Woken { .. } | Sched::Blocked) {
+            let w = &mut self.wake_ups[i];
+            w.seen += 1;
+            if !switched {
+                w.no_switch_in += 1;
+                self.unswitched = Some((i, self.state[i].syscall.flatten()));
+            }
+            if was == Sched::Blocked {
+                w.no_waking += 1;
+            }
+        }
+        self.state[i].sched = Sched::Running(cpu);
     }
 
     fn apply(&mut self, e: &TraceEvent) {
@@ -281,21 +441,35 @@ impl Sweep<'_> {
         // kernel did not record (some are not, on these guests) leaves
         // nothing stale past the next event there.
         if !matches!(e.kind, EventKind::Switch { .. }) {
-            self.curr.insert(e.cpu, e.pid);
-            if let Some(i) = self.index_of(e.pid)
-                && !matches!(self.task(i).sched, Sched::Running(_))
-            {
-                self.task(i).sched = Sched::Running(e.cpu);
+            // Its command is the one last switched in, where that was it.
+            let comm = match self.curr.get(&e.cpu) {
+                Some(&(p, c)) if p == e.pid => c,
+                _ => 0,
+            };
+            self.curr.insert(e.cpu, (e.pid, comm));
+            if let Some(i) = self.index_of(e.pid) {
+                self.runs(i, e.cpu, false);
             }
         }
         match e.kind {
             EventKind::SysEnter { id } | EventKind::SysExit { id } => {
                 if let Some(i) = self.index_of(e.pid) {
+                    let exit = matches!(e.kind, EventKind::SysExit { .. });
                     let t = self.task(i);
-                    t.syscall = Some(matches!(e.kind, EventKind::SysEnter { .. }).then_some(id));
+                    t.syscall = Some((!exit).then_some(id));
                     t.sched = Sched::Running(e.cpu);
                     // It went on without sleeping.
                     t.pending = None;
+                    if exit && i == self.holder {
+                        match self.early {
+                            // The send has ended: the side woken early
+                            // has the message.
+                            Some(next) if !self.receiving => {
+                                self.pass_to(self.ahead(1), next);
+                            }
+                            _ => self.receiving = false,
+                        }
+                    }
                 }
             }
             EventKind::Waking { pid, target_cpu } => {
@@ -330,7 +504,7 @@ impl Sweep<'_> {
                 prev_runnable,
                 next_pid,
             } => {
-                self.curr.insert(e.cpu, next_pid);
+                self.curr.insert(e.cpu, (next_pid, e.label));
                 if let Some(i) = self.index_of(prev_pid) {
                     let t = self.task(i);
                     t.sched = match (prev_runnable, t.pending.take(), t.sched) {
@@ -343,30 +517,44 @@ impl Sweep<'_> {
                     };
                 }
                 if let Some(i) = self.index_of(next_pid) {
-                    self.task(i).sched = Sched::Running(e.cpu);
+                    self.runs(i, e.cpu, true);
                 }
             }
-            EventKind::IrqEntry => *self.irq.entry(e.cpu).or_default() += 1,
+            EventKind::IrqEntry => self.irq.entry(e.cpu).or_default().push(e.label),
             EventKind::IrqExit => {
-                let d = self.irq.entry(e.cpu).or_default();
-                *d = d.saturating_sub(1);
+                self.irq.entry(e.cpu).or_default().pop();
+            }
+            EventKind::Idle { state } => {
+                if state != crate::machine::tracefs::decode::IDLE_EXIT {
+                    self.idle.insert(e.cpu, state);
+                }
             }
             EventKind::Fork { .. } | EventKind::Other => {}
         }
     }
 }
 
+/// A stretch of a holder's wake-up already counted: (round trip, part,
+/// culprit, ns).
+type Stretch = (usize, String, Culprit, u64);
+
 /// Cuts the round trips between consecutive `stamps` (the client's clock,
-/// on the trace's clock) into parts from `events` (ordered by time).
-/// `name` names a system call by its number.
-pub fn decompose(
+/// on the trace's clock) into parts from `events` (ordered by time), and
+/// counts what the pass's wake-ups lacked; `name` names a system call by
+/// its number. Where a side runs
+/// with no switch to it seen (the kernel leaves some out on these guests),
+/// its wake-up's idle exit and rest, as far as they were counted, are one
+/// stretch that also holds the switch and the return of the system call it
+/// slept in: they are named for both ("server wake-up + read return (no
+/// switch seen)"), never for one of them.
+pub fn decompose_all(
     events: &[TraceEvent],
     stamps: &[u64],
     tasks: Tasks,
     name: &dyn Fn(i64) -> String,
-) -> Vec<RoundTrip> {
+) -> Decomposed {
     let Some((&first, _)) = stamps.split_first() else {
-        return Vec::new();
+        return Decomposed::default();
     };
     let mut sweep = Sweep::new(tasks, name);
     let mut trips: Vec<RoundTrip> = stamps
@@ -374,9 +562,13 @@ pub fn decompose(
         .map(|w| RoundTrip {
             total_ns: w[1].saturating_sub(w[0]),
             parts: BTreeMap::new(),
+            culprits: BTreeMap::new(),
         })
         .collect();
     let last = *stamps.last().expect("stamps");
+    // The holder's wake-up so far, while it is one: (holder, stretches).
+    let mut waking: (usize, Vec<Stretch>) = (usize::MAX, Vec::new());
+    let mut merged = std::collections::BTreeSet::new();
     // The round trip `now` falls in (the next stamp after it is `stamps[k + 1]`).
     let mut k = 0usize;
     let mut now = first;
@@ -385,12 +577,25 @@ pub fn decompose(
     while let Some(e) = next_event.next_if(|e| e.ts_ns <= first) {
         sweep.apply(e);
     }
+    sweep.unswitched = None;
     sweep.back_to_client();
     while k < trips.len() {
         let end = stamps[k + 1];
         let until = next_event.peek().map_or(end, |e| e.ts_ns.min(end));
         if until > now {
-            *trips[k].parts.entry(sweep.part()).or_default() += until - now;
+            let (part, culprit) = sweep.part();
+            let ns = until - now;
+            let trip = &mut trips[k];
+            *trip.parts.entry(part.clone()).or_default() += ns;
+            *trip.culprits.entry((part.clone(), culprit)).or_default() += ns;
+            if matches!(sweep.state[sweep.holder].sched, Sched::Woken { .. }) {
+                if waking.0 != sweep.holder {
+                    waking = (sweep.holder, Vec::new());
+                }
+                waking.1.push((k, part, culprit, ns));
+            } else {
+                waking.1.clear();
+            }
             now = until;
         }
         if now >= end {
@@ -401,11 +606,61 @@ pub fn decompose(
         }
         if let Some(e) = next_event.next() {
             sweep.apply(e);
+            if let Some((i, syscall)) = sweep.unswitched.take()
+                && i == waking.0
+            {
+                let w = sweep.ids[i].1.word();
+                let what = syscall.map_or_else(|| "system call".to_string(), |id| (sweep.name)(id));
+                let both = format!("{w} wake-up + {what} return (no switch seen)");
+                for (trip, part, culprit, ns) in waking.1.drain(..) {
+                    if !(part.ends_with(" wake-up: idle exit") || part.ends_with(" wake-up: rest"))
+                    {
+                        continue;
+                    }
+                    let t = &mut trips[trip];
+                    move_ns(&mut t.parts, &part, both.clone(), ns);
+                    move_ns(
+                        &mut t.culprits,
+                        &(part, culprit),
+                        (both.clone(), Culprit::NoEvent),
+                        ns,
+                    );
+                    merged.insert(trip);
+                }
+            }
             sweep.settle();
         }
     }
     debug_assert!(now == last || trips.is_empty());
-    trips
+    // Per side: the broker's threads are one broker.
+    let mut wake_ups: Vec<WakeUps> = Vec::new();
+    for w in sweep.wake_ups {
+        match wake_ups.iter_mut().find(|x| x.side == w.side) {
+            Some(x) => {
+                x.seen += w.seen;
+                x.no_switch_in += w.no_switch_in;
+                x.no_waking += w.no_waking;
+                x.early += w.early;
+            }
+            None => wake_ups.push(w),
+        }
+    }
+    Decomposed {
+        trips,
+        wake_ups,
+        merged_round_trips: merged.len() as u64,
+    }
+}
+
+/// Moves `ns` of `map[from]` to `map[to]`, dropping `from` when empty.
+fn move_ns<K: Ord + Clone>(map: &mut BTreeMap<K, u64>, from: &K, to: K, ns: u64) {
+    if let Some(v) = map.get_mut(from) {
+        *v -= ns.min(*v);
+        if *v == 0 {
+            map.remove(from);
+        }
+    }
+    *map.entry(to).or_default() += ns;
 }
 
 /// The statistics of each part across `trips`: mean (so the means add up
@@ -497,181 +752,6 @@ pub fn is_load(name: &str) -> bool {
 pub fn is_interrupt(name: &str) -> bool {
     name.ends_with("irq+softirq") || name.ends_with(HANDLER)
 }
-
-/// A system call's name from its number on this architecture, or
-/// "syscall N" for one the table lacks.
-pub fn syscall_name(id: i64) -> String {
-    SYSCALLS
-        .iter()
-        .find(|(n, _)| *n == id)
-        .map_or_else(|| format!("syscall {id}"), |(_, name)| name.to_string())
-}
-
-/// The system calls an IPC round trip and the op-mode benchmarks make, by number.
-#[cfg(target_arch = "x86_64")]
-const SYSCALLS: &[(i64, &str)] = &[
-    (0, "read"),
-    (1, "write"),
-    (2, "open"),
-    (3, "close"),
-    (4, "stat"),
-    (5, "fstat"),
-    (6, "lstat"),
-    (7, "poll"),
-    (8, "lseek"),
-    (9, "mmap"),
-    (10, "mprotect"),
-    (11, "munmap"),
-    (12, "brk"),
-    (13, "rt_sigaction"),
-    (14, "rt_sigprocmask"),
-    (15, "rt_sigreturn"),
-    (17, "pread64"),
-    (18, "pwrite64"),
-    (19, "readv"),
-    (20, "writev"),
-    (21, "access"),
-    (23, "select"),
-    (24, "sched_yield"),
-    (35, "nanosleep"),
-    (39, "getpid"),
-    (44, "sendto"),
-    (45, "recvfrom"),
-    (46, "sendmsg"),
-    (47, "recvmsg"),
-    (56, "clone"),
-    (57, "fork"),
-    (58, "vfork"),
-    (59, "execve"),
-    (60, "exit"),
-    (61, "wait4"),
-    (62, "kill"),
-    (64, "semget"),
-    (65, "semop"),
-    (66, "semctl"),
-    (69, "msgsnd"),
-    (70, "msgrcv"),
-    (87, "unlink"),
-    (128, "rt_sigtimedwait"),
-    (129, "rt_sigqueueinfo"),
-    (130, "rt_sigsuspend"),
-    (158, "arch_prctl"),
-    (186, "gettid"),
-    (202, "futex"),
-    (218, "set_tid_address"),
-    (220, "semtimedop"),
-    (228, "clock_gettime"),
-    (230, "clock_nanosleep"),
-    (231, "exit_group"),
-    (232, "epoll_wait"),
-    (234, "tgkill"),
-    (242, "mq_timedsend"),
-    (243, "mq_timedreceive"),
-    (257, "openat"),
-    (262, "newfstatat"),
-    (263, "unlinkat"),
-    (270, "pselect6"),
-    (271, "ppoll"),
-    (273, "set_robust_list"),
-    (275, "splice"),
-    (278, "vmsplice"),
-    (281, "epoll_pwait"),
-    (283, "timerfd_create"),
-    (286, "timerfd_settime"),
-    (293, "pipe2"),
-    (299, "recvmmsg"),
-    (302, "prlimit64"),
-    (307, "sendmmsg"),
-    (310, "process_vm_readv"),
-    (311, "process_vm_writev"),
-    (318, "getrandom"),
-    (332, "statx"),
-    (334, "rseq"),
-    (426, "io_uring_enter"),
-    (435, "clone3"),
-    (439, "faccessat2"),
-    (449, "futex_waitv"),
-];
-
-/// The system calls an IPC round trip and the op-mode benchmarks make, by number.
-#[cfg(target_arch = "aarch64")]
-const SYSCALLS: &[(i64, &str)] = &[
-    (17, "getcwd"),
-    (22, "epoll_pwait"),
-    (35, "unlinkat"),
-    (56, "openat"),
-    (57, "close"),
-    (59, "pipe2"),
-    (62, "lseek"),
-    (63, "read"),
-    (64, "write"),
-    (65, "readv"),
-    (66, "writev"),
-    (67, "pread64"),
-    (68, "pwrite64"),
-    (72, "pselect6"),
-    (73, "ppoll"),
-    (75, "vmsplice"),
-    (76, "splice"),
-    (79, "newfstatat"),
-    (80, "fstat"),
-    (85, "timerfd_create"),
-    (86, "timerfd_settime"),
-    (93, "exit"),
-    (94, "exit_group"),
-    (96, "set_tid_address"),
-    (98, "futex"),
-    (99, "set_robust_list"),
-    (101, "nanosleep"),
-    (113, "clock_gettime"),
-    (115, "clock_nanosleep"),
-    (124, "sched_yield"),
-    (129, "kill"),
-    (131, "tgkill"),
-    (133, "rt_sigsuspend"),
-    (134, "rt_sigaction"),
-    (135, "rt_sigprocmask"),
-    (137, "rt_sigtimedwait"),
-    (138, "rt_sigqueueinfo"),
-    (139, "rt_sigreturn"),
-    (172, "getpid"),
-    (178, "gettid"),
-    (182, "mq_timedsend"),
-    (183, "mq_timedreceive"),
-    (188, "msgrcv"),
-    (189, "msgsnd"),
-    (190, "semget"),
-    (191, "semctl"),
-    (192, "semtimedop"),
-    (193, "semop"),
-    (206, "sendto"),
-    (207, "recvfrom"),
-    (211, "sendmsg"),
-    (212, "recvmsg"),
-    (214, "brk"),
-    (215, "munmap"),
-    (220, "clone"),
-    (221, "execve"),
-    (222, "mmap"),
-    (226, "mprotect"),
-    (243, "recvmmsg"),
-    (260, "wait4"),
-    (261, "prlimit64"),
-    (269, "sendmmsg"),
-    (270, "process_vm_readv"),
-    (271, "process_vm_writev"),
-    (278, "getrandom"),
-    (291, "statx"),
-    (293, "rseq"),
-    (426, "io_uring_enter"),
-    (435, "clone3"),
-    (439, "faccessat2"),
-    (449, "futex_waitv"),
-];
-
-/// Other architectures: every call is named by its number.
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-const SYSCALLS: &[(i64, &str)] = &[];
 
 #[cfg(test)]
 mod tests;

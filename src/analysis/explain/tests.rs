@@ -25,6 +25,7 @@ fn ev(ts_ns: u64, cpu: usize, pid: i32, kind: EventKind) -> TraceEvent {
         cpu,
         pid,
         kind,
+        label: 0,
     }
 }
 
@@ -124,6 +125,16 @@ fn trace(n: usize) -> (Vec<TraceEvent>, Vec<u64>) {
     (events, stamps)
 }
 
+/// The round trips alone.
+pub(super) fn decompose(
+    events: &[TraceEvent],
+    stamps: &[u64],
+    tasks: Tasks,
+    name: &dyn Fn(i64) -> String,
+) -> Vec<RoundTrip> {
+    decompose_all(events, stamps, tasks, name).trips
+}
+
 fn tasks() -> Tasks {
     Tasks {
         client: C,
@@ -188,11 +199,13 @@ fn the_parts_means_add_up_to_the_mean_round_trip_and_the_residual_is_shown() {
 }
 
 #[test]
-fn a_wake_up_for_something_else_leaves_the_message_with_the_side_that_runs() {
+fn a_wake_up_during_the_holders_receive_is_early_and_leaves_it_the_message() {
     use EventKind::*;
     let (mut events, stamps) = trace(1);
-    // During the server's read (t+60..t+70) the client is woken, runs
-    // 2 ns and sleeps again: the server still has the message.
+    // During the server's read (t+60..t+70) the client is woken (a
+    // socket's write space), runs 2 ns and sleeps again: the server still
+    // has the message, all of its read is on the path, and the wake-up is
+    // counted as early.
     let t = 100;
     events.extend([
         ev(
@@ -208,11 +221,13 @@ fn a_wake_up_for_something_else_leaves_the_message_with_the_side_that_runs() {
         switch(t + 65, 0, C, 0),
     ]);
     events.sort_by_key(|e| e.ts_ns);
-    let trips = decompose(&events, &stamps, tasks(), &name);
-    let p = &trips[0].parts;
+    let d = decompose_all(&events, &stamps, tasks(), &name);
+    let p = &d.trips[0].parts;
     assert_eq!(p.values().sum::<u64>(), 150);
     assert!(!p.contains_key(RESIDUAL), "{p:?}");
-    assert_eq!(p["server read"], 10 - 3, "{p:?}");
+    assert_eq!(p["server read"], 10, "{p:?}");
+    let client = d.wake_ups.iter().find(|w| w.side == "client").unwrap();
+    assert_eq!((client.early, client.seen), (1, 2), "{client:?}");
     assert_eq!(p["server user"], 10);
     assert_eq!(p["server write"], 10);
 }
@@ -303,8 +318,26 @@ fn a_side_runs_from_its_first_event_where_its_switch_in_was_not_recorded() {
         ),
         ev(t + 55, 0, C, SysExit { id: WRITE }),
     ];
-    let p = &decompose(&events, &[t, t + 60], tasks(), &name)[0].parts;
-    assert_eq!(p["server wake-up: idle exit"], 10, "{p:?}");
+    let d = decompose_all(&events, &[t, t + 60], tasks(), &name);
+    let p = &d.trips[0].parts;
+    // Its idle exit, the switch and its read's return: one stretch, named
+    // for all of them, and counted.
+    assert_eq!(
+        p["server wake-up + read return (no switch seen)"], 10,
+        "{p:?}"
+    );
+    assert!(!p.contains_key("server wake-up: idle exit"), "{p:?}");
+    let server = d.wake_ups.iter().find(|w| w.side == "server").unwrap();
+    assert_eq!((server.seen, server.no_switch_in), (1, 1), "{server:?}");
+    assert_eq!(d.merged_round_trips, 1);
+    let c = &d.trips[0].culprits;
+    assert_eq!(
+        c[&(
+            "server wake-up + read return (no switch seen)".to_string(),
+            Culprit::NoEvent
+        )],
+        10
+    );
     assert_eq!(p["server user"], 10, "{p:?}");
     assert_eq!(p["server write"], 10, "{p:?}");
     assert_eq!(p.values().sum::<u64>(), 60);
@@ -487,3 +520,4 @@ fn system_calls_are_named_from_the_architecture_table() {
 }
 
 mod broker;
+mod tail;

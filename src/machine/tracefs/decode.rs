@@ -32,9 +32,56 @@ pub enum EventKind {
     IrqEntry,
     /// The matching end.
     IrqExit,
+    /// `power:cpu_idle`: this CPU enters idle state `state`, or leaves
+    /// idle ([`IDLE_EXIT`]).
+    Idle { state: u32 },
     /// Any other enabled event (an IPI sent, …): counted, not timed.
     Other,
 }
+
+/// `power:cpu_idle`'s state when a CPU leaves idle (`PWR_EVENT_EXIT`).
+pub const IDLE_EXIT: u32 = u32::MAX;
+
+/// The words events name things by (a task's command, an interrupt's
+/// name), each kept once: an event holds its word's index, so events stay
+/// small and `Copy`. Index 0 is the empty word (an event that names nothing).
+#[derive(Debug, Clone)]
+pub struct Labels {
+    words: Vec<String>,
+    index: HashMap<String, u32>,
+}
+
+impl Default for Labels {
+    fn default() -> Labels {
+        Labels {
+            words: vec![String::new()],
+            index: HashMap::from([(String::new(), 0)]),
+        }
+    }
+}
+
+impl Labels {
+    /// The index of `word`, added if new.
+    pub fn intern(&mut self, word: &str) -> u32 {
+        if let Some(&i) = self.index.get(word) {
+            return i;
+        }
+        let i = self.words.len() as u32;
+        self.words.push(word.to_string());
+        self.index.insert(word.to_string(), i);
+        i
+    }
+
+    /// The word at `i` ("" for 0 or an index not given out).
+    pub fn word(&self, i: u32) -> &str {
+        self.words.get(i as usize).map_or("", String::as_str)
+    }
+}
+
+/// The softirqs by vector number, as the kernel's `softirq_to_name`.
+const SOFTIRQS: [&str; 10] = [
+    "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
+];
 
 /// One event of the trace, on the instance's clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +94,10 @@ pub struct TraceEvent {
     pub pid: i32,
     /// What it says.
     pub kind: EventKind,
+    /// The word it names ([`Labels`]): the task switched in, the
+    /// interrupt entered ("irq 24 virtio0-input.0", "softirq TIMER",
+    /// "local_timer"); 0 for none.
+    pub label: u32,
 }
 
 /// One field of an event's format: offset and size in bytes.
@@ -77,20 +128,37 @@ enum Decoder {
         prev: Field,
         state: Field,
         next: Field,
+        comm: Option<Field>,
     },
     Fork {
         parent: Field,
         child: Field,
     },
-    IrqEntry,
+    /// An interrupt entered: a handler (its number and name), a softirq
+    /// (its vector) or an x86 vector (the event's own name, interned).
+    IrqEntry(IrqSource),
     IrqExit,
+    Idle {
+        state: Field,
+    },
     Other,
+}
+
+/// Where an interrupt's name comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum IrqSource {
+    Handler { irq: Field, name: Field },
+    Softirq { vec: Field },
+    Vector(u32),
+    Unnamed,
 }
 
 /// The formats of the enabled events, by their numeric id.
 #[derive(Debug, Clone, Default)]
 pub struct Formats {
     by_id: HashMap<u16, Decoder>,
+    /// The words the decoded events name.
+    pub labels: Labels,
 }
 
 /// The `ID:` and the fields of one `format` file.
@@ -149,12 +217,30 @@ impl Formats {
                 prev: field("prev_pid")?,
                 state: field("prev_state")?,
                 next: field("next_pid")?,
+                comm: fields.get("next_comm").copied(),
+            },
+            ("power", "cpu_idle") => Decoder::Idle {
+                state: field("state")?,
             },
             ("sched", "sched_process_fork") => Decoder::Fork {
                 parent: field("parent_pid")?,
                 child: field("child_pid")?,
             },
-            (_, n) if is_interrupt(system, n) && n.ends_with("_entry") => Decoder::IrqEntry,
+            ("irq", "irq_handler_entry") => Decoder::IrqEntry(IrqSource::Handler {
+                irq: field("irq")?,
+                name: field("name")?,
+            }),
+            ("irq", "softirq_entry") => {
+                Decoder::IrqEntry(IrqSource::Softirq { vec: field("vec")? })
+            }
+            (_, n) if is_interrupt(system, n) && n.ends_with("_entry") => {
+                let word = self.labels.intern(n.trim_end_matches("_entry"));
+                Decoder::IrqEntry(if system == "irq_vectors" {
+                    IrqSource::Vector(word)
+                } else {
+                    IrqSource::Unnamed
+                })
+            }
             (_, n) if is_interrupt(system, n) && n.ends_with("_exit") => Decoder::IrqExit,
             _ => Decoder::Other,
         };
@@ -189,10 +275,39 @@ fn read_int(data: &[u8], f: Field) -> Option<i64> {
 
 /// The event in `data` (its record, common fields first), or `None` for an
 /// id not in `formats` or a record too short for its fields.
-fn decode_record(formats: &Formats, data: &[u8]) -> Option<(i32, EventKind)> {
+/// A fixed `char[N]` field as text, up to its first NUL.
+fn read_str(data: &[u8], f: Field) -> Option<&str> {
+    let b = data.get(f.offset..f.offset + f.size)?;
+    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    std::str::from_utf8(&b[..end]).ok()
+}
+
+/// A `__data_loc char[]` field as text: its word holds the string's
+/// offset (low 16 bits) and length (high 16) within the record.
+fn read_data_loc(data: &[u8], f: Field) -> Option<&str> {
+    let loc = u32::from_le_bytes(data.get(f.offset..f.offset + 4)?.try_into().ok()?);
+    let (at, len) = ((loc & 0xffff) as usize, (loc >> 16) as usize);
+    read_str(
+        data,
+        Field {
+            offset: at,
+            size: len,
+        },
+    )
+}
+
+/// The event in `data` (its record, common fields first) and the word it
+/// names (interned in `labels`), or `None` for an id not in `formats` or a
+/// record too short for its fields.
+fn decode_record(
+    by_id: &HashMap<u16, Decoder>,
+    labels: &mut Labels,
+    data: &[u8],
+) -> Option<(i32, EventKind, u32)> {
     let id = u16::from_le_bytes(data.get(0..2)?.try_into().ok()?);
     let pid = i32::from_le_bytes(data.get(4..8)?.try_into().ok()?);
-    let kind = match formats.by_id.get(&id)? {
+    let mut label = 0;
+    let kind = match by_id.get(&id)? {
         Decoder::SysEnter { id } => EventKind::SysEnter {
             id: read_int(data, *id)?,
         },
@@ -207,22 +322,55 @@ fn decode_record(formats: &Formats, data: &[u8]) -> Option<(i32, EventKind)> {
             pid: read_int(data, *pid)? as i32,
             target_cpu: read_int(data, *cpu)? as i32,
         },
-        Decoder::Switch { prev, state, next } => EventKind::Switch {
+        Decoder::Switch {
+            prev,
+            state,
+            next,
+            comm,
+        } => EventKind::Switch {
             prev_pid: read_int(data, *prev)? as i32,
             // TASK_RUNNING is 0; the preempted flag (TASK_REPORT_MAX) is
             // above the state bits and also means still runnable.
             prev_runnable: read_int(data, *state)? & 0xff == 0,
-            next_pid: read_int(data, *next)? as i32,
+            next_pid: {
+                if let Some(name) = comm.and_then(|f| read_str(data, f)) {
+                    label = labels.intern(name);
+                }
+                read_int(data, *next)? as i32
+            },
         },
         Decoder::Fork { parent, child } => EventKind::Fork {
             parent: read_int(data, *parent)? as i32,
             child: read_int(data, *child)? as i32,
         },
-        Decoder::IrqEntry => EventKind::IrqEntry,
+        Decoder::IrqEntry(source) => {
+            label = match source {
+                IrqSource::Handler { irq, name } => {
+                    let n = read_int(data, *irq)?;
+                    match read_data_loc(data, *name) {
+                        Some(name) => labels.intern(&format!("irq {n} {name}")),
+                        None => labels.intern(&format!("irq {n}")),
+                    }
+                }
+                IrqSource::Softirq { vec } => {
+                    let v = read_int(data, *vec)?;
+                    match SOFTIRQS.get(v as usize) {
+                        Some(name) => labels.intern(&format!("softirq {name}")),
+                        None => labels.intern(&format!("softirq {v}")),
+                    }
+                }
+                IrqSource::Vector(word) => *word,
+                IrqSource::Unnamed => 0,
+            };
+            EventKind::IrqEntry
+        }
         Decoder::IrqExit => EventKind::IrqExit,
+        Decoder::Idle { state } => EventKind::Idle {
+            state: read_int(data, *state)? as u32,
+        },
         Decoder::Other => EventKind::Other,
     };
-    Some((pid, kind))
+    Some((pid, kind, label))
 }
 
 /// Size of the page header before the events: the timestamp (8 bytes) and
@@ -249,7 +397,7 @@ pub struct PageOutcome {
 pub fn decode_page(
     page: &[u8],
     cpu: usize,
-    formats: &Formats,
+    formats: &mut Formats,
     out: &mut Vec<TraceEvent>,
 ) -> PageOutcome {
     let mut outcome = PageOutcome::default();
@@ -309,12 +457,15 @@ pub fn decode_page(
                 let Some(record) = data.get(start..start + len) else {
                     break;
                 };
-                if let Some((pid, kind)) = decode_record(formats, record) {
+                if let Some((pid, kind, label)) =
+                    decode_record(&formats.by_id, &mut formats.labels, record)
+                {
                     out.push(TraceEvent {
                         ts_ns: ts,
                         cpu,
                         pid,
                         kind,
+                        label,
                     });
                     outcome.events += 1;
                 }
@@ -418,7 +569,7 @@ mod tests {
         push_event(&mut data, 1, &record(999, 1, 120));
         push_event(&mut data, 2, &record(165, 0, 8));
         let mut out = Vec::new();
-        let o = decode_page(&page(1000, &data, 0), 1, &formats(), &mut out);
+        let o = decode_page(&page(1000, &data, 0), 1, &mut formats(), &mut out);
         assert_eq!(
             o,
             PageOutcome {
@@ -432,7 +583,8 @@ mod tests {
                 ts_ns: 1005,
                 cpu: 1,
                 pid: 10,
-                kind: EventKind::SysEnter { id: 202 }
+                kind: EventKind::SysEnter { id: 202 },
+                label: 0,
             }
         );
         assert_eq!(out[1].ts_ns, 1005 + (1 << 27) + 3 + 7);
@@ -456,7 +608,7 @@ mod tests {
         let mut data = Vec::new();
         push_event(&mut data, 4, &fork);
         let mut out = Vec::new();
-        decode_page(&page(0, &data, 0), 0, &formats(), &mut out);
+        decode_page(&page(0, &data, 0), 0, &mut formats(), &mut out);
         assert_eq!(
             out[0].kind,
             EventKind::Fork {
@@ -472,12 +624,12 @@ mod tests {
         push_event(&mut data, 1, &record(165, 0, 8));
         let mut p = page(0, &data, MISSED_EVENTS | MISSED_STORED);
         p[16 + data.len()..16 + data.len() + 8].copy_from_slice(&42u64.to_le_bytes());
-        let o = decode_page(&p, 0, &formats(), &mut Vec::new());
+        let o = decode_page(&p, 0, &mut formats(), &mut Vec::new());
         assert_eq!(o.missed, 42);
         let o = decode_page(
             &page(0, &data, MISSED_EVENTS),
             0,
-            &formats(),
+            &mut formats(),
             &mut Vec::new(),
         );
         assert_eq!(o.missed, 1);

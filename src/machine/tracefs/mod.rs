@@ -42,6 +42,7 @@ pub const EVENTS: &[(&str, &str)] = &[
     ("irq", "irq_handler_exit"),
     ("irq", "softirq_entry"),
     ("irq", "softirq_exit"),
+    ("power", "cpu_idle"),
 ];
 
 /// Systems enabled whole where present.
@@ -65,6 +66,8 @@ pub struct Trace {
     /// Events the kernel lost (the CPUs' overruns and drops, and pages that
     /// say so).
     pub lost: u64,
+    /// The words its events name (tasks switched in, interrupts).
+    pub labels: decode::Labels,
 }
 
 fn write(path: &Path, value: &str) -> Result<(), String> {
@@ -204,7 +207,7 @@ impl Instance {
 
     /// Reads and decodes what the traced CPUs' buffers hold, and counts what
     /// was lost.
-    pub fn read(&self) -> Result<Trace, String> {
+    pub fn read(&mut self) -> Result<Trace, String> {
         let mut events = Vec::new();
         let mut lost = 0;
         for &cpu in &self.cpus {
@@ -223,7 +226,8 @@ impl Instance {
                 match file.read(&mut page) {
                     Ok(0) => break,
                     Ok(n) => {
-                        let o = decode::decode_page(&page[..n], cpu, &self.formats, &mut events);
+                        let o =
+                            decode::decode_page(&page[..n], cpu, &mut self.formats, &mut events);
                         lost += o.missed;
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
@@ -233,7 +237,11 @@ impl Instance {
             }
         }
         events.sort_by_key(|e| e.ts_ns);
-        Ok(Trace { events, lost })
+        Ok(Trace {
+            events,
+            lost,
+            labels: self.formats.labels.clone(),
+        })
     }
 }
 

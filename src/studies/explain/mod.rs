@@ -21,6 +21,7 @@ use crate::run::{Failure, Outcome};
 
 mod ops;
 mod ping_pong;
+mod tail;
 mod timer;
 
 /// The groups whose op-mode benchmarks have an anatomy: one operation
@@ -122,7 +123,11 @@ pub struct Explained {
 /// the run's report, saved where the run was (the history, `--json`), so
 /// `show`, `compare` and `report --html` read them. Stops between figures
 /// when a stop was asked for.
-pub fn explain_run(outcome: &mut Outcome, round_trips: usize) -> Explained {
+pub fn explain_run(
+    outcome: &mut Outcome,
+    round_trips: usize,
+    tail: Option<crate::analysis::explain::tail::TailSelect>,
+) -> Explained {
     let c = Captured {
         settings: outcome.settings.clone(),
         load: outcome.load.clone(),
@@ -143,9 +148,15 @@ pub fn explain_run(outcome: &mut Outcome, round_trips: usize) -> Explained {
             break;
         }
         let done = match fig.mode {
-            Mode::PingPong => {
-                ping_pong::explain_figure(fig, &report.cost_models, &c, round_trips, &names, full)
-            }
+            Mode::PingPong => ping_pong::explain_figure(
+                fig,
+                &report.cost_models,
+                &c,
+                round_trips,
+                &names,
+                full,
+                tail,
+            ),
             Mode::Op => ops::explain_figure(fig, &c, round_trips, &names, full),
             Mode::Periodic if timer::explains(&fig.benchmark) => {
                 timer::explain_figure(fig, &c, round_trips, full)
@@ -215,6 +226,9 @@ fn coarse_record(
         copy: None,
         load: None,
         kind,
+        wake_ups: Vec::new(),
+        merged_round_trips: None,
+        tail: None,
     }
 }
 
@@ -306,7 +320,7 @@ fn traced_pass<T>(
     let mut kb = buffer_kb.min(max_kb);
     let mut reruns = Vec::new();
     loop {
-        let inst = crate::machine::tracefs::Instance::create(cpus, kb)?;
+        let mut inst = crate::machine::tracefs::Instance::create(cpus, kb)?;
         let out = pass(&mut |on| match on {
             Some(tasks) => inst.start(tasks),
             None => inst.stop(),
@@ -369,6 +383,9 @@ impl<T> Traced<T> {
             copy: None,
             load: None,
             kind,
+            wake_ups: Vec::new(),
+            merged_round_trips: None,
+            tail: None,
         }
     }
 }

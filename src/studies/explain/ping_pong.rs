@@ -2,6 +2,7 @@
 //! tracefs instance (as root), or read from per-task counters (without).
 
 use super::Captured;
+use crate::analysis::explain::tail::TailSelect;
 use crate::analysis::explain::{self as anatomy, Tasks};
 use crate::engine::channel::Topology as Shape;
 use crate::engine::os::objects::ObjectNamer;
@@ -20,6 +21,7 @@ pub(super) fn explain_figure(
     round_trips: usize,
     names: &ObjectNamer,
     full: bool,
+    tail: Option<TailSelect>,
 ) -> Result<ExplainRecord, String> {
     let Some(mech) = crate::mechanisms::find(&fig.benchmark) else {
         return Err(format!("'{}' is not a mechanism", fig.benchmark));
@@ -42,6 +44,7 @@ pub(super) fn explain_figure(
             round_trips,
             names,
             fig.load.as_ref(),
+            tail,
         )?
     } else {
         let mut ex = coarse(mech, fig.size_bytes, c, round_trips, names)?;
@@ -222,6 +225,7 @@ fn traced(
     round_trips: usize,
     names: &ObjectNamer,
     figure: Option<&crate::record::load::LoadRecord>,
+    tail: Option<TailSelect>,
 ) -> Result<ExplainRecord, String> {
     let s = &c.settings;
     let mut cpus: Vec<usize> = [s.client.cpu, s.server.cpu].into_iter().flatten().collect();
@@ -259,29 +263,42 @@ fn traced(
     })?;
     let (pass, load) = &t.pass;
     let handlers = held.as_ref().map(Held::handler_pids).unwrap_or_default();
-    let trips = anatomy::decompose(
+    let load_pids = held.as_ref().map(Held::pids).unwrap_or_default();
+    let d = anatomy::decompose_all(
         &t.trace.events,
         &pass.stamps,
         Tasks {
             client: pass.client_tid,
             server: pass.server_tid,
             relays: pass.relay_tids.clone(),
-            load: held.as_ref().map(Held::pids).unwrap_or_default(),
+            load: load_pids.clone(),
             handlers: handlers.clone(),
         },
         &anatomy::syscall_name,
     );
-    let (centre, parts) = anatomy::summarise(&trips);
+    let (centre, parts) = anatomy::summarise(&d.trips);
+    let tail =
+        tail.map(|select| super::tail::tail_of(&d.trips, select, &t.trace.labels, &load_pids));
     let interrupt = load
         .as_ref()
         .filter(|l| l.window_ns > 0 && !handlers.is_empty())
         .map(|l| load_interrupt(l, &pass.cpus, figure, centre.mean, &parts));
-    let note = pass
+    let mut notes: Vec<String> = pass
         .relay
         .as_ref()
-        .map(|r| broker_note(r, &pass.relay_tids, &t.trace.events));
-    let mut ex = t.record(parts, centre, trips.len(), note, None);
+        .map(|r| broker_note(r, &pass.relay_tids, &t.trace.events))
+        .into_iter()
+        .collect();
+    notes.extend(super::tail::wake_up_notes(
+        &d,
+        pass.stamps.len().saturating_sub(1),
+    ));
+    let note = (!notes.is_empty()).then(|| notes.join("\n"));
+    let mut ex = t.record(parts, centre, d.trips.len(), note, None);
     ex.load = interrupt;
+    ex.wake_ups = super::tail::wake_up_records(&d);
+    ex.merged_round_trips = Some(d.merged_round_trips);
+    ex.tail = tail;
     Ok(ex)
 }
 

@@ -298,6 +298,9 @@ fn coarse(period: Duration, count: usize, c: &Captured) -> Result<ExplainRecord,
             d.involuntary as f64 / n,
             counts.join("; ")
         )),
+        wake_ups: Vec::new(),
+        merged_round_trips: None,
+        tail: None,
     })
 }
 

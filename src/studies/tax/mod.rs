@@ -545,7 +545,7 @@ fn explained(
     explain: Option<usize>,
 ) -> Result<String, serde_json::Error> {
     if let Some(round_trips) = explain {
-        let done = crate::studies::explain::explain_run(outcome, round_trips);
+        let done = crate::studies::explain::explain_run(outcome, round_trips, None);
         if !done.failed.is_empty() {
             let _ = std::fs::write(
                 out.with_extension("unexplained"),

@@ -1,0 +1,239 @@
+//! Culprits, early wake-ups and the tail of the slowest round trips.
+
+use super::super::tail::{Naming, TailSelect, tail};
+use super::*;
+
+#[test]
+fn each_part_names_what_it_was_spent_behind() {
+    use EventKind::*;
+    let (mut events, stamps) = trace(1);
+    let t = 100;
+    // CPU 1 entered idle state 2; its timer interrupt is label 7; a hog
+    // (label 5) runs there from t+40 until the wake-up is queued from the
+    // idle task's context at t+50.
+    events.push(ev(t + 1, 1, 0, Idle { state: 2 }));
+    for e in events.iter_mut() {
+        if e.ts_ns == t + 30 {
+            e.label = 7;
+        }
+    }
+    let mut hog = switch(t + 40, 1, 0, 300);
+    hog.label = 5;
+    events.push(hog);
+    events.sort_by_key(|e| e.ts_ns);
+    let d = decompose_all(&events, &stamps, tasks(), &name);
+    let c = &d.trips[0].culprits;
+    let get = |part: &str, culprit: Culprit| c.get(&(part.to_string(), culprit)).copied();
+    assert_eq!(
+        get(
+            "server wake-up: run-queue wait",
+            Culprit::Task { pid: 300, comm: 5 }
+        ),
+        Some(10),
+        "{c:?}"
+    );
+    assert_eq!(
+        get("server wake-up: irq+softirq", Culprit::Interrupt(7)),
+        Some(5)
+    );
+    assert_eq!(
+        get("server wake-up: idle exit", Culprit::Idle(Some(2))),
+        Some(15)
+    );
+    assert_eq!(get("server read", Culprit::Own), Some(10));
+    // A part's culprits add up to it.
+    for (part, ns) in &d.trips[0].parts {
+        let sum: u64 = c
+            .iter()
+            .filter(|((p, _), _)| p == part)
+            .map(|(_, v)| v)
+            .sum();
+        assert_eq!(sum, *ns, "{part}");
+    }
+}
+
+/// A unix-stream echo's round trip from `t`, 70 ns: each side's receive
+/// wakes its peer (write space) before the peer's message is sent, and
+/// the sends wake no one (the peer is already awake).
+fn early_round_trip(t: u64) -> Vec<TraceEvent> {
+    use EventKind::*;
+    let waking = |ts, cpu, by, pid, target_cpu| ev(ts, cpu, by, Waking { pid, target_cpu });
+    vec![
+        ev(t + 5, 0, C, SysEnter { id: SEND }),
+        ev(t + 15, 0, C, SysExit { id: SEND }),
+        switch(t + 20, 1, 0, S),
+        ev(t + 22, 0, C, SysEnter { id: RECV }),
+        switch(t + 23, 0, C, 0),
+        waking(t + 25, 1, S, C, 0),
+        ev(t + 30, 1, S, SysExit { id: RECV }),
+        ev(t + 40, 1, S, SysEnter { id: SEND }),
+        ev(t + 50, 1, S, SysExit { id: SEND }),
+        switch(t + 55, 0, 0, C),
+        ev(t + 57, 1, S, SysEnter { id: RECV }),
+        switch(t + 58, 1, S, 0),
+        waking(t + 60, 0, C, S, 1),
+        ev(t + 65, 0, C, SysExit { id: RECV }),
+    ]
+}
+
+#[test]
+fn the_path_follows_the_message_not_a_wake_up_before_it_was_sent() {
+    let mut events = vec![
+        ev(0, 0, C, EventKind::SysExit { id: RECV }),
+        ev(1, 1, S, EventKind::SysEnter { id: RECV }),
+        switch(2, 1, S, 0),
+    ];
+    let mut stamps = vec![100];
+    for i in 0..3 {
+        let t = 100 + 70 * i;
+        events.extend(early_round_trip(t));
+        stamps.push(t + 70);
+    }
+    let d = decompose_all(&events, &stamps, tasks(), &name);
+    // The first round trip sets the state; from the second the echo is
+    // symmetric: each side's receive, user time and send are its own.
+    for trip in &d.trips[1..] {
+        let p = &trip.parts;
+        for side in ["client", "server"] {
+            assert_eq!(p[&format!("{side} recvmsg")], 10, "{side}: {p:?}");
+            assert_eq!(p[&format!("{side} sendmsg")], 10, "{side}: {p:?}");
+            assert_eq!(p[&format!("{side} user")], 10, "{side}: {p:?}");
+            assert_eq!(p[&format!("{side} wake-up: idle exit")], 5, "{side}: {p:?}");
+        }
+        assert_eq!(p.values().sum::<u64>(), 70);
+    }
+    // Every wake-up came early (the server's first had no waking seen: it
+    // slept before the pass).
+    let side = |s: &str| d.wake_ups.iter().find(|w| w.side == s).unwrap().clone();
+    assert_eq!((side("client").early, side("client").seen), (3, 3));
+    assert_eq!((side("server").early, side("server").seen), (3, 3));
+    assert_eq!(side("server").no_waking, 1);
+}
+
+fn trip(parts: &[(&str, u64, Culprit)]) -> RoundTrip {
+    let mut t = RoundTrip {
+        total_ns: parts.iter().map(|p| p.1).sum(),
+        parts: BTreeMap::new(),
+        culprits: BTreeMap::new(),
+    };
+    for &(name, ns, c) in parts {
+        *t.parts.entry(name.to_string()).or_default() += ns;
+        *t.culprits.entry((name.to_string(), c)).or_default() += ns;
+    }
+    t
+}
+
+fn naming_test(f: impl FnOnce(&Naming)) {
+    let word = |l: u32| match l {
+        5 => "hog".to_string(),
+        7 => "softirq TIMER".to_string(),
+        _ => String::new(),
+    };
+    let kind = |pid: i32| {
+        if pid == 400 {
+            ", kernel thread".into()
+        } else {
+            String::new()
+        }
+    };
+    let idle = |s: u32| format!("C{s}");
+    f(&Naming {
+        word: &word,
+        task_kind: &kind,
+        idle_state: &idle,
+    })
+}
+
+#[test]
+fn the_slowest_round_trips_are_split_by_excess_and_grouped_by_signature() {
+    let own = Culprit::Own;
+    let hog = |pid| Culprit::Task { pid, comm: 5 };
+    let typical = |extra: u64| {
+        trip(&[
+            ("client user", 10 + extra, own),
+            ("server read", 20, own),
+            ("server wake-up: idle exit", 30, Culprit::Idle(Some(1))),
+        ])
+    };
+    let mut trips: Vec<RoundTrip> = (0..40).map(|i| typical(i % 3)).collect();
+    // Three slow ones behind the hog (two of its processes), one behind
+    // the timer's softirq, one behind a kernel thread.
+    for (at, pid) in [(5, 300), (17, 301), (29, 300)] {
+        trips[at] = trip(&[
+            ("client user", 10, own),
+            ("server read", 20, own),
+            ("server wake-up: idle exit", 30, Culprit::Idle(Some(1))),
+            ("server wake-up: run-queue wait", 900 + at as u64, hog(pid)),
+        ]);
+    }
+    trips[33] = trip(&[
+        ("client user", 10, own),
+        ("server read", 20, own),
+        ("server wake-up: idle exit", 10, Culprit::Idle(Some(1))),
+        ("server wake-up: irq+softirq", 500, Culprit::Interrupt(7)),
+    ]);
+    trips[34] = trip(&[
+        ("client user", 10, own),
+        ("server read", 20, own),
+        ("server preempted", 400, Culprit::Task { pid: 400, comm: 0 }),
+        ("server wake-up: idle exit", 30, Culprit::Idle(Some(1))),
+    ]);
+    naming_test(|naming| {
+        let t = tail(&trips, TailSelect::Count(5), naming);
+        assert_eq!(t.round_trips_seen, 40);
+        assert_eq!(t.slowest.len(), 5);
+        assert_eq!(t.typical_ns, 61.0);
+        assert_eq!(t.slowest[0].index, 29);
+        assert_eq!(t.threshold_ns, t.slowest[4].round_trip_ns);
+        for s in &t.slowest {
+            // Its parts add up to it, their excesses to its excess.
+            let sum: f64 = s.parts.iter().map(|p| p.ns).sum();
+            assert_eq!(sum, s.round_trip_ns, "{s:?}");
+            let excess: f64 = s.parts.iter().map(|p| p.excess_ns).sum();
+            assert_eq!(excess, s.excess_ns, "{s:?}");
+        }
+        let first = &t.slowest[0];
+        assert_eq!(first.parts[0].name, "server wake-up: run-queue wait");
+        assert_eq!(first.parts[0].culprit, "hog [pid 300]");
+        assert_eq!(
+            first.signature,
+            "server wake-up: run-queue wait behind hog [pid 300]"
+        );
+        // The idle exit shorter than typical is a negative excess.
+        let irq = t.slowest.iter().find(|s| s.index == 33).unwrap();
+        let idle = irq
+            .parts
+            .iter()
+            .find(|p| p.name.ends_with("idle exit"))
+            .unwrap();
+        assert_eq!(
+            (idle.excess_ns, idle.culprit.as_str()),
+            (-20.0, "idle state C1")
+        );
+        assert_eq!(
+            irq.signature,
+            "server wake-up: irq+softirq in softirq TIMER"
+        );
+        let sigs: Vec<(&str, u64)> = t
+            .signatures
+            .iter()
+            .map(|s| (s.signature.as_str(), s.count))
+            .collect();
+        assert_eq!(
+            sigs,
+            [
+                ("server wake-up: run-queue wait behind hog [2 pids]", 3),
+                ("server wake-up: irq+softirq in softirq TIMER", 1),
+                ("server preempted behind pid 400, kernel thread", 1),
+            ]
+        );
+        assert!((t.signatures[0].share - 0.6).abs() < 1e-12);
+        // A share keeps at least ten.
+        assert_eq!(
+            tail(&trips, TailSelect::Share(0.001), naming).slowest.len(),
+            10
+        );
+        assert_eq!(TailSelect::Share(0.001).words(), "0.1%");
+        assert_eq!(TailSelect::Count(0).count(3), 0);
+    });
+}

@@ -1,0 +1,164 @@
+//! The slowest round trips under an anatomy's waterfall (`explain --tail`):
+//! the signatures (a slow round trip's largest excess and its culprit) with
+//! their count, share of the tail and mean excess, then the slowest few
+//! with their largest excesses and what each was spent behind.
+
+use crate::output::sanitise::text;
+use crate::record::explain::TailRecord;
+use std::fmt::Write;
+
+/// How many of the slowest are listed (all of them with `long`).
+const LISTED: usize = 5;
+/// How many parts of each listed round trip are shown.
+const PARTS: usize = 3;
+
+/// A time in ns, in the unit that reads best.
+fn time(ns: f64) -> String {
+    let a = ns.abs();
+    if a >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.1} µs", ns / 1e3)
+    } else if a >= 1e3 {
+        format!("{:.2} µs", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+/// The tail's lines, indented under the waterfall.
+pub fn render(t: &TailRecord, long: bool) -> String {
+    let mut out = String::new();
+    let n = t.slowest.len();
+    let _ = writeln!(
+        out,
+        "  tail: the slowest {n} of {} round trips (asked: {}): from {} up; the typical round \
+         trip (the median) {}",
+        t.round_trips_seen,
+        text(&t.asked),
+        time(t.threshold_ns),
+        time(t.typical_ns)
+    );
+    if n == 0 {
+        return out;
+    }
+    let w = t
+        .signatures
+        .iter()
+        .map(|s| text(&s.signature).chars().count())
+        .max()
+        .unwrap_or(9)
+        .max(9);
+    let _ = writeln!(
+        out,
+        "    {:<w$}  {:>5}  {:>6}  {:>11}",
+        "signature", "count", "share", "mean excess"
+    );
+    for s in &t.signatures {
+        let _ = writeln!(
+            out,
+            "    {:<w$}  {:>5}  {:>5.0}%  {:>11}",
+            text(&s.signature),
+            s.count,
+            100.0 * s.share,
+            time(s.mean_excess_ns)
+        );
+    }
+    let listed = if long { n } else { n.min(LISTED) };
+    let _ = writeln!(
+        out,
+        "    the slowest {listed}{}: round trip, excess over the typical; its largest excesses",
+        if listed < n { " (--long: all)" } else { "" }
+    );
+    for s in t.slowest.iter().take(listed) {
+        let parts: Vec<String> = s
+            .parts
+            .iter()
+            .filter(|p| p.excess_ns > 0.0)
+            .take(PARTS)
+            .map(|p| {
+                format!(
+                    "{} +{} ({})",
+                    text(&p.name),
+                    time(p.excess_ns),
+                    text(&p.culprit)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "    #{:<7} {} (+{}): {}",
+            s.index,
+            time(s.round_trip_ns),
+            time(s.excess_ns),
+            parts.join("; ")
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::explain::{
+        CulpritRecord, SignatureRecord, SlowRoundTripRecord, TailPartRecord,
+    };
+
+    #[test]
+    fn the_tail_lists_its_signatures_and_the_slowest_with_their_culprits() {
+        let part = |name: &str, ns: f64, typical: f64, culprit: &str| TailPartRecord {
+            name: name.into(),
+            ns,
+            typical_ns: typical,
+            excess_ns: ns - typical,
+            culprit: culprit.into(),
+            culprits: vec![CulpritRecord {
+                name: culprit.into(),
+                ns,
+            }],
+        };
+        let t = TailRecord {
+            round_trips_seen: 20_000,
+            asked: "0.1%".into(),
+            threshold_ns: 40_000.0,
+            typical_ns: 7_400.0,
+            slowest: vec![SlowRoundTripRecord {
+                index: 812,
+                round_trip_ns: 2_107_400.0,
+                excess_ns: 2_100_000.0,
+                parts: vec![
+                    part(
+                        "server wake-up: run-queue wait",
+                        2_100_000.0,
+                        0.0,
+                        "stress-ng-cpu [pid 4121]",
+                    ),
+                    part("server read", 700.0, 700.0, "its own work"),
+                ],
+                signature: "server wake-up: run-queue wait behind stress-ng-cpu [pid 4121]".into(),
+            }],
+            signatures: vec![SignatureRecord {
+                signature: "server wake-up: run-queue wait behind stress-ng-cpu [pid 4121]".into(),
+                part: "server wake-up: run-queue wait".into(),
+                culprit: "stress-ng-cpu [pid 4121]".into(),
+                count: 1,
+                share: 1.0,
+                mean_excess_ns: 2_100_000.0,
+            }],
+        };
+        let s = render(&t, false);
+        assert!(s.contains("the slowest 1 of 20000 round trips"), "{s}");
+        assert!(
+            s.contains(
+                "run-queue wait behind stress-ng-cpu [pid 4121]      1    100%      2.10 ms"
+            ),
+            "{s}"
+        );
+        assert!(
+            s.contains("#812     2.11 ms (+2.10 ms): server wake-up: run-queue wait +2.10 ms"),
+            "{s}"
+        );
+        // A part that did not grow is not listed as an excess.
+        assert!(!s.contains("server read +"), "{s}");
+    }
+}

@@ -1,0 +1,107 @@
+//! What a traced round trips' pass says beyond its parts: the slowest round
+//! trips with their culprits named from this machine (a task's command,
+//! whether it is a kernel thread or the held load, an idle state's name),
+//! and each side's wake-ups the kernel left an event out of.
+
+use crate::analysis::explain::Decomposed;
+use crate::analysis::explain::RoundTrip;
+use crate::analysis::explain::tail::{Naming, TailSelect, tail};
+use crate::machine::sysroot::SysRoot;
+use crate::machine::tracefs::decode::Labels;
+use crate::record::explain::{TailRecord, WakeUpRecord};
+
+/// The tail of `trips`, its culprits named: `labels` are the trace's words,
+/// `load` the held load's processes.
+pub(super) fn tail_of(
+    trips: &[RoundTrip],
+    select: TailSelect,
+    labels: &Labels,
+    load: &[i32],
+) -> TailRecord {
+    let root = SysRoot::host();
+    let word = |l: u32| crate::output::sanitise::text(labels.word(l)).into_owned();
+    let task_kind = |pid: i32| {
+        if load.contains(&pid) {
+            ", ipcmark's load".to_string()
+        } else if crate::machine::schedstat::kernel_thread(&root, pid) == Some(true) {
+            ", kernel thread".to_string()
+        } else {
+            String::new()
+        }
+    };
+    let idle_state = |s: u32| idle_state_name(&root, s);
+    tail(
+        trips,
+        select,
+        &Naming {
+            word: &word,
+            task_kind: &task_kind,
+            idle_state: &idle_state,
+        },
+    )
+}
+
+/// An idle state's name as cpuidle gives it (CPU 0's states; every CPU has
+/// the same), or its number where there is no cpuidle driver (the state
+/// the kernel's default idle loop reports).
+fn idle_state_name(root: &SysRoot, state: u32) -> String {
+    match root.read(&format!(
+        "/sys/devices/system/cpu/cpu0/cpuidle/state{state}/name"
+    )) {
+        Some(name) if !name.trim().is_empty() => {
+            crate::output::sanitise::text(name.trim()).into_owned()
+        }
+        _ => format!("{state} (no cpuidle driver names it)"),
+    }
+}
+
+/// Each side's wake-ups as the record holds them.
+pub(super) fn wake_up_records(d: &Decomposed) -> Vec<WakeUpRecord> {
+    d.wake_ups
+        .iter()
+        .map(|w| WakeUpRecord {
+            side: w.side.to_string(),
+            seen: w.seen,
+            no_switch_in: w.no_switch_in,
+            no_waking: w.no_waking,
+            early: w.early,
+        })
+        .collect()
+}
+
+/// What the note says of the wake-ups: where the kernel left events out
+/// (and how many of the `round_trips` a part then names two things in),
+/// and the wake-ups that came before the message.
+pub(super) fn wake_up_notes(d: &Decomposed, round_trips: usize) -> Vec<String> {
+    let mut notes = Vec::new();
+    for w in &d.wake_ups {
+        if w.no_switch_in > 0 || w.no_waking > 0 {
+            notes.push(format!(
+                "the kernel left out the switch to the {side} in {} of its {} wake-ups \
+                 and its sched_waking in {}",
+                w.no_switch_in,
+                w.seen,
+                w.no_waking,
+                side = w.side
+            ));
+        }
+        if w.early > 0 {
+            notes.push(format!(
+                "the {side} was woken early {} times (by its peer's receive, before the \
+                 message was sent: a socket's write space): those wake-ups are off the \
+                 path, and the message passes to the {side} when the send ends",
+                w.early,
+                side = w.side
+            ));
+        }
+    }
+    if d.merged_round_trips > 0 {
+        notes.push(format!(
+            "in {} of {round_trips} round trips a wake-up's idle exit, its switch and the \
+             return of the call it slept in have no event between them: that stretch is one \
+             part, named \"… wake-up + … return (no switch seen)\"",
+            d.merged_round_trips
+        ));
+    }
+    notes
+}
