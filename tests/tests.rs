@@ -16,6 +16,8 @@ mod page;
 mod explain;
 // `ipcmark explain` of op-mode benchmarks: the anatomy of one operation.
 mod explain_ops;
+// `explain --tail`, and an anatomy checked against the kernel's text trace.
+mod explain_tail;
 // `ipcmark explain timer-latency`: a timer's wake-up latency, part by part.
 mod explain_timer;
 // `ipcmark explain` stopped in each phase; its instances across PID namespaces.

@@ -49,6 +49,13 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "K|P%", num_args = 0..=1, default_missing_value = "0.1%",
           value_parser = parse_tail, help_heading = heading::SELECTION)]
     tail: Option<TailSelect>,
+    /// Save each mechanism figure's traced pass in DIR as the kernel
+    /// prints it (NAME-SIZE.trace, the instance's `trace` file) beside its
+    /// anatomy's stretches (NAME-SIZE.parts.tsv: round trip, start and end
+    /// ns, part), to check the anatomy against the kernel's own text.
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath,
+          help_heading = heading::OUTPUT)]
+    save_trace: Option<std::path::PathBuf>,
 }
 
 /// `--tail`'s value: a count (at least 1) or a share in % (above 0, at
@@ -75,6 +82,15 @@ fn parse_tail(s: &str) -> Result<TailSelect, String> {
 pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
     explain::check_names(&args.names)?;
     let tail = args.tail;
+    let save_trace = args.save_trace;
+    if let Some(dir) = &save_trace
+        && !dir.is_dir()
+    {
+        return Err(Failure::usage(format!(
+            "--save-trace {}: not a directory (give one that exists)",
+            dir.display()
+        )));
+    }
     let round_trips = args
         .round_trips
         .unwrap_or(if tail.is_some() { 20_000 } else { 2000 }) as usize;
@@ -101,7 +117,14 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
         printing,
         None,
         Some(&mut |outcome| {
-            let done = explain::explain_run(outcome, round_trips, tail);
+            let done = explain::explain_run(
+                outcome,
+                &explain::ExplainOptions {
+                    round_trips,
+                    tail,
+                    save_trace: save_trace.clone(),
+                },
+            );
             let mut out = String::new();
             for (benchmark, size, ex) in &done.anatomies {
                 out.push_str(&crate::output::explain::render(

@@ -535,23 +535,40 @@ impl Sweep<'_> {
 }
 
 /// A stretch of a holder's wake-up already counted: (round trip, part,
-/// culprit, ns).
-type Stretch = (usize, String, Culprit, u64);
+/// culprit, ns, its segment's index where segments are kept).
+type Stretch = (usize, String, Culprit, u64, usize);
+
+/// One stretch of the path with one part: from `start_ns` to `end_ns` (the
+/// trace's clock) in round trip `trip`; consecutive segments meet, and a
+/// part changes only where an event is (or at a stamp).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    /// The round trip (0: the first).
+    pub trip: usize,
+    /// Where it begins, ns.
+    pub start_ns: u64,
+    /// Where it ends, ns.
+    pub end_ns: u64,
+    /// Its part.
+    pub part: String,
+}
 
 /// Cuts the round trips between consecutive `stamps` (the client's clock,
 /// on the trace's clock) into parts from `events` (ordered by time), and
 /// counts what the pass's wake-ups lacked; `name` names a system call by
-/// its number. Where a side runs
-/// with no switch to it seen (the kernel leaves some out on these guests),
-/// its wake-up's idle exit and rest, as far as they were counted, are one
-/// stretch that also holds the switch and the return of the system call it
-/// slept in: they are named for both ("server wake-up + read return (no
-/// switch seen)"), never for one of them.
-pub fn decompose_all(
+/// its number; each stretch of the path is kept in `segments` where given
+/// (a pass's anatomy checked against the kernel's text trace). Where a
+/// side runs with no switch to it seen (the kernel leaves some out on these
+/// guests), its wake-up's idle exit and rest, as far as they were counted,
+/// are one stretch that also holds the switch and the return of the system
+/// call it slept in: they are named for both ("server wake-up + read return
+/// (no switch seen)"), never for one of them.
+pub fn decompose_into(
     events: &[TraceEvent],
     stamps: &[u64],
     tasks: Tasks,
     name: &dyn Fn(i64) -> String,
+    mut segments: Option<&mut Vec<Segment>>,
 ) -> Decomposed {
     let Some((&first, _)) = stamps.split_first() else {
         return Decomposed::default();
@@ -588,11 +605,23 @@ pub fn decompose_all(
             let trip = &mut trips[k];
             *trip.parts.entry(part.clone()).or_default() += ns;
             *trip.culprits.entry((part.clone(), culprit)).or_default() += ns;
+            let at = match segments.as_deref_mut() {
+                Some(segs) => {
+                    segs.push(Segment {
+                        trip: k,
+                        start_ns: now,
+                        end_ns: until,
+                        part: part.clone(),
+                    });
+                    segs.len() - 1
+                }
+                None => usize::MAX,
+            };
             if matches!(sweep.state[sweep.holder].sched, Sched::Woken { .. }) {
                 if waking.0 != sweep.holder {
                     waking = (sweep.holder, Vec::new());
                 }
-                waking.1.push((k, part, culprit, ns));
+                waking.1.push((k, part, culprit, ns, at));
             } else {
                 waking.1.clear();
             }
@@ -612,10 +641,13 @@ pub fn decompose_all(
                 let w = sweep.ids[i].1.word();
                 let what = syscall.map_or_else(|| "system call".to_string(), |id| (sweep.name)(id));
                 let both = format!("{w} wake-up + {what} return (no switch seen)");
-                for (trip, part, culprit, ns) in waking.1.drain(..) {
+                for (trip, part, culprit, ns, at) in waking.1.drain(..) {
                     if !(part.ends_with(" wake-up: idle exit") || part.ends_with(" wake-up: rest"))
                     {
                         continue;
+                    }
+                    if let Some(seg) = segments.as_deref_mut().and_then(|s| s.get_mut(at)) {
+                        seg.part = both.clone();
                     }
                     let t = &mut trips[trip];
                     move_ns(&mut t.parts, &part, both.clone(), ns);

@@ -125,6 +125,16 @@ fn trace(n: usize) -> (Vec<TraceEvent>, Vec<u64>) {
     (events, stamps)
 }
 
+/// Without segments.
+pub(super) fn decompose_all(
+    events: &[TraceEvent],
+    stamps: &[u64],
+    tasks: Tasks,
+    name: &dyn Fn(i64) -> String,
+) -> Decomposed {
+    decompose_into(events, stamps, tasks, name, None)
+}
+
 /// The round trips alone.
 pub(super) fn decompose(
     events: &[TraceEvent],

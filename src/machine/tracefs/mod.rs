@@ -205,6 +205,19 @@ impl Instance {
         write(&self.dir.join("tracing_on"), "0")
     }
 
+    /// Copies what the buffers hold as the kernel prints it (the
+    /// instance's `trace` file, which reading leaves in place) to `to`.
+    pub fn save_text(&self, to: &Path) -> Result<(), String> {
+        let from = self.dir.join("trace");
+        let mut src =
+            fs::File::open(&from).map_err(|e| format!("cannot open {}: {e}", from.display()))?;
+        let mut dst =
+            fs::File::create(to).map_err(|e| format!("cannot create {}: {e}", to.display()))?;
+        std::io::copy(&mut src, &mut dst)
+            .map(|_| ())
+            .map_err(|e| format!("cannot copy {} to {}: {e}", from.display(), to.display()))
+    }
+
     /// Reads and decodes what the traced CPUs' buffers hold, and counts what
     /// was lost.
     pub fn read(&mut self) -> Result<Trace, String> {

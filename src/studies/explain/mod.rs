@@ -97,6 +97,20 @@ pub fn check_names(names: &[String]) -> Result<(), Failure> {
     }
 }
 
+/// What a study asks of the anatomies of a run's figures.
+#[derive(Debug, Clone, Default)]
+pub struct ExplainOptions {
+    /// Round trips (operations, wake-ups) in each figure's traced pass.
+    pub round_trips: usize,
+    /// The slowest round trips' anatomy too (a mechanism's figures).
+    pub tail: Option<crate::analysis::explain::tail::TailSelect>,
+    /// A directory to save each mechanism figure's traced pass in, as the
+    /// kernel prints it (`NAME-SIZE.trace`) beside its anatomy's stretches
+    /// (`NAME-SIZE.parts.tsv`): the anatomy checked against the kernel's
+    /// own text.
+    pub save_trace: Option<std::path::PathBuf>,
+}
+
 /// What the run's plan placed and loaded its figures with, kept for the
 /// traced passes.
 #[derive(Clone)]
@@ -123,11 +137,8 @@ pub struct Explained {
 /// the run's report, saved where the run was (the history, `--json`), so
 /// `show`, `compare` and `report --html` read them. Stops between figures
 /// when a stop was asked for.
-pub fn explain_run(
-    outcome: &mut Outcome,
-    round_trips: usize,
-    tail: Option<crate::analysis::explain::tail::TailSelect>,
-) -> Explained {
+pub fn explain_run(outcome: &mut Outcome, options: &ExplainOptions) -> Explained {
+    let round_trips = options.round_trips;
     let c = Captured {
         settings: outcome.settings.clone(),
         load: outcome.load.clone(),
@@ -148,15 +159,9 @@ pub fn explain_run(
             break;
         }
         let done = match fig.mode {
-            Mode::PingPong => ping_pong::explain_figure(
-                fig,
-                &report.cost_models,
-                &c,
-                round_trips,
-                &names,
-                full,
-                tail,
-            ),
+            Mode::PingPong => {
+                ping_pong::explain_figure(fig, &report.cost_models, &c, options, &names, full)
+            }
             Mode::Op => ops::explain_figure(fig, &c, round_trips, &names, full),
             Mode::Periodic if timer::explains(&fig.benchmark) => {
                 timer::explain_figure(fig, &c, round_trips, full)
@@ -314,6 +319,7 @@ fn size(kb: usize) -> String {
 fn traced_pass<T>(
     cpus: &[usize],
     buffer_kb: usize,
+    text_to: Option<&std::path::Path>,
     mut pass: impl FnMut(&mut crate::engine::run::runner::PassHook) -> Result<T, String>,
 ) -> Result<Traced<T>, String> {
     let max_kb = max_buffer_kb(cpus.len());
@@ -325,6 +331,9 @@ fn traced_pass<T>(
             Some(tasks) => inst.start(tasks),
             None => inst.stop(),
         })?;
+        if let Some(to) = text_to {
+            inst.save_text(to)?;
+        }
         let trace = inst.read()?;
         let lost = trace.lost;
         if lost == 0 || crate::engine::os::interrupt::stop_requested().is_some() {

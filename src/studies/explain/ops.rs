@@ -106,7 +106,7 @@ fn traced(
     let per_op = bench.events().map_or(1, |e| e.per_op.max(1)) as usize;
     let buffer_kb = (ops * 2 * per_op).max(4096);
     let held = c.load.as_ref().map(Held::start).transpose()?;
-    let t = super::traced_pass(&cpus, buffer_kb, |hook| {
+    let t = super::traced_pass(&cpus, buffer_kb, None, |hook| {
         run_op_stamped_pass(bench, &c.settings, names, ops, hook)
     })?;
     let pass = &t.pass;

@@ -2,7 +2,6 @@
 //! tracefs instance (as root), or read from per-task counters (without).
 
 use super::Captured;
-use crate::analysis::explain::tail::TailSelect;
 use crate::analysis::explain::{self as anatomy, Tasks};
 use crate::engine::channel::Topology as Shape;
 use crate::engine::os::objects::ObjectNamer;
@@ -18,11 +17,11 @@ pub(super) fn explain_figure(
     fig: &FigureRecord,
     cost_models: &[crate::record::summary::CostModel],
     c: &Captured,
-    round_trips: usize,
+    options: &super::ExplainOptions,
     names: &ObjectNamer,
     full: bool,
-    tail: Option<TailSelect>,
 ) -> Result<ExplainRecord, String> {
+    let round_trips = options.round_trips;
     let Some(mech) = crate::mechanisms::find(&fig.benchmark) else {
         return Err(format!("'{}' is not a mechanism", fig.benchmark));
     };
@@ -44,7 +43,7 @@ pub(super) fn explain_figure(
             round_trips,
             names,
             fig.load.as_ref(),
-            tail,
+            options,
         )?
     } else {
         let mut ex = coarse(mech, fig.size_bytes, c, round_trips, names)?;
@@ -225,8 +224,15 @@ fn traced(
     round_trips: usize,
     names: &ObjectNamer,
     figure: Option<&crate::record::load::LoadRecord>,
-    tail: Option<TailSelect>,
+    options: &super::ExplainOptions,
 ) -> Result<ExplainRecord, String> {
+    let saved = options.save_trace.as_ref().map(|dir| {
+        let stem = format!("{}-{size}", mech.info().id);
+        (
+            dir.join(format!("{stem}.trace")),
+            dir.join(format!("{stem}.parts.tsv")),
+        )
+    });
     let s = &c.settings;
     let mut cpus: Vec<usize> = [s.client.cpu, s.server.cpu].into_iter().flatten().collect();
     if mech.info().topology == Shape::SelfLoop {
@@ -250,21 +256,27 @@ fn traced(
     let relays = if mech.relayed() { 2 } else { 1 };
     let buffer_kb = (round_trips * 2).max(4096) * relays;
     let mut held = c.load.as_ref().map(Held::start).transpose()?;
-    let t = super::traced_pass(&cpus, buffer_kb, |hook| {
-        // Marked again for each pass: a pass run again in a larger buffer
-        // accounts for its own load alone.
-        let mark = held.as_mut().map(Held::before).transpose()?;
-        let pass = run_stamped_pass(mech, size, s, names, round_trips, hook)?;
-        let load = match (held.as_mut(), &mark) {
-            (Some(h), Some(m)) => Some(h.after(m, &pass.cpus)?),
-            _ => None,
-        };
-        Ok((pass, load))
-    })?;
+    let t = super::traced_pass(
+        &cpus,
+        buffer_kb,
+        saved.as_ref().map(|s| s.0.as_path()),
+        |hook| {
+            // Marked again for each pass: a pass run again in a larger buffer
+            // accounts for its own load alone.
+            let mark = held.as_mut().map(Held::before).transpose()?;
+            let pass = run_stamped_pass(mech, size, s, names, round_trips, hook)?;
+            let load = match (held.as_mut(), &mark) {
+                (Some(h), Some(m)) => Some(h.after(m, &pass.cpus)?),
+                _ => None,
+            };
+            Ok((pass, load))
+        },
+    )?;
     let (pass, load) = &t.pass;
     let handlers = held.as_ref().map(Held::handler_pids).unwrap_or_default();
     let load_pids = held.as_ref().map(Held::pids).unwrap_or_default();
-    let d = anatomy::decompose_all(
+    let mut segments = Vec::new();
+    let d = anatomy::decompose_into(
         &t.trace.events,
         &pass.stamps,
         Tasks {
@@ -275,10 +287,15 @@ fn traced(
             handlers: handlers.clone(),
         },
         &anatomy::syscall_name,
+        saved.is_some().then_some(&mut segments),
     );
+    if let Some((_, tsv)) = &saved {
+        super::tail::save_segments(tsv, &segments, pass)?;
+    }
     let (centre, parts) = anatomy::summarise(&d.trips);
-    let tail =
-        tail.map(|select| super::tail::tail_of(&d.trips, select, &t.trace.labels, &load_pids));
+    let tail = options
+        .tail
+        .map(|select| super::tail::tail_of(&d.trips, select, &t.trace.labels, &load_pids));
     let interrupt = load
         .as_ref()
         .filter(|l| l.window_ns > 0 && !handlers.is_empty())

@@ -105,3 +105,29 @@ pub(super) fn wake_up_notes(d: &Decomposed, round_trips: usize) -> Vec<String> {
     }
     notes
 }
+
+/// Writes a pass's anatomy as stretches of the path, one a line (round
+/// trip, start and end ns on the trace's clock, part) under a header that
+/// names the client's and the server's thread ids and the stamps: what a
+/// reader checks against the kernel's text trace of the same pass.
+pub(super) fn save_segments(
+    to: &std::path::Path,
+    segments: &[crate::analysis::explain::Segment],
+    pass: &crate::engine::run::runner::StampedPass,
+) -> Result<(), String> {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# client {} server {} stamps {}",
+        pass.client_tid,
+        pass.server_tid
+            .map_or_else(|| "-".to_string(), |t| t.to_string()),
+        pass.stamps.len()
+    );
+    let _ = writeln!(out, "# round_trip\tstart_ns\tend_ns\tpart");
+    for s in segments {
+        let _ = writeln!(out, "{}\t{}\t{}\t{}", s.trip, s.start_ns, s.end_ns, s.part);
+    }
+    std::fs::write(to, out).map_err(|e| format!("cannot write {}: {e}", to.display()))
+}

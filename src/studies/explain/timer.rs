@@ -157,7 +157,7 @@ fn traced(period: Duration, count: usize, c: &Captured) -> Result<ExplainRecord,
     let buffer_kb = (count * per_bytes / 1024).max(4096);
     // The load the figure ran under, held for the pass too.
     let _held = c.load.as_ref().map(Held::start).transpose()?;
-    let t = super::traced_pass(&cpus, buffer_kb, |hook| {
+    let t = super::traced_pass(&cpus, buffer_kb, None, |hook| {
         run_stamped_wakeups(period, count, &c.settings, hook).map(|(pass, _ran_on)| pass)
     })?;
     let cut = wakeup::decompose(

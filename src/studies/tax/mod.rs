@@ -545,7 +545,13 @@ fn explained(
     explain: Option<usize>,
 ) -> Result<String, serde_json::Error> {
     if let Some(round_trips) = explain {
-        let done = crate::studies::explain::explain_run(outcome, round_trips, None);
+        let done = crate::studies::explain::explain_run(
+            outcome,
+            &crate::studies::explain::ExplainOptions {
+                round_trips,
+                ..Default::default()
+            },
+        );
         if !done.failed.is_empty() {
             let _ = std::fs::write(
                 out.with_extension("unexplained"),
