@@ -8,10 +8,9 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 /// One line of the kernel's text trace: its time in µs (the text prints
-/// no finer), CPU, task, event and fields.
+/// no finer), task, event and fields.
 struct Line {
     us: u64,
-    cpu: usize,
     pid: i32,
     event: String,
     fields: String,
@@ -25,7 +24,7 @@ fn parse_text(text: &str) -> Vec<Line> {
             let open = l.find(" [")?;
             let close = open + l[open..].find(']')?;
             let pid = l[..open].trim().rsplit('-').next()?.parse().ok()?;
-            let cpu = l[open + 2..close].parse().ok()?;
+            l[open + 2..close].parse::<usize>().ok()?;
             let rest = &l[close + 1..];
             let (head, tail) = rest.split_once(": ")?;
             let ts = head.split_whitespace().last()?;
@@ -34,7 +33,6 @@ fn parse_text(text: &str) -> Vec<Line> {
             let (event, fields) = tail.split_once(": ").unwrap_or((tail, ""));
             Some(Line {
                 us,
-                cpu,
                 pid,
                 event: event.to_string(),
                 fields: fields.to_string(),
