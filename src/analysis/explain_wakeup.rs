@@ -374,6 +374,7 @@ mod tests {
                 Switch {
                     prev_pid: TID,
                     prev_runnable: false,
+                    prev_stopped: false,
                     next_pid: 0,
                 },
             ),
@@ -404,6 +405,7 @@ mod tests {
                 Switch {
                     prev_pid: current,
                     prev_runnable: true,
+                    prev_stopped: false,
                     next_pid: TID,
                 },
             ),
@@ -448,6 +450,7 @@ mod tests {
                 Switch {
                     prev_pid: 0,
                     prev_runnable: true,
+                    prev_stopped: false,
                     next_pid: OTHER,
                 },
             ),
@@ -522,6 +525,7 @@ mod tests {
                 Switch {
                     prev_pid: 0,
                     prev_runnable: true,
+                    prev_stopped: false,
                     next_pid: TID,
                 },
             ),

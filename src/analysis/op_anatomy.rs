@@ -163,6 +163,7 @@ impl Sweep<'_> {
                 prev_pid,
                 prev_runnable,
                 next_pid,
+                ..
             } => {
                 self.curr.insert(e.cpu, next_pid);
                 if prev_pid == me {
@@ -362,6 +363,7 @@ mod tests {
                 Switch {
                     prev_pid: prev,
                     prev_runnable: true,
+                    prev_stopped: false,
                     next_pid: next,
                 },
             )
@@ -408,6 +410,7 @@ mod tests {
                 Switch {
                     prev_pid: M,
                     prev_runnable: false,
+                    prev_stopped: false,
                     next_pid: 0,
                 },
             ),
@@ -438,6 +441,7 @@ mod tests {
                 Switch {
                     prev_pid: 0,
                     prev_runnable: false,
+                    prev_stopped: false,
                     next_pid: M,
                 },
             ),
@@ -472,6 +476,7 @@ mod tests {
                 Switch {
                     prev_pid: prev,
                     prev_runnable: runnable,
+                    prev_stopped: false,
                     next_pid: next,
                 },
             )

@@ -72,12 +72,22 @@ enum Sched {
         queued: bool,
     },
     Preempted(usize),
+    /// Switched out stopped (`T`, `t`) on `cpu`: a stop signal or a tracer.
+    Stopped(usize),
 }
 
 impl Sched {
     /// Asleep, or not yet known to be doing anything.
     fn asleep(self) -> bool {
         matches!(self, Sched::Blocked | Sched::Unknown)
+    }
+
+    /// On a CPU, woken or preempted: moving on.
+    fn active(self) -> bool {
+        matches!(
+            self,
+            Sched::Running(_) | Sched::Woken { .. } | Sched::Preempted(_)
+        )
     }
 }
 
@@ -119,6 +129,8 @@ pub enum Culprit {
     Idle(Option<u32>),
     /// The holder's own work: no other task or interrupt ran on its CPU.
     Own,
+    /// A side stopped (a stop signal such as SIGSTOP, or a tracer).
+    Stopped,
     /// No event says: a stretch the kernel left no event for.
     NoEvent,
 }
@@ -393,7 +405,20 @@ impl Sweep<'_> {
                 };
                 (part, self.behind(cpu))
             }
-            Sched::Blocked | Sched::Unknown => (RESIDUAL.into(), Culprit::NoEvent),
+            Sched::Stopped(_) => (format!("{w} stopped"), Culprit::Stopped),
+            Sched::Blocked | Sched::Unknown => {
+                // Asleep with the message sent: the next side may be
+                // stopped, unable to take it until it is continued.
+                let next = self.path[self.ahead(1)];
+                match (0..self.ids.len()).find(|&i| {
+                    self.ids[i].1 == next
+                        && i != self.holder
+                        && matches!(self.state[i].sched, Sched::Stopped(_))
+                }) {
+                    Some(_) => (format!("{} stopped", next.word()), Culprit::Stopped),
+                    None => (RESIDUAL.into(), Culprit::NoEvent),
+                }
+            }
         }
     }
 
@@ -409,7 +434,7 @@ impl Sweep<'_> {
         let next = self.ahead(1);
         let role = self.path[next];
         if let Some(i) = (0..self.ids.len())
-            .find(|&i| self.ids[i].1 == role && i != self.holder && !self.state[i].sched.asleep())
+            .find(|&i| self.ids[i].1 == role && i != self.holder && self.state[i].sched.active())
         {
             self.pass_to(next, i);
         }
@@ -502,12 +527,16 @@ impl Sweep<'_> {
             EventKind::Switch {
                 prev_pid,
                 prev_runnable,
+                prev_stopped,
                 next_pid,
             } => {
                 self.curr.insert(e.cpu, (next_pid, e.label));
                 if let Some(i) = self.index_of(prev_pid) {
                     let t = self.task(i);
                     t.sched = match (prev_runnable, t.pending.take(), t.sched) {
+                        // Stopped (a stop signal, a tracer) until a
+                        // SIGCONT wakes it: neither asleep nor waiting.
+                        _ if prev_stopped => Sched::Stopped(e.cpu),
                         (true, _, _) => Sched::Preempted(e.cpu),
                         // Woken before it was off: the kernel queues the
                         // wake-up once it is (sched_wakeup).

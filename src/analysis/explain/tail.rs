@@ -88,6 +88,7 @@ impl Naming<'_> {
             Culprit::Idle(Some(s)) => format!("idle state {}", (self.idle_state)(s)),
             Culprit::Idle(None) => "idle (no idle-state event)".into(),
             Culprit::Own => "its own work".into(),
+            Culprit::Stopped => "stopped (a stop signal or a tracer)".into(),
             Culprit::NoEvent => "no event".into(),
         }
     }
@@ -100,6 +101,7 @@ fn signature(part: &str, culprit: &Culprit, named: &str) -> String {
         Culprit::Interrupt(_) => format!("{part} in {named}"),
         Culprit::Idle(_) => format!("{part} from {named}"),
         Culprit::Own | Culprit::NoEvent => format!("{part} ({named})"),
+        Culprit::Stopped => part.to_string(),
     }
 }
 

@@ -37,6 +37,7 @@ fn switch(ts: u64, cpu: usize, prev: i32, next: i32) -> TraceEvent {
         EventKind::Switch {
             prev_pid: prev,
             prev_runnable: false,
+            prev_stopped: false,
             next_pid: next,
         },
     )
@@ -450,6 +451,7 @@ fn time_behind_a_held_loads_process_is_the_loads() {
             Switch {
                 prev_pid: S,
                 prev_runnable: true,
+                prev_stopped: false,
                 next_pid: L,
             },
         ),

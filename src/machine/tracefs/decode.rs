@@ -23,6 +23,8 @@ pub enum EventKind {
     Switch {
         prev_pid: i32,
         prev_runnable: bool,
+        /// Stopped (`T`: a stop signal; `t`: a tracer) rather than asleep.
+        prev_stopped: bool,
         next_pid: i32,
     },
     /// `sched:sched_process_fork`: `parent` made `child` (a process or a
@@ -332,6 +334,8 @@ fn decode_record(
             // TASK_RUNNING is 0; the preempted flag (TASK_REPORT_MAX) is
             // above the state bits and also means still runnable.
             prev_runnable: read_int(data, *state)? & 0xff == 0,
+            // The state's report bit: T (stopped) 0x4, t (traced) 0x8.
+            prev_stopped: read_int(data, *state)? & 0xc != 0,
             next_pid: {
                 if let Some(name) = comm.and_then(|f| read_str(data, f)) {
                     label = labels.intern(name);
@@ -593,6 +597,7 @@ mod tests {
             EventKind::Switch {
                 prev_pid: 10,
                 prev_runnable: false,
+                prev_stopped: false,
                 next_pid: 0
             }
         );

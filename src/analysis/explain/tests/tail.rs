@@ -237,3 +237,89 @@ fn the_slowest_round_trips_are_split_by_excess_and_grouped_by_signature() {
         assert_eq!(TailSelect::Count(0).count(3), 0);
     });
 }
+
+#[test]
+fn a_side_stopped_by_a_signal_is_a_part_named_for_it() {
+    use EventKind::*;
+    let stopped = |ts, cpu, prev| {
+        ev(
+            ts,
+            cpu,
+            prev,
+            Switch {
+                prev_pid: prev,
+                prev_runnable: false,
+                prev_stopped: true,
+                next_pid: 0,
+            },
+        )
+    };
+    let t = 100;
+    let events = vec![
+        ev(0, 0, C, SysExit { id: 1 }),
+        ev(0, 1, S, SysEnter { id: READ }),
+        switch(1, 1, S, 0),
+        // SIGSTOP from pid 999 wakes the server to stop it.
+        ev(
+            t + 5,
+            1,
+            999,
+            Waking {
+                pid: S,
+                target_cpu: 1,
+            },
+        ),
+        switch(t + 6, 1, 999, S),
+        stopped(t + 8, 1, S),
+        ev(t + 10, 0, C, SysEnter { id: WRITE }),
+        ev(t + 20, 0, C, SysExit { id: WRITE }),
+        ev(t + 22, 0, C, SysEnter { id: READ }),
+        switch(t + 25, 0, C, 0),
+        // SIGCONT 2 µs later.
+        ev(
+            t + 2025,
+            1,
+            999,
+            Waking {
+                pid: S,
+                target_cpu: 1,
+            },
+        ),
+        switch(t + 2030, 1, 999, S),
+        ev(t + 2040, 1, S, SysExit { id: READ }),
+        ev(t + 2050, 1, S, SysEnter { id: WRITE }),
+        ev(
+            t + 2055,
+            1,
+            S,
+            Waking {
+                pid: C,
+                target_cpu: 0,
+            },
+        ),
+        ev(t + 2060, 1, S, SysExit { id: WRITE }),
+        switch(t + 2070, 0, 0, C),
+        ev(t + 2080, 0, C, SysExit { id: READ }),
+    ];
+    let d = decompose_all(&events, &[t, t + 2090], tasks(), &name);
+    let p = &d.trips[0].parts;
+    assert_eq!(p.values().sum::<u64>(), 2090);
+    assert!(p["server stopped"] >= 2000, "{p:?}");
+    assert!(!p.contains_key(RESIDUAL), "{p:?}");
+    let c = &d.trips[0].culprits;
+    assert_eq!(
+        c[&("server stopped".to_string(), Culprit::Stopped)],
+        p["server stopped"]
+    );
+    let (normal, stamps) = trace(3);
+    let mut trips = decompose(&normal, &stamps, tasks(), &name);
+    trips.push(d.trips[0].clone());
+    naming_test(|naming| {
+        let t = tail(&trips, TailSelect::Count(1), naming);
+        assert_eq!(t.slowest[0].signature, "server stopped");
+        assert_eq!(
+            t.slowest[0].parts[0].culprit,
+            "stopped (a stop signal or a tracer)"
+        );
+    });
+}

@@ -510,7 +510,7 @@ impl Prepared {
     /// tracing the caller turns on and off. Content and the peer's count
     /// are checked after it as after a figure's samples.
     pub fn stamped_pass(
-        mut self,
+        &mut self,
         ep: &mut dyn Endpoint,
         round_trips: usize,
         echoed: Option<&AtomicU64>,

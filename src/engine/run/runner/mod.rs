@@ -170,6 +170,30 @@ pub fn run_stamped_pass(
     round_trips: usize,
     around: &mut PassHook,
 ) -> Result<StampedPass, String> {
+    run_stamped_segments(mech, size, s, names, round_trips, around, &mut |_| {
+        Ok(false)
+    })
+}
+
+/// What a segment of [`run_stamped_segments`] gave, for the caller to take
+/// what it keeps; `Ok(true)` asks for another segment.
+pub type AfterSegment<'a> = dyn FnMut(&StampedPass) -> Result<bool, String> + 'a;
+
+/// [`run_stamped_pass`] in segments on one channel and peer (a soak): each
+/// segment `round_trips` stamped round trips between `around(Some(…))` and
+/// `around(None)`, then its content checked and `after` given it; another
+/// follows while `after` says so and no stop was asked for. Between
+/// segments no round trip runs (the loop is closed: the client sends
+/// nothing while `after` works). Returns the last segment.
+pub fn run_stamped_segments(
+    mech: &dyn Mechanism,
+    size: usize,
+    s: &RunSettings,
+    names: &ObjectNamer,
+    round_trips: usize,
+    around: &mut PassHook,
+    after: &mut AfterSegment,
+) -> Result<StampedPass, String> {
     let info = mech.info();
     if let Some(reason) = skip_reason(mech, size, s) {
         return Err(reason);
@@ -189,7 +213,7 @@ pub fn run_stamped_pass(
         |client, peer| {
             tasks = (process::gettid(), peer.map(|p| p.identity().tid));
             let echoed = peer.map(|p| pingpong::echo_count(p.board()));
-            let prepared = pingpong::Prepared::new(client, size, self_loop, &s.budget, None)?;
+            let mut prepared = pingpong::Prepared::new(client, size, self_loop, &s.budget, None)?;
             relay = client.relay();
             relay_tids = relay
                 .as_ref()
@@ -201,9 +225,24 @@ pub fn run_stamped_pass(
                 .flatten()
                 .chain(relay_tids.iter().copied())
                 .collect();
-            prepared.stamped_pass(client, round_trips, echoed, &mut |on| {
-                around(on.then_some(tids.as_slice()))
-            })
+            loop {
+                let stamps = prepared.stamped_pass(client, round_trips, echoed, &mut |on| {
+                    around(on.then_some(tids.as_slice()))
+                })?;
+                let segment = StampedPass {
+                    stamps,
+                    client_tid: tasks.0,
+                    server_tid: tasks.1,
+                    relay: relay.clone(),
+                    relay_tids: relay_tids.clone(),
+                    // Known once the channel is closed: the last's only.
+                    cpus: Vec::new(),
+                };
+                let more = after(&segment).map_err(ChannelError::Setup)?;
+                if !more || crate::engine::os::interrupt::stop_requested().is_some() {
+                    return Ok(segment.stamps);
+                }
+            }
         },
     )?;
     Ok(StampedPass {
