@@ -222,3 +222,76 @@ fn a_tail_or_trace_directory_out_of_range_is_bad_usage() {
         );
     }
 }
+
+#[test]
+fn a_soak_keeps_the_slowest_in_its_stated_memory_and_leaves_no_instance() {
+    let _g = serial();
+    if !tracing_or_skip("a_soak_keeps_the_slowest_in_its_stated_memory_and_leaves_no_instance") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let json = sb.path("r.json");
+    let mut argv = EXPLAIN_PIPE.to_vec();
+    argv.extend([
+        "--round-trips",
+        "1000",
+        "--tail",
+        "5",
+        "--duration",
+        "3s",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let out = sb.run(&argv, Duration::from_secs(120));
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(text.contains("soak: "), "{text}");
+    let report = read_json(&json);
+    let errors = schema_errors("docs/schema/run.schema.json", &report);
+    assert!(errors.is_empty(), "{errors:#?}");
+    let ex = &results(&report)[0]["explain"];
+    let soak = &ex["soak"];
+    let segments = soak["segments"].as_u64().unwrap();
+    assert!(segments >= 2, "{soak}");
+    assert_eq!(soak["segment_round_trips"], 1000);
+    assert!(soak["segments_decoded"].as_u64().unwrap() >= 1, "{soak}");
+    assert!(
+        soak["peak_rss_kb"].as_u64().unwrap() <= soak["bound_kb"].as_u64().unwrap(),
+        "{soak}"
+    );
+    let tail = &ex["tail"];
+    assert_eq!(tail["round_trips_seen"].as_u64().unwrap(), segments * 1000);
+    assert_eq!(tail["slowest"].as_array().unwrap().len(), 5);
+    assert!(
+        orphaned_instances().is_empty(),
+        "left: {:?}",
+        orphaned_instances()
+    );
+}
+
+#[test]
+fn sigint_during_a_soak_removes_the_instance() {
+    let _g = serial();
+    if !tracing_or_skip("sigint_during_a_soak_removes_the_instance") {
+        return;
+    }
+    let sb = Sandbox::new();
+    let mut argv = EXPLAIN_PIPE.to_vec();
+    argv.extend(["--round-trips", "1000", "--tail", "5", "--duration", "10m"]);
+    let child = sb.cmd(&argv).spawn().expect("spawn ipcmark");
+    let pid = child.id();
+    assert!(
+        eventually(Duration::from_secs(90), || instance_of(pid).is_some()),
+        "no instance of {pid} within 90 s"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    signal(pid, libc::SIGINT);
+    let out = wait_with_deadline(child, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(instance_of(pid).is_none(), "{:?}", instance_of(pid));
+    assert!(
+        orphaned_instances().is_empty(),
+        "left: {:?}",
+        orphaned_instances()
+    );
+}

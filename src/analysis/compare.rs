@@ -436,6 +436,7 @@ mod tests {
             wake_ups: Vec::new(),
             merged_round_trips: None,
             tail: None,
+            soak: None,
         }
     }
 

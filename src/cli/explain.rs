@@ -83,6 +83,9 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
     explain::check_names(&args.names)?;
     let tail = args.tail;
     let save_trace = args.save_trace;
+    // With --tail, --duration is a mechanism's soak (a timer's figure
+    // keeps it as its length).
+    let soak = tail.and(args.timer.duration);
     if let Some(dir) = &save_trace
         && !dir.is_dir()
     {
@@ -123,6 +126,7 @@ pub fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
                     round_trips,
                     tail,
                     save_trace: save_trace.clone(),
+                    soak,
                 },
             );
             let mut out = String::new();

@@ -215,6 +215,9 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
     if let Some(t) = &ex.tail {
         out.push_str(&super::explain_tail::render(t, long));
     }
+    if let Some(s) = &ex.soak {
+        out.push_str(&super::explain_tail::render_soak(s));
+    }
     if long && !ex.events.is_empty() {
         let _ = writeln!(out, "  events: {}", ex.events.join(" "));
     }
@@ -264,6 +267,7 @@ mod tests {
             wake_ups: Vec::new(),
             merged_round_trips: None,
             tail: None,
+            soak: None,
         };
         let text = render("pipe", 64, &ex, false);
         assert!(!text.contains("copy"), "{text}");
@@ -342,6 +346,7 @@ mod tests {
             wake_ups: Vec::new(),
             merged_round_trips: None,
             tail: None,
+            soak: None,
         };
         let text = render("timer-latency", 0, &ex, false);
         assert!(text.contains("anatomy of a wake-up latency"), "{text}");

@@ -4,7 +4,7 @@
 //! with their largest excesses and what each was spent behind.
 
 use crate::output::sanitise::text;
-use crate::record::explain::TailRecord;
+use crate::record::explain::{SoakRecord, TailRecord};
 use std::fmt::Write;
 
 /// How many of the slowest are listed (all of them with `long`).
@@ -94,6 +94,34 @@ pub fn render(t: &TailRecord, long: bool) -> String {
             parts.join("; ")
         );
     }
+    out
+}
+
+/// A soak's line: how long, how many segments and decoded, the time
+/// between segments, and its memory against the bound.
+pub fn render_soak(s: &SoakRecord) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "  soak: {:.0} s ({:.0} asked), {} segments of {} round trips, {} decoded{}; {:.1} s \
+         between segments (no round trip runs then); peak memory {:.1} MiB (bound {:.1} MiB), \
+         trace buffers {} MiB on each of {} CPUs",
+        s.ran_s,
+        s.asked_s,
+        s.segments,
+        s.segment_round_trips,
+        s.segments_decoded,
+        if s.segments_lost > 0 {
+            format!(", {} lost events and were not cut", s.segments_lost)
+        } else {
+            String::new()
+        },
+        s.between_segments_s,
+        s.peak_rss_kb as f64 / 1024.0,
+        s.bound_kb as f64 / 1024.0,
+        s.buffer_kb_per_cpu / 1024,
+        s.cpus.len()
+    );
     out
 }
 

@@ -85,6 +85,53 @@ pub struct ExplainRecord {
     /// The slowest round trips, with `explain --tail` (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tail: Option<TailRecord>,
+    /// With `--tail --duration D`: how the soak went and what it held in
+    /// memory (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soak: Option<SoakRecord>,
+}
+
+/// A soak (`explain --tail --duration D`): a traced pass in segments on one
+/// channel, the slowest round trips kept, the rest let go.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SoakRecord {
+    /// The duration asked for, s.
+    pub asked_s: f64,
+    /// How long it ran, s.
+    pub ran_s: f64,
+    /// Segments run.
+    pub segments: u64,
+    /// Round trips in each.
+    pub segment_round_trips: u64,
+    /// Segments whose events were decoded: the first (the waterfall and
+    /// the typical round trip), then those with a round trip slower than
+    /// the slowest kept so far.
+    pub segments_decoded: u64,
+    /// Segments with a round trip to keep whose events the kernel lost:
+    /// their slow round trips could not be cut and are not kept.
+    pub segments_lost: u64,
+    /// Time between segments, s: no round trip runs then (the loop is
+    /// closed), so a stall then delays none and is not seen.
+    pub between_segments_s: f64,
+    /// The slowest round trips kept.
+    pub kept: u64,
+    /// The trace buffer, KiB per traced CPU (the kernel's memory).
+    pub buffer_kb_per_cpu: u64,
+    /// The CPUs traced.
+    pub cpus: Vec<usize>,
+    /// This process's peak resident memory before the soak, KiB (`VmHWM`).
+    pub rss_before_kb: u64,
+    /// Its peak after the first segment was cut, KiB.
+    pub rss_after_first_kb: u64,
+    /// Its peak at the end, KiB.
+    pub peak_rss_kb: u64,
+    /// The most events one decoded segment held.
+    pub events_max: u64,
+    /// The memory bound, KiB: the larger of the peak after the first
+    /// segment and the memory before it plus the most events the buffers
+    /// can hold decoded (full of the smallest, 16 bytes each), plus 8 KiB
+    /// per round trip kept (docs/explain.md).
+    pub bound_kb: u64,
 }
 
 /// One side's wake-ups in a traced pass (`explain.wake_ups[]`).

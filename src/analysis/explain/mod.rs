@@ -597,7 +597,32 @@ pub fn decompose_into(
     stamps: &[u64],
     tasks: Tasks,
     name: &dyn Fn(i64) -> String,
+    segments: Option<&mut Vec<Segment>>,
+) -> Decomposed {
+    decompose_inner(events, stamps, tasks, name, segments, 0)
+}
+
+/// [`decompose_all`], cutting into parts only the round trips longer than
+/// `above_ns` (the others keep their length, with no parts): a soak's
+/// segment, of which only what is slower than what it keeps matters, held
+/// in memory for those alone.
+pub fn decompose_slow(
+    events: &[TraceEvent],
+    stamps: &[u64],
+    tasks: Tasks,
+    name: &dyn Fn(i64) -> String,
+    above_ns: u64,
+) -> Decomposed {
+    decompose_inner(events, stamps, tasks, name, None, above_ns)
+}
+
+fn decompose_inner(
+    events: &[TraceEvent],
+    stamps: &[u64],
+    tasks: Tasks,
+    name: &dyn Fn(i64) -> String,
     mut segments: Option<&mut Vec<Segment>>,
+    above_ns: u64,
 ) -> Decomposed {
     let Some((&first, _)) = stamps.split_first() else {
         return Decomposed::default();
@@ -632,8 +657,10 @@ pub fn decompose_into(
             let (part, culprit) = sweep.part();
             let ns = until - now;
             let trip = &mut trips[k];
-            *trip.parts.entry(part.clone()).or_default() += ns;
-            *trip.culprits.entry((part.clone(), culprit)).or_default() += ns;
+            if above_ns == 0 || trip.total_ns > above_ns {
+                *trip.parts.entry(part.clone()).or_default() += ns;
+                *trip.culprits.entry((part.clone(), culprit)).or_default() += ns;
+            }
             let at = match segments.as_deref_mut() {
                 Some(segs) => {
                     segs.push(Segment {
@@ -679,6 +706,10 @@ pub fn decompose_into(
                         seg.part = both.clone();
                     }
                     let t = &mut trips[trip];
+                    merged.insert(trip);
+                    if !t.parts.contains_key(&part) {
+                        continue;
+                    }
                     move_ns(&mut t.parts, &part, both.clone(), ns);
                     move_ns(
                         &mut t.culprits,
@@ -686,7 +717,6 @@ pub fn decompose_into(
                         (both.clone(), Culprit::NoEvent),
                         ns,
                     );
-                    merged.insert(trip);
                 }
             }
             sweep.settle();

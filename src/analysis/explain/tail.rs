@@ -112,12 +112,36 @@ pub fn tail(trips: &[RoundTrip], select: TailSelect, naming: &Naming) -> TailRec
     order.sort_by_key(|&i| (trips[i].total_ns, i));
     let n = select.count(trips.len());
     let typical = order.get(order.len() / 2).map(|&i| &trips[i]);
-    let typical_ns = typical.map_or(0.0, |t| t.total_ns as f64);
-    let (slowest, leads): (Vec<SlowRoundTripRecord>, Vec<Culprit>) = order
+    let slowest: Vec<(u64, &RoundTrip)> = order
         .iter()
         .rev()
         .take(n)
-        .map(|&i| slow(i, &trips[i], typical, naming))
+        .map(|&i| (i as u64, &trips[i]))
+        .collect();
+    tail_of_kept(
+        &slowest,
+        typical,
+        trips.len() as u64,
+        select.words(),
+        naming,
+    )
+}
+
+/// The tail from the slowest round trips already kept (a soak keeps them
+/// segment by segment): `slowest` slowest first, each with its place in
+/// the pass; `typical` the round trip the excess is counted from; `seen`
+/// the round trips they were taken from; `asked` what was asked.
+pub fn tail_of_kept(
+    slowest: &[(u64, &RoundTrip)],
+    typical: Option<&RoundTrip>,
+    seen: u64,
+    asked: String,
+    naming: &Naming,
+) -> TailRecord {
+    let typical_ns = typical.map_or(0.0, |t| t.total_ns as f64);
+    let (slowest, leads): (Vec<SlowRoundTripRecord>, Vec<Culprit>) = slowest
+        .iter()
+        .map(|&(i, trip)| slow(i, trip, typical, naming))
         .unzip();
     // A signature is the part and what it was spent behind: tasks of one
     // command (a build's compilers, a pool's workers) are one culprit,
@@ -171,8 +195,8 @@ pub fn tail(trips: &[RoundTrip], select: TailSelect, naming: &Naming) -> TailRec
             .then(b.mean_excess_ns.total_cmp(&a.mean_excess_ns))
     });
     TailRecord {
-        round_trips_seen: trips.len() as u64,
-        asked: select.words(),
+        round_trips_seen: seen,
+        asked,
         threshold_ns: slowest.last().map_or(0.0, |s| s.round_trip_ns),
         typical_ns,
         slowest,
@@ -209,7 +233,7 @@ fn g_record(
 /// One slow round trip against the typical one, and the culprit of its
 /// largest excess.
 fn slow(
-    index: usize,
+    index: u64,
     trip: &RoundTrip,
     typical: Option<&RoundTrip>,
     naming: &Naming,
@@ -267,7 +291,7 @@ fn slow(
         .first()
         .map_or_else(String::new, |(p, c)| signature(&p.name, c, &p.culprit));
     let record = SlowRoundTripRecord {
-        index: index as u64,
+        index,
         round_trip_ns: total,
         excess_ns: total - typical.map_or(0.0, |t| t.total_ns as f64),
         parts: parts.into_iter().map(|(p, _)| p).collect(),

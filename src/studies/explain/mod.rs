@@ -21,6 +21,7 @@ use crate::run::{Failure, Outcome};
 
 mod ops;
 mod ping_pong;
+mod soak;
 mod tail;
 mod timer;
 
@@ -109,6 +110,9 @@ pub struct ExplainOptions {
     /// (`NAME-SIZE.parts.tsv`): the anatomy checked against the kernel's
     /// own text.
     pub save_trace: Option<std::path::PathBuf>,
+    /// With `tail`: a soak of a mechanism's figures this long, in segments
+    /// of `round_trips` (`soak.rs`).
+    pub soak: Option<std::time::Duration>,
 }
 
 /// What the run's plan placed and loaded its figures with, kept for the
@@ -234,6 +238,7 @@ fn coarse_record(
         wake_ups: Vec::new(),
         merged_round_trips: None,
         tail: None,
+        soak: None,
     }
 }
 
@@ -395,6 +400,7 @@ impl<T> Traced<T> {
             wake_ups: Vec::new(),
             merged_round_trips: None,
             tail: None,
+            soak: None,
         }
     }
 }

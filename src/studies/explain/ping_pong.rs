@@ -2,6 +2,7 @@
 //! tracefs instance (as root), or read from per-task counters (without).
 
 use super::Captured;
+use crate::analysis::explain::tail::TailSelect;
 use crate::analysis::explain::{self as anatomy, Tasks};
 use crate::engine::channel::Topology as Shape;
 use crate::engine::os::objects::ObjectNamer;
@@ -35,7 +36,20 @@ pub(super) fn explain_figure(
             mean: 2.0 * v.iter().sum::<f64>() / v.len() as f64,
             median: 2.0 * crate::stats::median(v),
         });
-    let mut ex = if full {
+    let mut ex = if let (true, Some(d), Some(select)) = (full, options.soak, options.tail) {
+        let (keep, asked) = match select {
+            TailSelect::Count(k) => (k, k.to_string()),
+            TailSelect::Share(_) => (
+                super::soak::SOAK_KEEP,
+                format!(
+                    "{} (a soak keeps a count: {} asked)",
+                    super::soak::SOAK_KEEP,
+                    select.words()
+                ),
+            ),
+        };
+        super::soak::soak(mech, fig.size_bytes, c, options, names, d, keep, asked)?
+    } else if full {
         traced(
             mech,
             fig.size_bytes,
@@ -234,27 +248,8 @@ fn traced(
         )
     });
     let s = &c.settings;
-    let mut cpus: Vec<usize> = [s.client.cpu, s.server.cpu].into_iter().flatten().collect();
-    if mech.info().topology == Shape::SelfLoop {
-        cpus.truncate(1);
-    }
-    // A broker is not placed: it runs wherever this process may (it
-    // inherits the affinity the channel is opened with), so every such CPU
-    // is traced, or its relaying would be a gap.
-    if cpus.is_empty() || mech.relayed() {
-        cpus.extend(
-            crate::sys::sched::allowed_cpus()
-                .map_err(|e| format!("cannot read the CPUs allowed: {e}"))?,
-        );
-    }
-    cpus.sort_unstable();
-    cpus.dedup();
-    // About 40 events of 40 bytes per round trip, and the traced CPUs'
-    // other tasks' switches and interrupts: 2 KiB per round trip per CPU,
-    // at least 4 MiB; twice that where a broker's calls, as many again,
-    // are traced too.
-    let relays = if mech.relayed() { 2 } else { 1 };
-    let buffer_kb = (round_trips * 2).max(4096) * relays;
+    let cpus = traced_cpus(mech, s)?;
+    let buffer_kb = buffer_kb(mech, round_trips);
     let mut held = c.load.as_ref().map(Held::start).transpose()?;
     let t = super::traced_pass(
         &cpus,
@@ -317,6 +312,40 @@ fn traced(
     ex.merged_round_trips = Some(d.merged_round_trips);
     ex.tail = tail;
     Ok(ex)
+}
+
+/// The CPUs a mechanism's traced pass traces: the two sides' (the
+/// client's of a self-loop), and every CPU allowed where a side is not
+/// placed or a broker relays.
+pub(super) fn traced_cpus(
+    mech: &dyn crate::engine::channel::Mechanism,
+    s: &crate::engine::run::runner::RunSettings,
+) -> Result<Vec<usize>, String> {
+    let mut cpus: Vec<usize> = [s.client.cpu, s.server.cpu].into_iter().flatten().collect();
+    if mech.info().topology == Shape::SelfLoop {
+        cpus.truncate(1);
+    }
+    // A broker is not placed: it runs wherever this process may (it
+    // inherits the affinity the channel is opened with), so every such CPU
+    // is traced, or its relaying would be a gap.
+    if cpus.is_empty() || mech.relayed() {
+        cpus.extend(
+            crate::sys::sched::allowed_cpus()
+                .map_err(|e| format!("cannot read the CPUs allowed: {e}"))?,
+        );
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
+/// The trace buffer per CPU for `round_trips` of a mechanism, KiB: about
+/// 40 events of 40 bytes per round trip, and the traced CPUs' other
+/// tasks' switches and interrupts: 2 KiB per round trip per CPU, at least
+/// 4 MiB; twice that where a broker's calls, as many again, are traced too.
+pub(super) fn buffer_kb(mech: &dyn crate::engine::channel::Mechanism, round_trips: usize) -> usize {
+    let relays = if mech.relayed() { 2 } else { 1 };
+    (round_trips * 2).max(4096) * relays
 }
 
 /// What the anatomy says of the task that relays each message: traced,

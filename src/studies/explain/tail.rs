@@ -5,7 +5,7 @@
 
 use crate::analysis::explain::Decomposed;
 use crate::analysis::explain::RoundTrip;
-use crate::analysis::explain::tail::{Naming, TailSelect, tail};
+use crate::analysis::explain::tail::{Naming, TailSelect, tail, tail_of_kept};
 use crate::machine::sysroot::SysRoot;
 use crate::machine::tracefs::decode::Labels;
 use crate::record::explain::{TailRecord, WakeUpRecord};
@@ -18,6 +18,26 @@ pub(super) fn tail_of(
     labels: &Labels,
     load: &[i32],
 ) -> TailRecord {
+    with_naming(labels, load, |naming| tail(trips, select, naming))
+}
+
+/// [`tail_of_kept`] with its culprits named as [`tail_of`] names them.
+pub(super) fn tail_of_kept_named(
+    slowest: &[(u64, &RoundTrip)],
+    typical: Option<&RoundTrip>,
+    seen: u64,
+    asked: String,
+    labels: &Labels,
+    load: &[i32],
+) -> TailRecord {
+    with_naming(labels, load, |naming| {
+        tail_of_kept(slowest, typical, seen, asked, naming)
+    })
+}
+
+/// Calls `f` with the naming of this machine: the trace's words, a task
+/// told as a kernel thread or the held load, idle states by cpuidle's names.
+fn with_naming(labels: &Labels, load: &[i32], f: impl FnOnce(&Naming) -> TailRecord) -> TailRecord {
     let root = SysRoot::host();
     let word = |l: u32| crate::output::sanitise::text(labels.word(l)).into_owned();
     let task_kind = |pid: i32| {
@@ -30,15 +50,11 @@ pub(super) fn tail_of(
         }
     };
     let idle_state = |s: u32| idle_state_name(&root, s);
-    tail(
-        trips,
-        select,
-        &Naming {
-            word: &word,
-            task_kind: &task_kind,
-            idle_state: &idle_state,
-        },
-    )
+    f(&Naming {
+        word: &word,
+        task_kind: &task_kind,
+        idle_state: &idle_state,
+    })
 }
 
 /// An idle state's name as cpuidle gives it (CPU 0's states; every CPU has

@@ -301,6 +301,7 @@ fn coarse(period: Duration, count: usize, c: &Captured) -> Result<ExplainRecord,
         wake_ups: Vec::new(),
         merged_round_trips: None,
         tail: None,
+        soak: None,
     })
 }
 
