@@ -260,6 +260,12 @@ pub struct MaxRegression {
     pub fraction: f64,
 }
 
+impl MaxRegression {
+    /// `selftest --max-regression`: the pairs judged as check would.
+    pub const SELFTEST_HELP: &str = "The --max-regression each A/A pair is judged at as `ipcmark check` \
+        judges it: any pair check fails is a false failure (its rate is reported, not the verdict)";
+}
+
 /// `--alpha`: the significance level of a comparison of two runs
 /// (`compare`, `check`).
 #[derive(Debug, Clone, Args)]

@@ -187,6 +187,7 @@ mod tests {
                         0.05,
                         build.clone(),
                     ),
+                    check_passed: None,
                 }
             })
             .collect();
@@ -200,6 +201,7 @@ mod tests {
                 pairs_asked: 5,
                 stopped: None,
                 build,
+                check: None,
             },
             pairs,
         );
