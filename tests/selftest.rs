@@ -93,6 +93,23 @@ fn two_pairs_give_a_record_with_their_counts_and_mark_their_runs() {
     );
     assert_eq!(r["passed"], ran.code() == Some(0));
     assert!(ran.stdout.contains("false-positive rate"), "{}", ran.stdout);
+    // Each pair judged as check judges it at --max-regression's default:
+    // counts, never the rate, which is the machine's.
+    let c = &r["check_false_failures"];
+    assert_eq!(c["max_regression"].as_f64(), Some(0.05), "{c}");
+    assert_eq!(c["max_common_shift_from"], "default", "{c}");
+    assert_eq!(u(c, "pairs"), 2, "{c}");
+    let failed = pairs
+        .iter()
+        .filter(|p| p["check_failed"].as_bool().unwrap())
+        .count() as u64;
+    assert_eq!(u(c, "failed"), failed, "{c}");
+    assert!(
+        ran.stdout
+            .contains("false failures of `check --max-regression 5%`"),
+        "{}",
+        ran.stdout
+    );
     // Its four runs are in the history, marked pair by pair, with its record.
     let ids: Vec<i64> = pairs
         .iter()

@@ -35,6 +35,9 @@ mod usage;
 mod compare;
 // `ipcmark watch` and `ipcmark check`: change points of the history, a CI gate.
 mod watch;
+// The exports for CI dashboards: Bencher, github-action-benchmark, JUnit,
+// GitHub annotations, Otava.
+mod export;
 // `ipcmark advise`: a mechanism for a stated need, from the history.
 mod advise;
 // `ipcmark selftest`: A/A pairs, the test of compare's test.

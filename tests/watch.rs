@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// A report of tests/reports/.
-fn fixture(name: &str) -> Value {
+pub(crate) fn fixture(name: &str) -> Value {
     read_json(Path::new(&format!("tests/reports/{name}.json")))
 }
 
@@ -21,7 +21,7 @@ fn scale_all(v: &mut Value, k: f64) {
 }
 
 /// Figure `i` of `report` with every time that locates it times `k`.
-fn scale(report: &mut Value, i: usize, k: f64) {
+pub(crate) fn scale(report: &mut Value, i: usize, k: f64) {
     let f = &mut report["results"][i];
     for path in [
         &["latency_ns", "median"][..],
@@ -44,13 +44,13 @@ fn scale(report: &mut Value, i: usize, k: f64) {
     }
 }
 
-fn write(sb: &Sandbox, name: &str, report: &Value) -> PathBuf {
+pub(crate) fn write(sb: &Sandbox, name: &str, report: &Value) -> PathBuf {
     let path = sb.path(name);
     std::fs::write(&path, serde_json::to_string_pretty(report).unwrap()).unwrap();
     path
 }
 
-fn import(sb: &Sandbox, db: &Path, files: &[PathBuf]) {
+pub(crate) fn import(sb: &Sandbox, db: &Path, files: &[PathBuf]) {
     let mut args = vec!["import".to_string()];
     args.extend(files.iter().map(|f| f.display().to_string()));
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -58,7 +58,7 @@ fn import(sb: &Sandbox, db: &Path, files: &[PathBuf]) {
 }
 
 /// The index of `benchmark`'s figure in `report`.
-fn figure(report: &Value, benchmark: &str) -> usize {
+pub(crate) fn figure(report: &Value, benchmark: &str) -> usize {
     results(report)
         .iter()
         .position(|f| f["benchmark"] == benchmark)

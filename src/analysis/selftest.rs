@@ -2,17 +2,22 @@
 //! pair compared by [`super::compare::compare`] (the very test `compare`
 //! and `check` use, not a copy), summed up as the false-positive rate of
 //! that test on this machine against α, with its binomial interval, the
-//! machine's run-to-run shift across pairs, and each figure's flags.
+//! machine's run-to-run shift across pairs, and each figure's flags; and,
+//! where the command judged each pair through `check`'s own gate
+//! (`analysis::check`, not a copy), how often check failed one: every
+//! failure of an A/A pair is a false one.
 //!
 //! Every figure of an A/A pair is unchanged by construction, so every
 //! figure the test calls significant is a false positive. A well-behaved
 //! test flags about α of them; a machine whose speed moves between runs
 //! by more than the figures' intervals show makes it flag more.
 
+use super::check::Gate;
 use crate::record::build::BuildRecord;
 use crate::record::compare::{CompareReport, IntervalRecord};
 use crate::record::selftest::{
-    Rate, SELFTEST_SCHEMA, SelftestFigure, SelftestPair, SelftestReport, ShiftSpread,
+    CheckFalseFailures, Rate, SELFTEST_SCHEMA, SelftestFigure, SelftestPair, SelftestReport,
+    ShiftSpread,
 };
 use crate::stats::interval::binomial_interval;
 use crate::stats::median;
@@ -32,6 +37,9 @@ pub struct PairInput {
     pub run_b: Option<i64>,
     /// `compare`'s report of A against B.
     pub compared: CompareReport,
+    /// Whether `check` passed the pair (judged through
+    /// [`Context::check`]'s gate by `analysis::check`); none when not judged.
+    pub check_passed: Option<bool>,
 }
 
 /// What the command knew of the whole selftest, beside its pairs.
@@ -52,6 +60,8 @@ pub struct Context {
     pub stopped: Option<String>,
     /// The build.
     pub build: BuildRecord,
+    /// The gate `check` judged each pair through, if it did.
+    pub check: Option<Gate>,
 }
 
 fn rate(flagged: usize, compared: usize) -> Rate {
@@ -112,11 +122,27 @@ pub fn summarise(ctx: Context, pairs: Vec<PairInput>) -> SelftestReport {
             flagged,
             flagged_beyond_shift: beyond,
             common_shift: c.common_shift.clone(),
+            check_failed: p.check_passed.map(|passed| !passed),
         });
     }
     let compared: usize = out.iter().map(|p| p.compared).sum();
     let flagged: usize = out.iter().map(|p| p.flagged).sum();
     let beyond: usize = out.iter().map(|p| p.flagged_beyond_shift).sum();
+    let check_false_failures = ctx.check.as_ref().map(|gate| {
+        let judged = out.iter().filter_map(|p| p.check_failed);
+        let pairs = judged.clone().count();
+        let failed = judged.filter(|f| *f).count();
+        let r = rate(failed, pairs);
+        CheckFalseFailures {
+            max_regression: gate.max_regression,
+            max_common_shift: gate.max_common_shift.0,
+            max_common_shift_from: gate.max_common_shift.1.clone(),
+            pairs,
+            failed,
+            rate: r.rate,
+            interval: r.interval,
+        }
+    });
     let limit = ctx.alpha + SLACK;
     let false_positives = rate(flagged, compared);
     let passed = false_positives.rate.is_some_and(|r| r <= limit + 1e-12);
@@ -133,6 +159,7 @@ pub fn summarise(ctx: Context, pairs: Vec<PairInput>) -> SelftestReport {
         pairs_done: out.len(),
         stopped: ctx.stopped,
         shift: shift_spread(&out),
+        check_false_failures,
         pairs: out,
         figures: figures
             .into_iter()
@@ -188,6 +215,7 @@ mod tests {
             pairs_asked,
             stopped: None,
             build: fixture("op").header.build,
+            check: None,
         }
     }
 
@@ -203,7 +231,72 @@ mod tests {
                 0.05,
                 a.header.build.clone(),
             ),
+            check_passed: None,
         }
+    }
+
+    /// A pair judged by `check` through `gate`, as the selftest judges it.
+    fn judged(a: &RunRecord, b: &RunRecord, gate: &Gate) -> PairInput {
+        let mut p = pair(a, b);
+        let checked =
+            crate::analysis::check::check(p.compared.clone(), a, b, gate, a.header.build.clone());
+        p.check_passed = Some(checked.passed);
+        p
+    }
+
+    #[test]
+    fn the_pairs_check_fails_are_counted_as_false_failures() {
+        let a = fixture("op");
+        // syscall-read-tmpfs 10% slower: check fails that pair at 5%.
+        let b = scaled(&a, |i| if i == 1 { 1.10 } else { 1.0 });
+        let gate = Gate::new(0.05);
+        let judging = Context {
+            check: Some(gate.clone()),
+            ..ctx(3)
+        };
+        let r = summarise(
+            judging,
+            vec![
+                judged(&a, &a, &gate),
+                judged(&a, &b, &gate),
+                judged(&a, &a, &gate),
+            ],
+        );
+        let pairs: Vec<_> = r.pairs.iter().map(|p| p.check_failed).collect();
+        assert_eq!(pairs, [Some(false), Some(true), Some(false)]);
+        let c = r.check_false_failures.as_ref().unwrap();
+        assert_eq!((c.pairs, c.failed), (3, 1));
+        assert!((c.rate.unwrap() - 1.0 / 3.0).abs() < 1e-12);
+        let i = c.interval.unwrap();
+        assert!(i.low < 1.0 / 3.0 && 1.0 / 3.0 < i.high, "{i:?}");
+        assert_eq!(c.max_regression, 0.05);
+        assert_eq!(
+            (c.max_common_shift, c.max_common_shift_from.as_str()),
+            (crate::analysis::check::DEFAULT_MAX_COMMON_SHIFT, "default")
+        );
+        // Allowed 15%, no pair fails.
+        let lenient = Gate::new(0.15);
+        let r = summarise(
+            Context {
+                check: Some(lenient.clone()),
+                ..ctx(1)
+            },
+            vec![judged(&a, &b, &lenient)],
+        );
+        assert_eq!(r.check_false_failures.unwrap().failed, 0);
+    }
+
+    /// A selftest not judged by check writes neither field: a record of
+    /// before them reads back as it was.
+    #[test]
+    fn a_selftest_without_checks_writes_no_check_fields() {
+        let a = fixture("op");
+        let r = summarise(ctx(1), vec![pair(&a, &a)]);
+        assert!(r.check_false_failures.is_none());
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(!text.contains("check_f"), "{text}");
+        let back: SelftestReport = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, r);
     }
 
     #[test]

@@ -2,18 +2,22 @@
 //! study (`studies::check`: the two runs read as `compare` reads them, a
 //! run of the history, a name given with `history --tag`, or a JSON
 //! report, compared and judged), a spec that gave no run refused in
-//! compare's words; writes the JSON if asked, prints the table, and exits
+//! compare's words; writes the JSON and the exports asked for (the run's
+//! figures for dashboards, the verdicts as JUnit), prints the table (and,
+//! under GitHub Actions, the failures as annotations), and exits
 //! 1 when a figure regressed, one the baseline measured was lost (failed,
 //! or skipped or absent unless allowed) or the whole run moved beyond the
 //! machine's range; 0 otherwise.
 
 use super::{Failure, flags, parse, print_stdout};
+use crate::output::export::{self, annotations};
 use clap::Args;
 use std::process::ExitCode;
 
 /// Arguments of `ipcmark check`.
 #[derive(Debug, Args)]
 #[command(mut_arg("json", |a| a.help(flags::Json::CHECK_HELP)))]
+#[command(mut_arg("export_junit", |a| a.help(flags::Junit::CHECK_HELP)))]
 pub struct CheckArgs {
     /// The baseline: a run of the history (an id, `last`, `last~N`), a name
     /// given to one with `ipcmark history --tag NAME RUN`, or a JSON report.
@@ -22,11 +26,8 @@ pub struct CheckArgs {
     /// The run checked against it, named the same ways.
     #[arg(value_name = "RUN", default_value = "last", value_hint = clap::ValueHint::FilePath)]
     run: String,
-    /// The largest slowdown of a figure allowed, beyond the machine's common
-    /// shift (a percentage or a fraction): a figure significantly slower by
-    /// more fails the check.
-    #[arg(long, value_name = "PERCENT", default_value = "5%", value_parser = parse::relative_change)]
-    max_regression: f64,
+    #[command(flatten)]
+    max_regression: flags::MaxRegression,
     /// The largest shift of every figure together left out of the verdicts
     /// as the machine's run-to-run level (a percentage or a fraction);
     /// beyond it the whole run moved, which fails the check. Default: the
@@ -54,6 +55,10 @@ pub struct CheckArgs {
     db: flags::Db,
     #[command(flatten)]
     json: flags::Json,
+    #[command(flatten)]
+    dashboards: flags::Dashboards,
+    #[command(flatten)]
+    junit: flags::Junit,
 }
 
 pub fn check(args: CheckArgs) -> Result<ExitCode, Failure> {
@@ -61,11 +66,13 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, Failure> {
     if let Some(out) = &args.json.path {
         super::check_output_path("--json", out)?;
     }
-    let report = crate::studies::check::check(&crate::studies::check::Request {
+    args.dashboards.check()?;
+    args.junit.check()?;
+    let checked = crate::studies::check::check(&crate::studies::check::Request {
         db: args.db.as_deref(),
         baseline: &args.baseline,
         run: &args.run,
-        max_regression: args.max_regression,
+        max_regression: args.max_regression.fraction,
         max_common_shift: args.max_common_shift,
         allow_skipped: args.allow_skipped,
         allow_missing: args.allow_missing,
@@ -74,11 +81,19 @@ pub fn check(args: CheckArgs) -> Result<ExitCode, Failure> {
         build: crate::output::json::build::current(),
     })
     .map_err(|r| super::compare::words(&r.spec).refuse(r))?;
+    let report = &checked.report;
     if let Some(out) = &args.json.path {
-        crate::output::json::write_atomic(out, &report)
+        crate::output::json::write_atomic(out, report)
             .map_err(|e| Failure::run(format!("cannot write {}: {e}", out.display())))?;
     }
-    print_stdout(&crate::output::check::render(&report))?;
+    args.dashboards.write(&export::of_run(&checked.run))?;
+    if let Some(out) = &args.junit.path {
+        flags::write_file(out, &export::junit::check(report))?;
+    }
+    print_stdout(&crate::output::check::render(report))?;
+    if annotations::wanted(std::env::var(annotations::GITHUB_ACTIONS).ok().as_deref()) {
+        print_stdout(&annotations::check(report))?;
+    }
     Ok(if report.passed {
         ExitCode::SUCCESS
     } else {

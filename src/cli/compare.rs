@@ -1,7 +1,8 @@
 //! `ipcmark compare A B`: checks the arguments, reads the two run reports
 //! (files, or runs of the history: `last`, `last~1`, an id), and hands them
 //! to `output::compare`, which builds the comparison (its records, its
-//! table); then writes the JSON if asked and prints the table.
+//! table); then writes the JSON and the exports asked for (B's figures for
+//! dashboards, the verdicts as JUnit) and prints the table.
 
 use super::{CompareArgs, Failure, print_stdout};
 use crate::output::compare;
@@ -34,11 +35,16 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
     if let Some(out) = &args.json.path {
         super::check_output_path("--json", out)?;
     }
+    args.dashboards.check()?;
+    args.junit.check()?;
     match (
         super::report::open_tax(&args.a)?,
         super::report::open_tax(&args.b)?,
     ) {
-        (Some(a), Some(b)) => return compare_taxes((&args.a, &a), (&args.b, &b), alpha, &args),
+        (Some(a), Some(b)) => {
+            no_exports(&args, "A and B are tax reports (ipcmark tax)")?;
+            return compare_taxes((&args.a, &a), (&args.b, &b), alpha, &args);
+        }
         (Some(_), None) => return Err(one_tax(&args.a, &args.b)),
         (None, Some(_)) => return Err(one_tax(&args.b, &args.a)),
         (None, None) => {}
@@ -46,7 +52,10 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
     let (la, fa) = load(args.db.as_deref(), &args.a)?;
     let (lb, fb) = load(args.db.as_deref(), &args.b)?;
     match (fa.settings.map.is_some(), fb.settings.map.is_some()) {
-        (true, true) => return compare_maps((&la, &fa), (&lb, &fb), alpha, &args),
+        (true, true) => {
+            no_exports(&args, "A and B are maps (ipcmark map)")?;
+            return compare_maps((&la, &fa), (&lb, &fb), alpha, &args);
+        }
         (true, false) | (false, true) => {
             return Err(Failure::usage(format!(
                 "{} is a map (ipcmark map) and {} is not: compare a map with a map",
@@ -68,8 +77,27 @@ pub fn compare(args: CompareArgs) -> Result<ExitCode, Failure> {
         crate::output::json::write_atomic(out, &report)
             .map_err(|e| Failure::run(format!("cannot write {}: {e}", out.display())))?;
     }
+    args.dashboards.write(&crate::output::export::of_run(&fb))?;
+    if let Some(out) = &args.junit.path {
+        super::flags::write_file(out, &crate::output::export::junit::compare(&report))?;
+    }
     print_stdout(&compare::table::render(&report))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses the export flags where A and B are `what`: the exports take
+/// runs of `ipcmark run`.
+fn no_exports(args: &CompareArgs, what: &str) -> Result<(), Failure> {
+    let mut given = args.dashboards.given();
+    if args.junit.path.is_some() {
+        given.push("--export-junit");
+    }
+    match given.first() {
+        Some(flag) => Err(Failure::usage(format!(
+            "{flag}: {what}; the exports take runs of ipcmark run"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Two maps compared class by class (`analysis::map::compare`).

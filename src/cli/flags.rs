@@ -119,6 +119,153 @@ impl Json {
     pub const SELFTEST_HELP: &str = "Also write the selftest as JSON (ipcmark.selftest/1) to this file, whatever its verdict (and when stopped, with the pairs done)";
 }
 
+/// `--export-bmf` and `--export-gab`: the figures as dashboards read them
+/// (`run`, `compare`, `check`, `watch`), each file written once, at the end.
+#[derive(Debug, Clone, Default, Args)]
+pub struct Dashboards {
+    /// Also write the figures (compare: B's, check: RUN's, watch: each
+    /// series' newest) as Bencher Metric Format JSON to this file
+    /// (`bencher run --adapter json --file FILE`): each figure named by its
+    /// identity (pipe/pingpong/64), its latency in ns with the 95% interval
+    /// of its median, a stream figure's throughput in messages a second.
+    #[arg(id = "export_bmf", long = "export-bmf", value_name = "FILE",
+          value_hint = clap::ValueHint::FilePath)]
+    pub bmf: Option<PathBuf>,
+    /// Also write the same figures' latencies as github-action-benchmark's
+    /// customSmallerIsBetter JSON to this file (`tool: customSmallerIsBetter`):
+    /// name, unit ns, value, range (± the interval of the median), extra.
+    #[arg(id = "export_gab", long = "export-gab", value_name = "FILE",
+          value_hint = clap::ValueHint::FilePath)]
+    pub gab: Option<PathBuf>,
+}
+
+impl Dashboards {
+    /// Whether a file was asked for.
+    pub fn any(&self) -> bool {
+        self.bmf.is_some() || self.gab.is_some()
+    }
+
+    /// The flags given, by name.
+    pub fn given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        if self.bmf.is_some() {
+            given.push("--export-bmf");
+        }
+        if self.gab.is_some() {
+            given.push("--export-gab");
+        }
+        given
+    }
+
+    /// Checks, before any work, that the files asked for can be written.
+    pub fn check(&self) -> Result<(), super::Failure> {
+        for (flag, path) in [("--export-bmf", &self.bmf), ("--export-gab", &self.gab)] {
+            if let Some(p) = path {
+                super::check_output_path(flag, p)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `figures` into the files asked for.
+    pub fn write(&self, figures: &[crate::output::export::Measured]) -> Result<(), super::Failure> {
+        use crate::output::export::{bmf, gab};
+        if let Some(p) = &self.bmf {
+            write_file(p, &bmf::render(figures))?;
+        }
+        if let Some(p) = &self.gab {
+            write_file(p, &gab::render(figures))?;
+        }
+        Ok(())
+    }
+}
+
+/// `--export-junit FILE`: the verdicts as JUnit XML (`check`, `compare`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct Junit {
+    /// Also write the verdicts as JUnit XML to this file: a testcase per
+    /// figure (classname the benchmark, name its mode and size), a failure
+    /// where it fails, skipped where it was not judged.
+    #[arg(id = "export_junit", long = "export-junit", value_name = "FILE",
+          value_hint = clap::ValueHint::FilePath)]
+    pub path: Option<PathBuf>,
+}
+
+impl Junit {
+    /// `compare --export-junit`: compare has no threshold.
+    pub const COMPARE_HELP: &str = "Also write the comparison as JUnit XML to this file: a testcase per \
+        figure, a failure where compare calls it significantly slower (beyond the common shift where \
+        there is one; check, with its threshold, is the gate), skipped where only one run has it";
+    /// `check --export-junit`: the check's verdicts.
+    pub const CHECK_HELP: &str = "Also write the check as JUnit XML to this file, whatever its verdict: \
+        a testcase per figure (classname the benchmark, name its mode and size), a failure where it \
+        regressed or was lost, skipped where it was allowed or not checked; a case for the common \
+        shift and the placement where they apply";
+
+    /// Checks, before any work, that the file asked for can be written.
+    pub fn check(&self) -> Result<(), super::Failure> {
+        match &self.path {
+            Some(p) => super::check_output_path("--export-junit", p),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `--export-otava FILE`: the history as Apache Otava reads it (`watch`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct Otava {
+    /// Also write the history as a CSV for Apache Otava (formerly Hunter):
+    /// one row per run (time, run id, commit, tags), one column per figure
+    /// the newest run measured (its centre, ns); and beside it, FILE's
+    /// extension replaced by otava.yaml, the Otava configuration that reads
+    /// it (`OTAVA_CONFIG=history.otava.yaml otava analyze ipcmark`).
+    #[arg(id = "export_otava", long = "export-otava", value_name = "FILE",
+          value_hint = clap::ValueHint::FilePath)]
+    pub path: Option<PathBuf>,
+}
+
+impl Otava {
+    /// Checks, before any work, that the file and its configuration's can
+    /// be written.
+    pub fn check(&self) -> Result<(), super::Failure> {
+        match &self.path {
+            Some(p) => {
+                super::check_output_path("--export-otava", p)?;
+                super::check_output_path(
+                    "--export-otava",
+                    &crate::output::export::otava::config_path(p),
+                )
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+/// Writes an export's `text` to `path` (replaced whole, a link there
+/// replaced, never followed), or says why it could not.
+pub fn write_file(path: &std::path::Path, text: &str) -> Result<(), super::Failure> {
+    crate::output::json::write_text_atomic(path, text)
+        .map_err(|e| super::Failure::run(format!("cannot write {}: {e}", path.display())))
+}
+
+/// `--max-regression`: the largest slowdown of a figure `check` allows
+/// (`check`, and `selftest`, which counts the A/A pairs check would fail).
+#[derive(Debug, Clone, Args)]
+pub struct MaxRegression {
+    /// The largest slowdown of a figure allowed, beyond the machine's common
+    /// shift (a percentage or a fraction): a figure significantly slower by
+    /// more fails the check.
+    #[arg(id = "max_regression", long = "max-regression", value_name = "PERCENT",
+          default_value = "5%", value_parser = parse::relative_change)]
+    pub fraction: f64,
+}
+
+impl MaxRegression {
+    /// `selftest --max-regression`: the pairs judged as check would.
+    pub const SELFTEST_HELP: &str = "The --max-regression each A/A pair is judged at as `ipcmark check` \
+        judges it: any pair check fails is a false failure (its rate is reported, not the verdict)";
+}
+
 /// `--alpha`: the significance level of a comparison of two runs
 /// (`compare`, `check`).
 #[derive(Debug, Clone, Args)]
@@ -446,6 +593,11 @@ mod tests {
             "sizes",
             "no-save",
             "alpha",
+            "export-bmf",
+            "export-gab",
+            "export-junit",
+            "export-otava",
+            "max-regression",
         ] {
             let at = declarations(name);
             assert_eq!(at.len(), 1, "--{name} declared at {at:?}");

@@ -282,6 +282,13 @@ fn environment(r: &mut Roff) {
     );
     item(
         r,
+        [bold("GITHUB_ACTIONS")],
+        "Set to true (as GitHub's runners set it), ipcmark check also prints each failure as a \
+         workflow command (::error title=...::message, ::warning for what does not fail it) \
+         after its table, which GitHub shows as annotations.",
+    );
+    item(
+        r,
         [bold("XDG_DATA_HOME")],
         "Where the run history lives: $XDG_DATA_HOME/ipcmark/history.sqlite (with HOME's \
          ~/.local/share when unset); --db PATH names another, --no-save keeps a run out of it.",

@@ -142,6 +142,7 @@ enum Command {
 /// Arguments of `ipcmark compare`.
 #[derive(Debug, Args)]
 #[command(mut_arg("json", |a| a.help(flags::Json::COMPARE_HELP)))]
+#[command(mut_arg("export_junit", |a| a.help(flags::Junit::COMPARE_HELP)))]
 pub struct CompareArgs {
     /// The baseline: a run of the history (an id, `last`, `last~N`) or a
     /// JSON report.
@@ -156,6 +157,10 @@ pub struct CompareArgs {
     alpha: flags::Alpha,
     #[command(flatten)]
     json: flags::Json,
+    #[command(flatten)]
+    dashboards: flags::Dashboards,
+    #[command(flatten)]
+    junit: flags::Junit,
 }
 
 /// Arguments of `ipcmark list`.
@@ -221,6 +226,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH", value_hint = clap::ValueHint::FilePath,
           help_heading = heading::OUTPUT)]
     csv: Option<PathBuf>,
+    #[command(flatten, next_help_heading = heading::OUTPUT)]
+    export: flags::Dashboards,
     #[command(flatten)]
     load: flags::Load,
     /// Measure the selected benchmarks once per level: under --load alone

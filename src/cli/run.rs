@@ -27,11 +27,17 @@ pub struct Printing {
 pub type After<'a> = &'a mut dyn FnMut(&mut Outcome) -> Result<(), Failure>;
 
 /// `ipcmark run`.
-pub fn run(args: RunArgs) -> Result<ExitCode, Failure> {
+pub fn run(mut args: RunArgs) -> Result<ExitCode, Failure> {
+    let export = std::mem::take(&mut args.export);
+    export.check()?;
     let (request, printing) = args.into_request();
     let csv = request.sinks.csv.clone();
     let outcome = measure(request)?;
-    finish(outcome, printing, csv.as_deref(), None)
+    // The figures for dashboards, written once the run is over (or
+    // stopped: what was measured).
+    let mut exports = |o: &mut Outcome| export.write(&crate::output::export::of_run(o.report()));
+    let after: Option<After> = export.any().then_some(&mut exports);
+    finish(outcome, printing, csv.as_deref(), after)
 }
 
 /// Measures `request` with the progress bar on stderr.

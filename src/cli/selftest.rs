@@ -1,6 +1,7 @@
-//! `ipcmark selftest [--pairs N] [--suite NAMES] [--sizes LIST] [--alpha A]`:
-//! the flags, the study (`studies::selftest`: A/A pairs of a short suite,
-//! compared), its table (`output::selftest`) and JSON. Exit 0 when the
+//! `ipcmark selftest [--pairs N] [--suite NAMES] [--sizes LIST] [--alpha A]
+//! [--max-regression P]`: the flags, the study (`studies::selftest`: A/A
+//! pairs of a short suite, compared, and judged as `check` judges), its
+//! table (`output::selftest`) and JSON. Exit 0 when the
 //! false-positive rate is at most α + 2 points, 1 otherwise, 128 + the
 //! signal when stopped.
 
@@ -14,6 +15,7 @@ use std::process::ExitCode;
 /// Arguments of `ipcmark selftest`.
 #[derive(Debug, Args)]
 #[command(mut_arg("json", |a| a.help(flags::Json::SELFTEST_HELP)))]
+#[command(mut_arg("max_regression", |a| a.help(flags::MaxRegression::SELFTEST_HELP)))]
 pub struct SelftestArgs {
     /// A/A pairs: two runs of the suite, back to back, compared. With the
     /// default suite one pair takes about 10–20 s on a 2-CPU guest (each run
@@ -29,6 +31,8 @@ pub struct SelftestArgs {
     sizes: flags::Sizes,
     #[command(flatten)]
     alpha: flags::Alpha,
+    #[command(flatten)]
+    max_regression: flags::MaxRegression,
     #[command(flatten)]
     db: flags::Db,
     #[command(flatten)]
@@ -50,6 +54,7 @@ pub fn selftest(args: SelftestArgs) -> Result<ExitCode, Failure> {
         suite: args.suite,
         sizes: args.sizes.list.map(|l| l.sizes),
         alpha,
+        max_regression: args.max_regression.fraction,
         db: args.db.path,
     };
     let quiet = Printing {

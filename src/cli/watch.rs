@@ -1,8 +1,11 @@
 //! `ipcmark watch [NAME…] [--since DATE] [--host H]`: the flags, then the
 //! study (`studies::watch`: the history's series, their change points and
-//! what changed), then `output::watch`'s table and the JSON if asked.
+//! what changed), then `output::watch`'s table, the JSON and the exports
+//! asked for (each series' newest figure for dashboards, the history as
+//! Otava's CSV).
 
 use super::{Failure, flags, parse, print_stdout};
+use crate::output::export::{self, otava};
 use crate::run::save::failure;
 use crate::studies::watch::{self as study, Request};
 use clap::Args;
@@ -33,6 +36,30 @@ pub struct WatchArgs {
     db: flags::Db,
     #[command(flatten)]
     json: flags::Json,
+    #[command(flatten)]
+    dashboards: flags::Dashboards,
+    #[command(flatten)]
+    otava: flags::Otava,
+}
+
+/// The Otava CSV of `runs` at `out`, its configuration beside it, and a
+/// line on stderr for what Otava's reader could not be given.
+fn write_otava(out: &std::path::Path, runs: &[otava::Run]) -> Result<(), Failure> {
+    let table = otava::render(runs);
+    flags::write_file(out, &table.csv)?;
+    flags::write_file(
+        &otava::config_path(out),
+        &otava::config(&out.display().to_string(), &table.metrics),
+    )?;
+    if table.runs_left_out > 0 || table.figures_left_out > 0 {
+        crate::cli::say(format_args!(
+            "ipcmark: --export-otava: {} run(s) without every figure the newest run measured and \
+             {} figure(s) the newest run did not measure left out (Otava's CSV needs a value in \
+             every cell; watch NAME… or --since narrows the runs)",
+            table.runs_left_out, table.figures_left_out
+        ));
+    }
+    Ok(())
 }
 
 /// Every series of the history at `db` (of `names`, or all), computed
@@ -61,6 +88,8 @@ pub fn watch(args: WatchArgs) -> Result<ExitCode, Failure> {
     if let Some(out) = &args.json.path {
         super::check_output_path("--json", out)?;
     }
+    args.dashboards.check()?;
+    args.otava.check()?;
     let path = crate::history::path_or_default(args.db.as_deref()).map_err(failure)?;
     let req = Request {
         names: args.names,
@@ -72,11 +101,27 @@ pub fn watch(args: WatchArgs) -> Result<ExitCode, Failure> {
             ..Default::default()
         },
     };
+    // What the exports read first: a history of several hosts needs
+    // --host for them, which is said before any series is computed.
+    let newest = match args.dashboards.any() {
+        true => Some(study::newest(&path, &req).map_err(failure)?),
+        false => None,
+    };
+    let runs = match args.otava.path {
+        Some(_) => Some(study::otava_runs(&path, &req).map_err(failure)?),
+        None => None,
+    };
     let report =
         study::watch(&path, &req, crate::output::json::build::current()).map_err(failure)?;
     if let Some(out) = &args.json.path {
         crate::output::json::write_atomic(out, &report)
             .map_err(|e| Failure::run(format!("cannot write {}: {e}", out.display())))?;
+    }
+    if let Some(figures) = newest {
+        args.dashboards.write(&export::of_figures(&figures))?;
+    }
+    if let (Some(out), Some(runs)) = (&args.otava.path, runs) {
+        write_otava(out, &runs)?;
     }
     print_stdout(&crate::output::watch::render(&report))?;
     Ok(ExitCode::SUCCESS)

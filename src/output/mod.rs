@@ -9,6 +9,7 @@ pub mod csv;
 pub mod doctor;
 pub mod explain;
 pub mod explain_tail;
+pub mod export;
 pub mod hlog;
 pub mod json;
 pub mod list;

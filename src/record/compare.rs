@@ -29,7 +29,7 @@ pub struct Side {
 }
 
 /// One matched result.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Comparison {
     pub benchmark: String,
     pub mode: String,
@@ -104,7 +104,7 @@ pub struct PartMove {
 }
 
 /// A result's difference beyond the shift common to all results.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Beyond {
     /// p of the result's test with B divided by the shift factor.
     pub p: f64,
@@ -158,7 +158,7 @@ pub struct Unmatched {
 }
 
 /// The whole comparison.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CompareReport {
     pub schema: String,
     /// The build that wrote it.
@@ -213,7 +213,7 @@ pub struct IntervalRecord {
 }
 
 /// A two-sided Mann–Whitney U test (`stats::compare::MannWhitney`).
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MannWhitneyRecord {
     /// U statistic of the first sample.
     pub u: f64,
@@ -224,7 +224,7 @@ pub struct MannWhitneyRecord {
 }
 
 /// Welch's t test on the logs of replicates (`stats::compare::Welch`).
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WelchRecord {
     /// Two-sided p-value.
     pub p: f64,

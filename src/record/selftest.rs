@@ -3,7 +3,8 @@
 //! `compare`'s own test, and what that says of the test on this machine:
 //! how often it flagged a figure that did not change (its false-positive
 //! rate, against α), how far the machine's speed moved between two runs
-//! a few seconds apart (the common shift), and which figures it flagged.
+//! a few seconds apart (the common shift), which figures it flagged, and
+//! how often `check`, judging each pair, failed it (a false failure).
 //! Built in `analysis::selftest`; kept in the history's `selftests` table
 //! (schema version 4) beside the runs it names.
 
@@ -33,6 +34,10 @@ pub struct SelftestPair {
     /// How much every figure moved together from A to B (null with fewer
     /// than five figures).
     pub common_shift: Option<CommonShift>,
+    /// Whether `check` failed the pair at the selftest's
+    /// `--max-regression` (a false failure); absent from selftests before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_failed: Option<bool>,
 }
 
 /// One figure of the suite over all pairs.
@@ -66,6 +71,28 @@ pub struct Rate {
     /// flagged ÷ compared (null when nothing was compared).
     pub rate: Option<f64>,
     /// Its 95% Wilson interval (null when nothing was compared).
+    pub interval: Option<IntervalRecord>,
+}
+
+/// How often `ipcmark check` failed an A/A pair: A and B measured the
+/// same code on the same machine, so every failure is a false one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckFalseFailures {
+    /// The `--max-regression` each pair was judged at, a fraction.
+    pub max_regression: f64,
+    /// The common shift check took out of its verdicts, at most (a
+    /// fraction), as a check on this host would when the selftest began.
+    pub max_common_shift: f64,
+    /// Where that bound came from: `selftest N` (the host's newest
+    /// selftest before this one) or `default`.
+    pub max_common_shift_from: String,
+    /// Pairs judged.
+    pub pairs: usize,
+    /// Pairs check failed.
+    pub failed: usize,
+    /// failed ÷ pairs (null when no pair was judged).
+    pub rate: Option<f64>,
+    /// Its 95% Wilson interval (null when no pair was judged).
     pub interval: Option<IntervalRecord>,
 }
 
@@ -124,6 +151,10 @@ pub struct SelftestReport {
     pub false_positives_beyond_shift: Rate,
     /// The common shift across pairs (null when no pair had one).
     pub shift: Option<ShiftSpread>,
+    /// `check`'s false-failure rate on the pairs at `--max-regression`;
+    /// absent from selftests before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_false_failures: Option<CheckFalseFailures>,
     /// The false-positive rate is at most `limit` (exit 0); else exit 1.
     /// False when nothing was compared.
     pub passed: bool,

@@ -7,6 +7,7 @@
 
 use crate::analysis::check::{DEFAULT_MAX_COMMON_SHIFT, Gate};
 use crate::history::{Refused, open_run};
+use crate::record::RunRecord;
 use crate::record::build::BuildRecord;
 use crate::record::check::CheckReport;
 use std::path::Path;
@@ -39,16 +40,25 @@ pub struct Request<'a> {
     pub build: BuildRecord,
 }
 
+/// A check, with the record of the run it judged (what the exports of
+/// its figures read).
+#[derive(Debug)]
+pub struct Checked {
+    /// The verdicts.
+    pub report: CheckReport,
+    /// The run checked.
+    pub run: RunRecord,
+}
+
 /// `ipcmark check`: the run against the baseline, judged.
-pub fn check(req: &Request) -> Result<CheckReport, Refused> {
+pub fn check(req: &Request) -> Result<Checked, Refused> {
     let (la, a) = open_run(req.db, req.baseline)?;
     let (lb, b) = open_run(req.db, req.run)?;
     let compared =
         crate::analysis::compare::compare(&la, &a, &lb, &b, req.alpha, req.build.clone());
     let max_common_shift = match req.max_common_shift {
         Some(bound) => (bound, "--max-common-shift".to_string()),
-        None => selftest_range(req.db, &b.header.environment.hostname)
-            .unwrap_or((DEFAULT_MAX_COMMON_SHIFT, "default".to_string())),
+        None => common_shift_bound(req.db, &b.header.environment.hostname),
     };
     let gate = Gate {
         max_common_shift,
@@ -57,13 +67,16 @@ pub fn check(req: &Request) -> Result<CheckReport, Refused> {
         allow_placement_change: req.allow_placement_change,
         ..Gate::new(req.max_regression)
     };
-    Ok(crate::analysis::check::check(
-        compared,
-        &a,
-        &b,
-        &gate,
-        req.build.clone(),
-    ))
+    let report = crate::analysis::check::check(compared, &a, &b, &gate, req.build.clone());
+    Ok(Checked { report, run: b })
+}
+
+/// The largest common shift a check of a run of `host` takes out of its
+/// verdicts when not told (`--max-common-shift`), and where it comes from:
+/// the run-to-run range of the host's newest selftest, else
+/// `analysis::check::DEFAULT_MAX_COMMON_SHIFT`.
+pub fn common_shift_bound(db: Option<&Path>, host: &str) -> (f64, String) {
+    selftest_range(db, host).unwrap_or((DEFAULT_MAX_COMMON_SHIFT, "default".to_string()))
 }
 
 /// How far this host's runs move from one to the next, as its newest
@@ -116,10 +129,12 @@ mod tests {
         // Only the first figure slower, by half: beyond any common shift.
         let slower = scaled(&base, |i| if i == 0 { 1.5 } else { 1.0 });
         super::super::tests::store(&db, &[base.clone(), base, slower]);
-        let same = check(&request(&db, "1", "2")).unwrap();
+        let same = check(&request(&db, "1", "2")).unwrap().report;
         assert!(same.passed, "{same:?}");
         let worse = check(&request(&db, "1", "last")).unwrap();
-        assert!(!worse.passed, "{worse:?}");
+        assert!(!worse.report.passed, "{:?}", worse.report);
+        // The run judged comes back with its verdicts, for the exports.
+        assert_eq!(worse.run.results.len(), worse.report.figures.len());
     }
 
     #[test]
@@ -172,6 +187,7 @@ mod tests {
                         0.05,
                         build.clone(),
                     ),
+                    check_passed: None,
                 }
             })
             .collect();
@@ -185,6 +201,7 @@ mod tests {
                 pairs_asked: 5,
                 stopped: None,
                 build,
+                check: None,
             },
             pairs,
         );

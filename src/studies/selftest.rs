@@ -1,11 +1,13 @@
 //! The study behind `ipcmark selftest`: the test of `compare`'s test on this machine. N A/A pairs of a short
 //! suite (two `ipcmark run --quick` of the same figures, back to back, each
 //! saved in the history and marked as the selftest's), each pair compared
-//! by `analysis::compare`, summed up by `analysis::selftest` and kept in
+//! by `analysis::compare` and judged by `analysis::check` (a failure of an
+//! A/A pair is a false one), summed up by `analysis::selftest` and kept in
 //! the history's `selftests` table; a stop (Ctrl-C) ends it after the
 //! pairs done, which it reports.
 
 use super::Finish;
+use crate::analysis::check::Gate;
 use crate::analysis::selftest::{self, Context, PairInput};
 use crate::engine::os::interrupt;
 use crate::history::{self, Store};
@@ -35,6 +37,8 @@ pub struct SelftestRequest {
     pub sizes: Option<Vec<usize>>,
     /// The significance level of each comparison.
     pub alpha: f64,
+    /// The `--max-regression` each pair is judged at, as `check` judges.
+    pub max_regression: f64,
     /// The history (default: the user's).
     pub db: Option<PathBuf>,
 }
@@ -127,6 +131,13 @@ pub fn selftest(
             .map_err(crate::run::save::failure)
     };
     let build = crate::output::json::build::current();
+    // Each pair judged as `ipcmark check` would judge it on this host when
+    // the selftest began: its bound on the common shift is the newest
+    // finished selftest's range, else the default.
+    let gate = Gate {
+        max_common_shift: super::check::common_shift_bound(Some(&path), &host),
+        ..Gate::new(args.max_regression)
+    };
     let mut pairs = Vec::new();
     let mut stopped = None;
     for pair in 1..=args.pairs as usize {
@@ -150,10 +161,12 @@ pub fn selftest(
             alpha,
             build.clone(),
         );
+        let checked = crate::analysis::check::check(compared.clone(), &a, &b, &gate, build.clone());
         pairs.push(PairInput {
             run_a,
             run_b,
             compared,
+            check_passed: Some(checked.passed),
         });
     }
     if let Some(sig) = interrupt::stop_requested() {
@@ -169,6 +182,7 @@ pub fn selftest(
             pairs_asked: args.pairs as usize,
             stopped,
             build,
+            check: Some(gate),
         },
         pairs,
     );

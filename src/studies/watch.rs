@@ -10,9 +10,10 @@
 
 use crate::analysis::watch;
 use crate::history::{Cached, Error, OpenError, Opened, Store, StoredRun};
-use crate::record::RunRecord;
+use crate::output::export::otava;
 use crate::record::build::BuildRecord;
 use crate::record::watch::{RunRef, SeriesRecord, WatchReport};
+use crate::record::{FigureRecord, RunRecord};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -188,6 +189,84 @@ pub fn watch(path: &Path, req: &Request, build: BuildRecord) -> Result<WatchRepo
         }
     }
     Ok(watch::report(series, groups, order.len(), opts, build))
+}
+
+/// Refuses series of several hosts: a dashboard's series and Otava's rows
+/// are one machine's, so the exports of a history of several hosts need
+/// `--host`.
+fn one_host(indexed: &[Indexed]) -> Result<(), Error> {
+    let hosts: std::collections::BTreeSet<&str> = indexed.iter().map(|s| s.host.as_str()).collect();
+    if hosts.len() > 1 {
+        let names: Vec<String> = hosts
+            .iter()
+            .map(|h| crate::output::sanitise::text(h).into_owned())
+            .collect();
+        return Err(Error::Usage(format!(
+            "the runs watched are of {} hosts ({}): give --host HOST for the exports, \
+             which are one host's figures",
+            hosts.len(),
+            names.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// The newest figure of every series of the history at `path` that `req`
+/// picks, all of one host: what `watch --export-bmf` and `--export-gab`
+/// write.
+pub fn newest(path: &Path, req: &Request) -> Result<Vec<FigureRecord>, Error> {
+    let store = Store::open_reader(path)?;
+    let (indexed, _) = index(&store, req)?;
+    one_host(&indexed)?;
+    indexed
+        .iter()
+        .filter_map(|s| s.runs.last())
+        .map(|(id, _, ordinal)| store.figure(*id, *ordinal))
+        .collect()
+}
+
+/// Every run of the series of the history at `path` that `req` picks, all
+/// of one host, oldest first: its start, the commit of the build that
+/// measured it, the names given to it, and each figure's centre (in key
+/// order): what `watch --export-otava` writes.
+pub fn otava_runs(path: &Path, req: &Request) -> Result<Vec<otava::Run>, Error> {
+    let store = Store::open_reader(path)?;
+    let (indexed, _) = index(&store, req)?;
+    one_host(&indexed)?;
+    let tags = store.tags()?;
+    let mut runs: BTreeMap<i64, otava::Run> = BTreeMap::new();
+    for s in &indexed {
+        for (id, started_at, ordinal) in &s.runs {
+            let Some(v) = watch::centre(&store.figure(*id, *ordinal)?) else {
+                continue;
+            };
+            runs.entry(*id)
+                .or_insert_with(|| otava::Run {
+                    id: *id,
+                    started_at: started_at.clone(),
+                    commit: None,
+                    tags: tags
+                        .iter()
+                        .filter(|(_, run)| run == id)
+                        .map(|(name, _)| name.clone())
+                        .collect(),
+                    values: Vec::new(),
+                })
+                .values
+                .push((s.key.clone(), v));
+        }
+    }
+    for run in runs.values_mut() {
+        if let Ok(Opened {
+            run: StoredRun::Run(r),
+            ..
+        }) = store.open_run_id(run.id)
+        {
+            let commit = &r.header.build.commit;
+            run.commit = (commit != "unknown").then(|| commit.clone());
+        }
+    }
+    Ok(runs.into_values().collect())
 }
 
 /// Every series of the history at `path` that `req` picks, computed

@@ -116,6 +116,9 @@ impl Sandbox {
             .env("TMPDIR", self.dir.path())
             .env("XDG_DATA_HOME", self.path("data"))
             .env_remove("RUST_BACKTRACE")
+            // check annotates its failures under GitHub Actions: a test
+            // that wants it sets it.
+            .env_remove("GITHUB_ACTIONS")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -140,6 +143,9 @@ impl Sandbox {
             .env("TMPDIR", self.dir.path())
             .env("XDG_DATA_HOME", self.path("data"))
             .env_remove("RUST_BACKTRACE")
+            // check annotates its failures under GitHub Actions: a test
+            // that wants it sets it.
+            .env_remove("GITHUB_ACTIONS")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
