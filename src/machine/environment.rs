@@ -59,6 +59,15 @@ pub struct Environment {
     /// Whether this run held its CPU wake-up latency request, and if not,
     /// why, and what a wake-up costs instead.
     pub cpu_latency: CpuLatencyState,
+    /// The CPU's family, model number and stepping, where cpuinfo has them.
+    pub cpu_signature: Option<super::fingerprint::CpuSignature>,
+    /// The CPU's microcode revision, where cpuinfo has it.
+    pub microcode: Option<String>,
+    /// The NUMA nodes online; `None` without NUMA.
+    pub numa_nodes: Option<Vec<usize>>,
+    /// The kernel's command line, sanitised
+    /// ([`super::fingerprint::sanitise_cmdline`]).
+    pub kernel_cmdline: Option<String>,
     /// The MPI job the run's figures were measured across (`ipcmark mpi`);
     /// `None` for every other run.
     pub mpi: Option<MpiJob>,
@@ -229,6 +238,10 @@ pub fn collect(cpu_latency: CpuLatencyState, job: Option<&MpiJob>) -> Environmen
                 .map(|w| i32::from_le_bytes([w[0], w[1], w[2], w[3]]) as i64)
         }),
         cpu_latency,
+        cpu_signature: super::fingerprint::cpu_signature(&cpuinfo),
+        microcode: super::fingerprint::microcode(&cpuinfo),
+        numa_nodes: super::fingerprint::numa_nodes_in(&SysRoot::host()),
+        kernel_cmdline: super::fingerprint::kernel_cmdline_in(&SysRoot::host()),
         mpi: job.cloned(),
     }
 }
