@@ -8,6 +8,7 @@ pub mod cost_model;
 pub mod csv;
 pub mod doctor;
 pub mod explain;
+pub mod fleet;
 pub mod hlog;
 pub mod json;
 pub mod list;

@@ -356,4 +356,4 @@ fn class_record(class: MachineClass, hosts: &[&Input]) -> ClassRecord {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

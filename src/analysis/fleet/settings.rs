@@ -41,6 +41,42 @@ pub enum Tolerance {
     Absolute(f64),
 }
 
+/// The order in which settings of equal alignment are listed: the
+/// machine's tuning first (the kernel's command line, frequency, idle
+/// states, the CPU latency held), then what the kernel and the CPU are,
+/// then the load at the start, the doctor's checks, the build and the run's
+/// own settings; by name within each.
+const ORDER: &[&str] = &[
+    "kernel_cmdline:",
+    "frequency_governor",
+    "smt",
+    "cpu_idle.",
+    "cpu_dma_latency_us",
+    "cpu_latency.",
+    "cpu_mhz",
+    "isolated_cpus",
+    "nohz_full_cpus",
+    "clocksource",
+    "preemption",
+    "mitigations.",
+    "microcode",
+    "cpu_signature",
+    "numa_nodes",
+    "kernel_version",
+    "cpu_busy_percent_at_start",
+    "check:",
+    "build",
+    "settings.",
+];
+
+/// Where `name` comes in [`ORDER`].
+fn rank(name: &str) -> usize {
+    ORDER
+        .iter()
+        .position(|p| name.starts_with(p))
+        .unwrap_or(ORDER.len())
+}
+
 /// The families of settings named by key: a host that recorded the family
 /// and lacks a key holds `absent`.
 const FAMILIES: &[&str] = &[
@@ -53,8 +89,7 @@ const FAMILIES: &[&str] = &[
 /// The value of a key a host's family lacks.
 pub const ABSENT: &str = "absent";
 
-/// A host's settings, in the order that breaks ties when ranking (the
-/// machine's tuning first, the run's own settings last).
+/// A host's settings.
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
     /// Setting → value, in order of first listing.
@@ -303,21 +338,19 @@ fn reference(name: &str, hosts: &[&Settings]) -> Option<Reference> {
 /// is an outlier), the settings in which it differs from its class, for
 /// the outliers only (empty for the others), ranked: first those in which
 /// no host that is not an outlier differs, then by fewer such hosts, then
-/// by more outliers differing alike, then in the order settings are listed.
+/// by more outliers differing alike, then in [`ORDER`].
 pub fn differences(hosts: &[Settings], outlier: &[bool]) -> Vec<Vec<SettingDiffRecord>> {
     let mut out = vec![Vec::new(); hosts.len()];
     if !outlier.iter().any(|o| *o) {
         return out;
     }
-    // Every setting any host lists, in order of first listing.
-    let mut names: Vec<&str> = Vec::new();
-    for h in hosts {
-        for (n, _) in &h.values {
-            if !names.contains(&n.as_str()) {
-                names.push(n);
-            }
-        }
-    }
+    // Every setting any host lists, in [`ORDER`], by name within it.
+    let mut names: Vec<&str> = hosts
+        .iter()
+        .flat_map(|h| h.values.iter().map(|(n, _)| n.as_str()))
+        .collect();
+    names.sort_by_key(|n| (rank(n), *n));
+    names.dedup();
     let refs: Vec<&Settings> = hosts.iter().collect();
     let mut ranked: Vec<Vec<(usize, SettingDiffRecord)>> = vec![Vec::new(); hosts.len()];
     for (order, name) in names.iter().enumerate() {

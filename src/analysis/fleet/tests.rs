@@ -168,7 +168,7 @@ fn scale(f: &mut crate::record::FigureRecord, factor: f64) {
 
 /// `n` hosts `node00`…, each figure ±3% by host and figure; host `slow`
 /// (if any) with its governor at `powersave` and its figures 20–40% slower.
-fn fleet_of(n: usize, slow: Option<usize>) -> Vec<Input> {
+pub(crate) fn fleet_of(n: usize, slow: Option<usize>) -> Vec<Input> {
     let base = base();
     (0..n)
         .map(|h| {
@@ -194,7 +194,7 @@ fn fleet_of(n: usize, slow: Option<usize>) -> Vec<Input> {
         .collect()
 }
 
-fn build() -> BuildRecord {
+pub(crate) fn build() -> BuildRecord {
     BuildRecord {
         version: "test".into(),
         commit: "unknown".into(),
