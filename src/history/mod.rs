@@ -10,6 +10,7 @@
 //! median and interval) are read from the reports' typed records
 //! (`record`), never from their JSON by path.
 
+mod class;
 mod import;
 mod open;
 mod schema;
