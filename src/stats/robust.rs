@@ -23,7 +23,7 @@ pub fn mad(values: &[f64]) -> Option<f64> {
 /// sample or a zero scale.
 pub fn robust_z(x: f64, sample: &[f64], floor: f64) -> Option<f64> {
     let scale = (MAD_SCALE * mad(sample)?).max(floor);
-    if !(scale > 0.0) || !x.is_finite() {
+    if scale.is_nan() || scale <= 0.0 || !x.is_finite() {
         return None;
     }
     Some((x - super::median(sample)) / scale)
