@@ -5,7 +5,7 @@
 //! compares these across hosts; every reader goes through [`SysRoot`], so
 //! each is tested on fixture trees.
 
-use super::environment::parse_cpu_list;
+use super::cpu_list::parse_cpu_list;
 use super::sysroot::SysRoot;
 
 /// The CPU's family, model number and stepping (x86's signature).

@@ -9,6 +9,7 @@
 //! engine's session.
 
 pub mod cpu_latency;
+pub mod cpu_list;
 pub mod doctor;
 pub mod environment;
 pub mod fingerprint;
