@@ -94,10 +94,13 @@ const SECRET_PARTS: &[&str] = &["pass", "secret", "token", "key", "cred", "luks"
 /// out, tokens in their order, one space between: a token whose key is one
 /// of [`HOST_KEYS`] or holds a part of [`SECRET_PARTS`], or whose value
 /// names a disk by identity (`UUID=`, `PARTUUID=`, `LABEL=`, `/dev/disk/by-`),
-/// is dropped; characters outside printable ASCII are dropped.
+/// is dropped; so is everything after a bare `--` (the arguments the kernel
+/// hands to init, not its own settings: they may name addresses and
+/// ports); characters outside printable ASCII are dropped.
 pub fn sanitise_cmdline(raw: &str) -> String {
     split_tokens(raw)
         .into_iter()
+        .take_while(|t| t != "--")
         .map(|t| {
             t.chars()
                 .filter(|c| c.is_ascii_graphic() || *c == ' ')

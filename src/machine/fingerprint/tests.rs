@@ -66,6 +66,11 @@ fn the_command_line_keeps_settings_and_drops_what_is_private_or_per_host() {
         "ro mitigations=off nosmt isolcpus=2-3 nohz_full=2-3 console=ttyS0,115200 \
          acpi_osi=\"Windows 2020\" [31m"
     );
+    // Init's arguments, after a bare `--`, are not the kernel's settings.
+    assert_eq!(
+        sanitise_cmdline("quiet rdinit=/init -- --addr 0.0.0.0:2024 --auth-required"),
+        "quiet rdinit=/init"
+    );
     assert_eq!(sanitise_cmdline(""), "");
     assert_eq!(sanitise_cmdline("  quiet   splash \n"), "quiet splash");
 }
