@@ -1,5 +1,5 @@
 //! `ipcmark report RUN… --html FILE`: the page of two real runs (and of a
-//! map, explained runs, a rate run, the history, a tax report) opens offline in headless
+//! map, explained runs, a rate run, the history, a tax report, a fleet) opens offline in headless
 //! Chromium with every chart drawn, no error and no request (the page's own
 //! self-check, read from the dumped DOM), and its screenshot is kept under
 //! target/test-artefacts/; bad usage exits 2.
@@ -435,6 +435,49 @@ fn the_report_of_a_tax_draws_a_grouped_bar_chart_in_chromium() {
     assert_eq!(check["ok"], true, "{check:#}");
 
     screenshot(&browser, &profile, &page, "tax-report.png", "1200,1800");
+}
+
+/// A fleet's page (`ipcmark fleet --html`, twenty synthetic hosts, one
+/// mis-set): a heat map of hosts × figures drawn in Chromium with the
+/// page's self-check passing, and a screenshot kept beside the page.
+#[test]
+fn the_page_of_a_fleet_draws_its_heat_map_in_chromium() {
+    let sb = Sandbox::new();
+    let dir = sb.path("reports");
+    std::fs::create_dir(&dir).unwrap();
+    let files = write_fleet(&dir, 20, Some(7));
+    let page = artefacts().join("fleet-report.html");
+    let mut argv = vec!["fleet"];
+    argv.extend(files.iter().map(|f| f.to_str().unwrap()));
+    argv.extend(["--html", page.to_str().unwrap()]);
+    Run::new(&sb, &argv).limit(Duration::from_secs(20)).ok();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("ipcmark fleet report") && !html.contains("uPlot.min"));
+    let Some(browser) = chromium() else {
+        shout(
+            "*** SKIPPED: chromium is not installed, so the fleet's page was not rendered \
+             (apt-get install chromium; .ci/run installs it) ***",
+        );
+        return;
+    };
+    let profile = sb.path("chromium-profile");
+    let dom = headless(&browser, &profile, &page, &["--dump-dom".into()]);
+    let check = selfcheck(&String::from_utf8_lossy(&dom.stdout));
+    assert_eq!(check["expected_charts"], 0, "{check:#}");
+    let heat: Vec<u64> = check["static_charts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "heatmap")
+        .map(|c| c["marks"].as_u64().unwrap())
+        .collect();
+    assert_eq!(heat, [20 * 12], "{check:#}");
+    assert_eq!(check["errors"], serde_json::json!([]), "{check:#}");
+    assert_eq!(check["csp_violations"], serde_json::json!([]), "{check:#}");
+    assert_eq!(check["requests"], serde_json::json!([]), "{check:#}");
+    assert_eq!(check["ok"], true, "{check:#}");
+
+    screenshot(&browser, &profile, &page, "fleet-report.png", "1200,1600");
 }
 
 #[test]

@@ -43,6 +43,8 @@ mod advise;
 // `ipcmark selftest`: A/A pairs, the test of compare's test.
 mod selftest;
 mod tax;
+// `ipcmark fleet`: hosts of a class, the outliers and their settings.
+mod fleet;
 // `ipcmark report --html`: the page, rendered in headless Chromium.
 mod report;
 // The run history: history, show, export, import, prune; CSV.

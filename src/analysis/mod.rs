@@ -11,6 +11,7 @@ pub mod compare;
 pub mod cost_model;
 pub mod explain;
 pub mod explain_wakeup;
+pub mod fleet;
 pub mod level;
 pub mod map;
 pub mod op_anatomy;

@@ -115,6 +115,8 @@ impl Json {
         "Also write the check as JSON (ipcmark.check/1) to this file, whatever its verdict";
     /// `tax --json`: the ledger, written once at the end.
     pub const TAX_HELP: &str = "Also write the ledger as JSON (ipcmark.tax/1) to this file (when stopped, with the passes done)";
+    /// `fleet --json`: the fleet, written once.
+    pub const FLEET_HELP: &str = "Also write the fleet (its classes, each host's ratios, the outliers and their settings) as JSON (ipcmark.fleet/1) to this file";
     /// `selftest --json`: its record, written once at the end.
     pub const SELFTEST_HELP: &str = "Also write the selftest as JSON (ipcmark.selftest/1) to this file, whatever its verdict (and when stopped, with the pairs done)";
 }

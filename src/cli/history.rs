@@ -6,6 +6,7 @@ use super::{Failure, print_stdout};
 use crate::history::{self, OpenError, Opened, Prune, Refused, Store, StoredRun};
 use crate::output::{csv, sanitise};
 use crate::record::RunRecord;
+use crate::record::class::MachineClass;
 use crate::run::save::failure;
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -35,6 +36,14 @@ pub struct HistoryArgs {
     /// given again moves to the run named; deleting the run deletes its names.
     #[arg(long, num_args = 2, value_names = ["NAME", "RUN"], conflicts_with = "prune")]
     tag: Option<Vec<String>>,
+    /// List only the runs of this host.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["prune", "tag"])]
+    host: Option<String>,
+    /// List only the runs of one class of machine (the same CPU model, CPU
+    /// count, kernel release and hypervisor): a class's id as `ipcmark
+    /// fleet` prints it, or a run (an id, `last`, a name) whose class it is.
+    #[arg(long, value_name = "CLASS|RUN", conflicts_with_all = ["prune", "tag"])]
+    class: Option<String>,
 }
 
 /// Arguments of `ipcmark show`.
@@ -148,10 +157,22 @@ pub fn history(args: HistoryArgs) -> Result<ExitCode, Failure> {
         return Ok(ExitCode::SUCCESS);
     }
     let s = reader(args.db.as_deref())?;
-    let runs = s.runs().map_err(failure)?;
+    let mut runs = s.runs().map_err(failure)?;
     let tags = s.tags().map_err(failure)?;
     if runs.is_empty() {
         print_stdout(&format!("the history {} is empty\n", s.path().display()))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(host) = &args.host {
+        runs.retain(|r| r.host == *host);
+    }
+    if let Some(spec) = &args.class {
+        let classes = s.classes().map_err(failure)?;
+        let class = class_named(&s, &classes, spec)?;
+        runs.retain(|r| classes.get(&r.id) == Some(&class));
+    }
+    if runs.is_empty() {
+        print_stdout("no run of the history is of that host or class\n")?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut t = crate::output::table::cells::new_table(vec![
@@ -192,6 +213,29 @@ pub fn history(args: HistoryArgs) -> Result<ExitCode, Failure> {
     crate::output::table::cells::fit_width(&mut t);
     print_stdout(&format!("{t}\n{}\n", s.path().display()))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The class `spec` names: the id of a class of the history's runs
+/// (`MachineClass::id`, as `fleet` prints it), else a run whose class it is.
+fn class_named(
+    s: &Store,
+    classes: &std::collections::BTreeMap<history::RunId, MachineClass>,
+    spec: &str,
+) -> Result<MachineClass, Failure> {
+    if let Some(c) = classes.values().find(|c| c.id() == spec) {
+        return Ok(c.clone());
+    }
+    let id = s.resolve(spec).map_err(|_| {
+        Failure::usage(format!(
+            "--class {}: names no class of the history's runs (an id as `ipcmark fleet` \
+             prints it) nor a run",
+            sanitise::text(spec)
+        ))
+    })?;
+    classes
+        .get(&id)
+        .cloned()
+        .ok_or_else(|| Failure::usage(format!("--class: run {id}'s machine does not read")))
 }
 
 /// `ipcmark show RUN`: the stored run's page.

@@ -9,6 +9,7 @@ mod completions;
 mod doctor;
 mod explain;
 mod flags;
+mod fleet;
 mod generated;
 mod history;
 mod list;
@@ -92,6 +93,11 @@ enum Command {
     /// namespaces, speculation controls, all at once), passes interleaved,
     /// each layer's difference per figure with its interval.
     Tax(tax::TaxArgs),
+    /// Which hosts of a fleet are not like the others, and why: the newest
+    /// run of each host (report files, or the history), hosts grouped by
+    /// class of machine, each host's ratio to its class's median per
+    /// figure, the outliers and the settings in which they differ.
+    Fleet(fleet::FleetArgs),
     /// Write an offline HTML report of runs: charts against message size,
     /// latency distributions, the comparison of two runs, the environment.
     Report(report::ReportArgs),
@@ -384,6 +390,7 @@ pub fn main() -> ExitCode {
         Command::Advise(args) => advise::advise(args),
         Command::Selftest(args) => selftest::selftest(args),
         Command::Tax(args) => tax::tax(args),
+        Command::Fleet(args) => fleet::fleet(args),
         Command::Report(args) => report::report(args),
         Command::Workload(args) => workload::workload(*args),
         Command::Completions(args) => completions::completions(args),

@@ -10,6 +10,7 @@
 //! median and interval) are read from the reports' typed records
 //! (`record`), never from their JSON by path.
 
+mod class;
 mod import;
 mod open;
 mod schema;
@@ -102,6 +103,8 @@ impl Kind {
 pub struct RunSummary {
     /// Its id.
     pub id: RunId,
+    /// Which report it is (a run or a workload).
+    pub kind: Kind,
     /// RFC 3339 start time.
     pub started_at: String,
     /// Whether every planned figure was attempted.
@@ -392,6 +395,7 @@ impl Store {
                 let argv: String = r.get(7)?;
                 Ok(RunSummary {
                     id: r.get(0)?,
+                    kind: Kind::from_name(&r.get::<_, String>(1)?),
                     started_at: r.get(2)?,
                     complete: r.get(3)?,
                     finished: r.get(4)?,

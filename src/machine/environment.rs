@@ -1,6 +1,7 @@
 //! Facts about the machine that decide the figures, recorded with every run.
 
 use super::cpu_latency::CpuLatencyState;
+pub use super::cpu_list::{format_cpu_list, parse_cpu_list};
 use super::sysroot::SysRoot;
 use std::collections::BTreeMap;
 use std::fs;
@@ -59,6 +60,15 @@ pub struct Environment {
     /// Whether this run held its CPU wake-up latency request, and if not,
     /// why, and what a wake-up costs instead.
     pub cpu_latency: CpuLatencyState,
+    /// The CPU's family, model number and stepping, where cpuinfo has them.
+    pub cpu_signature: Option<super::fingerprint::CpuSignature>,
+    /// The CPU's microcode revision, where cpuinfo has it.
+    pub microcode: Option<String>,
+    /// The NUMA nodes online; `None` without NUMA.
+    pub numa_nodes: Option<Vec<usize>>,
+    /// The kernel's command line, sanitised
+    /// ([`super::fingerprint::sanitise_cmdline`]).
+    pub kernel_cmdline: Option<String>,
     /// The MPI job the run's figures were measured across (`ipcmark mpi`);
     /// `None` for every other run.
     pub mpi: Option<MpiJob>,
@@ -229,6 +239,10 @@ pub fn collect(cpu_latency: CpuLatencyState, job: Option<&MpiJob>) -> Environmen
                 .map(|w| i32::from_le_bytes([w[0], w[1], w[2], w[3]]) as i64)
         }),
         cpu_latency,
+        cpu_signature: super::fingerprint::cpu_signature(&cpuinfo),
+        microcode: super::fingerprint::microcode(&cpuinfo),
+        numa_nodes: super::fingerprint::numa_nodes_in(&SysRoot::host()),
+        kernel_cmdline: super::fingerprint::kernel_cmdline_in(&SysRoot::host()),
         mpi: job.cloned(),
     }
 }
@@ -400,42 +414,6 @@ pub fn online_cpus() -> usize {
         .map(|s| parse_cpu_list(&s).len())
         .filter(|&n| n > 0)
         .unwrap_or_else(crate::sys::sched::configured_cpus)
-}
-
-/// CPUs as the kernel lists them ("0-3,6"), the inverse of
-/// [`parse_cpu_list`] for CPUs in increasing order; empty for none.
-pub fn format_cpu_list(cpus: &[usize]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let mut j = i;
-        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
-            j += 1;
-        }
-        parts.push(if j > i {
-            format!("{}-{}", cpus[i], cpus[j])
-        } else {
-            cpus[i].to_string()
-        });
-        i = j + 1;
-    }
-    parts.join(",")
-}
-
-/// Parses a kernel CPU list such as "0-3,6".
-pub fn parse_cpu_list(s: &str) -> Vec<usize> {
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                if let (Ok(a), Ok(b)) = (a.parse::<usize>(), b.parse::<usize>()) {
-                    out.extend(a..=b);
-                }
-            }
-            None => out.extend(part.parse::<usize>().ok()),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod doctor;
 pub mod explain;
 pub mod explain_tail;
 pub mod export;
+pub mod fleet;
 pub mod hlog;
 pub mod json;
 pub mod list;

@@ -52,9 +52,39 @@ pub struct EnvironmentRecord {
     /// Whether the run held its CPU wake-up latency request; if not, why
     /// and what a cross-CPU wake-up costs.
     pub cpu_latency: CpuLatencyRecord,
+    /// The CPU's family, model number and stepping (`/proc/cpuinfo`; x86
+    /// reports them): absent where not reported and from earlier reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_signature: Option<CpuSignatureRecord>,
+    /// The CPU's microcode revision (`/proc/cpuinfo`'s `microcode`, as the
+    /// kernel writes it, e.g. `0xd0003a5`): absent where not reported and
+    /// from earlier reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub microcode: Option<String>,
+    /// The NUMA nodes online (`/sys/devices/system/node/online`): absent
+    /// where the kernel has no NUMA support and from earlier reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa_nodes: Option<Vec<usize>>,
+    /// The kernel's command line (`/proc/cmdline`), sanitised: the tokens
+    /// that name a disk, an image, an address or a secret left out (see
+    /// docs/json-schema.md); absent from earlier reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_cmdline: Option<String>,
     /// `ipcmark mpi` only: the MPI library and every rank's place.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mpi: Option<MpiRecord>,
+}
+
+/// The CPU's signature (`environment.cpu_signature`), as `/proc/cpuinfo`
+/// numbers it: what tells two steppings of one model name apart.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuSignatureRecord {
+    /// `cpu family`.
+    pub family: u32,
+    /// `model` (the number; `cpu_model` is the name).
+    pub model: u32,
+    /// `stepping`; null where not reported.
+    pub stepping: Option<u32>,
 }
 
 /// The MPI job of an `ipcmark mpi` run (`environment.mpi`); read back by

@@ -13,11 +13,13 @@
 pub mod advise;
 pub mod build;
 pub mod check;
+pub mod class;
 pub mod compare;
 pub mod doctor;
 pub mod environment;
 pub mod explain;
 pub mod facts;
+pub mod fleet;
 pub mod header;
 pub mod key;
 pub mod load;

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod drift;
 pub mod interval;
 pub mod regression;
+pub mod robust;
 
 use hdrhistogram::Histogram;
 

@@ -14,12 +14,15 @@
 //! - [`watch`]: the change points of every series of the history
 //!   (`ipcmark watch`, and `report --watch`'s charts).
 //! - [`check`]: a run judged against a baseline (`ipcmark check`).
+//! - [`fleet`]: the newest run of each host of the history, hosts grouped
+//!   by class, the outliers and what they differ in (`ipcmark fleet`).
 //! - [`tax`]: the same figures bare and under isolation layers, each
 //!   layer's difference per figure (`ipcmark tax`).
 
 pub mod advise;
 pub mod check;
 pub mod explain;
+pub mod fleet;
 pub mod map;
 pub mod selftest;
 pub mod tax;

@@ -12,9 +12,11 @@
 //! report; [`report`]: JSON reports ([`results`], the schemas and the
 //! consistency checks several modes share); [`registry`]: `ipcmark list`;
 //! [`usage`]: the bad-usage checker; [`nobody`]: runs as an unprivileged user;
+//! [`fleet`]: synthetic fleets of run reports;
 //! [`mount`]: a small tmpfs or a read-only view, unmounted on every path;
 //! [`testbed`]: two hosts on this machine, in network namespaces.
 
+mod fleet;
 mod mount;
 #[cfg(feature = "mpi")]
 mod mpi;
@@ -26,6 +28,7 @@ mod testbed;
 mod tracefs;
 mod usage;
 
+pub use fleet::*;
 pub use mount::*;
 #[cfg(feature = "mpi")]
 pub use mpi::*;

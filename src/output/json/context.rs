@@ -10,8 +10,8 @@ use crate::machine::environment::{CpuIdle, Environment, IdleState, MpiJob, RankP
 
 use crate::machine::wakeup::WakeupCost;
 use crate::record::environment::{
-    BudgetRecord, CpuIdleRecord, CpuLatencyRecord, EnvironmentRecord, IdleStateRecord, MpiRecord,
-    PrecisionTargetRecord, RankRecord, WakeupProbeRecord,
+    BudgetRecord, CpuIdleRecord, CpuLatencyRecord, CpuSignatureRecord, EnvironmentRecord,
+    IdleStateRecord, MpiRecord, PrecisionTargetRecord, RankRecord, WakeupProbeRecord,
 };
 use crate::record::run::VerificationRecord;
 
@@ -104,6 +104,14 @@ impl From<&Environment> for EnvironmentRecord {
             cpu_dma_latency_us: e.cpu_dma_latency_us,
             cpu_idle: e.cpu_idle.as_ref().map(CpuIdleRecord::from),
             cpu_latency: (&e.cpu_latency).into(),
+            cpu_signature: e.cpu_signature.map(|c| CpuSignatureRecord {
+                family: c.family,
+                model: c.model,
+                stepping: c.stepping,
+            }),
+            microcode: e.microcode.clone(),
+            numa_nodes: e.numa_nodes.clone(),
+            kernel_cmdline: e.kernel_cmdline.clone(),
             mpi: e.mpi.as_ref().map(Into::into),
         }
     }

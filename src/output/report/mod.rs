@@ -20,12 +20,15 @@
 //!
 //! A tax report (`ipcmark tax`, `ipcmark.tax/1`) has a page of its own
 //! ([`tax::render_tax`]) in the same skeleton: its ledger as grouped bar
-//! charts in static SVG, no uPlot.
+//! charts in static SVG, no uPlot; so has a fleet report (`ipcmark fleet
+//! --html`, [`fleet::render_fleet`]): a heat map of hosts × figures per
+//! class of machine.
 
 mod charts;
 mod comparison;
 mod environment;
 pub mod figures;
+pub mod fleet;
 pub mod history;
 mod map;
 mod page_charts;

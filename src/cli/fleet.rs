@@ -1,0 +1,113 @@
+//! `ipcmark fleet [REPORT.json…] [--db DB] [--since DATE] [--json FILE]
+//! [--html FILE]`: the runs of a fleet's hosts (report files, or the runs of
+//! the history through `studies::fleet`), the newest of each host, hosts
+//! grouped by class of machine and tested (`analysis::fleet`); then
+//! `output::fleet`'s page, the JSON (`ipcmark.fleet/1`) and the HTML heat
+//! map (`output::report::fleet`) if asked. Exit 0 when the fleet was read
+//! (whatever it holds), 1 when the history cannot be read, 2 on bad usage.
+
+use super::{Failure, flags, print_stdout};
+use crate::analysis::fleet::{self, Input};
+use crate::run::save::failure;
+use crate::studies::fleet as study;
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Arguments of `ipcmark fleet`.
+#[derive(Debug, Args)]
+#[command(mut_arg("json", |a| a.help(flags::Json::FLEET_HELP)))]
+pub struct FleetArgs {
+    /// Run reports of the fleet's hosts (`run --json` on each host); the
+    /// newest of each host is taken. Without any, the runs of the history.
+    #[arg(value_name = "REPORT.json", value_hint = clap::ValueHint::FilePath)]
+    reports: Vec<PathBuf>,
+    /// Only runs started on or after this date (2026-11-01) or time
+    /// (2026-11-01T12:00:00Z).
+    #[arg(long, value_name = "DATE", value_parser = super::history::parse_date)]
+    since: Option<jiff::Timestamp>,
+    #[command(flatten)]
+    selftest_runs: flags::SelftestRuns,
+    #[command(flatten)]
+    db: flags::Db,
+    #[command(flatten)]
+    json: flags::Json,
+    /// Also write the fleet as one self-contained HTML page (a heat map of
+    /// hosts × figures per class, coloured by each host's ratio to the
+    /// class's median) to this file.
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
+    html: Option<PathBuf>,
+}
+
+/// How fleet words a report file that is not a run of `ipcmark run`.
+fn words() -> super::history::RunsOnly {
+    super::history::RunsOnly {
+        reads: "fleet",
+        not_a_run: "is not an ipcmark run report",
+        not_json: Some("is not an ipcmark run report"),
+    }
+}
+
+/// The runs of the files named, each read as its record.
+fn read_files(files: &[PathBuf]) -> Result<Vec<Input>, Failure> {
+    files
+        .iter()
+        .map(|f| {
+            let spec = f.to_string_lossy();
+            if !Path::new(f).is_file() {
+                return Err(Failure::usage(format!(
+                    "cannot read {}: no such file",
+                    crate::output::sanitise::text(&spec)
+                )));
+            }
+            let (source, record) = super::history::open_run(None, &spec, &words())?;
+            Ok(Input {
+                source,
+                run_id: None,
+                record,
+            })
+        })
+        .collect()
+}
+
+pub fn fleet(args: FleetArgs) -> Result<ExitCode, Failure> {
+    if let Some(out) = &args.json.path {
+        super::check_output_path("--json", out)?;
+    }
+    if let Some(out) = &args.html {
+        super::check_output_path("--html", out)?;
+    }
+    let build = crate::output::json::build::current();
+    let (report, label) = if args.reports.is_empty() {
+        let path = crate::history::path_or_default(args.db.as_deref()).map_err(failure)?;
+        let req = study::Request {
+            since: args.since,
+            selftest_runs: args.selftest_runs.include,
+        };
+        let report = study::fleet(&path, &req, build).map_err(failure)?;
+        (report, path.display().to_string())
+    } else {
+        if args.db.path.is_some() || args.selftest_runs.include {
+            return Err(Failure::usage(
+                "name report files or read the history (--db, --selftest-runs), not both",
+            ));
+        }
+        let inputs = read_files(&args.reports)?;
+        let label = match args.reports.len() {
+            1 => args.reports[0].display().to_string(),
+            n => format!("{n} report files"),
+        };
+        (fleet::fleet(inputs, args.since, build), label)
+    };
+    if let Some(out) = &args.json.path {
+        crate::output::json::write_atomic(out, &report)
+            .map_err(|e| Failure::run(format!("cannot write {}: {e}", out.display())))?;
+    }
+    if let Some(out) = &args.html {
+        let page = crate::output::report::fleet::render_fleet(&label, &report);
+        crate::output::json::write_text_atomic(out, &page.html)
+            .map_err(|e| Failure::run(format!("cannot write {}: {e}", out.display())))?;
+    }
+    print_stdout(&crate::output::fleet::render(&report))?;
+    Ok(ExitCode::SUCCESS)
+}
