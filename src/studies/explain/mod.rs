@@ -265,6 +265,40 @@ fn interrupt_counts(
         .join("; ")
 }
 
+/// The CPUs a mechanism's traced pass traces: the two sides' (the
+/// client's of a self-loop), and every CPU allowed where a side is not
+/// placed or a broker relays.
+pub(super) fn traced_cpus(
+    mech: &dyn crate::engine::channel::Mechanism,
+    s: &crate::engine::run::runner::RunSettings,
+) -> Result<Vec<usize>, String> {
+    let mut cpus: Vec<usize> = [s.client.cpu, s.server.cpu].into_iter().flatten().collect();
+    if mech.info().topology == crate::engine::channel::Topology::SelfLoop {
+        cpus.truncate(1);
+    }
+    // A broker is not placed: it runs wherever this process may (it
+    // inherits the affinity the channel is opened with), so every such CPU
+    // is traced, or its relaying would be a gap.
+    if cpus.is_empty() || mech.relayed() {
+        cpus.extend(
+            crate::sys::sched::allowed_cpus()
+                .map_err(|e| format!("cannot read the CPUs allowed: {e}"))?,
+        );
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
+/// The trace buffer per CPU for `round_trips` of a mechanism, KiB: about
+/// 40 events of 40 bytes per round trip, and the traced CPUs' other
+/// tasks' switches and interrupts: 2 KiB per round trip per CPU, at least
+/// 4 MiB; twice that where a broker's calls, as many again, are traced too.
+pub(super) fn buffer_kb(mech: &dyn crate::engine::channel::Mechanism, round_trips: usize) -> usize {
+    let relays = if mech.relayed() { 2 } else { 1 };
+    (round_trips * 2).max(4096) * relays
+}
+
 /// What a traced pass gave: the pass's own result, the events the kernel
 /// wrote and what it lost, the events enabled and the instance it was
 /// traced in (removed by now), and the passes before it that lost events.

@@ -4,7 +4,6 @@
 use super::Captured;
 use crate::analysis::explain::tail::TailSelect;
 use crate::analysis::explain::{self as anatomy, Tasks};
-use crate::engine::channel::Topology as Shape;
 use crate::engine::os::objects::ObjectNamer;
 use crate::engine::run::load::Held;
 use crate::engine::run::runner::run_stamped_pass;
@@ -248,8 +247,8 @@ fn traced(
         )
     });
     let s = &c.settings;
-    let cpus = traced_cpus(mech, s)?;
-    let buffer_kb = buffer_kb(mech, round_trips);
+    let cpus = super::traced_cpus(mech, s)?;
+    let buffer_kb = super::buffer_kb(mech, round_trips);
     let mut held = c.load.as_ref().map(Held::start).transpose()?;
     let t = super::traced_pass(
         &cpus,
@@ -312,40 +311,6 @@ fn traced(
     ex.merged_round_trips = Some(d.merged_round_trips);
     ex.tail = tail;
     Ok(ex)
-}
-
-/// The CPUs a mechanism's traced pass traces: the two sides' (the
-/// client's of a self-loop), and every CPU allowed where a side is not
-/// placed or a broker relays.
-pub(super) fn traced_cpus(
-    mech: &dyn crate::engine::channel::Mechanism,
-    s: &crate::engine::run::runner::RunSettings,
-) -> Result<Vec<usize>, String> {
-    let mut cpus: Vec<usize> = [s.client.cpu, s.server.cpu].into_iter().flatten().collect();
-    if mech.info().topology == Shape::SelfLoop {
-        cpus.truncate(1);
-    }
-    // A broker is not placed: it runs wherever this process may (it
-    // inherits the affinity the channel is opened with), so every such CPU
-    // is traced, or its relaying would be a gap.
-    if cpus.is_empty() || mech.relayed() {
-        cpus.extend(
-            crate::sys::sched::allowed_cpus()
-                .map_err(|e| format!("cannot read the CPUs allowed: {e}"))?,
-        );
-    }
-    cpus.sort_unstable();
-    cpus.dedup();
-    Ok(cpus)
-}
-
-/// The trace buffer per CPU for `round_trips` of a mechanism, KiB: about
-/// 40 events of 40 bytes per round trip, and the traced CPUs' other
-/// tasks' switches and interrupts: 2 KiB per round trip per CPU, at least
-/// 4 MiB; twice that where a broker's calls, as many again, are traced too.
-pub(super) fn buffer_kb(mech: &dyn crate::engine::channel::Mechanism, round_trips: usize) -> usize {
-    let relays = if mech.relayed() { 2 } else { 1 };
-    (round_trips * 2).max(4096) * relays
 }
 
 /// What the anatomy says of the task that relays each message: traced,

@@ -115,9 +115,9 @@ pub(super) fn soak(
     asked: String,
 ) -> Result<ExplainRecord, String> {
     let s = &c.settings;
-    let cpus = super::ping_pong::traced_cpus(mech, s)?;
+    let cpus = super::traced_cpus(mech, s)?;
     let segment = options.round_trips;
-    let buffer_kb = super::ping_pong::buffer_kb(mech, segment);
+    let buffer_kb = super::buffer_kb(mech, segment);
     let held = c.load.as_ref().map(Held::start).transpose()?;
     let load_pids = held.as_ref().map(Held::pids).unwrap_or_default();
     let handlers = held.as_ref().map(Held::handler_pids).unwrap_or_default();
