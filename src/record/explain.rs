@@ -78,8 +78,11 @@ pub struct ExplainRecord {
     /// before it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wake_ups: Vec<WakeUpRecord>,
-    /// Round trips with a wake-up whose switch in was not seen, so that
-    /// one part of it is named for two things (absent as `wake_ups`).
+    /// Round trips with a part named for two things because the kernel
+    /// left a switch out: a side's own (`… wake-up + read return (no
+    /// switch seen)`), or another task's into the CPU the side waited for
+    /// (`… wake-up: idle exit + irq handler (load) (no switch seen)`)
+    /// (absent as `wake_ups`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged_round_trips: Option<u64>,
     /// The slowest round trips, with `explain --tail` (absent otherwise).

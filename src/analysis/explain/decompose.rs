@@ -6,9 +6,17 @@ use super::{Culprit, Decomposed, RoundTrip, Sched, Sweep, Tasks, WakeUps};
 use crate::machine::tracefs::decode::TraceEvent;
 use std::collections::BTreeMap;
 
-/// A stretch of a holder's wake-up already counted: (round trip, part,
-/// culprit, ns, its segment's index where segments are kept).
-type Stretch = (usize, String, Culprit, u64, usize);
+/// A stretch of a holder's wake-up already counted.
+struct Stretch {
+    trip: usize,
+    part: String,
+    culprit: Culprit,
+    ns: u64,
+    /// Its segment's index, where segments are kept.
+    at: usize,
+    /// Where it began, ns.
+    start: u64,
+}
 
 /// One stretch of the path with one part: from `start_ns` to `end_ns` (the
 /// trace's clock) in round trip `trip`; consecutive segments meet, and a
@@ -120,7 +128,14 @@ fn decompose_inner(
                 if waking.0 != sweep.holder {
                     waking = (sweep.holder, Vec::new());
                 }
-                waking.1.push((k, part, culprit, ns, at));
+                waking.1.push(Stretch {
+                    trip: k,
+                    part,
+                    culprit,
+                    ns,
+                    at,
+                    start: now,
+                });
             } else {
                 waking.1.clear();
             }
@@ -140,27 +155,51 @@ fn decompose_inner(
                 let w = sweep.ids[i].1.word();
                 let what = syscall.map_or_else(|| "system call".to_string(), |id| (sweep.name)(id));
                 let both = format!("{w} wake-up + {what} return (no switch seen)");
-                for (trip, part, culprit, ns, at) in waking.1.drain(..) {
-                    if !(part.ends_with(" wake-up: idle exit") || part.ends_with(" wake-up: rest"))
-                    {
-                        continue;
-                    }
-                    if let Some(seg) = segments.as_deref_mut().and_then(|s| s.get_mut(at)) {
-                        seg.part = both.clone();
-                    }
-                    let t = &mut trips[trip];
-                    merged.insert(trip);
-                    if !t.parts.contains_key(&part) {
-                        continue;
-                    }
-                    move_ns(&mut t.parts, &part, both.clone(), ns);
-                    move_ns(
-                        &mut t.culprits,
-                        &(part, culprit),
-                        (both.clone(), Culprit::NoEvent),
-                        ns,
-                    );
-                }
+                let stretches: Vec<Stretch> = waking.1.drain(..).collect();
+                rename(
+                    &mut trips,
+                    segments.as_deref_mut(),
+                    &mut merged,
+                    stretches.into_iter().filter(|s| {
+                        s.part.ends_with(" wake-up: idle exit")
+                            || s.part.ends_with(" wake-up: rest")
+                    }),
+                    &both,
+                    Culprit::NoEvent,
+                );
+            }
+            // Another task ran on the CPU the holder waits for, its switch
+            // in left out: from its wake-up, the holder's "idle exit" there
+            // was partly that task's run.
+            if let Some((cpu, pid)) = sweep.unseen_run.take()
+                && waking.0 == sweep.holder
+                && !waking.1.is_empty()
+                && sweep.waits_on(cpu)
+            {
+                let w = sweep.ids[sweep.holder].1.word();
+                let what = if sweep.tasks.handlers.contains(&pid) {
+                    super::HANDLER
+                } else if sweep.tasks.load.contains(&pid) {
+                    "load"
+                } else {
+                    "another task"
+                };
+                let both = format!("{w} wake-up: idle exit + {what} (no switch seen)");
+                let since = sweep.woken_at.get(&pid).copied().unwrap_or(0);
+                let comm = sweep.comm_of.get(&pid).copied().unwrap_or(0);
+                let (moved, kept): (Vec<Stretch>, Vec<Stretch>) = waking
+                    .1
+                    .drain(..)
+                    .partition(|s| s.part.ends_with(" wake-up: idle exit") && s.start >= since);
+                waking.1 = kept;
+                rename(
+                    &mut trips,
+                    segments.as_deref_mut(),
+                    &mut merged,
+                    moved.into_iter(),
+                    &both,
+                    Culprit::Task { pid, comm },
+                );
             }
             sweep.settle();
         }
@@ -195,4 +234,34 @@ fn move_ns<K: Ord + Clone>(map: &mut BTreeMap<K, u64>, from: &K, to: K, ns: u64)
         }
     }
     *map.entry(to).or_default() += ns;
+}
+
+/// Names `stretches` (already counted) `name`, behind `culprit`, in their
+/// round trips and segments; each round trip so renamed is `merged`.
+fn rename(
+    trips: &mut [RoundTrip],
+    mut segments: Option<&mut Vec<Segment>>,
+    merged: &mut std::collections::BTreeSet<usize>,
+    stretches: impl Iterator<Item = Stretch>,
+    name: &str,
+    culprit: Culprit,
+) {
+    for s in stretches {
+        if let Some(seg) = segments.as_deref_mut().and_then(|g| g.get_mut(s.at)) {
+            seg.part = name.to_string();
+        }
+        merged.insert(s.trip);
+        let t = &mut trips[s.trip];
+        // A round trip not cut into parts (a soak's, faster than kept).
+        if !t.parts.contains_key(&s.part) {
+            continue;
+        }
+        move_ns(&mut t.parts, &s.part, name.to_string(), s.ns);
+        move_ns(
+            &mut t.culprits,
+            &(s.part, s.culprit),
+            (name.to_string(), culprit),
+            s.ns,
+        );
+    }
 }

@@ -161,8 +161,9 @@ pub struct Decomposed {
     pub trips: Vec<RoundTrip>,
     /// Per side, in path order.
     pub wake_ups: Vec<WakeUps>,
-    /// Round trips with a wake-up whose switch in was not seen, so part
-    /// of it is named for two things.
+    /// Round trips with a stretch named for two things because a switch
+    /// was not seen (a side's own, or another task's into the CPU it
+    /// waited for).
     pub merged_round_trips: u64,
 }
 
@@ -217,6 +218,14 @@ struct Sweep<'a> {
     /// Set when a task runs with its switch in not seen: its index and the
     /// system call it was in.
     unswitched: Option<(usize, Option<i64>)>,
+    /// Set when a task other than the traced ones is switched out of a CPU
+    /// it was not seen switched into (the kernel leaves out some switches
+    /// from the idle task): the CPU and its id.
+    unseen_run: Option<(usize, i32)>,
+    /// Each task's command as its wake-up or switch in named it (a label).
+    comm_of: HashMap<i32, u32>,
+    /// When each task was last woken.
+    woken_at: HashMap<i32, u64>,
     name: &'a dyn Fn(i64) -> String,
 }
 
@@ -258,6 +267,9 @@ impl Sweep<'_> {
             receiving: false,
             early: None,
             unswitched: None,
+            unseen_run: None,
+            comm_of: HashMap::new(),
+            woken_at: HashMap::new(),
             name,
         }
     }
@@ -337,6 +349,14 @@ impl Sweep<'_> {
 
     fn task(&mut self, i: usize) -> &mut Task {
         &mut self.state[i]
+    }
+
+    /// Whether the holder is woken for `cpu`, or just switched in there.
+    fn waits_on(&self, cpu: usize) -> bool {
+        match self.state[self.holder].sched {
+            Sched::Woken { cpu: c, .. } | Sched::Running(c) => c == cpu,
+            _ => false,
+        }
     }
 
     /// The task running on `cpu` (0: idle) and its command's label.
@@ -500,6 +520,10 @@ impl Sweep<'_> {
                 }
             }
             EventKind::Waking { pid, target_cpu } => {
+                self.woken_at.insert(pid, e.ts_ns);
+                if e.label != 0 {
+                    self.comm_of.insert(pid, e.label);
+                }
                 if let Some(i) = self.index_of(pid) {
                     let t = self.task(i);
                     let cpu = target_cpu.max(0) as usize;
@@ -532,6 +556,15 @@ impl Sweep<'_> {
                 prev_stopped,
                 next_pid,
             } => {
+                if prev_pid > 0
+                    && self.index_of(prev_pid).is_none()
+                    && self.curr.get(&e.cpu).is_none_or(|c| c.0 != prev_pid)
+                {
+                    self.unseen_run = Some((e.cpu, prev_pid));
+                }
+                if e.label != 0 {
+                    self.comm_of.insert(next_pid, e.label);
+                }
                 self.curr.insert(e.cpu, (next_pid, e.label));
                 if let Some(i) = self.index_of(prev_pid) {
                     let t = self.task(i);

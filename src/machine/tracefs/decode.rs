@@ -96,7 +96,7 @@ pub struct TraceEvent {
     pub pid: i32,
     /// What it says.
     pub kind: EventKind,
-    /// The word it names ([`Labels`]): the task switched in, the
+    /// The word it names ([`Labels`]): the task switched in or woken, the
     /// interrupt entered ("irq 24 virtio0-input.0", "softirq TIMER",
     /// "local_timer"); 0 for none.
     pub label: u32,
@@ -121,6 +121,7 @@ enum Decoder {
     Waking {
         pid: Field,
         cpu: Field,
+        comm: Option<Field>,
     },
     Wakeup {
         pid: Field,
@@ -210,6 +211,7 @@ impl Formats {
             ("sched", "sched_waking") => Decoder::Waking {
                 pid: field("pid")?,
                 cpu: field("target_cpu")?,
+                comm: fields.get("comm").copied(),
             },
             ("sched", "sched_wakeup") => Decoder::Wakeup {
                 pid: field("pid")?,
@@ -316,10 +318,15 @@ fn decode_record(
         Decoder::SysExit { id } => EventKind::SysExit {
             id: read_int(data, *id)?,
         },
-        Decoder::Waking { pid, cpu } => EventKind::Waking {
-            pid: read_int(data, *pid)? as i32,
-            target_cpu: read_int(data, *cpu)? as i32,
-        },
+        Decoder::Waking { pid, cpu, comm } => {
+            if let Some(name) = comm.and_then(|f| read_str(data, f)) {
+                label = labels.intern(name);
+            }
+            EventKind::Waking {
+                pid: read_int(data, *pid)? as i32,
+                target_cpu: read_int(data, *cpu)? as i32,
+            }
+        }
         Decoder::Wakeup { pid, cpu } => EventKind::Wakeup {
             pid: read_int(data, *pid)? as i32,
             target_cpu: read_int(data, *cpu)? as i32,

@@ -113,9 +113,10 @@ pub(super) fn wake_up_notes(d: &Decomposed, round_trips: usize) -> Vec<String> {
     }
     if d.merged_round_trips > 0 {
         notes.push(format!(
-            "in {} of {round_trips} round trips a wake-up's idle exit, its switch and the \
-             return of the call it slept in have no event between them: that stretch is one \
-             part, named \"… wake-up + … return (no switch seen)\"",
+            "in {} of {round_trips} round trips the kernel left out a switch the path \
+             waited on: a wake-up's idle exit, its switch and the return of the call it slept \
+             in, or a wake-up's idle exit and another task's run on that CPU, are one stretch \
+             with no event between them, named for both (\"… (no switch seen)\")",
             d.merged_round_trips
         ));
     }

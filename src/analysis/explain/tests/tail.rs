@@ -323,3 +323,70 @@ fn a_side_stopped_by_a_signal_is_a_part_named_for_it() {
         );
     });
 }
+
+#[test]
+fn a_task_run_with_its_switch_in_left_out_is_named_in_the_wake_up_it_delayed() {
+    use EventKind::*;
+    let t = 100;
+    let mut handler_woken = ev(
+        t + 15,
+        1,
+        0,
+        Waking {
+            pid: 500,
+            target_cpu: 1,
+        },
+    );
+    handler_woken.label = 9;
+    let events = vec![
+        ev(0, 0, C, SysExit { id: 1 }),
+        ev(0, 1, S, SysEnter { id: READ }),
+        switch(1, 1, S, 0),
+        ev(t + 10, 0, C, SysEnter { id: WRITE }),
+        // The load's handler is woken on CPU 1 and runs there, its switch
+        // in (from the idle task) left out by the kernel.
+        handler_woken,
+        ev(
+            t + 20,
+            0,
+            C,
+            Waking {
+                pid: S,
+                target_cpu: 1,
+            },
+        ),
+        ev(t + 25, 0, C, SysExit { id: WRITE }),
+        ev(t + 27, 0, C, SysEnter { id: READ }),
+        switch(t + 29, 0, C, 0),
+        // Its switch out to the server is there.
+        switch(t + 50, 1, 500, S),
+        ev(t + 60, 1, S, SysExit { id: READ }),
+        ev(t + 70, 1, S, SysEnter { id: WRITE }),
+        ev(
+            t + 80,
+            1,
+            S,
+            Waking {
+                pid: C,
+                target_cpu: 0,
+            },
+        ),
+        ev(t + 85, 1, S, SysExit { id: WRITE }),
+        switch(t + 90, 0, 0, C),
+        ev(t + 95, 0, C, SysExit { id: READ }),
+    ];
+    let mut with = tasks();
+    with.load = vec![500];
+    with.handlers = vec![500];
+    let d = decompose_all(&events, &[t, t + 100], with, &name);
+    let p = &d.trips[0].parts;
+    let named = "server wake-up: idle exit + irq handler (load) (no switch seen)";
+    assert_eq!(p[named], 30, "{p:?}");
+    assert!(!p.contains_key("server wake-up: idle exit"), "{p:?}");
+    assert_eq!(p.values().sum::<u64>(), 100);
+    assert_eq!(
+        d.trips[0].culprits[&(named.to_string(), Culprit::Task { pid: 500, comm: 9 })],
+        30
+    );
+    assert_eq!(d.merged_round_trips, 1);
+}
