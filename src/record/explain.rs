@@ -81,7 +81,7 @@ pub struct ExplainRecord {
     /// Round trips with a part named for two things because the kernel
     /// left a switch out: a side's own (`… wake-up + read return (no
     /// switch seen)`), or another task's into the CPU the side waited for
-    /// (`… wake-up: idle exit + irq handler (load) (no switch seen)`)
+    /// (`… wake-up + irq handler (load) (no switch seen)`)
     /// (absent as `wake_ups`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged_round_trips: Option<u64>,

@@ -169,8 +169,8 @@ fn decompose_inner(
                 );
             }
             // Another task ran on the CPU the holder waits for, its switch
-            // in left out: from its wake-up, the holder's "idle exit" there
-            // was partly that task's run.
+            // in left out: from its wake-up, the holder's idle exit and rest
+            // there were partly that task's run.
             if let Some((cpu, pid)) = sweep.unseen_run.take()
                 && waking.0 == sweep.holder
                 && !waking.1.is_empty()
@@ -184,13 +184,16 @@ fn decompose_inner(
                 } else {
                     "another task"
                 };
-                let both = format!("{w} wake-up: idle exit + {what} (no switch seen)");
+                let both = format!("{w} wake-up + {what} (no switch seen)");
                 let since = sweep.woken_at.get(&pid).copied().unwrap_or(0);
                 let comm = sweep.comm_of.get(&pid).copied().unwrap_or(0);
                 let (moved, kept): (Vec<Stretch>, Vec<Stretch>) = waking
                     .1
                     .drain(..)
-                    .partition(|s| s.part.ends_with(" wake-up: idle exit") && s.start >= since);
+                    .partition(|s| {
+                        (s.part.ends_with(" wake-up: idle exit") || s.part.ends_with(" wake-up: rest"))
+                            && s.start >= since
+                    });
                 waking.1 = kept;
                 rename(
                     &mut trips,

@@ -380,7 +380,7 @@ fn a_task_run_with_its_switch_in_left_out_is_named_in_the_wake_up_it_delayed() {
     with.handlers = vec![500];
     let d = decompose_all(&events, &[t, t + 100], with, &name);
     let p = &d.trips[0].parts;
-    let named = "server wake-up: idle exit + irq handler (load) (no switch seen)";
+    let named = "server wake-up + irq handler (load) (no switch seen)";
     assert_eq!(p[named], 30, "{p:?}");
     assert!(!p.contains_key("server wake-up: idle exit"), "{p:?}");
     assert_eq!(p.values().sum::<u64>(), 100);
