@@ -187,11 +187,10 @@ fn decompose_inner(
                 let both = format!("{w} wake-up + {what} (no switch seen)");
                 let since = sweep.woken_at.get(&pid).copied().unwrap_or(0);
                 let comm = sweep.comm_of.get(&pid).copied().unwrap_or(0);
-                let (moved, kept): (Vec<Stretch>, Vec<Stretch>) = waking
-                    .1
-                    .drain(..)
-                    .partition(|s| {
-                        (s.part.ends_with(" wake-up: idle exit") || s.part.ends_with(" wake-up: rest"))
+                let (moved, kept): (Vec<Stretch>, Vec<Stretch>) =
+                    waking.1.drain(..).partition(|s| {
+                        (s.part.ends_with(" wake-up: idle exit")
+                            || s.part.ends_with(" wake-up: rest"))
                             && s.start >= since
                     });
                 waking.1 = kept;

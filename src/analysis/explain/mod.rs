@@ -490,8 +490,8 @@ impl Sweep<'_> {
         if !matches!(e.kind, EventKind::Switch { .. }) {
             // Its command is the one last switched in, where that was it.
             let comm = match self.curr.get(&e.cpu) {
-                Some(&(p, c)) if p == e.pid => c,
-                _ => 0,
+                Some(&(p, c)) if p == e.pid && c != 0 => c,
+                _ => self.comm_of.get(&e.pid).copied().unwrap_or(0),
             };
             self.curr.insert(e.cpu, (e.pid, comm));
             if let Some(i) = self.index_of(e.pid) {
@@ -562,10 +562,14 @@ impl Sweep<'_> {
                 {
                     self.unseen_run = Some((e.cpu, prev_pid));
                 }
-                if e.label != 0 {
-                    self.comm_of.insert(next_pid, e.label);
-                }
-                self.curr.insert(e.cpu, (next_pid, e.label));
+                let comm = match e.label {
+                    0 => self.comm_of.get(&next_pid).copied().unwrap_or(0),
+                    l => {
+                        self.comm_of.insert(next_pid, l);
+                        l
+                    }
+                };
+                self.curr.insert(e.cpu, (next_pid, comm));
                 if let Some(i) = self.index_of(prev_pid) {
                     let t = self.task(i);
                     t.sched = match (prev_runnable, t.pending.take(), t.sched) {
