@@ -57,21 +57,14 @@ fn the_anatomy_of_a_pass_falls_on_the_events_of_its_text_trace() {
     let sb = Sandbox::new();
     let dir = sb.path("trace");
     std::fs::create_dir(&dir).unwrap();
-    let json = sb.path("r.json");
-    let mut argv = EXPLAIN_PIPE.to_vec();
+    let mut argv = EXPLAIN_PIPE[1..].to_vec();
     argv.extend([
         "--round-trips",
         "300",
         "--save-trace",
         dir.to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
     ]);
-    let out = sb.run(&argv, Duration::from_secs(120));
-    assert!(out.status.success(), "{}", stderr(&out));
-    let report = read_json(&json);
-    let errors = schema_errors("docs/schema/run.schema.json", &report);
-    assert!(errors.is_empty(), "{errors:#?}");
+    let (_, report) = explained(&sb, &argv, "anatomy of a round trip");
     let ex = &results(&report)[0]["explain"];
     let text = std::fs::read_to_string(dir.join("pipe-64.trace")).expect("the text trace");
     let tsv = std::fs::read_to_string(dir.join("pipe-64.parts.tsv")).expect("the stretches");
@@ -152,27 +145,10 @@ fn the_tail_splits_the_slowest_round_trips_and_names_their_culprits() {
         return;
     }
     let sb = Sandbox::new();
-    let json = sb.path("r.json");
-    let mut argv = EXPLAIN_PIPE.to_vec();
-    argv.extend([
-        "--round-trips",
-        "1000",
-        "--tail",
-        "12",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    let out = sb.run(&argv, Duration::from_secs(120));
-    let text = stdout(&out);
-    assert!(out.status.success(), "{text}\n{}", stderr(&out));
-    assert!(
-        text.contains("tail: the slowest 12 of 1000 round trips"),
-        "{text}"
-    );
+    let mut argv = EXPLAIN_PIPE[1..].to_vec();
+    argv.extend(["--round-trips", "1000", "--tail", "12"]);
+    let (text, report) = explained(&sb, &argv, "tail: the slowest 12 of 1000 round trips");
     assert!(text.contains("signature"), "{text}");
-    let report = read_json(&json);
-    let errors = schema_errors("docs/schema/run.schema.json", &report);
-    assert!(errors.is_empty(), "{errors:#?}");
     let tail = &results(&report)[0]["explain"]["tail"];
     let slowest = tail["slowest"].as_array().expect("slowest");
     assert_eq!(slowest.len(), 12);
@@ -190,11 +166,6 @@ fn the_tail_splits_the_slowest_round_trips_and_names_their_culprits() {
         count += g["count"].as_u64().unwrap();
     }
     assert_eq!(count, 12, "{tail}");
-    assert!(
-        orphaned_instances().is_empty(),
-        "left: {:?}",
-        orphaned_instances()
-    );
 }
 
 #[test]
@@ -230,25 +201,9 @@ fn a_soak_keeps_the_slowest_in_its_stated_memory_and_leaves_no_instance() {
         return;
     }
     let sb = Sandbox::new();
-    let json = sb.path("r.json");
-    let mut argv = EXPLAIN_PIPE.to_vec();
-    argv.extend([
-        "--round-trips",
-        "1000",
-        "--tail",
-        "5",
-        "--duration",
-        "3s",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
-    let out = sb.run(&argv, Duration::from_secs(120));
-    let text = stdout(&out);
-    assert!(out.status.success(), "{text}\n{}", stderr(&out));
-    assert!(text.contains("soak: "), "{text}");
-    let report = read_json(&json);
-    let errors = schema_errors("docs/schema/run.schema.json", &report);
-    assert!(errors.is_empty(), "{errors:#?}");
+    let mut argv = EXPLAIN_PIPE[1..].to_vec();
+    argv.extend(["--round-trips", "1000", "--tail", "5", "--duration", "3s"]);
+    let (_, report) = explained(&sb, &argv, "soak: ");
     let ex = &results(&report)[0]["explain"];
     let soak = &ex["soak"];
     let segments = soak["segments"].as_u64().unwrap();
@@ -262,11 +217,6 @@ fn a_soak_keeps_the_slowest_in_its_stated_memory_and_leaves_no_instance() {
     let tail = &ex["tail"];
     assert_eq!(tail["round_trips_seen"].as_u64().unwrap(), segments * 1000);
     assert_eq!(tail["slowest"].as_array().unwrap().len(), 5);
-    assert!(
-        orphaned_instances().is_empty(),
-        "left: {:?}",
-        orphaned_instances()
-    );
 }
 
 #[test]
