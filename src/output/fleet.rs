@@ -82,9 +82,11 @@ pub fn render(r: &FleetReport) -> String {
 
 /// One class: its line, its hosts' table, its outliers.
 fn class(c: &ClassRecord) -> String {
-    let spread_words = c.spread.map_or("no figure common to 3 hosts".into(), |s| {
-        format!("host-to-host spread {}", spread(s))
-    });
+    let spread_words = match c.spread {
+        Some(s) => format!("host-to-host spread {}", spread(s)),
+        None if c.hosts.len() < 2 => "no host-to-host spread with one host".into(),
+        None => "no figure common to 3 hosts".into(),
+    };
     let mut out = format!(
         "class {}: {} — {} host(s), {} figure(s), {spread_words}\n",
         c.id,

@@ -81,7 +81,7 @@ pub struct ClassRecord {
     /// latency) by at least 3 of them, in key order.
     pub figures: Vec<ClassFigureRecord>,
     /// The host-to-host spread of the class: the median over its figures of
-    /// each figure's `spread`; null without figures.
+    /// each figure's `spread`; null without figures or with one host.
     pub spread: Option<f64>,
     /// Whether the outlier test could be made.
     pub tested: bool,

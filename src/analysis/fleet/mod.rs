@@ -321,7 +321,8 @@ fn class_record(class: MachineClass, hosts: &[&Input]) -> ClassRecord {
         id: class.id(),
         label: class.label(),
         class,
-        spread: (!spreads.is_empty()).then(|| median(&spreads)),
+        // One host has no host-to-host spread to give: none, not 0.
+        spread: (!spreads.is_empty() && hosts.len() >= 2).then(|| median(&spreads)),
         tested: why.is_none(),
         not_tested: why,
         figures,
