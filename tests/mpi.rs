@@ -18,6 +18,21 @@ fn without_the_feature_mpi_says_how_to_build_it() {
     );
 }
 
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn without_the_feature_fleet_run_says_it_needs_mpi() {
+    use crate::util::{Sandbox, stderr};
+    use std::time::Duration;
+    let out = Sandbox::new().run(&["fleet", "run", "--quick"], Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--features mpi") && err.contains("mpirun"),
+        "{err}"
+    );
+}
+
 #[cfg(feature = "mpi")]
 mod with_mpi {
     use crate::util::{
@@ -321,5 +336,77 @@ mod with_mpi {
             let why = r["error"].as_str().unwrap();
             assert!(why.contains("came back corrupted"), "{why}");
         }
+    }
+
+    /// `fleet run` on two ranks with the short budget, storing into the
+    /// sandbox's `fleet.sqlite`, with `extra`.
+    fn fleet_run(sb: &Sandbox, extra: &[&str]) -> (std::process::Output, std::path::PathBuf) {
+        let db = sb.path("fleet.sqlite");
+        let mut args = vec!["fleet", "run", "pipe", "--sizes", "64"];
+        args.extend_from_slice(&["--db", db.to_str().unwrap()]);
+        args.extend_from_slice(extra);
+        args.extend_from_slice(SHORT);
+        (mpirun(sb, 2, &args), db)
+    }
+
+    /// Run `id` of the history `db` as `export` writes it, if it is there.
+    fn stored(sb: &Sandbox, db: &std::path::Path, id: &str) -> Option<serde_json::Value> {
+        let out = sb.run(
+            &["export", id, "--db", db.to_str().unwrap()],
+            Duration::from_secs(20),
+        );
+        out.status
+            .success()
+            .then(|| serde_json::from_slice(&out.stdout).expect("export writes JSON"))
+    }
+
+    fn this_host() -> String {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+
+    #[test]
+    fn fleet_run_measures_the_ranks_one_after_the_other_into_one_history() {
+        let _g = serial();
+        let sb = Sandbox::new();
+        let (out, db) = fleet_run(&sb, &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let page = stdout(&out);
+        assert!(
+            page.contains("2 ranks on 1 host, measured one after the other, never at once"),
+            "{page}"
+        );
+        for rank in ["rank 0", "rank 1"] {
+            let line = page.lines().find(|l| l.trim_start().starts_with(rank));
+            let line = line.unwrap_or_else(|| panic!("{rank} listed: {page}"));
+            assert!(line.contains("1 figure measured; run "), "{line}");
+        }
+        for id in ["1", "2"] {
+            let run = stored(&sb, &db, id).unwrap_or_else(|| panic!("run {id} stored"));
+            assert_eq!(run["environment"]["hostname"], this_host().as_str());
+            assert_eq!(run["complete"], true);
+            assert_eq!(results(&run).len(), 1, "{run}");
+        }
+        assert!(stored(&sb, &db, "3").is_none(), "one run per rank");
+    }
+
+    #[test]
+    fn a_rank_killed_on_its_turn_is_named_with_its_host_and_rank_0s_run_is_kept() {
+        let _g = serial();
+        let sb = Sandbox::new();
+        let (out, db) = fleet_run(&sb, &["--rank-fault", "die-on-turn"]);
+        assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+        let err = stderr(&out);
+        let line = format!(
+            "ipcmark: fleet run: rank 1 on {} stopped before it reported; \
+             kept in the history: rank 0's run (id 1)",
+            this_host()
+        );
+        assert!(err.lines().any(|l| l == line), "{err}");
+        assert!(stored(&sb, &db, "1").is_some(), "rank 0's run kept");
+        assert!(stored(&sb, &db, "2").is_none(), "{err}");
+        assert_eq!(processes_with(db.to_str().unwrap()), Vec::<String>::new());
     }
 }

@@ -5,19 +5,26 @@
 //! `output::fleet`'s page, the JSON (`ipcmark.fleet/1`) and the HTML heat
 //! map (`output::report::fleet`) if asked. Exit 0 when the fleet was read
 //! (whatever it holds), 1 when the history cannot be read, 2 on bad usage.
+//!
+//! `ipcmark fleet run [RUN FLAGS…]`, under `mpirun`/`srun` (cargo feature
+//! `mpi`): every rank measures `ipcmark run` in turn and rank 0 keeps every
+//! rank's run in one history ([`turns`]).
 
 use super::{Failure, flags, print_stdout};
 use crate::analysis::fleet::{self, Input};
 use crate::run::save::failure;
 use crate::studies::fleet as study;
-use clap::Args;
+use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Arguments of `ipcmark fleet`.
 #[derive(Debug, Args)]
 #[command(mut_arg("json", |a| a.help(flags::Json::FLEET_HELP)))]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct FleetArgs {
+    #[command(subcommand)]
+    command: Option<FleetCommand>,
     /// Run reports of the fleet's hosts (`run --json` on each host); the
     /// newest of each host is taken. Without any, the runs of the history.
     #[arg(value_name = "REPORT.json", value_hint = clap::ValueHint::FilePath)]
@@ -38,6 +45,48 @@ pub struct FleetArgs {
     #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     html: Option<PathBuf>,
 }
+
+#[derive(Debug, Subcommand)]
+enum FleetCommand {
+    /// Under mpirun or srun (a build with --features mpi): every rank runs
+    /// `ipcmark run` with these flags in turn, one after the other, never
+    /// two at once; rank 0 keeps every rank's run, with its host, in one
+    /// history (--db or the default) for `ipcmark fleet` to read.
+    Run(Box<FleetRunArgs>),
+}
+
+/// Arguments of `ipcmark fleet run`: those of `ipcmark run`.
+#[derive(Debug, Args)]
+struct FleetRunArgs {
+    #[command(flatten)]
+    run: super::RunArgs,
+    /// Make a rank fail on its turn (for testing ipcmark itself).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    #[arg(long, value_enum, hide = true)]
+    rank_fault: Option<RankFault>,
+}
+
+/// Faults a rank can inject on its turn (`--rank-fault`, hidden).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum RankFault {
+    /// Rank 1 kills itself (SIGKILL) as its turn starts.
+    DieOnTurn,
+}
+
+/// `ipcmark fleet run` in a build without MPI: one line, exit 2.
+#[cfg(not(feature = "mpi"))]
+fn run(_: FleetRunArgs) -> Result<ExitCode, Failure> {
+    Err(Failure::usage(
+        "fleet run needs a build with MPI (cargo build --release --features mpi), \
+         run under mpirun or srun: mpirun -n N ipcmark fleet run",
+    ))
+}
+
+#[cfg(feature = "mpi")]
+use turns::run;
+
+#[cfg(feature = "mpi")]
+mod turns;
 
 /// How fleet words a report file that is not a run of `ipcmark run`.
 fn words() -> super::history::RunsOnly {
@@ -70,7 +119,10 @@ fn read_files(files: &[PathBuf]) -> Result<Vec<Input>, Failure> {
         .collect()
 }
 
-pub fn fleet(args: FleetArgs) -> Result<ExitCode, Failure> {
+pub fn fleet(mut args: FleetArgs) -> Result<ExitCode, Failure> {
+    if let Some(FleetCommand::Run(a)) = args.command.take() {
+        return run(*a);
+    }
     if let Some(out) = &args.json.path {
         super::check_output_path("--json", out)?;
     }

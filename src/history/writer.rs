@@ -264,7 +264,7 @@ impl RunWriter {
     }
 
     /// The run's id.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "mpi"))]
     pub fn id(&self) -> RunId {
         self.id
     }
@@ -316,6 +316,18 @@ impl RunWriter {
             self.header = header;
         }
         Ok(())
+    }
+}
+
+#[cfg(feature = "mpi")]
+impl RunWriter {
+    /// Stores a whole `ipcmark run` report made elsewhere (another rank of
+    /// `fleet run`) in the history at `path`, as one run with the host its
+    /// environment names; its id.
+    pub fn store_whole(path: &std::path::Path, report: &RunRecord) -> Result<RunId, Error> {
+        let mut writer = RunWriter::start(Store::open(path)?, Report::Run(report))?;
+        writer.save(Report::Run(report))?;
+        Ok(writer.id())
     }
 }
 

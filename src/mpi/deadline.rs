@@ -23,6 +23,9 @@ static BEATS: AtomicU64 = AtomicU64::new(0);
 static ARMED: AtomicBool = AtomicBool::new(false);
 /// What rank 0 waits on while armed ("rank 1", "ranks 1, 3"): the line's.
 static WAITING_ON: Mutex<String> = Mutex::new(String::new());
+/// While armed for another rank's turn of `fleet run` ([`arm_turn`]): the
+/// whole line a stop prints.
+static TURN_LINE: Mutex<Option<String>> = Mutex::new(None);
 
 /// How long a stop request waits for the main thread to act on it itself,
 /// between MPI calls, before the watch ends the process.
@@ -50,14 +53,33 @@ pub fn arm(peers: &str) -> Armed {
         w.clear();
         w.push_str(peers);
     }
+    set_turn_line(None);
     beat();
     ARMED.store(true, Ordering::SeqCst);
     Armed(())
 }
 
+/// Arms the watch for a wait on another rank's whole turn (`fleet run`):
+/// no beat comes while that rank measures, so the `--timeout` does not
+/// apply; a stop (mpirun's SIGTERM once a rank died) prints `line` at once
+/// — the main thread, blocked in the wait, cannot act on it — and ends the
+/// process (128 + the signal).
+pub fn arm_turn(line: String) -> Armed {
+    set_turn_line(Some(line));
+    ARMED.store(true, Ordering::SeqCst);
+    Armed(())
+}
+
+fn set_turn_line(line: Option<String>) {
+    if let Ok(mut l) = TURN_LINE.lock() {
+        *l = line;
+    }
+}
+
 impl Drop for Armed {
     fn drop(&mut self) {
         ARMED.store(false, Ordering::SeqCst);
+        set_turn_line(None);
     }
 }
 
@@ -96,7 +118,20 @@ pub fn watch(limit: Duration) -> std::io::Result<()> {
             let (mut seen, mut since) = (BEATS.load(Ordering::Relaxed), Instant::now());
             loop {
                 std::thread::sleep(tick);
+                if ARMED.load(Ordering::SeqCst)
+                    && let Some(signo) = interrupt::stop_requested()
+                    && let Some(line) = TURN_LINE.lock().ok().and_then(|l| l.clone())
+                {
+                    let line = format!("{line}\n");
+                    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+                    crate::sys::process::exit_now(128 + signo);
+                }
                 let now = BEATS.load(Ordering::Relaxed);
+                if TURN_LINE.lock().is_ok_and(|l| l.is_some()) {
+                    // A turn's wait has no beats and no deadline.
+                    (seen, since) = (now, Instant::now());
+                    continue;
+                }
                 if now != seen || !ARMED.load(Ordering::SeqCst) {
                     (seen, since) = (now, Instant::now());
                     continue;

@@ -10,6 +10,7 @@ pub mod bandwidth;
 pub mod deadline;
 pub mod pingpong;
 pub mod ranks;
+pub mod turns;
 pub mod window;
 pub mod workloads;
 
