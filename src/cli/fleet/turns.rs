@@ -91,6 +91,12 @@ fn kept(turns: &[Turn]) -> String {
 /// Runs `ipcmark fleet run` on this rank.
 pub fn run(args: FleetRunArgs) -> Result<ExitCode, Failure> {
     let fault = args.rank_fault;
+    if args.run.export.any() {
+        return Err(Failure::usage(
+            "fleet run takes no --export-bmf or --export-gab: the ranks' runs go to the history; \
+             export them from there (ipcmark watch --host NAME --export-bmf FILE)",
+        ));
+    }
     let (mut request, printing) = args.run.into_request();
     // Rank 0 stores every run itself, its own included, so that each run's
     // id is known; the ranks' own runs save nothing.
