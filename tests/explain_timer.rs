@@ -21,10 +21,13 @@ fn a_timers_wake_up_latency_is_explained_and_its_instance_removed() {
             "--quick",
             "--round-trips",
             "300",
+            "--tail",
+            "8",
             "--no-save",
         ],
-        "anatomy of a wake-up latency",
+        "tail: the slowest 8 of 300 wake-ups",
     );
+    assert!(text.contains("anatomy of a wake-up latency"), "{text}");
     assert!(!text.contains("one-way"), "{text}");
     let fig = &results(&report)[0];
     assert_eq!(fig["benchmark"], "timer-latency", "{fig}");
@@ -51,6 +54,25 @@ fn a_timers_wake_up_latency_is_explained_and_its_instance_removed() {
         "{fig}"
     );
     assert!(ex["lost_events"].is_u64(), "{ex}");
+    // The slowest wake-ups: each one's parts add up to it, its largest
+    // excess names a culprit, and the signatures count every one.
+    let tail = &ex["tail"];
+    let slowest = tail["slowest"].as_array().expect("explain.tail.slowest");
+    assert_eq!(slowest.len(), 8, "{tail}");
+    for s in slowest {
+        let parts = s["parts"].as_array().unwrap();
+        let sum: f64 = parts.iter().map(|p| p["ns"].as_f64().unwrap()).sum();
+        let total = s["round_trip_ns"].as_f64().unwrap();
+        assert!((sum - total).abs() <= 1e-6 * total, "{sum} vs {total}");
+        assert!(!parts[0]["culprit"].as_str().unwrap().is_empty(), "{s}");
+    }
+    let counted: u64 = tail["signatures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(counted, 8, "{tail}");
 }
 
 #[test]

@@ -45,7 +45,8 @@ pub struct ExplainArgs {
     /// the typical round trip by part, with what each part was spent
     /// behind (the task that ran instead, the interrupt, the idle state),
     /// and the slow ones grouped by signature. K: the slowest K; P%: the
-    /// slowest P% (at least 10). A mechanism's round trips only.
+    /// slowest P% (at least 10). A mechanism's round trips, or a timer's
+    /// wake-ups (timer-latency, as `rtla timerlat -a`).
     #[arg(long, value_name = "K|P%", num_args = 0..=1, default_missing_value = "0.1%",
           value_parser = parse_tail, help_heading = heading::SELECTION)]
     tail: Option<TailSelect>,

@@ -391,7 +391,9 @@ pub struct Timer {
     #[arg(id = "period", long = "period", value_name = "DURATION", value_parser = parse::duration)]
     pub period: Option<Duration>,
     /// Timer group: length of one figure (timer-latency 5s, timer-irq-overhead
-    /// 3s; timer-failures: per frequency, 2000 periods within 1s..10s).
+    /// 3s; timer-failures: per frequency, 2000 periods within 1s..10s). With
+    /// `explain --tail`: also the length of a mechanism's soak (its traced
+    /// pass in segments, the slowest round trips kept).
     #[arg(id = "duration", long = "duration", value_name = "DURATION", value_parser = parse::duration)]
     pub duration: Option<Duration>,
 }

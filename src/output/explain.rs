@@ -7,7 +7,7 @@
 use crate::analysis::explain::{is_interrupt, is_load, is_wake_up};
 use crate::analysis::explain_wakeup;
 use crate::output::sanitise::text;
-use crate::record::explain::ExplainRecord;
+use crate::record::explain::{Anatomy, ExplainRecord};
 use crate::record::units::format_size;
 use std::fmt::Write;
 
@@ -213,7 +213,11 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
         }
     }
     if let Some(t) = &ex.tail {
-        out.push_str(&super::explain_tail::render(t, long));
+        let unit = match ex.kind {
+            Some(Anatomy::WakeUpLatency) => super::explain_tail::Unit::WakeUp,
+            _ => super::explain_tail::Unit::RoundTrip,
+        };
+        out.push_str(&super::explain_tail::render(t, long, unit));
     }
     if let Some(s) = &ex.soak {
         out.push_str(&super::explain_tail::render_soak(s));

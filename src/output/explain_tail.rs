@@ -26,17 +26,46 @@ fn time(ns: f64) -> String {
     }
 }
 
-/// The tail's lines, indented under the waterfall.
-pub fn render(t: &TailRecord, long: bool) -> String {
+/// What the tail's intervals are: a ping-pong's round trips, a timer's
+/// wake-ups.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Unit {
+    /// A round trip (a mechanism's, an operation's).
+    RoundTrip,
+    /// A timer's wake-up, deadline to the task's stamp.
+    WakeUp,
+}
+
+impl Unit {
+    fn one(self) -> &'static str {
+        match self {
+            Unit::RoundTrip => "round trip",
+            Unit::WakeUp => "wake-up",
+        }
+    }
+
+    fn many(self) -> &'static str {
+        match self {
+            Unit::RoundTrip => "round trips",
+            Unit::WakeUp => "wake-ups",
+        }
+    }
+}
+
+/// The tail's lines, indented under the waterfall; `unit` names what was
+/// timed.
+pub fn render(t: &TailRecord, long: bool, unit: Unit) -> String {
     let mut out = String::new();
     let n = t.slowest.len();
     let _ = writeln!(
         out,
-        "  tail: the slowest {n} of {} round trips (asked: {}): from {} up; the typical round \
-         trip (the median) {}",
+        "  tail: the slowest {n} of {} {} (asked: {}): from {} up; the typical {} (the \
+         median) {}",
         t.round_trips_seen,
+        unit.many(),
         text(&t.asked),
         time(t.threshold_ns),
+        unit.one(),
         time(t.typical_ns)
     );
     if n == 0 {
@@ -67,8 +96,9 @@ pub fn render(t: &TailRecord, long: bool) -> String {
     let listed = if long { n } else { n.min(LISTED) };
     let _ = writeln!(
         out,
-        "    the slowest {listed}{}: round trip, excess over the typical; its largest excesses",
-        if listed < n { " (--long: all)" } else { "" }
+        "    the slowest {listed}{}: {}, excess over the typical; its largest excesses",
+        if listed < n { " (--long: all)" } else { "" },
+        unit.one()
     );
     for s in t.slowest.iter().take(listed) {
         let parts: Vec<String> = s
@@ -174,7 +204,7 @@ mod tests {
                 mean_excess_ns: 2_100_000.0,
             }],
         };
-        let s = render(&t, false);
+        let s = render(&t, false, Unit::RoundTrip);
         assert!(s.contains("the slowest 1 of 20000 round trips"), "{s}");
         assert!(
             s.contains(

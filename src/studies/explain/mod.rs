@@ -103,7 +103,8 @@ pub fn check_names(names: &[String]) -> Result<(), Failure> {
 pub struct ExplainOptions {
     /// Round trips (operations, wake-ups) in each figure's traced pass.
     pub round_trips: usize,
-    /// The slowest round trips' anatomy too (a mechanism's figures).
+    /// The slowest round trips' anatomy too (a mechanism's figures, a
+    /// timer's wake-ups).
     pub tail: Option<crate::analysis::explain::tail::TailSelect>,
     /// A directory to save each mechanism figure's traced pass in, as the
     /// kernel prints it (`NAME-SIZE.trace`) beside its anatomy's stretches
@@ -168,7 +169,7 @@ pub fn explain_run(outcome: &mut Outcome, options: &ExplainOptions) -> Explained
             }
             Mode::Op => ops::explain_figure(fig, &c, round_trips, &names, full),
             Mode::Periodic if timer::explains(&fig.benchmark) => {
-                timer::explain_figure(fig, &c, round_trips, full)
+                timer::explain_figure(fig, &c, round_trips, options.tail, full)
             }
             _ => continue,
         };

@@ -6,6 +6,7 @@
 //! (`analysis::explain_wakeup`), or read from per-task counters (without).
 
 use super::Captured;
+use crate::analysis::explain::tail::TailSelect;
 use crate::analysis::explain::{self as anatomy, RoundTrip};
 use crate::analysis::explain_wakeup as wakeup;
 use crate::benchmarks::Benchmark;
@@ -55,11 +56,13 @@ fn wake_ups(period: Duration, asked: usize) -> usize {
 
 /// The anatomy of one wake-up figure: traced as root (`full`), coarse
 /// without; beside it the figure's own latency (the same population: every
-/// wake-up, from its histogram).
+/// wake-up, from its histogram). With `tail`, the slowest wake-ups' too
+/// (traced only: the counters have no wake-up of their own).
 pub(super) fn explain_figure(
     fig: &FigureRecord,
     c: &Captured,
     asked: usize,
+    tail: Option<TailSelect>,
     full: bool,
 ) -> Result<ExplainRecord, String> {
     let Some(p) = &fig.periodic else {
@@ -74,12 +77,17 @@ pub(super) fn explain_figure(
         })
     });
     let mut ex = if full {
-        traced(period, count, c)?
+        traced(period, count, c, tail)?
     } else {
         let mut ex = coarse(period, count, c)?;
         let counts = ex.note.take().unwrap_or_default();
+        let no_tail = if tail.is_some() {
+            "\n  --tail: without the trace no wake-up has parts of its own, so there is no tail"
+        } else {
+            ""
+        };
         ex.note = Some(format!(
-            "{}\n  {counts}",
+            "{}\n  {counts}{no_tail}",
             not_root(&fig.benchmark, p.period_ns)
         ));
         ex
@@ -146,7 +154,12 @@ fn seen_line(trips: &[RoundTrip], switches_unseen: usize) -> String {
 }
 
 /// The traced pass of one figure and its anatomy.
-fn traced(period: Duration, count: usize, c: &Captured) -> Result<ExplainRecord, String> {
+fn traced(
+    period: Duration,
+    count: usize,
+    c: &Captured,
+    tail: Option<TailSelect>,
+) -> Result<ExplainRecord, String> {
     let cpus = traced_cpus(c)?;
     // About ten events of 40 bytes per wake-up on its CPU, and whatever
     // else the traced CPUs do meanwhile, taken as an event every 10 µs of
@@ -156,7 +169,8 @@ fn traced(period: Duration, count: usize, c: &Captured) -> Result<ExplainRecord,
     let per_bytes = 2048 + 4 * period.as_micros() as usize;
     let buffer_kb = (count * per_bytes / 1024).max(4096);
     // The load the figure ran under, held for the pass too.
-    let _held = c.load.as_ref().map(Held::start).transpose()?;
+    let held = c.load.as_ref().map(Held::start).transpose()?;
+    let load_pids = held.as_ref().map(Held::pids).unwrap_or_default();
     let t = super::traced_pass(&cpus, buffer_kb, None, |hook| {
         run_stamped_wakeups(period, count, &c.settings, hook).map(|(pass, _ran_on)| pass)
     })?;
@@ -169,13 +183,17 @@ fn traced(period: Duration, count: usize, c: &Captured) -> Result<ExplainRecord,
     let trips = cut.trips;
     let (centre, parts) = anatomy::summarise(&trips);
     let note = Some(seen_line(&trips, cut.switches_unseen));
-    Ok(t.record(
+    let tail = tail.map(|select| super::tail::tail_of(&trips, select, &t.trace.labels, &load_pids));
+    drop(held);
+    let mut ex = t.record(
         parts,
         centre,
         trips.len(),
         note,
         Some(Anatomy::WakeUpLatency),
-    ))
+    );
+    ex.tail = tail;
+    Ok(ex)
 }
 
 /// The coarse anatomy without tracing: the same pass, with the task's
