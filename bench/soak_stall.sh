@@ -1,11 +1,11 @@
 #!/bin/bash
 # A soak of pipe 64 B with one stall of the server injected from outside:
 # SIGSTOP, 2 ms, SIGCONT, AT seconds in. Prints the tail's top and the soak's
-# memory. Root (tracing). Usage: bench/soak_stall.sh [DURATION] [AT] [OUT.json]
+# memory. Root (tracing). Usage: [TAIL=K] [EXTRA="--rt 50"] bench/soak_stall.sh [DURATION] [AT] [OUT.json]
 set -euo pipefail
 DUR=${1:-30s}; AT=${2:-10}; OUT=${3:-/tmp/soak-stall.json}
 BIN=${BIN:-target/release/ipcmark}
-"$BIN" explain pipe --sizes 64 --quick --passes 1 --no-save --tail 20 --duration "$DUR" ${EXTRA:-} \
+"$BIN" explain pipe --sizes 64 --quick --passes 1 --no-save --tail "${TAIL:-20}" --duration "$DUR" ${EXTRA:-} \
     --json "$OUT" > /tmp/soak-stall.txt 2>&1 &
 IPC=$!
 # The explain's traced pass starts after its untraced figure: wait for its instance.

@@ -294,6 +294,7 @@ mod tests {
             pid,
             kind,
             label: 0,
+            prio: crate::machine::tracefs::decode::NO_PRIO,
         }
     }
 

@@ -4,7 +4,7 @@
 //! with their largest excesses and what each was spent behind.
 
 use crate::output::sanitise::text;
-use crate::record::explain::{SoakRecord, TailRecord};
+use crate::record::explain::{LOWER_PRIORITY, SoakRecord, TailRecord};
 use std::fmt::Write;
 
 /// How many of the slowest are listed (all of them with `long`).
@@ -91,6 +91,18 @@ pub fn render(t: &TailRecord, long: bool, unit: Unit) -> String {
             s.count,
             100.0 * s.share,
             time(s.mean_excess_ns)
+        );
+    }
+    if t.slowest
+        .iter()
+        .flat_map(|s| &s.parts)
+        .any(|p| p.culprit.contains(LOWER_PRIORITY))
+    {
+        let _ = writeln!(
+            out,
+            "    a culprit of lower priority than the side it delayed: the scheduler would have run \
+             the side, so the kernel ran on in that task without a preemption point, or the host \
+             held the vCPU"
         );
     }
     let listed = if long { n } else { n.min(LISTED) };
@@ -218,5 +230,14 @@ mod tests {
         );
         // A part that did not grow is not listed as an excess.
         assert!(!s.contains("server read +"), "{s}");
+        assert!(!s.contains("the scheduler would have run"), "{s}");
+        // A culprit of lower priority than the side: the page says what
+        // that means, once; a timer's tail counts wake-ups.
+        let mut low = t.clone();
+        low.slowest[0].parts[0].culprit = format!("kdamond.0 [pid 77{LOWER_PRIORITY}]");
+        let s = render(&low, false, Unit::WakeUp);
+        assert_eq!(s.matches("the scheduler would have run").count(), 1, "{s}");
+        assert!(s.contains("the slowest 1 of 20000 wake-ups"), "{s}");
+        assert!(s.contains("the typical wake-up (the median)"), "{s}");
     }
 }

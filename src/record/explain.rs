@@ -232,6 +232,12 @@ pub struct CopyRecord {
     pub to_bytes: usize,
 }
 
+/// What a culprit's name says after its task's id where that task's
+/// priority was below the side it delayed (the events' `prio`): the
+/// scheduler would have run the side, so the kernel ran on in that task
+/// without a preemption point, or the host held the vCPU.
+pub const LOWER_PRIORITY: &str = ", lower priority than the side";
+
 /// The slowest round trips of a traced pass (`explain.tail`): each one's
 /// excess over the typical round trip, part by part, with what each part
 /// was spent behind, and the slow round trips grouped by their largest

@@ -123,6 +123,11 @@ pub enum Culprit {
     /// Another task running on the holder's CPU: its thread id and the
     /// label of its command (the trace's [`Labels`]).
     Task { pid: i32, comm: u32 },
+    /// Another task running on the holder's CPU whose priority is lower
+    /// than the holder's (the events' `prio`): the scheduler would have
+    /// switched to the holder, so the kernel went on without a preemption
+    /// point, or the host held the vCPU, while that task was current.
+    Outranked { pid: i32, comm: u32 },
     /// An interrupt, softirq or x86 vector on the holder's CPU: its label
     /// (0: not named by the kernel).
     Interrupt(u32),
@@ -224,6 +229,8 @@ struct Sweep<'a> {
     unseen_run: Option<(usize, i32)>,
     /// Each task's command as its wake-up or switch in named it (a label).
     comm_of: HashMap<i32, u32>,
+    /// Each task's priority as its wake-up or switch in gave it.
+    prio_of: HashMap<i32, i16>,
     /// When each task was last woken.
     woken_at: HashMap<i32, u64>,
     name: &'a dyn Fn(i64) -> String,
@@ -269,6 +276,7 @@ impl Sweep<'_> {
             unswitched: None,
             unseen_run: None,
             comm_of: HashMap::new(),
+            prio_of: HashMap::new(),
             woken_at: HashMap::new(),
             name,
         }
@@ -381,10 +389,18 @@ impl Sweep<'_> {
         self.irq.get(&cpu).and_then(|s| s.last().copied())
     }
 
-    /// The task running on `cpu`, as a culprit.
+    /// The task running on `cpu`, as a culprit of the holder's wait:
+    /// [`Culprit::Outranked`] where the events gave both priorities and
+    /// the holder's is the higher.
     fn behind(&self, cpu: usize) -> Culprit {
         let (pid, comm) = self.running(cpu);
-        Culprit::Task { pid, comm }
+        let holder = self.ids[self.holder].0;
+        match (self.prio_of.get(&pid), self.prio_of.get(&holder)) {
+            (Some(theirs), Some(ours)) if pid > 0 && theirs > ours => {
+                Culprit::Outranked { pid, comm }
+            }
+            _ => Culprit::Task { pid, comm },
+        }
     }
 
     /// The part the time from now until the next event goes to, and what
@@ -524,6 +540,9 @@ impl Sweep<'_> {
                 if e.label != 0 {
                     self.comm_of.insert(pid, e.label);
                 }
+                if e.prio != crate::machine::tracefs::decode::NO_PRIO {
+                    self.prio_of.insert(pid, e.prio);
+                }
                 if let Some(i) = self.index_of(pid) {
                     let t = self.task(i);
                     let cpu = target_cpu.max(0) as usize;
@@ -569,6 +588,9 @@ impl Sweep<'_> {
                         l
                     }
                 };
+                if e.prio != crate::machine::tracefs::decode::NO_PRIO {
+                    self.prio_of.insert(next_pid, e.prio);
+                }
                 self.curr.insert(e.cpu, (next_pid, comm));
                 if let Some(i) = self.index_of(prev_pid) {
                     let t = self.task(i);

@@ -66,10 +66,12 @@ impl Naming<'_> {
     /// given (a signature's tasks of one command).
     fn named(&self, c: &Culprit, pids: Option<&[i32]>) -> String {
         match *c {
-            Culprit::Task { pid, .. } if pid <= 0 => "a task no event named".into(),
-            Culprit::Task { pid, comm } => {
+            Culprit::Task { pid, .. } | Culprit::Outranked { pid, .. } if pid <= 0 => {
+                "a task no event named".into()
+            }
+            Culprit::Task { pid, comm } | Culprit::Outranked { pid, comm } => {
                 let word = (self.word)(comm);
-                let kind = (self.task_kind)(pid);
+                let kind = format!("{}{}", (self.task_kind)(pid), outranked(c));
                 let ids = match pids {
                     Some([one]) => format!("pid {one}"),
                     Some(many) if many.len() > 1 => format!("{} pids", many.len()),
@@ -94,10 +96,19 @@ impl Naming<'_> {
     }
 }
 
+/// What a task named behind a wait of a side of higher priority adds to
+/// its name: the scheduler would not have run it first.
+fn outranked(c: &Culprit) -> &'static str {
+    match c {
+        Culprit::Outranked { .. } => crate::record::explain::LOWER_PRIORITY,
+        _ => "",
+    }
+}
+
 /// How a signature reads: the part, then what it was spent behind.
 fn signature(part: &str, culprit: &Culprit, named: &str) -> String {
     match culprit {
-        Culprit::Task { .. } => format!("{part} behind {named}"),
+        Culprit::Task { .. } | Culprit::Outranked { .. } => format!("{part} behind {named}"),
         Culprit::Interrupt(_) => format!("{part} in {named}"),
         Culprit::Idle(_) => format!("{part} from {named}"),
         Culprit::Own | Culprit::NoEvent => format!("{part} ({named})"),
@@ -155,8 +166,8 @@ pub fn tail_of_kept(
     let mut groups: BTreeMap<(String, String), Group> = BTreeMap::new();
     for (s, lead) in slowest.iter().zip(&leads) {
         let key = match *lead {
-            Culprit::Task { pid, comm } if pid > 0 => {
-                let kind = (naming.task_kind)(pid);
+            Culprit::Task { pid, comm } | Culprit::Outranked { pid, comm } if pid > 0 => {
+                let kind = format!("{}{}", (naming.task_kind)(pid), outranked(lead));
                 (lead_part(s), format!("task {}{kind}", (naming.word)(comm)))
             }
             _ => (lead_part(s), naming.culprit(lead)),
@@ -169,7 +180,7 @@ pub fn tail_of_kept(
         });
         g.count += 1;
         g.excess += s.excess_ns;
-        if let Culprit::Task { pid, .. } = *lead
+        if let Culprit::Task { pid, .. } | Culprit::Outranked { pid, .. } = *lead
             && !g.pids.contains(&pid)
         {
             g.pids.push(pid);

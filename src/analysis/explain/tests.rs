@@ -26,6 +26,7 @@ fn ev(ts_ns: u64, cpu: usize, pid: i32, kind: EventKind) -> TraceEvent {
         pid,
         kind,
         label: 0,
+        prio: crate::machine::tracefs::decode::NO_PRIO,
     }
 }
 

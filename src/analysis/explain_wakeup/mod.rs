@@ -25,7 +25,7 @@
 //! seen into the `residual`.
 
 use crate::analysis::explain::{Culprit, RESIDUAL, RoundTrip};
-use crate::machine::tracefs::decode::{EventKind, IDLE_EXIT, TraceEvent};
+use crate::machine::tracefs::decode::{EventKind, IDLE_EXIT, NO_PRIO, TraceEvent};
 use std::collections::{BTreeMap, HashMap};
 
 /// The deadline to the interrupt's entry.
@@ -78,11 +78,30 @@ struct Cpu {
 }
 
 /// What the events have told of the tasks: each one's command, as the
-/// trace's label of it (from the switches to it and its wake-ups).
+/// trace's label of it, and its priority (from the switches to it and its
+/// wake-ups).
 #[derive(Debug, Default)]
-struct Comms(HashMap<i32, u32>);
+struct Comms {
+    label: HashMap<i32, u32>,
+    prio: HashMap<i32, i16>,
+}
 
 impl Comms {
+    /// What `e` says of the task it names.
+    fn learn(&mut self, e: &TraceEvent) {
+        let pid = match e.kind {
+            EventKind::Switch { next_pid, .. } => next_pid,
+            EventKind::Waking { pid, .. } => pid,
+            _ => return,
+        };
+        if e.label != 0 {
+            self.label.insert(pid, e.label);
+        }
+        if e.prio != NO_PRIO {
+            self.prio.insert(pid, e.prio);
+        }
+    }
+
     /// What `cpu`'s time was spent behind, seen from task `tid` waiting on
     /// it: the innermost interrupt open there, the idle task's state, or
     /// the task running (`tid` itself: its own work).
@@ -93,10 +112,15 @@ impl Comms {
             Some(c) if c.curr == Some(tid) => Culprit::Own,
             Some(Cpu {
                 curr: Some(pid), ..
-            }) => Culprit::Task {
-                pid: *pid,
-                comm: self.0.get(pid).copied().unwrap_or(0),
-            },
+            }) => {
+                let comm = self.label.get(pid).copied().unwrap_or(0);
+                match (self.prio.get(pid), self.prio.get(&tid)) {
+                    (Some(theirs), Some(ours)) if theirs > ours => {
+                        Culprit::Outranked { pid: *pid, comm }
+                    }
+                    _ => Culprit::Task { pid: *pid, comm },
+                }
+            }
             _ => Culprit::NoEvent,
         }
     }
@@ -172,18 +196,13 @@ pub fn decompose(
             // interrupt, the one interrupted): this mends what a switch
             // missing from the trace left stale.
             c.curr = Some(e.pid);
+            comms.learn(e);
             match e.kind {
                 EventKind::Switch { next_pid, .. } => {
                     c.curr = Some(next_pid);
-                    if e.label != 0 {
-                        comms.0.insert(next_pid, e.label);
-                    }
                     if next_pid == tid {
                         *task_cpu = Some(e.cpu);
                     }
-                }
-                EventKind::Waking { pid, .. } if e.label != 0 => {
-                    comms.0.insert(pid, e.label);
                 }
                 EventKind::Idle { state } if state != IDLE_EXIT => c.idle_state = Some(state),
                 EventKind::IrqEntry => c.irqs.push((e.ts_ns, e.label)),

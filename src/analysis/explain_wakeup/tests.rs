@@ -13,6 +13,7 @@ fn ev(ts_ns: u64, cpu: usize, pid: i32, kind: EventKind) -> TraceEvent {
         pid,
         kind,
         label: 0,
+        prio: crate::machine::tracefs::decode::NO_PRIO,
     }
 }
 
@@ -398,5 +399,45 @@ fn a_carried_lateness_is_spent_behind_what_made_the_wake_up_before_late() {
         Some(2_000),
         "{:?}",
         t[1].culprits
+    );
+}
+
+#[test]
+fn a_timer_task_of_higher_priority_waiting_behind_another_is_told_outranked() {
+    let mut events = sleep_and_wake_over(5_000, 13_000, 1_000, OTHER);
+    let mut to_other = ev(
+        8_000,
+        1,
+        0,
+        Switch {
+            prev_pid: 0,
+            prev_runnable: true,
+            prev_stopped: false,
+            next_pid: OTHER,
+        },
+    );
+    to_other.prio = 120;
+    events.push(to_other);
+    for e in events.iter_mut() {
+        if matches!(e.kind, Waking { pid: TID, .. }) {
+            e.prio = 49;
+        }
+    }
+    events.sort_by_key(|e| e.ts_ns);
+    let woke = 13_000 + 900 + 1_000 + 50;
+    let t = &decompose(&events, &[(10_000, woke)], TID, &name).trips[0];
+    assert_eq!(
+        t.culprits
+            .get(&(
+                RUN_QUEUE.to_string(),
+                Culprit::Outranked {
+                    pid: OTHER,
+                    comm: 0
+                }
+            ))
+            .copied(),
+        Some(1_000),
+        "{:?}",
+        t.culprits
     );
 }

@@ -100,7 +100,14 @@ pub struct TraceEvent {
     /// interrupt entered ("irq 24 virtio0-input.0", "softirq TIMER",
     /// "local_timer"); 0 for none.
     pub label: u32,
+    /// The priority of the task it names (the task switched in, the task
+    /// woken) in the kernel's numbering: 0–99 real-time, 100–139 normal,
+    /// the lower the sooner it runs; [`NO_PRIO`] where it names none.
+    pub prio: i16,
 }
+
+/// [`TraceEvent::prio`] of an event that names no task's priority.
+pub const NO_PRIO: i16 = -1;
 
 /// One field of an event's format: offset and size in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,6 +129,7 @@ enum Decoder {
         pid: Field,
         cpu: Field,
         comm: Option<Field>,
+        prio: Option<Field>,
     },
     Wakeup {
         pid: Field,
@@ -132,6 +140,7 @@ enum Decoder {
         state: Field,
         next: Field,
         comm: Option<Field>,
+        prio: Option<Field>,
     },
     Fork {
         parent: Field,
@@ -212,6 +221,7 @@ impl Formats {
                 pid: field("pid")?,
                 cpu: field("target_cpu")?,
                 comm: fields.get("comm").copied(),
+                prio: fields.get("prio").copied(),
             },
             ("sched", "sched_wakeup") => Decoder::Wakeup {
                 pid: field("pid")?,
@@ -222,6 +232,7 @@ impl Formats {
                 state: field("prev_state")?,
                 next: field("next_pid")?,
                 comm: fields.get("next_comm").copied(),
+                prio: fields.get("next_prio").copied(),
             },
             ("power", "cpu_idle") => Decoder::Idle {
                 state: field("state")?,
@@ -300,17 +311,25 @@ fn read_data_loc(data: &[u8], f: Field) -> Option<&str> {
     )
 }
 
-/// The event in `data` (its record, common fields first) and the word it
-/// names (interned in `labels`), or `None` for an id not in `formats` or a
-/// record too short for its fields.
+/// The event in `data` (its record, common fields first), the word it
+/// names (interned in `labels`) and the priority of the task it names, or
+/// `None` for an id not in `formats` or a record too short for its fields.
 fn decode_record(
     by_id: &HashMap<u16, Decoder>,
     labels: &mut Labels,
     data: &[u8],
-) -> Option<(i32, EventKind, u32)> {
+) -> Option<(i32, EventKind, u32, i16)> {
     let id = u16::from_le_bytes(data.get(0..2)?.try_into().ok()?);
     let pid = i32::from_le_bytes(data.get(4..8)?.try_into().ok()?);
     let mut label = 0;
+    // A priority outside the kernel's range is not one.
+    let priority = |f: &Option<Field>| {
+        f.and_then(|f| read_int(data, f))
+            .and_then(|p| i16::try_from(p).ok())
+            .filter(|p| (0..=139).contains(p))
+            .unwrap_or(NO_PRIO)
+    };
+    let mut prio = NO_PRIO;
     let kind = match by_id.get(&id)? {
         Decoder::SysEnter { id } => EventKind::SysEnter {
             id: read_int(data, *id)?,
@@ -318,10 +337,16 @@ fn decode_record(
         Decoder::SysExit { id } => EventKind::SysExit {
             id: read_int(data, *id)?,
         },
-        Decoder::Waking { pid, cpu, comm } => {
+        Decoder::Waking {
+            pid,
+            cpu,
+            comm,
+            prio: p,
+        } => {
             if let Some(name) = comm.and_then(|f| read_str(data, f)) {
                 label = labels.intern(name);
             }
+            prio = priority(p);
             EventKind::Waking {
                 pid: read_int(data, *pid)? as i32,
                 target_cpu: read_int(data, *cpu)? as i32,
@@ -336,6 +361,7 @@ fn decode_record(
             state,
             next,
             comm,
+            prio: p,
         } => EventKind::Switch {
             prev_pid: read_int(data, *prev)? as i32,
             // TASK_RUNNING is 0; the preempted flag (TASK_REPORT_MAX) is
@@ -347,6 +373,7 @@ fn decode_record(
                 if let Some(name) = comm.and_then(|f| read_str(data, f)) {
                     label = labels.intern(name);
                 }
+                prio = priority(p);
                 read_int(data, *next)? as i32
             },
         },
@@ -381,7 +408,7 @@ fn decode_record(
         },
         Decoder::Other => EventKind::Other,
     };
-    Some((pid, kind, label))
+    Some((pid, kind, label, prio))
 }
 
 /// Size of the page header before the events: the timestamp (8 bytes) and
@@ -468,7 +495,7 @@ pub fn decode_page(
                 let Some(record) = data.get(start..start + len) else {
                     break;
                 };
-                if let Some((pid, kind, label)) =
+                if let Some((pid, kind, label, prio)) =
                     decode_record(&formats.by_id, &mut formats.labels, record)
                 {
                     out.push(TraceEvent {
@@ -477,6 +504,7 @@ pub fn decode_page(
                         pid,
                         kind,
                         label,
+                        prio,
                     });
                     outcome.events += 1;
                 }
@@ -510,7 +538,8 @@ mod tests {
         \tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\
         \tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n\
         \tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n\
-        \tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n";
+        \tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n\
+        \tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n";
     const ENTER: &str = "name: sys_enter\nID: 443\nformat:\n\
         \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
         \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\
@@ -567,6 +596,7 @@ mod tests {
         sw[24..28].copy_from_slice(&10i32.to_le_bytes());
         sw[32..40].copy_from_slice(&1i64.to_le_bytes());
         sw[56..60].copy_from_slice(&0i32.to_le_bytes());
+        sw[60..64].copy_from_slice(&120i32.to_le_bytes());
         let mut enter = record(443, 10, 16);
         enter[8..16].copy_from_slice(&202i64.to_le_bytes());
         let mut data = Vec::new();
@@ -596,6 +626,7 @@ mod tests {
                 pid: 10,
                 kind: EventKind::SysEnter { id: 202 },
                 label: 0,
+                prio: NO_PRIO,
             }
         );
         assert_eq!(out[1].ts_ns, 1005 + (1 << 27) + 3 + 7);
@@ -608,6 +639,8 @@ mod tests {
                 next_pid: 0
             }
         );
+        // The task switched in: the idle task, at its priority.
+        assert_eq!(out[1].prio, 120);
         assert_eq!(out[2].ts_ns, out[1].ts_ns + 3);
         assert_eq!(out[2].kind, EventKind::IrqEntry);
     }

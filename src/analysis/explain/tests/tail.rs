@@ -390,3 +390,66 @@ fn a_task_run_with_its_switch_in_left_out_is_named_in_the_wake_up_it_delayed() {
     );
     assert_eq!(d.merged_round_trips, 1);
 }
+
+#[test]
+fn a_wait_behind_a_task_of_lower_priority_than_the_side_says_so() {
+    use EventKind::*;
+    let (mut events, stamps) = trace(1);
+    let t = 100;
+    // The server is woken at priority 49 (SCHED_FIFO 50); a task at 120
+    // (normal) runs on its CPU from t+40 until the server's switch in.
+    for e in events.iter_mut() {
+        if matches!(e.kind, Waking { pid: S, .. }) {
+            e.prio = 49;
+        }
+    }
+    let mut hog = switch(t + 40, 1, 0, 300);
+    hog.label = 5;
+    hog.prio = 120;
+    events.push(hog);
+    events.sort_by_key(|e| e.ts_ns);
+    let d = decompose_all(&events, &stamps, tasks(), &name);
+    let c = &d.trips[0].culprits;
+    assert_eq!(
+        c.get(&(
+            "server wake-up: run-queue wait".to_string(),
+            Culprit::Outranked { pid: 300, comm: 5 }
+        ))
+        .copied(),
+        Some(10),
+        "{c:?}"
+    );
+    // Named for what it is: the scheduler would have run the server.
+    let word = |l: u32| {
+        if l == 5 {
+            "kdamond.0".into()
+        } else {
+            String::new()
+        }
+    };
+    let naming = Naming {
+        word: &word,
+        task_kind: &|_| String::new(),
+        idle_state: &|s| s.to_string(),
+    };
+    let named = naming.culprit(&Culprit::Outranked { pid: 300, comm: 5 });
+    assert!(
+        named.starts_with("kdamond.0 [pid 300, lower priority"),
+        "{named}"
+    );
+    // A task of the same priority is an ordinary culprit.
+    for e in events.iter_mut() {
+        if e.ts_ns == t + 40 {
+            e.prio = 49;
+        }
+    }
+    let d = decompose_all(&events, &stamps, tasks(), &name);
+    assert!(
+        d.trips[0].culprits.contains_key(&(
+            "server wake-up: run-queue wait".to_string(),
+            Culprit::Task { pid: 300, comm: 5 }
+        )),
+        "{:?}",
+        d.trips[0].culprits
+    );
+}
