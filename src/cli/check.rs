@@ -19,7 +19,7 @@ use std::process::ExitCode;
 #[command(mut_arg("json", |a| a.help(flags::Json::CHECK_HELP)))]
 #[command(mut_arg("export_junit", |a| a.help(flags::Junit::CHECK_HELP)))]
 pub struct CheckArgs {
-    /// The baseline: a run of the history (an id, `last`, `last~N`), a name
+    /// The baseline: a run of the history (an id, `last`, `last~N`, `last@HOST`), a name
     /// given to one with `ipcmark history --tag NAME RUN`, or a JSON report.
     #[arg(value_name = "BASELINE", value_hint = clap::ValueHint::FilePath)]
     baseline: String,

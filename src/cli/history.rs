@@ -31,7 +31,7 @@ pub struct HistoryArgs {
     /// With --prune: delete runs that did not complete (stopped or killed).
     #[arg(long, requires = "prune")]
     incomplete: bool,
-    /// Name a run (an id, `last`, `last~N`) so that check, compare, show and
+    /// Name a run (an id, `last`, `last~N`, `last@HOST`) so that check, compare, show and
     /// export take the name: `ipcmark history --tag baseline last`. A name
     /// given again moves to the run named; deleting the run deletes its names.
     #[arg(long, num_args = 2, value_names = ["NAME", "RUN"], conflicts_with = "prune")]
@@ -49,7 +49,7 @@ pub struct HistoryArgs {
 /// Arguments of `ipcmark show`.
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// The run: an id, `last`, `last~N`, or a JSON report.
+    /// The run: an id, `last`, `last~N`, `last@HOST`, or a JSON report.
     #[arg(value_name = "RUN")]
     run: String,
     /// The run's `--long` page: every figure's own row, with its p99, MB/s,
@@ -72,7 +72,7 @@ pub enum Format {
 /// Arguments of `ipcmark export`.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The run: an id, `last` or `last~N`.
+    /// The run: an id, `last`, `last~N` or `last@HOST`.
     #[arg(value_name = "RUN")]
     run: String,
     /// What to write.

@@ -150,7 +150,7 @@ enum Command {
 #[command(mut_arg("json", |a| a.help(flags::Json::COMPARE_HELP)))]
 #[command(mut_arg("export_junit", |a| a.help(flags::Junit::COMPARE_HELP)))]
 pub struct CompareArgs {
-    /// The baseline: a run of the history (an id, `last`, `last~N`) or a
+    /// The baseline: a run of the history (an id, `last`, `last~N`, `last@HOST`) or a
     /// JSON report.
     #[arg(value_name = "A", value_hint = clap::ValueHint::FilePath)]
     a: String,

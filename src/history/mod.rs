@@ -216,9 +216,17 @@ impl Store {
     }
 
     /// The run a spec names: an id (`12`), `last`, or `last~N` (the Nth
-    /// before the last, by id: the order runs were saved in).
+    /// before the last, by id: the order runs were saved in), each of the
+    /// last two optionally of one host (`last@HOST`, `last~N@HOST`: a
+    /// history that holds several machines' runs).
     pub fn resolve(&self, spec: &str) -> Result<RunId, Error> {
         let spec = spec.trim();
+        let (spec, host) = match spec.split_once('@') {
+            Some((last, host)) if last.starts_with("last") && !host.is_empty() => {
+                (last, Some(host))
+            }
+            _ => (spec, None),
+        };
         if let Ok(id) = spec.parse::<RunId>() {
             let found: Option<RunId> = if self.tables {
                 self.conn
@@ -246,8 +254,9 @@ impl Store {
         let found: Option<RunId> = if self.tables {
             self.conn
                 .query_row(
-                    "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?1",
-                    [back],
+                    "SELECT id FROM runs WHERE ?2 IS NULL OR host = ?2 \
+                     ORDER BY id DESC LIMIT 1 OFFSET ?1",
+                    rusqlite::params![back, host],
                     |r| r.get(0),
                 )
                 .optional()
@@ -255,17 +264,37 @@ impl Store {
         } else {
             None
         };
+        if let Some(id) = found {
+            return Ok(id);
+        }
         let count = self.count()?;
-        found.ok_or_else(|| {
-            Error::Usage(if count == 0 {
-                format!("the history {} is empty", self.path.display())
-            } else {
-                format!(
-                    "'{spec}': the history {} holds only {count} run(s)",
-                    self.path.display()
-                )
-            })
-        })
+        let host_runs = match host {
+            Some(h) if self.tables => self
+                .conn
+                .query_row("SELECT COUNT(*) FROM runs WHERE host = ?1", [h], |r| {
+                    r.get::<_, i64>(0)
+                })
+                .map_err(|e| self.sql(e))?,
+            _ => 0,
+        };
+        let shown = |h: &str| crate::output::sanitise::text(h).into_owned();
+        Err(Error::Usage(match host {
+            _ if count == 0 => format!("the history {} is empty", self.path.display()),
+            Some(h) if host_runs == 0 => format!(
+                "no run of host '{}' in the history {} (ipcmark history --host NAME lists one host's)",
+                shown(h),
+                self.path.display()
+            ),
+            Some(h) => format!(
+                "'{spec}@{}': the history {} holds only {host_runs} run(s) of that host",
+                shown(h),
+                self.path.display()
+            ),
+            None => format!(
+                "'{spec}': the history {} holds only {count} run(s)",
+                self.path.display()
+            ),
+        }))
     }
 
     /// Whether the history has the table `name` (a reader of a history of
@@ -444,7 +473,7 @@ impl Store {
 
 fn bad_spec(spec: &str) -> Error {
     Error::Usage(format!(
-        "'{spec}' names no run: give an id, last, last~N, a name given with history --tag, or a JSON report"
+        "'{spec}' names no run: give an id, last, last~N (last@HOST, last~N@HOST: of one host), a name given with history --tag, or a JSON report"
     ))
 }
 
@@ -634,7 +663,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn specs_resolve_by_id_last_and_last_tilde_n() {
+    fn specs_resolve_by_id_last_last_tilde_n_and_one_hosts_last() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("h.sqlite");
         let empty = Store::open(&path).unwrap();
@@ -654,6 +683,28 @@ pub(crate) mod tests {
         for bad in ["last~3", "999", "lastt", "last~x", "first"] {
             assert!(matches!(s.resolve(bad), Err(Error::Usage(_))), "{bad}");
         }
+        // A history of two hosts: the last of one of them.
+        let mut other = r.clone();
+        other.header.environment.hostname = "node-b".into();
+        let b = RunWriter::start(Store::open(&path).unwrap(), Report::Run(&other))
+            .unwrap()
+            .id();
+        let s = Store::open(&path).unwrap();
+        let here = r.header.environment.hostname.clone();
+        assert_eq!(s.resolve("last").unwrap(), b);
+        assert_eq!(s.resolve("last@node-b").unwrap(), b);
+        assert_eq!(s.resolve(&format!("last@{here}")).unwrap(), ids[2]);
+        assert_eq!(s.resolve(&format!("last~1@{here}")).unwrap(), ids[1]);
+        let only = s.resolve("last~1@node-b");
+        assert!(
+            matches!(&only, Err(Error::Usage(m)) if m.contains("only 1 run(s) of that host")),
+            "{only:?}"
+        );
+        let none = s.resolve("last@node-c");
+        assert!(
+            matches!(&none, Err(Error::Usage(m)) if m.contains("no run of host 'node-c'")),
+            "{none:?}"
+        );
     }
 
     #[test]
