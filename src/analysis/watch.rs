@@ -222,6 +222,33 @@ fn environment_changes(a: &EnvironmentRecord, b: &EnvironmentRecord, out: &mut V
             opt(&b.mitigations.get(n)),
         );
     }
+    // Recorded since the fleet view: a run from before has none of these,
+    // which is no change of the machine.
+    let signature = |e: &EnvironmentRecord| {
+        e.cpu_signature.as_ref().map(|s| {
+            format!(
+                "family {} model {} stepping {}",
+                s.family,
+                s.model,
+                opt(&s.stepping)
+            )
+        })
+    };
+    let nodes = |e: &EnvironmentRecord| e.numa_nodes.as_deref().map(list);
+    for (name, x, y) in [
+        ("cpu_signature", signature(a), signature(b)),
+        ("microcode", a.microcode.clone(), b.microcode.clone()),
+        ("numa_nodes", nodes(a), nodes(b)),
+        (
+            "kernel_cmdline",
+            a.kernel_cmdline.clone(),
+            b.kernel_cmdline.clone(),
+        ),
+    ] {
+        if let (Some(x), Some(y)) = (x, y) {
+            field(name, x, y);
+        }
+    }
 }
 
 /// The settings that differ between `a` and `b` (those that change what a
@@ -680,6 +707,30 @@ pub(crate) mod tests {
             "{fields:?}"
         );
         assert!(what_changed(&a, &a).is_empty());
+    }
+
+    #[test]
+    fn what_changed_names_a_microcode_update_but_not_a_field_an_older_run_lacks() {
+        let mut a = fixture("ipc-quick");
+        a.header.environment.microcode = None;
+        a.header.environment.kernel_cmdline = None;
+        let mut b = a.clone();
+        b.header.environment.microcode = Some("0xd0003a5".into());
+        b.header.environment.kernel_cmdline = Some("quiet isolcpus=1".into());
+        assert!(what_changed(&a, &b).is_empty());
+        let mut c = b.clone();
+        c.header.environment.microcode = Some("0xd0003b9".into());
+        c.header.environment.kernel_cmdline = Some("quiet".into());
+        let changed = what_changed(&b, &c);
+        let m = changed.iter().find(|c| c.field == "microcode").unwrap();
+        assert_eq!(
+            (m.before.as_str(), m.after.as_str()),
+            ("0xd0003a5", "0xd0003b9")
+        );
+        assert!(
+            changed.iter().any(|c| c.field == "kernel_cmdline"),
+            "{changed:?}"
+        );
     }
 
     #[test]

@@ -221,7 +221,8 @@ pub(super) fn soak(
         st.between += t0.elapsed();
         Ok(began.elapsed() < duration)
     };
-    let pass = run_stamped_segments(
+    // The last segment's stamps are in `st` already: the pass itself is done with.
+    run_stamped_segments(
         mech,
         size,
         s,
@@ -261,7 +262,6 @@ pub(super) fn soak(
     notes.extend(st.lost_notes);
     let peak = peak_rss_kb();
     let cpus_n = cpus.len();
-    let _ = pass;
     Ok(ExplainRecord {
         method: "full".into(),
         parts: first.parts,
