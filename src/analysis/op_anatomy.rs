@@ -288,14 +288,7 @@ mod tests {
     }
 
     fn ev(ts_ns: u64, cpu: usize, pid: i32, kind: EventKind) -> TraceEvent {
-        TraceEvent {
-            ts_ns,
-            cpu,
-            pid,
-            kind,
-            label: 0,
-            prio: crate::machine::tracefs::decode::NO_PRIO,
-        }
+        TraceEvent::new(ts_ns, cpu, pid, kind)
     }
 
     fn tasks(others: &[i32]) -> OpTasks {

@@ -20,14 +20,7 @@ fn name(id: i64) -> String {
 }
 
 fn ev(ts_ns: u64, cpu: usize, pid: i32, kind: EventKind) -> TraceEvent {
-    TraceEvent {
-        ts_ns,
-        cpu,
-        pid,
-        kind,
-        label: 0,
-        prio: crate::machine::tracefs::decode::NO_PRIO,
-    }
+    TraceEvent::new(ts_ns, cpu, pid, kind)
 }
 
 fn switch(ts: u64, cpu: usize, prev: i32, next: i32) -> TraceEvent {

@@ -1,20 +1,14 @@
 //! Timer wake-ups cut at their bounds, and the culprits of each part.
 
 use super::*;
+use crate::machine::tracefs::decode::NO_PRIO;
 use EventKind::*;
 
 const TID: i32 = 42;
 const OTHER: i32 = 7;
 
 fn ev(ts_ns: u64, cpu: usize, pid: i32, kind: EventKind) -> TraceEvent {
-    TraceEvent {
-        ts_ns,
-        cpu,
-        pid,
-        kind,
-        label: 0,
-        prio: crate::machine::tracefs::decode::NO_PRIO,
-    }
+    TraceEvent::new(ts_ns, cpu, pid, kind)
 }
 
 fn name(id: i64) -> String {
@@ -80,6 +74,33 @@ fn sleep_and_wake_over(t0: u64, irq: u64, switch: u64, current: i32) -> Vec<Trac
     ]
 }
 
+/// [`sleep_and_wake_over`] of OTHER from 5 µs, the interrupt at 13 µs:
+/// OTHER switched in on CPU 1 at 8 µs at priority `prio`, the task's
+/// switch in `switch` ns after the interrupt's exit.
+fn behind_other(switch: u64, prio: i16) -> Vec<TraceEvent> {
+    let mut events = sleep_and_wake_over(5_000, 13_000, switch, OTHER);
+    let mut to_other = ev(
+        8_000,
+        1,
+        0,
+        Switch {
+            prev_pid: 0,
+            prev_runnable: true,
+            prev_stopped: false,
+            next_pid: OTHER,
+        },
+    );
+    to_other.prio = prio;
+    events.push(to_other);
+    events.sort_by_key(|e| e.ts_ns);
+    events
+}
+
+/// The ns of `part` that `t` spent behind `c`.
+fn behind(t: &RoundTrip, part: &str, c: Culprit) -> Option<u64> {
+    t.culprits.get(&(part.to_string(), c)).copied()
+}
+
 fn sum(t: &RoundTrip) -> u64 {
     t.parts.values().sum()
 }
@@ -108,19 +129,8 @@ fn a_wake_up_behind_another_task_and_an_interrupt_is_split() {
     // Another task runs on CPU 1 from before the deadline until the
     // switch to the woken task at 14_500, which preempts it; an
     // interrupt runs there from 13_700 to 13_800 meanwhile.
-    let mut events = sleep_and_wake_over(5_000, 13_000, 1_000, OTHER);
+    let mut events = behind_other(1_000, NO_PRIO);
     events.extend([
-        ev(
-            8_000,
-            1,
-            0,
-            Switch {
-                prev_pid: 0,
-                prev_runnable: true,
-                prev_stopped: false,
-                next_pid: OTHER,
-            },
-        ),
         ev(13_700, 1, OTHER, IrqEntry),
         ev(13_800, 1, OTHER, IrqExit),
     ]);
@@ -283,7 +293,7 @@ fn each_part_of_a_wake_up_names_what_it_was_spent_behind() {
     let woke = 13_000 + 900 + 1_000 + 50;
     let t = &decompose(&events, &[(10_000, woke)], TID, &name).trips[0];
     assert_eq!(sum(t), t.total_ns);
-    let get = |part: &str, c: Culprit| t.culprits.get(&(part.to_string(), c)).copied();
+    let get = |part: &str, c: Culprit| behind(t, part, c);
     assert_eq!(get(IRQ_IDLE_EXIT, Culprit::Idle(Some(3))), Some(3_000));
     assert_eq!(get(IRQ_HANDLER, Culprit::Interrupt(9)), Some(200));
     assert_eq!(get(IRQ_AFTER, Culprit::Interrupt(9)), Some(300));
@@ -316,55 +326,28 @@ fn each_part_of_a_wake_up_names_what_it_was_spent_behind() {
 
 #[test]
 fn a_delay_behind_a_running_task_and_a_missing_bound_name_the_task_and_no_event() {
-    let mut events = sleep_and_wake_over(5_000, 13_000, 1_000, OTHER);
-    events.push(ev(
-        8_000,
-        1,
-        0,
-        Switch {
-            prev_pid: 0,
-            prev_runnable: true,
-            prev_stopped: false,
-            next_pid: OTHER,
-        },
-    ));
-    events.sort_by_key(|e| e.ts_ns);
+    let events = behind_other(1_000, NO_PRIO);
     let woke = 13_000 + 900 + 1_000 + 50;
     let t = &decompose(&events, &[(10_000, woke), (30_000, 30_400)], TID, &name).trips;
-    let delay = t[0].culprits.get(&(
-        IRQ_DELAY.to_string(),
-        Culprit::Task {
-            pid: OTHER,
-            comm: 0,
-        },
-    ));
-    assert_eq!(delay, Some(&3_000), "{:?}", t[0].culprits);
-    // A wake-up with no events is all residual, spent behind no event.
+    let other = Culprit::Task {
+        pid: OTHER,
+        comm: 0,
+    };
     assert_eq!(
-        t[1].culprits
-            .get(&(RESIDUAL.to_string(), Culprit::NoEvent))
-            .copied(),
-        Some(400)
+        behind(&t[0], IRQ_DELAY, other),
+        Some(3_000),
+        "{:?}",
+        t[0].culprits
     );
+    // A wake-up with no events is all residual, spent behind no event.
+    assert_eq!(behind(&t[1], RESIDUAL, Culprit::NoEvent), Some(400));
 }
 
 #[test]
 fn a_carried_lateness_is_spent_behind_what_made_the_wake_up_before_late() {
     // The first wake-up waits 5 µs behind the other task; the next
     // deadline passes 2 µs before its stamp.
-    let mut events = sleep_and_wake_over(5_000, 13_000, 5_000, OTHER);
-    events.push(ev(
-        8_000,
-        1,
-        0,
-        Switch {
-            prev_pid: 0,
-            prev_runnable: true,
-            prev_stopped: false,
-            next_pid: OTHER,
-        },
-    ));
-    events.sort_by_key(|e| e.ts_ns);
+    let events = behind_other(5_000, NO_PRIO);
     let woke = 13_000 + 900 + 5_000 + 50;
     let t = decompose(
         &events,
@@ -374,28 +357,26 @@ fn a_carried_lateness_is_spent_behind_what_made_the_wake_up_before_late() {
     )
     .trips;
     assert_eq!(
-        t[0].culprits
-            .get(&(
-                RUN_QUEUE.to_string(),
-                Culprit::Task {
-                    pid: OTHER,
-                    comm: 0
-                }
-            ))
-            .copied(),
+        behind(
+            &t[0],
+            RUN_QUEUE,
+            Culprit::Task {
+                pid: OTHER,
+                comm: 0
+            }
+        ),
         Some(5_000)
     );
     assert_eq!(t[1].parts[LATE], 2_000);
     assert_eq!(
-        t[1].culprits
-            .get(&(
-                LATE.to_string(),
-                Culprit::Task {
-                    pid: OTHER,
-                    comm: 0
-                }
-            ))
-            .copied(),
+        behind(
+            &t[1],
+            LATE,
+            Culprit::Task {
+                pid: OTHER,
+                comm: 0
+            }
+        ),
         Some(2_000),
         "{:?}",
         t[1].culprits
@@ -404,38 +385,23 @@ fn a_carried_lateness_is_spent_behind_what_made_the_wake_up_before_late() {
 
 #[test]
 fn a_timer_task_of_higher_priority_waiting_behind_another_is_told_outranked() {
-    let mut events = sleep_and_wake_over(5_000, 13_000, 1_000, OTHER);
-    let mut to_other = ev(
-        8_000,
-        1,
-        0,
-        Switch {
-            prev_pid: 0,
-            prev_runnable: true,
-            prev_stopped: false,
-            next_pid: OTHER,
-        },
-    );
-    to_other.prio = 120;
-    events.push(to_other);
+    let mut events = behind_other(1_000, 120);
     for e in events.iter_mut() {
         if matches!(e.kind, Waking { pid: TID, .. }) {
             e.prio = 49;
         }
     }
-    events.sort_by_key(|e| e.ts_ns);
     let woke = 13_000 + 900 + 1_000 + 50;
     let t = &decompose(&events, &[(10_000, woke)], TID, &name).trips[0];
     assert_eq!(
-        t.culprits
-            .get(&(
-                RUN_QUEUE.to_string(),
-                Culprit::Outranked {
-                    pid: OTHER,
-                    comm: 0
-                }
-            ))
-            .copied(),
+        behind(
+            t,
+            RUN_QUEUE,
+            Culprit::Outranked {
+                pid: OTHER,
+                comm: 0
+            }
+        ),
         Some(1_000),
         "{:?}",
         t.culprits

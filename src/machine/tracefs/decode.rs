@@ -109,6 +109,21 @@ pub struct TraceEvent {
 /// [`TraceEvent::prio`] of an event that names no task's priority.
 pub const NO_PRIO: i16 = -1;
 
+impl TraceEvent {
+    /// An event that names no word and no priority (`label` 0,
+    /// [`NO_PRIO`]): what a test's trace is mostly made of.
+    pub fn new(ts_ns: u64, cpu: usize, pid: i32, kind: EventKind) -> TraceEvent {
+        TraceEvent {
+            ts_ns,
+            cpu,
+            pid,
+            kind,
+            label: 0,
+            prio: NO_PRIO,
+        }
+    }
+}
+
 /// One field of an event's format: offset and size in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Field {
@@ -499,12 +514,9 @@ pub fn decode_page(
                     decode_record(&formats.by_id, &mut formats.labels, record)
                 {
                     out.push(TraceEvent {
-                        ts_ns: ts,
-                        cpu,
-                        pid,
-                        kind,
                         label,
                         prio,
+                        ..TraceEvent::new(ts, cpu, pid, kind)
                     });
                     outcome.events += 1;
                 }
