@@ -142,7 +142,7 @@ pub fn render(benchmark: &str, size: usize, ex: &ExplainRecord, long: bool) -> S
     let figure = if per_op {
         "run's figure per operation"
     } else if wake {
-        "the run's figure"
+        "run's figure"
     } else {
         "run's figure × 2"
     };
@@ -364,5 +364,16 @@ mod tests {
         );
         assert!(text.contains("×1.20"), "{text}");
         assert!(text.contains("add up to 50000 ns"), "{text}");
+        assert!(text.contains("untraced 40000 ns (run's figure)"), "{text}");
+        // Without the trace: the pass's median beside the figure's.
+        let coarse = ExplainRecord {
+            method: "coarse".into(),
+            ..ex
+        };
+        let text = render("timer-latency", 0, &coarse, false);
+        assert!(
+            text.contains("pass median 48000 ns (untraced, stamped), the run's figure: 40000 ns"),
+            "{text}"
+        );
     }
 }
