@@ -245,3 +245,32 @@ fn sigint_during_a_soak_removes_the_instance() {
         orphaned_instances()
     );
 }
+
+#[test]
+fn without_root_a_tail_asked_for_is_said_to_be_impossible_not_dropped() {
+    let Some(nobody) = Nobody::or_skip("without_root_a_tail_asked_for_is_said_to_be_impossible")
+    else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let json = sb.path("coarse.json");
+    let mut argv = EXPLAIN_PIPE.to_vec();
+    argv.extend([
+        "--round-trips",
+        "200",
+        "--tail",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let out = nobody
+        .cmd(&sb, &argv)
+        .output()
+        .expect("run ipcmark as nobody");
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(text.contains("--tail: without the trace"), "{text}");
+    let report = read_json(&json);
+    let ex = &results(&report)[0]["explain"];
+    assert_eq!(ex["method"], "coarse", "{ex}");
+    assert!(ex.get("tail").is_none(), "{ex}");
+}

@@ -61,8 +61,11 @@ pub(super) fn explain_figure(
     } else {
         let mut ex = coarse(mech, fig.size_bytes, c, round_trips, names)?;
         let counts = ex.note.take().unwrap_or_default();
+        let no_tail =
+            super::tail::untraced_tail_line(options.tail.is_some(), options.soak.is_some())
+                .map_or_else(String::new, |l| format!("\n  {l}"));
         ex.note = Some(format!(
-            "{}\n  {counts}",
+            "{}\n  {counts}{no_tail}",
             not_root(&fig.benchmark, fig.size_bytes)
         ));
         ex

@@ -71,6 +71,23 @@ fn idle_state_name(root: &SysRoot, state: u32) -> String {
     }
 }
 
+/// What the note of an anatomy made without the trace says of a `--tail`
+/// (and a soak) asked for: per-task counters give no round trip parts of
+/// its own, so neither is made.
+pub(super) fn untraced_tail_line(tail: bool, soak: bool) -> Option<&'static str> {
+    match (tail, soak) {
+        (false, _) => None,
+        (true, false) => Some(
+            "--tail: without the trace no round trip or wake-up has parts of its own, so there \
+             is no tail",
+        ),
+        (true, true) => Some(
+            "--tail --duration: without the trace no round trip has parts of its own, so there \
+             is no tail and no soak (the figure's pass was counted once)",
+        ),
+    }
+}
+
 /// Each side's wake-ups as the record holds them.
 pub(super) fn wake_up_records(d: &Decomposed) -> Vec<WakeUpRecord> {
     d.wake_ups

@@ -81,11 +81,8 @@ pub(super) fn explain_figure(
     } else {
         let mut ex = coarse(period, count, c)?;
         let counts = ex.note.take().unwrap_or_default();
-        let no_tail = if tail.is_some() {
-            "\n  --tail: without the trace no wake-up has parts of its own, so there is no tail"
-        } else {
-            ""
-        };
+        let no_tail = super::tail::untraced_tail_line(tail.is_some(), false)
+            .map_or_else(String::new, |l| format!("\n  {l}"));
         ex.note = Some(format!(
             "{}\n  {counts}{no_tail}",
             not_root(&fig.benchmark, p.period_ns)
