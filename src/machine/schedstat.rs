@@ -73,6 +73,26 @@ pub fn kernel_thread(root: &SysRoot, tid: i32) -> Option<bool> {
     Some(flags & PF_KTHREAD != 0)
 }
 
+/// The process thread `tid` belongs to, where it is another task (a
+/// thread of a pool, a compiler's worker): its id and command, from
+/// `/proc/<tid>/status`'s `Tgid` and `/proc/<tgid>/comm`. `None` for a
+/// process's own main thread, and for a task gone.
+pub fn process_of(root: &SysRoot, tid: i32) -> Option<(i32, String)> {
+    let status = root.read_raw(&format!("/proc/{tid}/status"))?;
+    let tgid: i32 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))?
+        .trim()
+        .parse()
+        .ok()?;
+    if tgid == tid || tgid <= 0 {
+        return None;
+    }
+    let comm = root.read(&format!("/proc/{tgid}/comm"))?;
+    let comm = comm.trim();
+    (!comm.is_empty()).then(|| (tgid, comm.to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +135,14 @@ mod tests {
         assert_eq!(kernel_thread(&root, 42), Some(false));
         assert_eq!(kernel_thread(&root, 7), None);
         assert_eq!(kernel_thread(&SysRoot::host(), 2), Some(true));
+        // A thread of process 40 (`rustc`); a process's own main thread.
+        std::fs::create_dir_all(dir.join("proc/40")).unwrap();
+        std::fs::write(dir.join("proc/40/comm"), "rustc\n").unwrap();
+        std::fs::write(dir.join("proc/42/status"), "Name:\topt cgu.1\nTgid:\t40\n").unwrap();
+        assert_eq!(process_of(&root, 42), Some((40, "rustc".to_string())));
+        std::fs::write(dir.join("proc/40/status"), "Name:\trustc\nTgid:\t40\n").unwrap();
+        assert_eq!(process_of(&root, 40), None);
+        assert_eq!(process_of(&root, 7), None);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -54,6 +54,10 @@ pub struct Naming<'a> {
     pub task_kind: &'a dyn Fn(i32) -> String,
     /// An idle state's name ("C1", "state 1").
     pub idle_state: &'a dyn Fn(u32) -> String,
+    /// The command of the process a thread belongs to, where that is
+    /// another task (a pool's workers, a compiler's threads, each with a
+    /// name of its own); `None` for a process's main thread or a task gone.
+    pub process: &'a dyn Fn(i32) -> Option<String>,
 }
 
 impl Naming<'_> {
@@ -63,7 +67,8 @@ impl Naming<'_> {
     }
 
     /// The culprit named, a task with `pids` in place of its own id where
-    /// given (a signature's tasks of one command).
+    /// given (a signature's tasks of one command, or the threads of one
+    /// process: then named for the process).
     fn named(&self, c: &Culprit, pids: Option<&[i32]>) -> String {
         match *c {
             Culprit::Task { pid, .. } | Culprit::Outranked { pid, .. } if pid <= 0 => {
@@ -72,10 +77,18 @@ impl Naming<'_> {
             Culprit::Task { pid, comm } | Culprit::Outranked { pid, comm } => {
                 let word = (self.word)(comm);
                 let kind = format!("{}{}", (self.task_kind)(pid), outranked(c));
-                let ids = match pids {
-                    Some([one]) => format!("pid {one}"),
-                    Some(many) if many.len() > 1 => format!("{} pids", many.len()),
+                let process = (self.process)(pid);
+                let ids = match (pids, &process) {
+                    (Some(many), Some(p)) if many.len() > 1 => {
+                        return format!("{p} [{} threads{kind}]", many.len());
+                    }
+                    (Some([one]), _) => format!("pid {one}"),
+                    (Some(many), None) if many.len() > 1 => format!("{} pids", many.len()),
                     _ => format!("pid {pid}"),
+                };
+                let ids = match process {
+                    Some(p) => format!("{ids}, a thread of {p}"),
+                    None => ids,
                 };
                 if word.is_empty() {
                     format!("{ids}{kind}")
@@ -155,8 +168,8 @@ pub fn tail_of_kept(
         .map(|&(i, trip)| slow(i, trip, typical, naming))
         .unzip();
     // A signature is the part and what it was spent behind: tasks of one
-    // command (a build's compilers, a pool's workers) are one culprit,
-    // their ids listed in the count.
+    // command, or threads of one process (a build's compilers, a pool's
+    // workers), are one culprit, their ids listed in the count.
     struct Group {
         count: usize,
         excess: f64,
@@ -168,7 +181,11 @@ pub fn tail_of_kept(
         let key = match *lead {
             Culprit::Task { pid, comm } | Culprit::Outranked { pid, comm } if pid > 0 => {
                 let kind = format!("{}{}", (naming.task_kind)(pid), outranked(lead));
-                (lead_part(s), format!("task {}{kind}", (naming.word)(comm)))
+                let who = match (naming.process)(pid) {
+                    Some(p) => format!("process {p}"),
+                    None => format!("task {}", (naming.word)(comm)),
+                };
+                (lead_part(s), format!("{who}{kind}"))
             }
             _ => (lead_part(s), naming.culprit(lead)),
         };

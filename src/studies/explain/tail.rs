@@ -50,10 +50,15 @@ fn with_naming(labels: &Labels, load: &[i32], f: impl FnOnce(&Naming) -> TailRec
         }
     };
     let idle_state = |s: u32| idle_state_name(&root, s);
+    let process = |pid: i32| {
+        crate::machine::schedstat::process_of(&root, pid)
+            .map(|(_, comm)| crate::output::sanitise::text(&comm).into_owned())
+    };
     f(&Naming {
         word: &word,
         task_kind: &task_kind,
         idle_state: &idle_state,
+        process: &process,
     })
 }
 

@@ -141,6 +141,7 @@ fn naming_test(f: impl FnOnce(&Naming)) {
         word: &word,
         task_kind: &kind,
         idle_state: &idle,
+        process: &|_| None,
     })
 }
 
@@ -431,6 +432,7 @@ fn a_wait_behind_a_task_of_lower_priority_than_the_side_says_so() {
         word: &word,
         task_kind: &|_| String::new(),
         idle_state: &|s| s.to_string(),
+        process: &|_| None,
     };
     let named = naming.culprit(&Culprit::Outranked { pid: 300, comm: 5 });
     assert!(
@@ -452,4 +454,48 @@ fn a_wait_behind_a_task_of_lower_priority_than_the_side_says_so() {
         "{:?}",
         d.trips[0].culprits
     );
+}
+
+#[test]
+fn threads_of_one_process_with_names_of_their_own_are_one_culprit() {
+    let own = Culprit::Own;
+    let typical = trip(&[("client user", 10, own), ("server read", 20, own)]);
+    let mut trips: Vec<RoundTrip> = (0..20).map(|_| typical.clone()).collect();
+    // A compiler's threads, each named for its work (labels 5 and 6),
+    // and a task of a process of its own (label 7).
+    for (at, pid, comm) in [(3, 300, 5), (8, 301, 6), (12, 302, 7)] {
+        trips[at] = trip(&[
+            ("client user", 10, own),
+            ("server read", 20, own),
+            (
+                "server wake-up: run-queue wait",
+                900 + at as u64,
+                Culprit::Task { pid, comm },
+            ),
+        ]);
+    }
+    let word = |l: u32| format!("thread{l}");
+    let process = |pid: i32| (pid == 300 || pid == 301).then(|| "rustc".to_string());
+    let naming = Naming {
+        word: &word,
+        task_kind: &|_| String::new(),
+        idle_state: &|s| s.to_string(),
+        process: &process,
+    };
+    let t = tail(&trips, TailSelect::Count(3), &naming);
+    let sigs: Vec<(&str, u64)> = t
+        .signatures
+        .iter()
+        .map(|s| (s.signature.as_str(), s.count))
+        .collect();
+    assert_eq!(
+        sigs,
+        [
+            ("server wake-up: run-queue wait behind rustc [2 threads]", 2),
+            ("server wake-up: run-queue wait behind thread7 [pid 302]", 1),
+        ]
+    );
+    // One slow round trip names the thread and its process.
+    let one = t.slowest.iter().find(|s| s.index == 8).unwrap();
+    assert_eq!(one.parts[0].culprit, "thread6 [pid 301, a thread of rustc]");
 }
