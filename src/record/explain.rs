@@ -233,7 +233,7 @@ pub struct CopyRecord {
 }
 
 /// What a culprit's name says after its task's id where that task's
-/// priority was below the side it delayed (the events' `prio`): the
+/// priority was below the real-time side it delayed (the events' `prio`): the
 /// scheduler would have run the side, so the kernel ran on in that task
 /// without a preemption point, or the host held the vCPU.
 pub const LOWER_PRIORITY: &str = ", lower priority than the side";

@@ -117,6 +117,14 @@ pub struct RoundTrip {
     pub culprits: BTreeMap<(String, Culprit), u64>,
 }
 
+/// Whether a task at priority `ours` should have run before one at
+/// `theirs` (the kernel's numbers: lower runs first): only a real-time
+/// task (0–99) is run ahead of a lower priority at once; a fair class's
+/// weights share the CPU in no promised order.
+pub fn outranks(ours: Option<&i16>, theirs: Option<&i16>) -> bool {
+    matches!((ours, theirs), (Some(o), Some(t)) if *o < 100 && t > o)
+}
+
 /// What a part's time was spent behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Culprit {
@@ -124,7 +132,8 @@ pub enum Culprit {
     /// label of its command (the trace's [`Labels`]).
     Task { pid: i32, comm: u32 },
     /// Another task running on the holder's CPU whose priority is lower
-    /// than the holder's (the events' `prio`): the scheduler would have
+    /// than the holder's, a real-time one (the events' `prio`; a fair
+    /// class's weights promise no order): the scheduler would have
     /// switched to the holder, so the kernel went on without a preemption
     /// point, or the host held the vCPU, while that task was current.
     Outranked { pid: i32, comm: u32 },
@@ -391,15 +400,14 @@ impl Sweep<'_> {
 
     /// The task running on `cpu`, as a culprit of the holder's wait:
     /// [`Culprit::Outranked`] where the events gave both priorities and
-    /// the holder's is the higher.
+    /// the holder, a real-time task, has the higher ([`outranks`]).
     fn behind(&self, cpu: usize) -> Culprit {
         let (pid, comm) = self.running(cpu);
         let holder = self.ids[self.holder].0;
-        match (self.prio_of.get(&pid), self.prio_of.get(&holder)) {
-            (Some(theirs), Some(ours)) if pid > 0 && theirs > ours => {
-                Culprit::Outranked { pid, comm }
-            }
-            _ => Culprit::Task { pid, comm },
+        if pid > 0 && outranks(self.prio_of.get(&holder), self.prio_of.get(&pid)) {
+            Culprit::Outranked { pid, comm }
+        } else {
+            Culprit::Task { pid, comm }
         }
     }
 

@@ -20,11 +20,16 @@
 //! there, `rest` for the switch itself. A task whose deadline passed before
 //! the wake-up before it ended (`previous wake-up late` up to that one's
 //! stamp) may be woken still on its CPU, with no switch back. A bound the
-//! events do not give (an
-//! interrupt not seen, an event lost) turns the time up to the next bound
-//! seen into the `residual`.
+//! events do not give (an interrupt not seen, an event lost) turns the time
+//! up to the next bound seen into the `residual`.
+//!
+//! Every part keeps what it was spent behind (`RoundTrip::culprits`, the
+//! tail's culprits): the idle state for an idle exit, the task or interrupt
+//! current at the deadline for a delay, the interrupt by name for the
+//! handler's parts, what ran on the task's CPU for the wake-up's, and for a
+//! carried lateness what the wake-up before was spent behind most.
 
-use crate::analysis::explain::{Culprit, RESIDUAL, RoundTrip};
+use crate::analysis::explain::{Culprit, RESIDUAL, RoundTrip, outranks};
 use crate::machine::tracefs::decode::{EventKind, IDLE_EXIT, NO_PRIO, TraceEvent};
 use std::collections::{BTreeMap, HashMap};
 
@@ -114,11 +119,10 @@ impl Comms {
                 curr: Some(pid), ..
             }) => {
                 let comm = self.label.get(pid).copied().unwrap_or(0);
-                match (self.prio.get(pid), self.prio.get(&tid)) {
-                    (Some(theirs), Some(ours)) if theirs > ours => {
-                        Culprit::Outranked { pid: *pid, comm }
-                    }
-                    _ => Culprit::Task { pid: *pid, comm },
+                if outranks(self.prio.get(&tid), self.prio.get(pid)) {
+                    Culprit::Outranked { pid: *pid, comm }
+                } else {
+                    Culprit::Task { pid: *pid, comm }
                 }
             }
             _ => Culprit::NoEvent,

@@ -439,6 +439,11 @@ fn a_wait_behind_a_task_of_lower_priority_than_the_side_says_so() {
         named.starts_with("kdamond.0 [pid 300, lower priority"),
         "{named}"
     );
+    // A fair-class side behind a task of a lower weight is an ordinary
+    // culprit: no order is promised between them.
+    assert!(!outranks(Some(&120), Some(&125)));
+    assert!(outranks(Some(&49), Some(&60)));
+    assert!(!outranks(Some(&49), None));
     // A task of the same priority is an ordinary culprit.
     for e in events.iter_mut() {
         if e.ts_ns == t + 40 {
