@@ -24,7 +24,7 @@
 
 use crate::analysis::explain::{RESIDUAL, RoundTrip};
 use crate::machine::tracefs::decode::{EventKind, TraceEvent};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 /// The tasks of an op-mode pass, by thread id.
 #[derive(Debug, Clone, Default)]
@@ -219,14 +219,7 @@ pub fn decompose_ops(
         children: HashSet::new(),
         name,
     };
-    let mut ops: Vec<RoundTrip> = stamps
-        .windows(2)
-        .map(|w| RoundTrip {
-            total_ns: w[1].saturating_sub(w[0]),
-            parts: BTreeMap::new(),
-            culprits: BTreeMap::new(),
-        })
-        .collect();
+    let mut ops: Vec<RoundTrip> = RoundTrip::between(stamps);
     let mut last_cpu = cpu;
     // At a stamp the thread runs in user space (it reads the clock there).
     let at_stamp = |sweep: &mut Sweep, last_cpu: Option<usize>| {

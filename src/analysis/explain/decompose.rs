@@ -79,14 +79,7 @@ fn decompose_inner(
         return Decomposed::default();
     };
     let mut sweep = Sweep::new(tasks, name);
-    let mut trips: Vec<RoundTrip> = stamps
-        .windows(2)
-        .map(|w| RoundTrip {
-            total_ns: w[1].saturating_sub(w[0]),
-            parts: BTreeMap::new(),
-            culprits: BTreeMap::new(),
-        })
-        .collect();
+    let mut trips: Vec<RoundTrip> = RoundTrip::between(stamps);
     let last = *stamps.last().expect("stamps");
     // The holder's wake-up so far, while it is one: (holder, stretches).
     let mut waking: (usize, Vec<Stretch>) = (usize::MAX, Vec::new());

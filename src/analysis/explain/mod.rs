@@ -117,6 +117,21 @@ pub struct RoundTrip {
     pub culprits: BTreeMap<(String, Culprit), u64>,
 }
 
+impl RoundTrip {
+    /// One empty round trip (or operation) per pair of successive stamps,
+    /// as long as the time between them: what a sweep fills with parts.
+    pub fn between(stamps: &[u64]) -> Vec<RoundTrip> {
+        stamps
+            .windows(2)
+            .map(|w| RoundTrip {
+                total_ns: w[1].saturating_sub(w[0]),
+                parts: BTreeMap::new(),
+                culprits: BTreeMap::new(),
+            })
+            .collect()
+    }
+}
+
 /// Whether a task at priority `ours` should have run before one at
 /// `theirs` (the kernel's numbers: lower runs first): only a real-time
 /// task (0–99) is run ahead of a lower priority at once; a fair class's

@@ -23,6 +23,11 @@ fn ev(ts_ns: u64, cpu: usize, pid: i32, kind: EventKind) -> TraceEvent {
     TraceEvent::new(ts_ns, cpu, pid, kind)
 }
 
+/// `by`, on `cpu`, wakes `pid` for `target_cpu` (`sched_waking`).
+fn waking(ts: u64, cpu: usize, by: i32, pid: i32, target_cpu: i32) -> TraceEvent {
+    ev(ts, cpu, by, EventKind::Waking { pid, target_cpu })
+}
+
 fn switch(ts: u64, cpu: usize, prev: i32, next: i32) -> TraceEvent {
     ev(
         ts,
@@ -46,15 +51,7 @@ fn round_trip(t: u64) -> Vec<TraceEvent> {
     vec![
         // client user [t, t+10); write [t+10, t+20) wakes the server.
         ev(t + 10, 0, C, SysEnter { id: WRITE }),
-        ev(
-            t + 20,
-            0,
-            C,
-            Waking {
-                pid: S,
-                target_cpu: 1,
-            },
-        ),
+        waking(t + 20, 0, C, S, 1),
         // The client finishes its write and blocks in read, off the path.
         ev(t + 25, 0, C, SysExit { id: WRITE }),
         ev(t + 27, 0, C, SysEnter { id: READ }),
@@ -75,15 +72,7 @@ fn round_trip(t: u64) -> Vec<TraceEvent> {
         // Server read's rest 10, user 10, write 10 up to the waking.
         ev(t + 70, 1, S, SysExit { id: READ }),
         ev(t + 80, 1, S, SysEnter { id: WRITE }),
-        ev(
-            t + 90,
-            1,
-            S,
-            Waking {
-                pid: C,
-                target_cpu: 0,
-            },
-        ),
+        waking(t + 90, 1, S, C, 0),
         ev(t + 95, 1, S, SysExit { id: WRITE }),
         ev(t + 96, 1, S, SysEnter { id: READ }),
         switch(t + 97, 1, S, 0),
@@ -205,7 +194,6 @@ fn the_parts_means_add_up_to_the_mean_round_trip_and_the_residual_is_shown() {
 
 #[test]
 fn a_wake_up_during_the_holders_receive_is_early_and_leaves_it_the_message() {
-    use EventKind::*;
     let (mut events, stamps) = trace(1);
     // During the server's read (t+60..t+70) the client is woken (a
     // socket's write space), runs 2 ns and sleeps again: the server still
@@ -213,15 +201,7 @@ fn a_wake_up_during_the_holders_receive_is_early_and_leaves_it_the_message() {
     // counted as early.
     let t = 100;
     events.extend([
-        ev(
-            t + 62,
-            1,
-            S,
-            Waking {
-                pid: C,
-                target_cpu: 0,
-            },
-        ),
+        waking(t + 62, 1, S, C, 0),
         switch(t + 63, 0, 0, C),
         switch(t + 65, 0, C, 0),
     ]);
@@ -254,15 +234,7 @@ fn a_wake_up_before_its_task_left_the_cpu_is_a_wake_up_not_a_sleep() {
         // The server, still running, replies at once.
         ev(t + 15, 1, S, SysExit { id: READ }),
         ev(t + 16, 1, S, SysEnter { id: WRITE }),
-        ev(
-            t + 18,
-            1,
-            S,
-            Waking {
-                pid: C,
-                target_cpu: 0,
-            },
-        ),
+        waking(t + 18, 1, S, C, 0),
         switch(t + 20, 0, C, O),
         ev(
             t + 40,
@@ -301,26 +273,10 @@ fn a_side_runs_from_its_first_event_where_its_switch_in_was_not_recorded() {
         ev(0, 1, S, SysEnter { id: READ }),
         switch(1, 1, S, 0),
         ev(t + 10, 0, C, SysEnter { id: WRITE }),
-        ev(
-            t + 20,
-            0,
-            C,
-            Waking {
-                pid: S,
-                target_cpu: 1,
-            },
-        ),
+        waking(t + 20, 0, C, S, 1),
         ev(t + 30, 1, S, SysExit { id: READ }),
         ev(t + 40, 1, S, SysEnter { id: WRITE }),
-        ev(
-            t + 50,
-            1,
-            S,
-            Waking {
-                pid: C,
-                target_cpu: 0,
-            },
-        ),
+        waking(t + 50, 1, S, C, 0),
         ev(t + 55, 0, C, SysExit { id: WRITE }),
     ];
     let d = decompose_all(&events, &[t, t + 60], tasks(), &name);
@@ -360,15 +316,7 @@ fn on_one_cpu_the_wake_up_waits_behind_the_waker() {
         ev(0, 0, C, SysExit { id: 1 }),
         switch(1, 0, S, C),
         ev(t + 10, 0, C, SysEnter { id: WRITE }),
-        ev(
-            t + 20,
-            0,
-            C,
-            Waking {
-                pid: S,
-                target_cpu: 0,
-            },
-        ),
+        waking(t + 20, 0, C, S, 0),
         ev(
             t + 21,
             0,
@@ -383,15 +331,7 @@ fn on_one_cpu_the_wake_up_waits_behind_the_waker() {
         switch(t + 40, 0, C, S),
         ev(t + 50, 0, S, SysExit { id: READ }),
         ev(t + 55, 0, S, SysEnter { id: WRITE }),
-        ev(
-            t + 60,
-            0,
-            S,
-            Waking {
-                pid: C,
-                target_cpu: 0,
-            },
-        ),
+        waking(t + 60, 0, S, C, 0),
         ev(t + 65, 0, S, SysExit { id: WRITE }),
         ev(t + 66, 0, S, SysEnter { id: READ }),
         switch(t + 70, 0, S, C),
@@ -419,15 +359,7 @@ fn time_behind_a_held_loads_process_is_the_loads() {
         switch(1, 1, S, L),
         ev(0, 0, C, SysExit { id: 1 }),
         ev(t + 10, 0, C, SysEnter { id: WRITE }),
-        ev(
-            t + 20,
-            0,
-            C,
-            Waking {
-                pid: S,
-                target_cpu: 1,
-            },
-        ),
+        waking(t + 20, 0, C, S, 1),
         ev(
             t + 25,
             1,
@@ -452,15 +384,7 @@ fn time_behind_a_held_loads_process_is_the_loads() {
         switch(t + 70, 1, L, S),
         ev(t + 75, 1, S, SysExit { id: READ }),
         ev(t + 80, 1, S, SysEnter { id: WRITE }),
-        ev(
-            t + 85,
-            1,
-            S,
-            Waking {
-                pid: C,
-                target_cpu: 0,
-            },
-        ),
+        waking(t + 85, 1, S, C, 0),
         switch(t + 86, 0, 0, C),
     ];
     let with = Tasks {

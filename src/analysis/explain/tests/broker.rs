@@ -6,10 +6,6 @@ use super::*;
 /// The broker's thread.
 const B: i32 = 300;
 
-fn waking(ts: u64, cpu: usize, by: i32, pid: i32, target_cpu: i32) -> TraceEvent {
-    ev(ts, cpu, by, EventKind::Waking { pid, target_cpu })
-}
-
 fn wakeup(ts: u64, cpu: usize, pid: i32) -> TraceEvent {
     ev(
         ts,

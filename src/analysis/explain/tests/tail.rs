@@ -57,7 +57,6 @@ fn each_part_names_what_it_was_spent_behind() {
 /// the sends wake no one (the peer is already awake).
 fn early_round_trip(t: u64) -> Vec<TraceEvent> {
     use EventKind::*;
-    let waking = |ts, cpu, by, pid, target_cpu| ev(ts, cpu, by, Waking { pid, target_cpu });
     vec![
         ev(t + 5, 0, C, SysEnter { id: SEND }),
         ev(t + 15, 0, C, SysExit { id: SEND }),
@@ -261,15 +260,7 @@ fn a_side_stopped_by_a_signal_is_a_part_named_for_it() {
         ev(0, 1, S, SysEnter { id: READ }),
         switch(1, 1, S, 0),
         // SIGSTOP from pid 999 wakes the server to stop it.
-        ev(
-            t + 5,
-            1,
-            999,
-            Waking {
-                pid: S,
-                target_cpu: 1,
-            },
-        ),
+        waking(t + 5, 1, 999, S, 1),
         switch(t + 6, 1, 999, S),
         stopped(t + 8, 1, S),
         ev(t + 10, 0, C, SysEnter { id: WRITE }),
@@ -277,27 +268,11 @@ fn a_side_stopped_by_a_signal_is_a_part_named_for_it() {
         ev(t + 22, 0, C, SysEnter { id: READ }),
         switch(t + 25, 0, C, 0),
         // SIGCONT 2 µs later.
-        ev(
-            t + 2025,
-            1,
-            999,
-            Waking {
-                pid: S,
-                target_cpu: 1,
-            },
-        ),
+        waking(t + 2025, 1, 999, S, 1),
         switch(t + 2030, 1, 999, S),
         ev(t + 2040, 1, S, SysExit { id: READ }),
         ev(t + 2050, 1, S, SysEnter { id: WRITE }),
-        ev(
-            t + 2055,
-            1,
-            S,
-            Waking {
-                pid: C,
-                target_cpu: 0,
-            },
-        ),
+        waking(t + 2055, 1, S, C, 0),
         ev(t + 2060, 1, S, SysExit { id: WRITE }),
         switch(t + 2070, 0, 0, C),
         ev(t + 2080, 0, C, SysExit { id: READ }),
@@ -329,15 +304,7 @@ fn a_side_stopped_by_a_signal_is_a_part_named_for_it() {
 fn a_task_run_with_its_switch_in_left_out_is_named_in_the_wake_up_it_delayed() {
     use EventKind::*;
     let t = 100;
-    let mut handler_woken = ev(
-        t + 15,
-        1,
-        0,
-        Waking {
-            pid: 500,
-            target_cpu: 1,
-        },
-    );
+    let mut handler_woken = waking(t + 15, 1, 0, 500, 1);
     handler_woken.label = 9;
     let events = vec![
         ev(0, 0, C, SysExit { id: 1 }),
@@ -347,15 +314,7 @@ fn a_task_run_with_its_switch_in_left_out_is_named_in_the_wake_up_it_delayed() {
         // The load's handler is woken on CPU 1 and runs there, its switch
         // in (from the idle task) left out by the kernel.
         handler_woken,
-        ev(
-            t + 20,
-            0,
-            C,
-            Waking {
-                pid: S,
-                target_cpu: 1,
-            },
-        ),
+        waking(t + 20, 0, C, S, 1),
         ev(t + 25, 0, C, SysExit { id: WRITE }),
         ev(t + 27, 0, C, SysEnter { id: READ }),
         switch(t + 29, 0, C, 0),
@@ -363,15 +322,7 @@ fn a_task_run_with_its_switch_in_left_out_is_named_in_the_wake_up_it_delayed() {
         switch(t + 50, 1, 500, S),
         ev(t + 60, 1, S, SysExit { id: READ }),
         ev(t + 70, 1, S, SysEnter { id: WRITE }),
-        ev(
-            t + 80,
-            1,
-            S,
-            Waking {
-                pid: C,
-                target_cpu: 0,
-            },
-        ),
+        waking(t + 80, 1, S, C, 0),
         ev(t + 85, 1, S, SysExit { id: WRITE }),
         switch(t + 90, 0, 0, C),
         ev(t + 95, 0, C, SysExit { id: READ }),
