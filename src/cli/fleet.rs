@@ -8,7 +8,7 @@
 //!
 //! `ipcmark fleet run [RUN FLAGS…]`, under `mpirun`/`srun` (cargo feature
 //! `mpi`): every rank measures `ipcmark run` in turn and rank 0 keeps every
-//! rank's run in one history ([`turns`]).
+//! rank's run in one history (`studies::fleet::turns`).
 
 use super::{Failure, flags, print_stdout};
 use crate::analysis::fleet::{self, Input};
@@ -82,11 +82,42 @@ fn run(_: FleetRunArgs) -> Result<ExitCode, Failure> {
     ))
 }
 
+/// `ipcmark fleet run`: the study's turns (`studies::fleet::turns`), rank
+/// 0's own run printed as `run` prints one, then its page of every turn;
+/// exit 1 when a rank's turn went wrong.
 #[cfg(feature = "mpi")]
-use turns::run;
-
-#[cfg(feature = "mpi")]
-mod turns;
+fn run(args: FleetRunArgs) -> Result<ExitCode, Failure> {
+    use crate::studies::fleet::turns::{FleetRunRequest, fleet_run};
+    if args.run.export.any() {
+        return Err(Failure::usage(
+            "fleet run takes no --export-bmf or --export-gab: the ranks' runs go to the history; \
+             export them from there (ipcmark watch --host NAME --export-bmf FILE)",
+        ));
+    }
+    let (run, printing) = args.run.into_request();
+    let csv = run.sinks.csv.clone();
+    let mut code = ExitCode::SUCCESS;
+    let mut own = |o| {
+        code = super::run::finish(o, printing, csv.as_deref(), None)?;
+        Ok(())
+    };
+    let request = FleetRunRequest {
+        run,
+        die_on_turn: args.rank_fault == Some(RankFault::DieOnTurn),
+    };
+    let Some(fleet) = fleet_run(request, &mut own)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    print_stdout(&crate::output::fleet::render_turns(
+        &fleet.turns,
+        fleet.hosts,
+        fleet.db.as_deref(),
+    ))?;
+    if fleet.failed() && code == ExitCode::SUCCESS {
+        code = ExitCode::from(1);
+    }
+    Ok(code)
+}
 
 /// How fleet words a report file that is not a run of `ipcmark run`.
 fn words() -> super::history::RunsOnly {

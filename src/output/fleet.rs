@@ -160,5 +160,53 @@ fn outlier(h: &HostRecord) -> String {
     out
 }
 
+/// What one rank's turn of `ipcmark fleet run` gave, as rank 0 records it.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+#[derive(Debug, Clone, PartialEq)]
+pub struct Turn {
+    /// The rank.
+    pub rank: i32,
+    /// Its host (sanitised).
+    pub host: String,
+    /// The run's id in the history, or why it is not there.
+    pub stored: Result<i64, String>,
+    /// Its figures (measured, failed), when its report arrived.
+    pub figures: Option<(usize, usize)>,
+}
+
+/// Rank 0's page once every turn of `ipcmark fleet run` is over: a line per
+/// rank (its host, its figures, where its run was kept) and the history.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub fn render_turns(turns: &[Turn], hosts: usize, db: Option<&std::path::Path>) -> String {
+    let plural = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+    let mut out = format!(
+        "\nfleet run: {} on {}, measured one after the other, never at once\n",
+        plural(turns.len(), "rank"),
+        plural(hosts, "host")
+    );
+    for t in turns {
+        let stored = match &t.stored {
+            Ok(id) => format!("run {id}"),
+            Err(why) => why.clone(),
+        };
+        let figures = match t.figures {
+            Some((ok, 0)) => format!("{} measured", plural(ok, "figure")),
+            Some((ok, failed)) => format!("{} measured, {failed} failed", plural(ok, "figure")),
+            None => "no report".into(),
+        };
+        out.push_str(&format!(
+            "  rank {:<3} {:<24} {figures}; {stored}\n",
+            t.rank, t.host
+        ));
+    }
+    if let Some(db) = db {
+        out.push_str(&format!(
+            "history: {} (ipcmark fleet --db {0})\n",
+            db.display()
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests;

@@ -3,7 +3,11 @@
 //! `ipcmark selftest` made left out unless asked for), opened through the
 //! history's one door, then `analysis::fleet`. Only the runs taken are
 //! read whole: which run of a host is newest is decided from the history's
-//! columns, by the analysis's own rule (`newest_per_host`).
+//! columns, by the analysis's own rule (`newest_per_host`). And how such a
+//! history is filled under MPI ([`turns`], `ipcmark fleet run`).
+
+#[cfg(feature = "mpi")]
+pub mod turns;
 
 use crate::analysis::fleet::{self, Input, newest_per_host};
 use crate::history::{Error, Kind, OpenError, Opened, Store, StoredRun};

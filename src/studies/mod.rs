@@ -15,7 +15,9 @@
 //!   (`ipcmark watch`, and `report --watch`'s charts).
 //! - [`check`]: a run judged against a baseline (`ipcmark check`).
 //! - [`fleet`]: the newest run of each host of the history, hosts grouped
-//!   by class, the outliers and what they differ in (`ipcmark fleet`).
+//!   by class, the outliers and what they differ in (`ipcmark fleet`);
+//!   and, under MPI, every rank's run in turn kept in one history
+//!   (`ipcmark fleet run`).
 //! - [`tax`]: the same figures bare and under isolation layers, each
 //!   layer's difference per figure (`ipcmark tax`).
 

@@ -64,3 +64,26 @@ fn alignment_and_numbers_read_as_words() {
     assert_eq!(alignment(&d(1, 1)), "also 1 normal host");
     assert_eq!(alignment(&d(2, 3)), "also 3 normal hosts");
 }
+
+#[test]
+fn the_turns_page_says_per_rank_what_came_back_and_where_it_was_kept() {
+    let turn = |rank, figures, stored| Turn {
+        rank,
+        host: format!("node{rank}"),
+        stored,
+        figures,
+    };
+    let turns = [
+        turn(0, Some((1, 0)), Ok(7)),
+        turn(1, Some((3, 1)), Err("not saved (--no-save)".into())),
+        turn(2, None, Err("its report is not JSON".into())),
+    ];
+    let page = render_turns(&turns, 2, Some(std::path::Path::new("/h.db")));
+    assert!(page.contains("fleet run: 3 ranks on 2 hosts, measured one after the other"));
+    assert!(page.contains("rank 0   node0"), "{page}");
+    assert!(page.contains("1 figure measured; run 7"), "{page}");
+    assert!(page.contains("3 figures measured, 1 failed; not saved (--no-save)"));
+    assert!(page.contains("no report; its report is not JSON"));
+    assert!(page.ends_with("history: /h.db (ipcmark fleet --db /h.db)\n"));
+    assert!(!render_turns(&turns[..1], 1, None).contains("history:"));
+}

@@ -12,26 +12,47 @@
 //! (mpirun's SIGTERM once a rank died): that rank, its host, and what the
 //! history kept.
 
-use super::super::run::{finish, measure};
-use super::super::{Failure, print_stdout};
-use super::{FleetRunArgs, RankFault};
-use crate::history::{RunId, RunWriter};
+use crate::history::RunWriter;
 use crate::mpi::{World, deadline, ranks, turns};
+use crate::output::fleet::Turn;
+use crate::output::progress::Progress;
 use crate::output::sanitise;
 use crate::record::RunRecord;
 use crate::record::run::Status;
 use crate::run::save::failure;
-use std::path::Path;
-use std::process::ExitCode;
+use crate::run::{Failure, Outcome, RunRequest};
+use std::path::PathBuf;
 
-/// What one rank's turn gave, as rank 0 records it.
-struct Turn {
-    rank: i32,
-    host: String,
-    /// The run's id in the history, or why it is not there.
-    stored: Result<RunId, String>,
-    /// Its figures (measured, failed), when its report arrived.
-    figures: Option<(usize, usize)>,
+/// What a fleet run is asked for: the run every rank makes in its turn,
+/// its history (`sinks.db`, or the default; none with `sinks.no_save`)
+/// being the one rank 0 keeps every rank's run in.
+pub struct FleetRunRequest {
+    /// The run each rank makes.
+    pub run: RunRequest,
+    /// Rank 1 kills itself (SIGKILL) as its turn starts (for testing
+    /// ipcmark itself: what rank 0 says and keeps when a rank dies).
+    pub die_on_turn: bool,
+}
+
+/// What rank 0 hands back once every turn is over.
+pub struct FleetRun {
+    /// Each rank's turn, in rank order.
+    pub turns: Vec<Turn>,
+    /// The hosts the ranks ran on.
+    pub hosts: usize,
+    /// The history the runs were kept in (none with `--no-save`).
+    pub db: Option<PathBuf>,
+}
+
+impl FleetRun {
+    /// Whether a rank's turn went wrong: no report, a failed figure, or a
+    /// run the history was to keep and did not.
+    pub fn failed(&self) -> bool {
+        self.turns.iter().any(|t| {
+            t.figures.is_none_or(|(_, failed)| failed > 0)
+                || (self.db.is_some() && t.stored.is_err())
+        })
+    }
 }
 
 /// A rank's message to rank 0: `R` and the report's JSON, or `F` and why
@@ -88,53 +109,55 @@ fn kept(turns: &[Turn]) -> String {
     }
 }
 
-/// Runs `ipcmark fleet run` on this rank.
-pub fn run(args: FleetRunArgs) -> Result<ExitCode, Failure> {
-    let fault = args.rank_fault;
-    if args.run.export.any() {
-        return Err(Failure::usage(
-            "fleet run takes no --export-bmf or --export-gab: the ranks' runs go to the history; \
-             export them from there (ipcmark watch --host NAME --export-bmf FILE)",
-        ));
-    }
-    let (mut request, printing) = args.run.into_request();
+/// Measures `request` with the progress bar on stderr.
+fn measure(request: RunRequest) -> Result<Outcome, Failure> {
+    crate::run::run(request, &mut Progress::new(0))
+}
+
+/// Runs a fleet run on this rank: every rank measures in its turn; rank 0
+/// hands its own run to `own` as soon as it is over (its page is printed
+/// before anyone else measures) and, once every turn is over, returns what
+/// each turn gave. The other ranks return `None`.
+pub fn fleet_run(
+    request: FleetRunRequest,
+    own: super::super::Finish,
+) -> Result<Option<FleetRun>, Failure> {
+    let mut run = request.run;
     // Rank 0 stores every run itself, its own included, so that each run's
     // id is known; the ranks' own runs save nothing.
-    let db = (!request.sinks.no_save)
-        .then(|| crate::history::path_or_default(request.sinks.db.as_deref()))
+    let db = (!run.sinks.no_save)
+        .then(|| crate::history::path_or_default(run.sinks.db.as_deref()))
         .transpose()
         .map_err(failure)?;
-    request.sinks.db = None;
-    request.sinks.no_save = true;
-    let timeout = request.budget.timeout;
+    run.sinks.db = None;
+    run.sinks.no_save = true;
+    let timeout = run.budget.timeout;
     let world = World::init().map_err(Failure::run)?;
     let (size, me) = (world.size(), world.rank());
     let places = ranks::gather();
     if me != 0 {
         // Only rank 0 writes files: the other ranks' runs reach it by MPI.
-        request.sinks.json = None;
-        request.sinks.csv = None;
-        request.sinks.hdr = None;
+        run.sinks.json = None;
+        run.sinks.csv = None;
+        run.sinks.hdr = None;
         for turn in 1..size {
             turns::barrier();
             if turn != me {
                 continue;
             }
-            if fault == Some(RankFault::DieOnTurn) && me == 1 {
+            if request.die_on_turn && me == 1 {
                 let _ = crate::sys::process::kill(std::process::id() as i32, libc::SIGKILL);
             }
-            let outcome = measure(request.clone()).map(|o| o.report().clone());
+            let outcome = measure(run.clone()).map(|o| o.report().clone());
             turns::send_to_lead(&message(outcome));
         }
         turns::barrier();
-        return Ok(ExitCode::SUCCESS);
+        return Ok(None);
     }
     deadline::watch(timeout)
         .map_err(|e| Failure::run(format!("cannot start the MPI deadline thread: {e}")))?;
     let hosts = ranks::nodes(&places).len();
     let mut done: Vec<Turn> = Vec::new();
-    let mut code = ExitCode::SUCCESS;
-    let mut bad = false;
     for turn in 0..size {
         let host = places
             .get(turn as usize)
@@ -145,9 +168,9 @@ pub fn run(args: FleetRunArgs) -> Result<ExitCode, Failure> {
             turn + 1
         );
         let received = if turn == 0 {
-            let outcome = measure(request.clone())?;
+            let outcome = measure(run.clone())?;
             let record = outcome.report().clone();
-            code = finish(outcome, printing, request.sinks.csv.as_deref(), None)?;
+            own(outcome)?;
             Ok(record)
         } else {
             let _armed = deadline::arm_turn(format!(
@@ -157,7 +180,7 @@ pub fn run(args: FleetRunArgs) -> Result<ExitCode, Failure> {
             turns::barrier();
             read(&turns::receive_from(turn))
         };
-        let t = match received {
+        done.push(match received {
             Ok(record) => Turn {
                 rank: turn,
                 host,
@@ -173,49 +196,14 @@ pub fn run(args: FleetRunArgs) -> Result<ExitCode, Failure> {
                 stored: Err(why),
                 figures: None,
             },
-        };
-        bad |=
-            t.figures.is_none_or(|(_, failed)| failed > 0) || (db.is_some() && t.stored.is_err());
-        done.push(t);
+        });
     }
     turns::barrier();
-    print_stdout(&page(&done, hosts, db.as_deref()))?;
-    if bad && code == ExitCode::SUCCESS {
-        code = ExitCode::from(1);
-    }
-    Ok(code)
-}
-
-/// Rank 0's page once every turn is over.
-fn page(turns: &[Turn], hosts: usize, db: Option<&Path>) -> String {
-    let plural = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
-    let mut out = format!(
-        "\nfleet run: {} on {}, measured one after the other, never at once\n",
-        plural(turns.len(), "rank"),
-        plural(hosts, "host")
-    );
-    for t in turns {
-        let stored = match &t.stored {
-            Ok(id) => format!("run {id}"),
-            Err(why) => why.clone(),
-        };
-        let figures = match t.figures {
-            Some((ok, 0)) => format!("{} measured", plural(ok, "figure")),
-            Some((ok, failed)) => format!("{} measured, {failed} failed", plural(ok, "figure")),
-            None => "no report".into(),
-        };
-        out.push_str(&format!(
-            "  rank {:<3} {:<24} {figures}; {stored}\n",
-            t.rank, t.host
-        ));
-    }
-    if let Some(db) = db {
-        out.push_str(&format!(
-            "history: {} (ipcmark fleet --db {0})\n",
-            db.display()
-        ));
-    }
-    out
+    Ok(Some(FleetRun {
+        turns: done,
+        hosts,
+        db,
+    }))
 }
 
 #[cfg(test)]
