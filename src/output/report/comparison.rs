@@ -204,11 +204,31 @@ fn parts_moved(
     } else {
         ("round trip", format!("{benchmark} {}", size_label(size)))
     };
+    parts_table(
+        &format!("{figure}: where the {whole} moved"),
+        whole,
+        m,
+        la,
+        lb,
+    )
+}
+
+/// A table of the parts that moved between `la` and `lb` under the heading
+/// `title` (escaped here), `whole` naming what the parts add up to.
+pub(super) fn parts_table(
+    title: &str,
+    whole: &str,
+    m: &crate::record::compare::PartsMoved,
+    la: &str,
+    lb: &str,
+) -> String {
     let mut s = format!(
-        "<h3>{}: where the {whole} moved</h3><table class=\"data parts-moved\"><thead><tr>\
-         <th>part</th><th>{la} ns</th><th>{lb} ns</th><th>Δ ns</th><th>share of Δ</th></tr>\
+        "<h3>{}</h3><table class=\"data parts-moved\"><thead><tr>\
+         <th>part</th><th>{} ns</th><th>{} ns</th><th>Δ ns</th><th>share of Δ</th></tr>\
          </thead><tbody>",
-        esc(&figure)
+        esc(title),
+        esc(la),
+        esc(lb)
     );
     for p in &m.parts {
         let most = m.moved_most.as_deref() == Some(p.name.as_str());

@@ -4,9 +4,10 @@
 //! each size) a grouped bar chart (`chart`: a group per figure, a bar per
 //! layer, the difference in % of bare with its 95% interval, hollow where
 //! the test finds none) and the table beneath, rows the figures, so the
-//! numbers can be copied; then the tails under a CPU quota, the cost per
-//! rule of the argument filters, the layers (how each was applied, or why
-//! not) and the boot-time mitigations. Every string from the report is
+//! numbers can be copied; with `--explain`, where each difference lands
+//! (the anatomy's parts bare and under the layer); then the tails under a
+//! CPU quota, the cost per rule of the argument filters, the layers (how
+//! each was applied, or why not) and the boot-time mitigations. Every string from the report is
 //! escaped ([`esc`]); the page is the run report's skeleton, without uPlot.
 
 mod chart;
@@ -36,6 +37,7 @@ pub fn render_tax(label: &str, tax: &TaxReport) -> Rendered {
         body.push_str(&section);
         charts += usize::from(drawn);
     }
+    body.push_str(&landings(tax));
     body.push_str(&tails(tax));
     body.push_str(&per_rule(tax));
     body.push_str(&layers(tax, &columns));
@@ -137,6 +139,9 @@ fn header(label: &str, tax: &TaxReport, sizes: &BTreeSet<usize>) -> String {
             format!("<a href=\"#{id}\">{}</a>", esc(&name))
         })
         .collect();
+    if tax.explain.is_some() {
+        links.push("<a href=\"#tax-explain\">where the differences land</a>".into());
+    }
     links.push("<a href=\"#tax-layers\">layers</a>".into());
     s.push_str(&links.join(" · "));
     s.push_str("</nav></header>\n");
@@ -332,6 +337,69 @@ fn short(status: &str) -> String {
     } else {
         head
     }
+}
+
+/// With `--explain`: where each difference that the test finds lands, a
+/// table per cell of the anatomy's parts bare and under the layer (both cut
+/// by one method, from one traced pass), the largest change first; then
+/// each anatomy that could not be made.
+fn landings(tax: &TaxReport) -> String {
+    let Some(ex) = &tax.explain else {
+        return String::new();
+    };
+    let mut s = format!(
+        "<section id=\"tax-explain\"><h2>Where the differences land</h2><p class=\"note\">\
+         From --explain: the anatomies of {} round trips (operations) in pass {}, traced, bare \
+         and under each layer, cut into parts by one method; for each difference the test \
+         finds, each part's mean bare and under the layer. The traced means are of one pass, \
+         under tracing: where the parts went, not a second measure of the difference.</p>",
+        ex.round_trips, ex.pass
+    );
+    let mut any = false;
+    for row in &tax.rows {
+        let whole = if row.size_bytes == 0 {
+            "operation"
+        } else {
+            "round trip"
+        };
+        for c in row.cells.iter().filter(|c| c.significant) {
+            let (Some(parts), Some(d)) = (&c.parts, c.diff_ns) else {
+                continue;
+            };
+            any = true;
+            let figure = if row.size_bytes == 0 {
+                row.benchmark.clone()
+            } else {
+                format!("{} {}", row.benchmark, format_size(row.size_bytes))
+            };
+            s.push_str(&super::comparison::parts_table(
+                &format!(
+                    "{figure} under {}: {} ns, where it lands",
+                    c.layer,
+                    signed(d)
+                ),
+                whole,
+                parts,
+                "bare",
+                &c.layer,
+            ));
+        }
+    }
+    if !any {
+        s.push_str("<p>No difference the test finds has an anatomy on both sides.</p>");
+    }
+    if !ex.unexplained.is_empty() {
+        s.push_str(&format!(
+            "<details><summary>{} without an anatomy</summary><ul>",
+            ex.unexplained.len()
+        ));
+        for u in &ex.unexplained {
+            s.push_str(&format!("<li>{}</li>", esc(u)));
+        }
+        s.push_str("</ul></details>");
+    }
+    s.push_str("</section>\n");
+    s
 }
 
 /// The tails of the layers with a CPU quota (named `cpu-max:…`): bare's

@@ -221,3 +221,49 @@ fn no_applied_layer_no_chart() {
     assert_eq!(page.charts, 0);
     assert!(page.html.contains("No layer was applied"));
 }
+
+#[test]
+fn with_explain_each_difference_found_has_its_parts_bare_and_under_the_layer() {
+    use crate::record::compare::{PartMove, PartsMoved};
+    use crate::record::tax::TaxExplainRecord;
+    let mut r = report();
+    let part = |name: &str, a: f64, b: f64| PartMove {
+        name: name.into(),
+        mean_a_ns: a,
+        mean_b_ns: b,
+        change_ns: b - a,
+        share_of_change: Some((b - a) / 130.0),
+    };
+    r.rows[2].cells[0].parts = Some(PartsMoved {
+        round_trip_a_ns: 2000.0,
+        round_trip_b_ns: 2130.0,
+        parts: vec![
+            part("write: syscall", 300.0, 420.0),
+            part(HOSTILE, 50.0, 60.0),
+        ],
+        moved_most: Some("write: syscall".into()),
+    });
+    // A difference the test does not find gets no table, parts or not.
+    r.rows[0].cells[1].parts = r.rows[2].cells[0].parts.clone();
+    r.explain = Some(TaxExplainRecord {
+        round_trips: 400,
+        pass: 4,
+        unexplained: vec![format!("netns: pipe 64: {HOSTILE}")],
+    });
+    let html = render_tax("tax.json", &r).html;
+    assert!(html.contains("<a href=\"#tax-explain\">where the differences land</a>"));
+    assert!(html.contains("anatomies of 400 round trips (operations) in pass 4"));
+    assert_eq!(
+        html.matches("<table class=\"data parts-moved\">").count(),
+        1
+    );
+    assert!(html.contains("<h3>pipe 64 under seccomp:args:100: +120 ns, where it lands</h3>"));
+    assert!(html.contains("<th>bare ns</th><th>seccomp:args:100 ns</th>"));
+    assert!(html.contains("<tr class=\"moved-most\"><td>write: syscall</td>"));
+    assert!(html.contains("<td>round trip</td><td class=\"num\">2000</td>"));
+    assert!(html.contains("<summary>1 without an anatomy</summary>"));
+    assert!(!html.contains(HOSTILE));
+    // Without --explain, no such section.
+    let plain = render_tax("tax.json", &report()).html;
+    assert!(!plain.contains("tax-explain") && !plain.contains("parts-moved"));
+}
