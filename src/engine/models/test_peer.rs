@@ -63,6 +63,59 @@ impl Endpoint for Lender {
     }
 }
 
+/// An end that only lends: a copying receive fails, as does a loan taken
+/// while the last is still out; it counts the loans given back. For the
+/// tests that a model reads a lending end in place.
+pub struct LendOnly {
+    /// The end the messages come from.
+    pub end: End,
+    held: Option<Vec<u8>>,
+    /// Loans given back so far.
+    pub released: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl LendOnly {
+    /// `end`, lending only.
+    pub fn new(end: End) -> Self {
+        LendOnly {
+            end,
+            held: None,
+            released: Default::default(),
+        }
+    }
+}
+
+impl Endpoint for LendOnly {
+    fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
+        self.end.send(msg)
+    }
+
+    fn recv(&mut self, _: &mut [u8]) -> Result<(), ChannelError> {
+        Err(ChannelError::Setup("copied from an end that lends".into()))
+    }
+
+    fn lends(&self) -> bool {
+        true
+    }
+
+    fn lend(&mut self) -> Result<&mut [u8], ChannelError> {
+        if self.held.is_some() {
+            return Err(ChannelError::Setup(
+                "lent again before it was given back".into(),
+            ));
+        }
+        let m = self.end.rx.recv().map_err(|_| ChannelError::Closed)?;
+        Ok(self.held.insert(m))
+    }
+
+    fn release(&mut self) -> Result<(), ChannelError> {
+        self.held.take().ok_or_else(nothing_lent)?;
+        self.released
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+}
+
 /// A client end and a server end joined to each other.
 pub fn pair() -> (End, End) {
     let (to_server, from_client) = channel();

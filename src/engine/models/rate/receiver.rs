@@ -8,7 +8,9 @@
 
 use super::HEADER;
 use crate::engine::channel::{ChannelError, Endpoint};
-use crate::engine::message::{check_seq, check_whole, fill_pattern, poison, poison_seq};
+use crate::engine::message::{
+    check_lent, check_seq, check_whole, fill_pattern, poison, poison_seq,
+};
 use crate::engine::models::region::Region;
 use crate::engine::os::peer::{Fault, PeerRole, inject};
 use crate::sys::clock::{monotonic_ns, thread_cpu_ns};
@@ -126,7 +128,8 @@ fn cpu() -> Result<u64, ChannelError> {
 /// The receiving loop, until stopped. The message expected next is the one
 /// after the last (a lossy channel may skip numbers, never go back). Its
 /// buffer is poisoned against it first: the number's bytes, or the whole
-/// buffer when a verify message is due. The CPU clock is read when the
+/// buffer when a verify message is due; an end that lends is read where the
+/// message lies and the message given back once checked. The CPU clock is read when the
 /// last verify message before is counted and when the first after arrives,
 /// each before the count is published, so the sender's waits cover them.
 pub(super) fn receive(
@@ -140,17 +143,28 @@ pub(super) fn receive(
     let mut timed = 0u64;
     let mut faults = 0u64;
     let first_after = rx.verify + rx.timed + 1;
+    let lend = ep.lends();
     loop {
         let seq = last + 1;
-        let buf = region.next();
         let whole = rx.is_verify(seq);
         if whole {
             fill_pattern(&mut expected, seq);
-            poison(buf, &expected);
-        } else {
-            poison_seq(buf, seq, HEADER);
         }
-        ep.recv(buf)?;
+        let buf: &mut [u8] = if lend {
+            // Read where it lies and given back below: no copy the
+            // mechanism does not make. Lent memory holds no poison; the
+            // number and the content are checked all the same.
+            ep.lend()?
+        } else {
+            let buf = region.next();
+            if whole {
+                poison(buf, &expected);
+            } else {
+                poison_seq(buf, seq, HEADER);
+            }
+            ep.recv(buf)?;
+            buf
+        };
         let now = monotonic_ns();
         if seq > rx.last_seq() {
             return Err(ChannelError::Check(format!(
@@ -166,7 +180,11 @@ pub(super) fn receive(
         let got = if rx.lossy && got > seq && got <= rx.last_seq() {
             got
         } else {
-            check_seq(buf, seq, HEADER)?;
+            if lend {
+                check_lent(buf, seq, None, seq, HEADER)?;
+            } else {
+                check_seq(buf, seq, HEADER)?;
+            }
             seq
         };
         if rx.is_verify(got) {
@@ -174,10 +192,16 @@ pub(super) fn receive(
                 fill_pattern(&mut expected, got);
             }
             check_whole(buf, &expected, &expected, got)?;
+            if lend {
+                ep.release()?;
+            }
             if got >= first_after && last < first_after {
                 rx.word(W_CPU1).store(cpu()?, Ordering::Release);
             }
         } else {
+            if lend {
+                ep.release()?;
+            }
             let i = got - rx.verify - 1;
             rx.map
                 .atomic_u64((WORDS + i as usize) * 8)

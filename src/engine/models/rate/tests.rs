@@ -6,7 +6,7 @@ use super::*;
 use crate::engine::channel::{ChannelError, Endpoint};
 use crate::engine::measure::Budget;
 use crate::engine::models::region::Region;
-use crate::engine::models::test_peer::{BROKEN, End, pair, served};
+use crate::engine::models::test_peer::{BROKEN, End, LendOnly, pair, served};
 use std::thread::JoinHandle;
 
 /// A point of `messages` at `rate` through `client`, whose server end a
@@ -58,6 +58,50 @@ fn every_message_arrives_and_is_timed_from_its_intended_send() {
         "{s:?} {q:?}"
     );
     assert_eq!(rx.last_received(), 404);
+}
+
+/// An end that lends is read where the message lies, never copied from,
+/// and every message is given back once checked; the content is checked
+/// all the same.
+#[test]
+fn an_end_that_lends_is_read_in_place_and_every_loan_given_back() {
+    let rx = Receiver::new(300, 2, false).unwrap();
+    let (mut client, server) = pair();
+    let mut server = LendOnly::new(server);
+    let released = server.released.clone();
+    let serve = receiving(&rx);
+    let thread = std::thread::spawn(move || serve(&mut server));
+    let (p, lat) = point_through(&mut client, thread, &rx, 20_000.0).unwrap();
+    assert_eq!((p.sent, p.received, p.lost, p.verified), (300, 300, 0, 4));
+    assert_eq!(lat.len(), 300);
+    // The last verify message may still be on loan when the point ends.
+    assert!(released.load(std::sync::atomic::Ordering::Relaxed) >= 303);
+
+    // A message whose content was changed on the way fails the point.
+    let rx = Receiver::new(50, 2, false).unwrap();
+    let (mut client, server) = pair();
+    let mut server = LendOnly::new(server);
+    let serve = receiving(&rx);
+    let thread = std::thread::spawn(move || serve(&mut server));
+    let mut flipping = Flipping(&mut client);
+    let got = send_point(&mut flipping, 64, 50_000.0, 50, &rx, &budget(), 50_000, 1);
+    drop(thread);
+    assert!(got.is_err(), "{got:?}");
+}
+
+/// Flips the last byte of every message it sends.
+struct Flipping<'a>(&'a mut End);
+
+impl Endpoint for Flipping<'_> {
+    fn send(&mut self, msg: &[u8]) -> Result<(), ChannelError> {
+        let mut m = msg.to_vec();
+        *m.last_mut().unwrap() ^= 0xff;
+        self.0.send(&m)
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> Result<(), ChannelError> {
+        self.0.recv(buf)
+    }
 }
 
 /// A loopback or a silent receive breaks a channel; one buffer for two

@@ -34,6 +34,7 @@ const RECEIVED: usize = 8;
 const CPU: usize = 16;
 const VERIFIED: usize = 24;
 const PHASES: usize = 32;
+const LENT: usize = 40;
 const BOUNDARIES: usize = 128;
 const WINDOWS: usize = 1024;
 const COUNTS: usize = 1920;
@@ -99,6 +100,13 @@ impl<'a> Board<'a> {
     /// total).
     pub(super) fn verified(&self) -> &AtomicU64 {
         self.word(VERIFIED)
+    }
+
+    /// 1 when the receiver read the messages where they lie (its end
+    /// lends), 0 when it copied them: which null end its loop overhead is
+    /// timed against.
+    pub(super) fn lent(&self) -> &AtomicU64 {
+        self.word(LENT)
     }
 
     /// Phase ends (boundaries) the receiver has passed so far: its progress,

@@ -6,13 +6,17 @@
 //! poisons the bytes it will check (the whole buffer for a whole-content
 //! message), so that a receive that writes nothing cannot pass.
 //!
-//! Inside its timed loops: poisoning the number's bytes, the receive,
-//! checking the number and one load of the current boundary. No allocation,
-//! formatting or locking.
+//! An end that lends (`Endpoint::lends`) is read where the message lies and
+//! the message given back, so that a figure holds no copy into the
+//! engine's buffer that the mechanism does not make.
+//!
+//! Inside its timed loops: poisoning the number's bytes, the receive (or
+//! the loan and its return), checking the number and one load of the
+//! current boundary. No allocation, formatting or locking.
 
 use super::board::{Board, SinkPlan, cpu_now};
 use crate::engine::channel::{ChannelError, Endpoint};
-use crate::engine::message::{check_seq, fill_pattern, poison, poison_seq, seq_len};
+use crate::engine::message::{check_lent, check_seq, fill_pattern, poison, poison_seq, seq_len};
 use crate::engine::models::region::Region;
 use crate::engine::os::interrupt;
 use crate::engine::os::peer::{Fault, PeerRole, inject};
@@ -27,7 +31,8 @@ fn check_whole(buf: &[u8], seq: u64, expected: &mut [u8]) -> Result<(), ChannelE
 }
 
 /// Receives message `seq`, a whole-content one, into a buffer poisoned
-/// against it, and compares every byte.
+/// against it, and compares every byte; an end that lends is compared in
+/// place and the message given back.
 fn receive_whole(
     ep: &mut dyn Endpoint,
     buf: &mut [u8],
@@ -36,6 +41,15 @@ fn receive_whole(
     expected: &mut [u8],
 ) -> Result<(), ChannelError> {
     fill_pattern(expected, seq);
+    if ep.lends() {
+        let lent = ep.lend()?;
+        faults.apply(lent)?;
+        // Its number first: lent memory holds no poison, and memory no
+        // message reached is told as such.
+        check_lent(lent, seq, None, seq, seq_len(lent))?;
+        check_whole(lent, seq, expected)?;
+        return ep.release();
+    }
     poison(buf, expected);
     ep.recv(buf)?;
     faults.apply(buf)?;
@@ -84,15 +98,26 @@ pub(super) fn queued_loop(
 ) -> Result<Tally, ChannelError> {
     let last = stamps.len() - 1;
     let k = seq_len(region.next());
+    let lend = ep.lends();
     let mut seq = first_seq;
     let mut b = 0;
     let mut cpu0 = 0;
     loop {
-        let buf = region.next();
-        poison_seq(buf, seq, k);
-        ep.recv(buf)?;
-        faults.apply(buf)?;
-        check_seq(buf, seq, k)?;
+        if lend {
+            // Read where it lies and given back: no copy the mechanism
+            // does not make (lent memory holds no poison; its number must
+            // be the next).
+            let lent = ep.lend()?;
+            faults.apply(lent)?;
+            check_lent(lent, seq, None, seq, k)?;
+            ep.release()?;
+        } else {
+            let buf = region.next();
+            poison_seq(buf, seq, k);
+            ep.recv(buf)?;
+            faults.apply(buf)?;
+            check_seq(buf, seq, k)?;
+        }
         if seq == board.boundary(b).load(Ordering::Acquire) {
             // CPU time before the clock at the start, after it at the end: the
             // getrusage calls stay outside every window.
@@ -114,7 +139,8 @@ pub(super) fn queued_loop(
     }
 }
 
-/// The receiver's loop for a channel that may drop messages: numbers must
+/// The receiver's loop for a channel that may drop messages (a datagram
+/// socket; no end that lends is lossy, so this one copies): numbers must
 /// only grow; `counts[j - 1]` gets the messages received of sample `j`
 /// (number in `(b_(j-1), b_j]`). A boundary whose message was lost is
 /// stamped at the first later message. Numbers up to `verify` are the
@@ -267,6 +293,9 @@ fn sink(
         .received()
         .store(counts.iter().sum(), Ordering::Relaxed);
     board.cpu_ns().store(tally.cpu_ns, Ordering::Relaxed);
+    board
+        .lent()
+        .store(u64::from(ep.lends() && !plan.lossy), Ordering::Relaxed);
     board.verified().store(tally.verified, Ordering::Relaxed);
     board.done().store(1, Ordering::Release);
     // The sender reads the board, then the engine stops this side.
@@ -506,5 +535,99 @@ mod tests {
             matches!(err, ChannelError::NothingReceived { seq: 1 }),
             "{err}"
         );
+    }
+
+    /// A [`Feed`] that only lends: a copying receive fails, as does a loan
+    /// taken while the last is still out.
+    struct LendingFeed {
+        feed: Feed,
+        held: Vec<u8>,
+        out: bool,
+        released: u64,
+    }
+
+    impl Endpoint for LendingFeed {
+        fn send(&mut self, _: &[u8]) -> Result<(), ChannelError> {
+            Ok(())
+        }
+        fn recv(&mut self, _: &mut [u8]) -> Result<(), ChannelError> {
+            Err(ChannelError::Setup("copied from an end that lends".into()))
+        }
+        fn lends(&self) -> bool {
+            true
+        }
+        fn lend(&mut self) -> Result<&mut [u8], ChannelError> {
+            if std::mem::replace(&mut self.out, true) {
+                return Err(ChannelError::Setup("lent again before given back".into()));
+            }
+            self.feed.recv(&mut self.held)?;
+            Ok(&mut self.held)
+        }
+        fn release(&mut self) -> Result<(), ChannelError> {
+            assert!(std::mem::replace(&mut self.out, false), "nothing lent");
+            self.released += 1;
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn an_end_that_lends_is_read_in_place_and_every_loan_given_back() {
+        let map = board_map();
+        let board = Board::new(BoardArea {
+            map: &map,
+            offset: 0,
+            len: BOARD_LEN,
+        });
+        for (b, end) in [10u64, 20].into_iter().enumerate() {
+            board.boundary(b).store(end, Ordering::Relaxed);
+        }
+        let lending = |drop: fn(u64) -> bool| LendingFeed {
+            feed: Feed {
+                next: 1,
+                size: 16,
+                drop,
+            },
+            held: vec![0u8; 16],
+            out: false,
+            released: 0,
+        };
+        let mut f = Faults {
+            fault: None,
+            count: 0,
+        };
+        let mut expected = vec![0u8; 16];
+        let mut ep = lending(|_| false);
+        receive_whole(&mut ep, &mut [0u8; 16], &mut f, 1, &mut expected).unwrap();
+        let mut stamps = [0u64; 2];
+        let t = queued_loop(
+            &mut ep,
+            &mut Region::warm(16),
+            &mut f,
+            &board,
+            2,
+            &mut stamps,
+        )
+        .unwrap();
+        assert_eq!((t.next_seq, ep.released), (21, 20));
+        // A gap in what is lent is caught as in what is copied.
+        let mut gap = lending(|s| s == 15);
+        let err = queued_loop(
+            &mut gap,
+            &mut Region::warm(16),
+            &mut f,
+            &board,
+            1,
+            &mut stamps,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, ChannelError::NotLent { seq: 15, got: 16 }),
+            "{err}"
+        );
+        // A whole-content message changed on the way fails.
+        let mut ep = lending(|_| false);
+        ep.feed.next = 2;
+        let err = receive_whole(&mut ep, &mut [0u8; 16], &mut f, 1, &mut expected).unwrap_err();
+        assert!(!matches!(err, ChannelError::Setup(_)), "{err}");
     }
 }
