@@ -129,9 +129,10 @@ fn cpu() -> Result<u64, ChannelError> {
 /// after the last (a lossy channel may skip numbers, never go back). Its
 /// buffer is poisoned against it first: the number's bytes, or the whole
 /// buffer when a verify message is due; an end that lends is read where the
-/// message lies and the message given back once checked. The CPU clock is read when the
-/// last verify message before is counted and when the first after arrives,
-/// each before the count is published, so the sender's waits cover them.
+/// message lies and the message given back once checked. The CPU clock is
+/// read when the last verify message before is counted and when the first
+/// after arrives, each before the count is published, so the sender's waits
+/// cover them.
 pub(super) fn receive(
     ep: &mut dyn Endpoint,
     region: &mut Region,
