@@ -316,6 +316,20 @@ mod tests {
         SharedMapping::new_private(BOARD_LEN).unwrap()
     }
 
+    /// The board over `map` with phase ends `ends` (warm-up, then each
+    /// sample's).
+    fn board_of<'a>(map: &'a SharedMapping, ends: &[u64]) -> Board<'a> {
+        let board = Board::new(BoardArea {
+            map,
+            offset: 0,
+            len: BOARD_LEN,
+        });
+        for (b, &end) in ends.iter().enumerate() {
+            board.boundary(b).store(end, Ordering::Relaxed);
+        }
+        board
+    }
+
     /// Hands out numbered messages, dropping those `drop` selects.
     struct Feed {
         next: u64,
@@ -340,14 +354,7 @@ mod tests {
     #[test]
     fn queued_loop_stops_at_the_last_boundary_and_catches_a_gap() {
         let map = board_map();
-        let board = Board::new(BoardArea {
-            map: &map,
-            offset: 0,
-            len: BOARD_LEN,
-        });
-        for (b, end) in [10u64, 20, 35].into_iter().enumerate() {
-            board.boundary(b).store(end, Ordering::Relaxed);
-        }
+        let board = board_of(&map, &[10, 20, 35]);
         let mut ep = Feed {
             next: 1,
             size: 16,
@@ -393,14 +400,7 @@ mod tests {
     #[test]
     fn lossy_loop_counts_each_sample_and_survives_a_lost_boundary() {
         let map = board_map();
-        let board = Board::new(BoardArea {
-            map: &map,
-            offset: 0,
-            len: BOARD_LEN,
-        });
-        for (b, end) in [10u64, 20, 30].into_iter().enumerate() {
-            board.boundary(b).store(end, Ordering::Relaxed);
-        }
+        let board = board_of(&map, &[10, 20, 30]);
         // Verify messages 1..=3; 12 and 13 lost; boundary 20 itself lost.
         let mut ep = Feed {
             next: 1,
@@ -466,13 +466,7 @@ mod tests {
     #[test]
     fn a_receive_that_writes_nothing_or_reads_a_shared_buffer_is_caught() {
         let map = board_map();
-        let board = Board::new(BoardArea {
-            map: &map,
-            offset: 0,
-            len: BOARD_LEN,
-        });
-        board.boundary(0).store(100, Ordering::Relaxed);
-        board.boundary(1).store(200, Ordering::Relaxed);
+        let board = board_of(&map, &[100, 200]);
         let mut f = Faults {
             fault: None,
             count: 0,
@@ -573,14 +567,7 @@ mod tests {
     #[test]
     fn an_end_that_lends_is_read_in_place_and_every_loan_given_back() {
         let map = board_map();
-        let board = Board::new(BoardArea {
-            map: &map,
-            offset: 0,
-            len: BOARD_LEN,
-        });
-        for (b, end) in [10u64, 20].into_iter().enumerate() {
-            board.boundary(b).store(end, Ordering::Relaxed);
-        }
+        let board = board_of(&map, &[10, 20]);
         let lending = |drop: fn(u64) -> bool| LendingFeed {
             feed: Feed {
                 next: 1,
