@@ -45,18 +45,21 @@ fn parse(schedstat: &str, status: &str) -> Option<TaskCounters> {
     let mut f = schedstat.split_whitespace().map(|v| v.parse::<u64>().ok());
     let run_ns = f.next()??;
     let wait_ns = f.next()??;
-    let field = |key: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(key)?.trim().parse::<u64>().ok())
-            .unwrap_or(0)
-    };
+    let field = |key: &str| status_field::<u64>(status, key).unwrap_or(0);
     Some(TaskCounters {
         run_ns,
         wait_ns,
         voluntary: field("voluntary_ctxt_switches:"),
         involuntary: field("nonvoluntary_ctxt_switches:"),
     })
+}
+
+/// The value of the line `key` (`Tgid:`, `voluntary_ctxt_switches:`) of a
+/// `/proc/<tid>/status` text, where it reads as a `T`.
+fn status_field<T: std::str::FromStr>(status: &str, key: &str) -> Option<T> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key)?.trim().parse().ok())
 }
 
 /// The kernel's flag on a kernel thread (`PF_KTHREAD`).
@@ -79,12 +82,7 @@ pub fn kernel_thread(root: &SysRoot, tid: i32) -> Option<bool> {
 /// process's own main thread, and for a task gone.
 pub fn process_of(root: &SysRoot, tid: i32) -> Option<(i32, String)> {
     let status = root.read_raw(&format!("/proc/{tid}/status"))?;
-    let tgid: i32 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Tgid:"))?
-        .trim()
-        .parse()
-        .ok()?;
+    let tgid: i32 = status_field(&status, "Tgid:")?;
     if tgid == tid || tgid <= 0 {
         return None;
     }

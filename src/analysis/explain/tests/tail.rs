@@ -214,13 +214,8 @@ fn the_slowest_round_trips_are_split_by_excess_and_grouped_by_signature() {
             irq.signature,
             "server wake-up: irq+softirq in softirq TIMER"
         );
-        let sigs: Vec<(&str, u64)> = t
-            .signatures
-            .iter()
-            .map(|s| (s.signature.as_str(), s.count))
-            .collect();
         assert_eq!(
-            sigs,
+            signature_counts(&t),
             [
                 ("server wake-up: run-queue wait behind hog [2 pids]", 3),
                 ("server wake-up: irq+softirq in softirq TIMER", 1),
@@ -439,13 +434,8 @@ fn threads_of_one_process_with_names_of_their_own_are_one_culprit() {
         process: &process,
     };
     let t = tail(&trips, TailSelect::Count(3), &naming);
-    let sigs: Vec<(&str, u64)> = t
-        .signatures
-        .iter()
-        .map(|s| (s.signature.as_str(), s.count))
-        .collect();
     assert_eq!(
-        sigs,
+        signature_counts(&t),
         [
             ("server wake-up: run-queue wait behind rustc [2 threads]", 2),
             ("server wake-up: run-queue wait behind thread7 [pid 302]", 1),
@@ -454,4 +444,12 @@ fn threads_of_one_process_with_names_of_their_own_are_one_culprit() {
     // One slow round trip names the thread and its process.
     let one = t.slowest.iter().find(|s| s.index == 8).unwrap();
     assert_eq!(one.parts[0].culprit, "thread6 [pid 301, a thread of rustc]");
+}
+
+/// Each signature of a tail with its count, in the tail's order.
+fn signature_counts(t: &crate::record::explain::TailRecord) -> Vec<(&str, u64)> {
+    t.signatures
+        .iter()
+        .map(|s| (s.signature.as_str(), s.count))
+        .collect()
 }
