@@ -4,7 +4,6 @@
 //! without them each test says why it is skipped. No test asserts a time.
 
 use crate::util::*;
-use std::path::Path;
 use std::time::Duration;
 
 const ARGS: &[&str] = EXPLAIN_PIPE;
@@ -12,9 +11,9 @@ const ARGS: &[&str] = EXPLAIN_PIPE;
 #[test]
 fn a_figure_is_explained_and_its_instance_removed() {
     let _g = serial();
-    if !tracing_or_skip("a_figure_is_explained_and_its_instance_removed") {
+    let Some(_tracing) = tracing_or_skip("a_figure_is_explained_and_its_instance_removed") else {
         return;
-    }
+    };
     let sb = Sandbox::new();
     let json = sb.path("explain.json");
     let mut argv = ARGS.to_vec();
@@ -72,9 +71,9 @@ fn signal_during_the_pass_of(
 #[test]
 fn sigint_and_sigterm_remove_the_instance() {
     let _g = serial();
-    if !tracing_or_skip("sigint_and_sigterm_remove_the_instance") {
+    let Some(_tracing) = tracing_or_skip("sigint_and_sigterm_remove_the_instance") else {
         return;
-    }
+    };
     for (mechanism, sig) in [
         ("pipe", libc::SIGINT),
         ("pipe", libc::SIGTERM),
@@ -103,10 +102,9 @@ fn sigint_and_sigterm_remove_the_instance() {
 #[test]
 fn after_kill_9_clean_removes_the_instance() {
     let _g = serial();
-    if !tracing_or_skip("after_kill_9_clean_removes_the_instance") {
+    let Some(_tracing) = tracing_or_skip("after_kill_9_clean_removes_the_instance") else {
         return;
-    }
-    let was_mounted = Path::new(TRACEFS).join("instances").is_dir();
+    };
     let sb = Sandbox::new();
     let (pid, _) = signal_during_the_pass(&sb, libc::SIGKILL);
     let name = instance_of(pid).expect("kill -9 removed it?");
@@ -125,10 +123,6 @@ fn after_kill_9_clean_removes_the_instance() {
         "left: {:?}",
         orphaned_instances()
     );
-    // The killed run could not unmount what it mounted.
-    if !was_mounted {
-        let _ = std::process::Command::new("umount").arg(TRACEFS).status();
-    }
 }
 
 #[test]
@@ -167,9 +161,9 @@ fn wake_up_ns(report: &serde_json::Value, kind: &str) -> f64 {
 fn a_wake_up_across_cpus_is_on_an_idle_cpu_and_on_one_cpu_behind_the_waker() {
     let _g = serial();
     let test = "a_wake_up_across_cpus_is_on_an_idle_cpu_and_on_one_cpu_behind_the_waker";
-    if !tracing_or_skip(test) {
+    let Some(_tracing) = tracing_or_skip(test) else {
         return;
-    }
+    };
     let cpus = allowed_cpus();
     if cpus.len() < 2 {
         eprintln!("skipped {test}: one CPU allowed");
@@ -220,9 +214,11 @@ fn a_wake_up_across_cpus_is_on_an_idle_cpu_and_on_one_cpu_behind_the_waker() {
 #[test]
 fn under_an_interrupt_load_the_anatomy_is_set_beside_the_loads_account() {
     let _g = serial();
-    if !tracing_or_skip("under_an_interrupt_load_the_anatomy_is_set_beside_the_loads_account") {
+    let Some(_tracing) =
+        tracing_or_skip("under_an_interrupt_load_the_anatomy_is_set_beside_the_loads_account")
+    else {
         return;
-    }
+    };
     let sb = Sandbox::new();
     let json = sb.path("load.json");
     let mut argv = ARGS.to_vec();
@@ -262,4 +258,48 @@ fn under_an_interrupt_load_the_anatomy_is_set_beside_the_loads_account() {
         orphaned_instances()
     );
     assert!(ipcmark_processes().is_empty(), "load processes left");
+}
+
+#[test]
+fn where_tracefs_is_not_mounted_explain_mounts_it_and_unmounts_it_after() {
+    let _g = serial();
+    let Some(_tracing) =
+        tracing_or_skip("where_tracefs_is_not_mounted_explain_mounts_it_and_unmounts_it_after")
+    else {
+        return;
+    };
+    if !unshare_works() {
+        return;
+    }
+    let sb = Sandbox::new();
+    // In a mount namespace of its own, tracefs unmounted there only: the
+    // test's own mount still sees every instance the run makes.
+    let script = format!(
+        "umount {TRACEFS} && \"$0\" \"$@\"; rc=$?; \
+         if [ -d {TRACEFS}/instances ]; then echo left-mounted; fi; exit $rc"
+    );
+    let mut argv = ARGS.to_vec();
+    argv.extend(["--round-trips", "300"]);
+    let child = std::process::Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+        .arg(bin())
+        .args(&argv)
+        .env("TMPDIR", sb.dir.path())
+        .env("XDG_DATA_HOME", sb.path("data"))
+        .env_remove("RUST_BACKTRACE")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn unshare");
+    let out = wait_with_deadline(child, Duration::from_secs(120));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("anatomy of a round trip"), "{text}");
+    assert!(!text.contains("left-mounted"), "{text}");
+    assert!(
+        orphaned_instances().is_empty(),
+        "left: {:?}",
+        orphaned_instances()
+    );
 }

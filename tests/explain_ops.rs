@@ -10,9 +10,10 @@ use std::time::Duration;
 #[test]
 fn a_system_call_and_a_switch_are_explained_per_operation() {
     let _g = serial();
-    if !tracing_or_skip("a_system_call_and_a_switch_are_explained_per_operation") {
+    let Some(_tracing) = tracing_or_skip("a_system_call_and_a_switch_are_explained_per_operation")
+    else {
         return;
-    }
+    };
     let sb = Sandbox::new();
     let (text, report) = explained(
         &sb,

@@ -138,9 +138,9 @@ fn stop_in(mechanism: &str, phase: Phase, sig: i32) {
 /// mechanism meets both.
 fn stop_in_every_phase(mechanism: &str, first: usize) {
     let _g = serial();
-    if !tracing_or_skip(&format!("stop_in_every_phase {mechanism}")) {
+    let Some(_tracing) = tracing_or_skip(&format!("stop_in_every_phase {mechanism}")) else {
         return;
-    }
+    };
     for (i, phase) in PHASES.into_iter().enumerate() {
         let sig = [libc::SIGINT, libc::SIGTERM][(first + i) % 2];
         stop_in(mechanism, phase, sig);
@@ -180,7 +180,10 @@ fn in_own_pid_namespace(sb: &Sandbox, args: &[&str]) -> Command {
 #[test]
 fn two_explains_that_are_each_pid_1_both_trace() {
     let _g = serial();
-    if !tracing_or_skip("two_explains_that_are_each_pid_1_both_trace") || !unshare_works() {
+    let Some(_tracing) = tracing_or_skip("two_explains_that_are_each_pid_1_both_trace") else {
+        return;
+    };
+    if !unshare_works() {
         return;
     }
     let sb = Sandbox::new();
@@ -219,9 +222,12 @@ fn two_explains_that_are_each_pid_1_both_trace() {
 #[test]
 fn clean_from_another_pid_namespace_leaves_a_live_instance_alone() {
     let _g = serial();
-    if !tracing_or_skip("clean_from_another_pid_namespace_leaves_a_live_instance_alone")
-        || !unshare_works()
-    {
+    let Some(_tracing) =
+        tracing_or_skip("clean_from_another_pid_namespace_leaves_a_live_instance_alone")
+    else {
+        return;
+    };
+    if !unshare_works() {
         return;
     }
     let sb = Sandbox::new();
@@ -267,15 +273,11 @@ fn planted_instance(pid: u32, pid_ns: u64) -> String {
 fn explain_removes_a_dead_runs_instance_and_keeps_one_it_cannot_judge() {
     use std::os::unix::fs::MetadataExt;
     let _g = serial();
-    if !tracing_or_skip("explain_removes_a_dead_runs_instance_and_keeps_one_it_cannot_judge") {
+    let Some(_tracing) =
+        tracing_or_skip("explain_removes_a_dead_runs_instance_and_keeps_one_it_cannot_judge")
+    else {
         return;
-    }
-    let was_mounted = std::path::Path::new(TRACEFS).join("instances").is_dir();
-    if !was_mounted {
-        let _ = Command::new("mount")
-            .args(["-t", "tracefs", "nodev", TRACEFS])
-            .status();
-    }
+    };
     let ns = std::fs::metadata("/proc/self/ns/pid").unwrap().ino();
     // A pid that was and is no more: a finished child's.
     let mut gone = Command::new("true").spawn().unwrap();
@@ -296,9 +298,6 @@ fn explain_removes_a_dead_runs_instance_and_keeps_one_it_cannot_judge() {
             .join("instances")
             .join(&elsewhere),
     );
-    if !was_mounted {
-        let _ = Command::new("umount").arg(TRACEFS).status();
-    }
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         !left.contains(&dead_runs),

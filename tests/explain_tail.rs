@@ -51,9 +51,11 @@ fn field<'a>(fields: &'a str, name: &str) -> Option<&'a str> {
 #[test]
 fn the_anatomy_of_a_pass_falls_on_the_events_of_its_text_trace() {
     let _g = serial();
-    if !tracing_or_skip("the_anatomy_of_a_pass_falls_on_the_events_of_its_text_trace") {
+    let Some(_tracing) =
+        tracing_or_skip("the_anatomy_of_a_pass_falls_on_the_events_of_its_text_trace")
+    else {
         return;
-    }
+    };
     let sb = Sandbox::new();
     let dir = sb.path("trace");
     std::fs::create_dir(&dir).unwrap();
@@ -141,9 +143,11 @@ fn the_anatomy_of_a_pass_falls_on_the_events_of_its_text_trace() {
 #[test]
 fn the_tail_splits_the_slowest_round_trips_and_names_their_culprits() {
     let _g = serial();
-    if !tracing_or_skip("the_tail_splits_the_slowest_round_trips_and_names_their_culprits") {
+    let Some(_tracing) =
+        tracing_or_skip("the_tail_splits_the_slowest_round_trips_and_names_their_culprits")
+    else {
         return;
-    }
+    };
     let sb = Sandbox::new();
     let mut argv = EXPLAIN_PIPE[1..].to_vec();
     argv.extend(["--round-trips", "1000", "--tail", "12"]);
@@ -197,9 +201,11 @@ fn a_tail_or_trace_directory_out_of_range_is_bad_usage() {
 #[test]
 fn a_soak_keeps_the_slowest_in_its_stated_memory_and_leaves_no_instance() {
     let _g = serial();
-    if !tracing_or_skip("a_soak_keeps_the_slowest_in_its_stated_memory_and_leaves_no_instance") {
+    let Some(_tracing) =
+        tracing_or_skip("a_soak_keeps_the_slowest_in_its_stated_memory_and_leaves_no_instance")
+    else {
         return;
-    }
+    };
     let sb = Sandbox::new();
     let mut argv = EXPLAIN_PIPE[1..].to_vec();
     argv.extend(["--round-trips", "1000", "--tail", "5", "--duration", "3s"]);
@@ -222,9 +228,9 @@ fn a_soak_keeps_the_slowest_in_its_stated_memory_and_leaves_no_instance() {
 #[test]
 fn sigint_during_a_soak_removes_the_instance() {
     let _g = serial();
-    if !tracing_or_skip("sigint_during_a_soak_removes_the_instance") {
+    let Some(_tracing) = tracing_or_skip("sigint_during_a_soak_removes_the_instance") else {
         return;
-    }
+    };
     let sb = Sandbox::new();
     let mut argv = EXPLAIN_PIPE.to_vec();
     argv.extend(["--round-trips", "1000", "--tail", "5", "--duration", "10m"]);

@@ -10,9 +10,11 @@ use std::time::Duration;
 #[test]
 fn a_timers_wake_up_latency_is_explained_and_its_instance_removed() {
     let _g = serial();
-    if !tracing_or_skip("a_timers_wake_up_latency_is_explained_and_its_instance_removed") {
+    let Some(_tracing) =
+        tracing_or_skip("a_timers_wake_up_latency_is_explained_and_its_instance_removed")
+    else {
         return;
-    }
+    };
     let sb = Sandbox::new();
     let (text, report) = explained(
         &sb,
@@ -88,9 +90,10 @@ fn a_benchmark_whose_figures_are_not_wake_ups_is_bad_usage() {
 #[test]
 fn sigint_during_the_traced_wake_ups_removes_the_instance() {
     let _g = serial();
-    if !tracing_or_skip("sigint_during_the_traced_wake_ups_removes_the_instance") {
+    let Some(_tracing) = tracing_or_skip("sigint_during_the_traced_wake_ups_removes_the_instance")
+    else {
         return;
-    }
+    };
     let sb = Sandbox::new();
     // 30 s of wake-ups at the default 1 ms period: the pass's bound.
     let child = sb

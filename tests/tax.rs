@@ -295,9 +295,11 @@ fn a_stopped_or_killed_tax_leaves_no_cgroup_once_cleaned() {
 #[test]
 fn with_explain_a_cell_says_which_part_grew_and_no_trace_is_left() {
     let _g = serial();
-    if !tracing_or_skip("with_explain_a_cell_says_which_part_grew_and_no_trace_is_left") {
+    let Some(_tracing) =
+        tracing_or_skip("with_explain_a_cell_says_which_part_grew_and_no_trace_is_left")
+    else {
         return;
-    }
+    };
     let sb = Sandbox::new();
     let json = sb.path("tax.json");
     let out = sb.run(

@@ -6,26 +6,50 @@ use std::path::Path;
 /// Where tracefs is mounted (and mounted by ipcmark where it is not).
 pub const TRACEFS: &str = "/sys/kernel/tracing";
 
-/// Whether tracing can be tested here; prints why not when it cannot.
-pub fn tracing_or_skip(test: &str) -> bool {
+/// tracefs held mounted at [`TRACEFS`] while a tracing test lives. Without
+/// it the test could not see what a run leaves there: a run that mounts
+/// tracefs itself unmounts it as it ends, and a run in a mount namespace of
+/// its own mounts it where the test cannot look, so every check of the
+/// instances would pass on an empty list.
+pub struct Tracing(());
+
+/// How many [`Tracing`]s live, and whether the first of them mounted tracefs
+/// (the last one then unmounts it, leaving the machine as it was found).
+static HELD: std::sync::Mutex<(usize, bool)> = std::sync::Mutex::new((0, false));
+
+/// Whether tracing can be tested here (`Some`, holding tracefs mounted
+/// until the guard drops); prints why not when it cannot.
+pub fn tracing_or_skip(test: &str) -> Option<Tracing> {
     // SAFETY: geteuid cannot fail.
     if unsafe { libc::geteuid() } != 0 {
         eprintln!("skipped {test}: tracing needs root");
-        return false;
+        return None;
     }
-    let mounted = Path::new(TRACEFS).join("instances").is_dir();
-    if !mounted {
+    let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+    if held.0 == 0 && !Path::new(TRACEFS).join("instances").is_dir() {
         let ok = std::process::Command::new("mount")
             .args(["-t", "tracefs", "nodev", TRACEFS])
             .status()
             .is_ok_and(|s| s.success());
         if !ok {
             eprintln!("skipped {test}: tracefs cannot be mounted at {TRACEFS}");
-            return false;
+            return None;
         }
-        let _ = std::process::Command::new("umount").arg(TRACEFS).status();
+        held.1 = true;
     }
-    true
+    held.0 += 1;
+    Some(Tracing(()))
+}
+
+impl Drop for Tracing {
+    fn drop(&mut self) {
+        let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+        held.0 -= 1;
+        if held.0 == 0 && held.1 {
+            let _ = std::process::Command::new("umount").arg(TRACEFS).status();
+            held.1 = false;
+        }
+    }
 }
 
 /// ipcmark's tracefs instances now (none when tracefs is not mounted).
