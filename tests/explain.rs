@@ -280,16 +280,9 @@ fn where_tracefs_is_not_mounted_explain_mounts_it_and_unmounts_it_after() {
     );
     let mut argv = ARGS.to_vec();
     argv.extend(["--round-trips", "300"]);
-    let child = std::process::Command::new("unshare")
-        .args(["--mount", "--propagation", "private", "sh", "-c", &script])
-        .arg(bin())
-        .args(&argv)
-        .env("TMPDIR", sb.dir.path())
-        .env("XDG_DATA_HOME", sb.path("data"))
-        .env_remove("RUST_BACKTRACE")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+    let before = ["--mount", "--propagation", "private", "sh", "-c", &script];
+    let child = sb
+        .wrapped("unshare", &before, &argv)
         .spawn()
         .expect("spawn unshare");
     let out = wait_with_deadline(child, Duration::from_secs(120));

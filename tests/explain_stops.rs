@@ -164,17 +164,8 @@ fn timer_latency_is_stopped_in_every_phase() {
 
 /// `ipcmark ARGS` as PID 1 of a PID namespace of its own, in `sb`.
 fn in_own_pid_namespace(sb: &Sandbox, args: &[&str]) -> Command {
-    let mut c = Command::new("unshare");
-    c.args(["--pid", "--fork", "--kill-child", "--mount-proc"])
-        .arg(bin())
-        .args(args)
-        .env("TMPDIR", sb.dir.path())
-        .env("XDG_DATA_HOME", sb.path("data"))
-        .env_remove("RUST_BACKTRACE")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    c
+    let before = ["--pid", "--fork", "--kill-child", "--mount-proc"];
+    sb.wrapped("unshare", &before, args)
 }
 
 #[test]

@@ -15,21 +15,8 @@ const LIMIT: Duration = Duration::from_secs(60);
 
 /// `sh -c "ipcmark fleet DIR/*.json ARGS"` in the sandbox; its output.
 fn fleet_glob(sb: &Sandbox, dir: &Path, args: &str) -> std::process::Output {
-    let line = format!(
-        "'{}' fleet '{}'/*.json {args}",
-        bin().display(),
-        dir.display()
-    );
-    let child = std::process::Command::new("sh")
-        .args(["-c", &line])
-        .env("TMPDIR", sb.dir.path())
-        .env("XDG_DATA_HOME", sb.path("data"))
-        .env_remove("RUST_BACKTRACE")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let line = format!("\"$0\" fleet '{}'/*.json {args}", dir.display());
+    let child = sb.wrapped("sh", &["-c", &line], &[]).spawn().unwrap();
     wait_with_deadline(child, LIMIT)
 }
 

@@ -115,8 +115,21 @@ impl Sandbox {
     /// A command for ipcmark with TMPDIR and XDG_DATA_HOME pointing into the sandbox.
     pub fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(bin());
-        c.args(args)
-            .env("TMPDIR", self.dir.path())
+        c.args(args);
+        self.environ(c)
+    }
+
+    /// `PROGRAM BEFORE… ipcmark ARGS…` with the sandbox's environment, as
+    /// [`cmd`](Self::cmd) makes it: ipcmark run by a wrapper (a shell, or
+    /// `unshare`), which finds it as the first word after `BEFORE`.
+    pub fn wrapped(&self, program: &str, before: &[&str], args: &[&str]) -> Command {
+        let mut c = Command::new(program);
+        c.args(before).arg(bin()).args(args);
+        self.environ(c)
+    }
+
+    fn environ(&self, mut c: Command) -> Command {
+        c.env("TMPDIR", self.dir.path())
             .env("XDG_DATA_HOME", self.path("data"))
             .env_remove("RUST_BACKTRACE")
             // check annotates its failures under GitHub Actions: a test
@@ -138,21 +151,8 @@ impl Sandbox {
     /// `files` open descriptors (`ulimit -n`, set by bash before it becomes
     /// ipcmark): bash execs ipcmark, so the child's pid is ipcmark's.
     pub fn cmd_with_open_files(&self, files: u32, args: &[&str]) -> Command {
-        let mut c = Command::new("bash");
-        c.arg("-c")
-            .arg(format!("ulimit -n {files} && exec \"$0\" \"$@\""))
-            .arg(bin())
-            .args(args)
-            .env("TMPDIR", self.dir.path())
-            .env("XDG_DATA_HOME", self.path("data"))
-            .env_remove("RUST_BACKTRACE")
-            // check annotates its failures under GitHub Actions: a test
-            // that wants it sets it.
-            .env_remove("GITHUB_ACTIONS")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        c
+        let line = format!("ulimit -n {files} && exec \"$0\" \"$@\"");
+        self.wrapped("bash", &["-c", &line], args)
     }
 
     /// Entries named ipcmark-* left in the sandbox's TMPDIR.
